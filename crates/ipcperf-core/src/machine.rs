@@ -1,0 +1,93 @@
+//! A description of the machine a run happened on, read from /proc and uname.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Machine {
+    pub hostname: String,
+    pub kernel: String,
+    pub os: String,
+    pub arch: String,
+    pub cpu_model: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+    pub virtualization: Option<String>,
+    /// IPC limits ipcperf relies on, by sysctl name.
+    pub limits: BTreeMap<String, String>,
+}
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The sysctls that bound what ipcperf can do, as read here.
+pub const LIMIT_FILES: &[(&str, &str)] = &[
+    ("fs.pipe-max-size", "/proc/sys/fs/pipe-max-size"),
+    ("net.core.wmem_max", "/proc/sys/net/core/wmem_max"),
+    ("net.core.rmem_max", "/proc/sys/net/core/rmem_max"),
+    ("net.ipv4.tcp_wmem", "/proc/sys/net/ipv4/tcp_wmem"),
+    ("net.ipv4.tcp_rmem", "/proc/sys/net/ipv4/tcp_rmem"),
+];
+
+impl Machine {
+    pub fn collect() -> Machine {
+        let uts = nix::sys::utsname::uname().ok();
+        let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
+            uts.as_ref()
+                .map(|u| f(u).to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        let hypervisor = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .map(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+            .unwrap_or(false);
+        let memory_bytes = read("/proc/meminfo")
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|k| k.parse::<u64>().ok())
+            })
+            .map(|k| k * 1024)
+            .unwrap_or(0);
+        let os = read("/etc/os-release")
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| {
+                    l.trim_start_matches("PRETTY_NAME=")
+                        .trim_matches('"')
+                        .to_string()
+                })
+            })
+            .unwrap_or_else(|| field(|u| u.sysname()));
+        let virtualization = read("/sys/class/dmi/id/sys_vendor")
+            .filter(|_| hypervisor)
+            .or_else(|| hypervisor.then(|| "hypervisor".to_string()));
+        let limits = LIMIT_FILES
+            .iter()
+            .filter_map(|(k, p)| read(p).map(|v| (k.to_string(), v.replace('\t', " "))))
+            .collect();
+        Machine {
+            hostname: field(|u| u.nodename()),
+            kernel: field(|u| u.release()),
+            os,
+            arch: field(|u| u.machine()),
+            cpu_model,
+            cpus: ipcperf_sys::cpu::online_cpus(),
+            memory_bytes,
+            virtualization,
+            limits,
+        }
+    }
+}

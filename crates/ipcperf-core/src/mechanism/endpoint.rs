@@ -1,0 +1,102 @@
+//! Endpoints: what a workload reads and writes. `send`/`recv` neither print nor allocate.
+
+use std::os::fd::{AsFd, OwnedFd};
+
+use ipcperf_sys::error::Errno;
+use ipcperf_sys::fd;
+
+use crate::error::{Error, Result};
+
+/// How long a non-blocking endpoint waits for readiness before it is an error.
+pub const WAIT_MS: i32 = 5_000;
+
+/// A byte stream as the throughput workload sees it.
+pub trait ByteStream {
+    /// Write all of `buf`.
+    fn write_all(&mut self, buf: &[u8]) -> Result<()>;
+    /// Read up to `buf.len()` bytes; 0 means the other side closed.
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize>;
+    /// Get ready for a new series (a file writer truncates, a file reader rewinds).
+    fn prepare_series(&mut self, _writer: bool) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A descriptor-backed stream: pipe, FIFO, socket, file, /dev/null.
+/// Non-blocking descriptors wait in poll(2) for at most [`WAIT_MS`].
+#[derive(Debug)]
+pub struct FdStream {
+    fd: OwnedFd,
+    what: &'static str,
+    is_file: bool,
+}
+
+impl FdStream {
+    pub fn new(fd: OwnedFd, what: &'static str, nonblocking: bool, is_file: bool) -> Result<Self> {
+        fd::set_nonblocking(fd.as_fd(), nonblocking)?;
+        Ok(FdStream { fd, what, is_file })
+    }
+
+    pub fn set_nonblocking(&mut self, on: bool) -> Result<()> {
+        Ok(fd::set_nonblocking(self.fd.as_fd(), on)?)
+    }
+
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// One write, for probing: bytes accepted, or 0 when the buffer is full.
+    pub fn try_write(&mut self, buf: &[u8]) -> Result<usize> {
+        match fd::write(self.fd.as_fd(), buf) {
+            Ok(n) => Ok(n),
+            Err(Errno::EAGAIN) => Ok(0),
+            Err(e) => Err(Error::io("write", self.what, e)),
+        }
+    }
+
+    #[cold]
+    fn wait(&self, write: bool) -> Result<()> {
+        if fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)? {
+            Ok(())
+        } else {
+            Err(Error::Timeout(format!(
+                "{} not {} within {} ms",
+                self.what,
+                if write { "writable" } else { "readable" },
+                WAIT_MS
+            )))
+        }
+    }
+}
+
+impl ByteStream for FdStream {
+    #[inline]
+    fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
+        while !buf.is_empty() {
+            match fd::write(self.fd.as_fd(), buf) {
+                Ok(n) => buf = &buf[n..],
+                Err(Errno::EAGAIN) => self.wait(true)?,
+                Err(e) => return Err(Error::io("write", self.what, e)),
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match fd::read(self.fd.as_fd(), buf) {
+                Ok(n) => return Ok(n),
+                Err(Errno::EAGAIN) => self.wait(false)?,
+                Err(e) => return Err(Error::io("read", self.what, e)),
+            }
+        }
+    }
+
+    fn prepare_series(&mut self, writer: bool) -> Result<()> {
+        if self.is_file {
+            fd::rewind(self.fd.as_fd(), writer)?;
+        }
+        Ok(())
+    }
+}

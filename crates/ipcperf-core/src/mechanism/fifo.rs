@@ -1,0 +1,60 @@
+//! Named pipe: mkfifo(3) in a private directory; the peer opens it by path for
+//! reading, the owner for writing.
+
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use crate::error::{Error, Result};
+use ipcperf_sys::error::Errno;
+use ipcperf_sys::fd::{self, OpenFlags};
+use ipcperf_sys::names::PrivateDir;
+
+pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+    let dir = PrivateDir::create(&opts.base_dir(), "fifo")?;
+    let path = dir.join("fifo");
+    fd::mkfifo(&path)?;
+    let peer = PeerHandoff {
+        kind: MechanismKind::Fifo,
+        addr: PeerAddr::Fifo(path.clone()),
+        opts: opts.clone(),
+        fds: Vec::new(),
+    };
+    Ok(Link::new(
+        MechanismKind::Fifo,
+        opts,
+        Some(LocalEnd::FifoWriter(path)),
+        Some(peer),
+        Some(dir),
+    ))
+}
+
+/// Open for reading without waiting for a writer (O_NONBLOCK; the caller sets the
+/// blocking mode it wants afterwards).
+pub(super) fn open_reader(path: &Path) -> Result<OwnedFd> {
+    Ok(fd::open_path(
+        path,
+        OpenFlags::O_RDONLY | OpenFlags::O_NONBLOCK,
+        0,
+    )?)
+}
+
+/// Open for writing once a reader has the FIFO open; ENXIO means "no reader yet".
+pub(super) fn open_writer(path: &Path, timeout_ms: i32) -> Result<OwnedFd> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64);
+    loop {
+        match fd::open_path(path, OpenFlags::O_WRONLY | OpenFlags::O_NONBLOCK, 0) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if e.errno == Errno::ENXIO && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) if e.errno == Errno::ENXIO => {
+                return Err(Error::Timeout(format!(
+                    "no reader opened {} within {timeout_ms} ms",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}

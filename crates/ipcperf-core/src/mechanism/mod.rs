@@ -1,0 +1,339 @@
+//! Mechanisms: each knows how to set up its kernel object, hand one end to a peer
+//! (thread or process) and open the other end. None of them times anything.
+//!
+//! `setup` runs on the side that owns the named objects (the writer's side); it
+//! returns a [`Link`]: the local end to open, and a [`PeerHandoff`] — plain data plus
+//! file descriptors — that the peer turns into its endpoint with [`open_peer`],
+//! in the same process or in another one.
+
+pub mod endpoint;
+mod fifo;
+mod file;
+mod pipe;
+mod tcp;
+mod unix;
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mode::Mode;
+pub use endpoint::{ByteStream, FdStream};
+use ipcperf_sys::names::PrivateDir;
+
+/// How long opening or accepting a connection may take before it is an error.
+pub const OPEN_TIMEOUT_MS: i32 = 5_000;
+
+/// Every mechanism ipcperf knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MechanismKind {
+    Pipe,
+    Fifo,
+    Unix,
+    Tcp,
+    File,
+    Null,
+    Memcpy,
+}
+
+/// What a user can know about a mechanism before running it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MechanismInfo {
+    pub kind: MechanismKind,
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Modes it can run in.
+    pub modes: &'static [Mode],
+    /// One side only (no reader): `null`, `memcpy`.
+    pub solo: bool,
+    /// The reader starts only after the writer has written everything (`file`).
+    pub reader_after_writer: bool,
+    /// Named objects it creates, for `list`.
+    pub names: &'static str,
+}
+
+const ALL_MODES: &[Mode] = &[Mode::Single, Mode::Threads, Mode::Processes];
+const SOLO: &[Mode] = &[Mode::Single];
+
+pub const MECHANISMS: &[MechanismInfo] = &[
+    MechanismInfo {
+        kind: MechanismKind::Pipe,
+        name: "pipe",
+        summary: "anonymous pipe (pipe2); --pipe-size sets its buffer",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Fifo,
+        name: "fifo",
+        summary: "named pipe (mkfifo) in a private directory",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "FIFO path",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Unix,
+        name: "unix",
+        summary: "Unix-domain stream socket on a path",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "socket path",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Tcp,
+        name: "tcp",
+        summary: "TCP over loopback (--ipv6, --nodelay, --sndbuf, --rcvbuf, --nonblocking)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (ephemeral port)",
+    },
+    MechanismInfo {
+        kind: MechanismKind::File,
+        name: "file",
+        summary: "temp file: the writer writes everything, then the reader reads it (--dir)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: true,
+        names: "temp file",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Null,
+        name: "null",
+        summary: "the writer alone into /dev/null: a sender's ceiling",
+        modes: SOLO,
+        solo: true,
+        reader_after_writer: false,
+        names: "none",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Memcpy,
+        name: "memcpy",
+        summary: "one thread copying between two buffers: the memory-bandwidth ceiling",
+        modes: SOLO,
+        solo: true,
+        reader_after_writer: false,
+        names: "none",
+    },
+];
+
+impl MechanismKind {
+    pub fn info(self) -> &'static MechanismInfo {
+        MECHANISMS
+            .iter()
+            .find(|m| m.kind == self)
+            .expect("every kind is listed")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    pub fn from_name(s: &str) -> Option<MechanismKind> {
+        MECHANISMS.iter().find(|m| m.name == s).map(|m| m.kind)
+    }
+}
+
+/// Options that shape a mechanism's kernel object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MechOptions {
+    /// F_SETPIPE_SZ for pipe and fifo.
+    pub pipe_size: Option<usize>,
+    /// TCP_NODELAY.
+    pub nodelay: bool,
+    /// SO_SNDBUF / SO_RCVBUF on both sockets.
+    pub sndbuf: Option<usize>,
+    pub rcvbuf: Option<usize>,
+    /// Non-blocking descriptors driven by poll(2).
+    pub nonblocking: bool,
+    /// TCP over ::1 instead of 127.0.0.1.
+    pub ipv6: bool,
+    /// Where private directories (FIFOs, socket paths, temp files) go.
+    pub dir: Option<PathBuf>,
+}
+
+impl MechOptions {
+    /// The options that apply to `kind`, as name/value pairs for the record.
+    pub fn describe(&self, kind: MechanismKind) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        match kind {
+            MechanismKind::Pipe | MechanismKind::Fifo => {
+                if let Some(s) = self.pipe_size {
+                    v.push(("pipe_size".into(), s.to_string()));
+                }
+            }
+            MechanismKind::Tcp | MechanismKind::Unix => {
+                if kind == MechanismKind::Tcp {
+                    v.push(("ip".into(), if self.ipv6 { "v6" } else { "v4" }.into()));
+                    if self.nodelay {
+                        v.push(("nodelay".into(), "true".into()));
+                    }
+                }
+                if let Some(s) = self.sndbuf {
+                    v.push(("sndbuf".into(), s.to_string()));
+                }
+                if let Some(s) = self.rcvbuf {
+                    v.push(("rcvbuf".into(), s.to_string()));
+                }
+            }
+            MechanismKind::File => {
+                v.push(("dir".into(), self.base_dir().display().to_string()));
+            }
+            _ => {}
+        }
+        if self.nonblocking && !kind.info().solo {
+            v.push(("nonblocking".into(), "poll".into()));
+        }
+        v
+    }
+
+    pub fn base_dir(&self) -> PathBuf {
+        self.dir
+            .clone()
+            .unwrap_or_else(ipcperf_sys::names::default_base)
+    }
+}
+
+/// Where the peer finds its end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PeerAddr {
+    /// The first descriptor handed over is the peer's end.
+    Fd,
+    Fifo(PathBuf),
+    Unix(PathBuf),
+    Tcp(std::net::SocketAddr),
+    File(PathBuf),
+}
+
+/// Everything the peer needs to open its end: serializable data, plus descriptors
+/// that travel beside it (SCM_RIGHTS between processes, a move between threads).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PeerHandoff {
+    pub kind: MechanismKind,
+    pub addr: PeerAddr,
+    pub opts: MechOptions,
+    #[serde(skip)]
+    pub fds: Vec<OwnedFd>,
+}
+
+/// The owner's end before it is opened.
+pub enum LocalEnd {
+    /// Already open.
+    Ready(OwnedFd),
+    /// Open the FIFO at this path for writing once the reader has it open.
+    FifoWriter(PathBuf),
+    /// Accept one connection.
+    UnixListener(std::os::unix::net::UnixListener),
+    TcpListener(std::net::TcpListener),
+}
+
+/// A set-up mechanism: the owner's end, the peer's handoff, and the guard of the
+/// named objects (dropped last, so paths are removed when the link goes).
+pub struct Link {
+    pub kind: MechanismKind,
+    pub local: Option<LocalEnd>,
+    pub peer: Option<PeerHandoff>,
+    pub opts: MechOptions,
+    /// Facts found during set-up (e.g. the pipe size granted), for the record.
+    pub facts: Vec<(String, String)>,
+    pub dir: Option<PrivateDir>,
+}
+
+/// Create the kernel object(s) of `kind`.
+pub fn setup(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
+    match kind {
+        MechanismKind::Pipe => pipe::setup(opts),
+        MechanismKind::Fifo => fifo::setup(opts),
+        MechanismKind::Unix => unix::setup(opts),
+        MechanismKind::Tcp => tcp::setup(opts),
+        MechanismKind::File => file::setup(opts),
+        MechanismKind::Null => {
+            let fd = ipcperf_sys::fd::open_path(
+                std::path::Path::new("/dev/null"),
+                ipcperf_sys::fd::OpenFlags::O_WRONLY,
+                0,
+            )?;
+            Ok(Link::new(kind, opts, Some(LocalEnd::Ready(fd)), None, None))
+        }
+        MechanismKind::Memcpy => Ok(Link::new(kind, opts, None, None, None)),
+    }
+}
+
+impl Link {
+    pub fn new(
+        kind: MechanismKind,
+        opts: &MechOptions,
+        local: Option<LocalEnd>,
+        peer: Option<PeerHandoff>,
+        dir: Option<PrivateDir>,
+    ) -> Link {
+        Link {
+            kind,
+            local,
+            peer,
+            opts: opts.clone(),
+            facts: Vec::new(),
+            dir,
+        }
+    }
+
+    /// Take the peer's handoff (once).
+    pub fn take_peer(&mut self) -> Result<PeerHandoff> {
+        self.peer
+            .take()
+            .ok_or_else(|| Error::Invalid(format!("{} has no peer end", self.kind.name())))
+    }
+
+    /// Open the owner's end, waiting at most `timeout_ms` for the peer to arrive.
+    pub fn open_local(&mut self, timeout_ms: i32) -> Result<FdStream> {
+        let local = self
+            .local
+            .take()
+            .ok_or_else(|| Error::Invalid("local end already opened".into()))?;
+        let what = self.kind.name();
+        let fd = match local {
+            LocalEnd::Ready(fd) => fd,
+            LocalEnd::FifoWriter(path) => {
+                let fd = fifo::open_writer(&path, timeout_ms)?;
+                if let Some(s) = self.opts.pipe_size {
+                    let granted = ipcperf_sys::fd::set_pipe_size(std::os::fd::AsFd::as_fd(&fd), s)?;
+                    self.facts
+                        .push(("pipe_size_granted".into(), granted.to_string()));
+                }
+                fd
+            }
+            LocalEnd::UnixListener(l) => unix::accept(&l, &self.opts, timeout_ms)?,
+            LocalEnd::TcpListener(l) => tcp::accept(&l, &self.opts, timeout_ms)?,
+        };
+        FdStream::new(
+            fd,
+            what,
+            self.opts.nonblocking,
+            self.kind == MechanismKind::File,
+        )
+    }
+}
+
+/// Open the peer's end from its handoff (in this process or another).
+pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<FdStream> {
+    let what = h.kind.name();
+    let fd = match &h.addr {
+        PeerAddr::Fd => h
+            .fds
+            .drain(..)
+            .next()
+            .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?,
+        PeerAddr::Fifo(p) => fifo::open_reader(p)?,
+        PeerAddr::Unix(p) => unix::connect(p, &h.opts)?,
+        PeerAddr::Tcp(a) => tcp::connect(*a, &h.opts, timeout_ms)?,
+        PeerAddr::File(p) => file::open_reader(p)?,
+    };
+    FdStream::new(fd, what, h.opts.nonblocking, h.kind == MechanismKind::File)
+}

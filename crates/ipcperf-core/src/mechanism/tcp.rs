@@ -1,0 +1,98 @@
+//! TCP over loopback (127.0.0.1, or ::1 with --ipv6). Buffer sizes are set before
+//! listen/connect so the window scale matches; TCP_NODELAY after.
+
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::{AsFd, OwnedFd};
+
+use nix::sys::socket::{
+    bind, connect as nix_connect, listen, setsockopt, socket, sockopt, AddressFamily, Backlog,
+    SockFlag, SockType, SockaddrStorage,
+};
+
+use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use crate::error::{Error, Result};
+use ipcperf_sys::error::Context;
+
+pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+    let addr: SocketAddr = if opts.ipv6 {
+        "[::1]:0".parse().unwrap()
+    } else {
+        "127.0.0.1:0".parse().unwrap()
+    };
+    let fd = new_socket(&addr, opts)?;
+    setsockopt(&fd, sockopt::ReuseAddr, &true).ctx("setsockopt(SO_REUSEADDR)", &addr)?;
+    bind(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrStorage::from(addr),
+    )
+    .ctx("bind", &addr)?;
+    listen(&fd, Backlog::new(8).unwrap()).ctx("listen", &addr)?;
+    let l = TcpListener::from(fd);
+    let local_addr = l.local_addr().ctx("getsockname", &addr)?;
+    let peer = PeerHandoff {
+        kind: MechanismKind::Tcp,
+        addr: PeerAddr::Tcp(local_addr),
+        opts: opts.clone(),
+        fds: Vec::new(),
+    };
+    Ok(Link::new(
+        MechanismKind::Tcp,
+        opts,
+        Some(LocalEnd::TcpListener(l)),
+        Some(peer),
+        None,
+    ))
+}
+
+fn new_socket(addr: &SocketAddr, opts: &MechOptions) -> Result<OwnedFd> {
+    let fam = if addr.is_ipv6() {
+        AddressFamily::Inet6
+    } else {
+        AddressFamily::Inet
+    };
+    let fd = socket(fam, SockType::Stream, SockFlag::SOCK_CLOEXEC, None).ctx("socket", &"tcp")?;
+    set_buffers(&fd, opts)?;
+    Ok(fd)
+}
+
+/// SO_SNDBUF / SO_RCVBUF as asked (the kernel doubles the figure for its bookkeeping).
+pub(super) fn set_buffers(fd: &OwnedFd, opts: &MechOptions) -> Result<()> {
+    if let Some(n) = opts.sndbuf {
+        setsockopt(fd, sockopt::SndBuf, &n).ctx("setsockopt(SO_SNDBUF)", &n)?;
+    }
+    if let Some(n) = opts.rcvbuf {
+        setsockopt(fd, sockopt::RcvBuf, &n).ctx("setsockopt(SO_RCVBUF)", &n)?;
+    }
+    Ok(())
+}
+
+fn set_nodelay(fd: &OwnedFd, opts: &MechOptions) -> Result<()> {
+    if opts.nodelay {
+        setsockopt(fd, sockopt::TcpNoDelay, &true).ctx("setsockopt(TCP_NODELAY)", &"tcp")?;
+    }
+    Ok(())
+}
+
+pub(super) fn accept(l: &TcpListener, opts: &MechOptions, timeout_ms: i32) -> Result<OwnedFd> {
+    if !ipcperf_sys::fd::wait_ready(l.as_fd(), false, timeout_ms)? {
+        return Err(Error::Timeout(format!(
+            "no peer connected over tcp within {timeout_ms} ms"
+        )));
+    }
+    let (s, _) = l.accept().ctx("accept", &"tcp")?;
+    let fd = OwnedFd::from(s);
+    set_nodelay(&fd, opts)?;
+    Ok(fd)
+}
+
+pub(super) fn connect(addr: SocketAddr, opts: &MechOptions, _timeout_ms: i32) -> Result<OwnedFd> {
+    // Loopback with a listener already bound: connect completes at once.
+    let fd = new_socket(&addr, opts)?;
+    nix_connect(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrStorage::from(addr),
+    )
+    .ctx("connect", &addr)?;
+    set_nodelay(&fd, opts)?;
+    Ok(fd)
+}

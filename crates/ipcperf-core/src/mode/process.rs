@@ -1,0 +1,240 @@
+//! A peer in another process: ipcperf itself, started as `ipcperf __peer` with a
+//! SOCK_SEQPACKET control socket as its standard input. The handoff travels as one
+//! JSON message with the descriptors attached (SCM_RIGHTS); named objects are opened
+//! by name. The peer dies with its parent (PR_SET_PDEATHSIG), and a peer that dies
+//! shows up here as end-of-file on the control socket, never as a hang.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+use serde::{Deserialize, Serialize};
+
+use super::protocol::{serve, FromPeer, PeerChannel, PeerHandle, PeerSetup, ToPeer};
+use crate::error::{Error, Result};
+use ipcperf_sys::cleanup::{register, Registration, Undo};
+use ipcperf_sys::error::Context;
+use ipcperf_sys::fdpass;
+
+const MAX_MSG: usize = 1 << 16;
+
+/// How to start a peer process: the program and its arguments (the binary passes
+/// itself and `__peer`; tests pass the built binary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl PeerCommand {
+    /// This executable, run as `<exe> __peer`.
+    pub fn current_exe() -> Result<PeerCommand> {
+        let program = std::env::current_exe()
+            .map_err(|e| Error::Peer(format!("cannot find this executable: {e}")))?;
+        Ok(PeerCommand {
+            program,
+            args: vec!["__peer".into()],
+        })
+    }
+}
+
+fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd)> {
+    Ok(socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .ctx("socketpair(SOCK_SEQPACKET)", &"control")?)
+}
+
+pub struct ProcessPeer {
+    ctl: UnixStream,
+    child: Child,
+    buf: Vec<u8>,
+    _reg: Registration,
+}
+
+impl ProcessPeer {
+    pub fn spawn(cmd: &PeerCommand, mut setup: PeerSetup) -> Result<ProcessPeer> {
+        let (ours, theirs) = seqpacket_pair()?;
+        let child = Command::new(&cmd.program)
+            .args(&cmd.args)
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| {
+                Error::Peer(format!(
+                    "cannot start peer process {}: {e}",
+                    cmd.program.display()
+                ))
+            })?;
+        let reg = register(Undo::Kill(child.id() as i32));
+        let ctl = UnixStream::from(ours);
+        let fds = std::mem::take(&mut setup.handoff.fds);
+        let msg = serde_json::to_vec(&ToPeer::Hello(setup)).expect("setup serializes");
+        let borrowed: Vec<_> = fds.iter().map(|f| f.as_fd()).collect();
+        let mut peer = ProcessPeer {
+            ctl,
+            child,
+            buf: vec![0; MAX_MSG],
+            _reg: reg,
+        };
+        if let Err(e) = fdpass::send_with_fds(&peer.ctl, &msg, &borrowed) {
+            return Err(peer.death().unwrap_or(Error::Sys(e)));
+        }
+        // Our copies of the peer's descriptors close here: the peer holds the only ones,
+        // so its death is seen as end-of-file or a broken pipe on our side.
+        drop(fds);
+        Ok(peer)
+    }
+
+    /// If the peer has died (or dies within a second), say how.
+    fn death(&mut self) -> Option<Error> {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => return Some(Error::Peer(describe_exit(self.child.id(), st))),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+fn describe_exit(pid: u32, st: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (_, Some(sig)) => {
+            let name = nix::sys::signal::Signal::try_from(sig)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|_| sig.to_string());
+            format!("peer process {pid} was killed by {name}")
+        }
+        (Some(c), _) => format!("peer process {pid} exited with status {c}"),
+        _ => format!("peer process {pid} ended"),
+    }
+}
+
+impl PeerHandle for ProcessPeer {
+    fn send(&mut self, m: ToPeer) -> Result<()> {
+        let msg = serde_json::to_vec(&m).expect("message serializes");
+        if self.ctl.write_all(&msg).is_err() {
+            return Err(self
+                .death()
+                .unwrap_or_else(|| Error::Peer("the control socket broke".into())));
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer> {
+        if !ipcperf_sys::fd::wait_ready(self.ctl.as_fd(), false, timeout_ms)? {
+            return Err(Error::Timeout(format!(
+                "peer process {} did not answer within {timeout_ms} ms",
+                self.child.id()
+            )));
+        }
+        // A read error here is the peer's death as surely as end-of-file.
+        let n = self.ctl.read(&mut self.buf).unwrap_or_default();
+        if n == 0 {
+            return Err(self
+                .death()
+                .unwrap_or_else(|| Error::Peer("the peer closed its control socket".into())));
+        }
+        serde_json::from_slice(&self.buf[..n])
+            .map_err(|e| Error::Peer(format!("bad message from the peer: {e}")))
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let _ = self.send(ToPeer::Quit);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) if st.success() => return Ok(()),
+                Ok(Some(st)) => return Err(Error::Peer(describe_exit(self.child.id(), st))),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return Err(Error::Timeout(format!(
+                        "peer process {} did not exit within 2 s of quit; killed",
+                        self.child.id()
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ProcessPeer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+struct SocketChannel {
+    ctl: UnixStream,
+    buf: Vec<u8>,
+}
+
+impl PeerChannel for SocketChannel {
+    fn send(&mut self, m: FromPeer) -> Result<()> {
+        let msg = serde_json::to_vec(&m).expect("message serializes");
+        self.ctl
+            .write_all(&msg)
+            .map_err(|e| Error::Peer(format!("the owner is gone: {e}")))
+    }
+    fn recv(&mut self) -> Result<ToPeer> {
+        let n = self
+            .ctl
+            .read(&mut self.buf)
+            .map_err(|e| Error::Peer(format!("the owner is gone: {e}")))?;
+        if n == 0 {
+            return Err(Error::Peer("the owner closed the control socket".into()));
+        }
+        serde_json::from_slice(&self.buf[..n])
+            .map_err(|e| Error::Peer(format!("bad message from the owner: {e}")))
+    }
+}
+
+/// The peer process's whole life: read the handoff from standard input (the control
+/// socket), serve until told to quit. Dies with its parent.
+pub fn peer_main() -> Result<()> {
+    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    let fd = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ctx("dup", &"standard input")?;
+    let ctl = UnixStream::from(fd);
+    let mut buf = vec![0u8; MAX_MSG];
+    let (n, fds) = fdpass::recv_with_fds(&ctl, &mut buf)?;
+    if n == 0 {
+        return Err(Error::Peer(
+            "no handoff on standard input: `__peer` is started by ipcperf itself".into(),
+        ));
+    }
+    let msg: ToPeer =
+        serde_json::from_slice(&buf[..n]).map_err(|e| Error::Peer(format!("bad handoff: {e}")))?;
+    let ToPeer::Hello(mut setup) = msg else {
+        return Err(Error::Peer("the first message was not a handoff".into()));
+    };
+    setup.handoff.fds = fds;
+    let mut ch = SocketChannel { ctl, buf };
+    serve(&mut ch, setup)
+}

@@ -1,0 +1,98 @@
+//! The conversation between the owner of a case and its peer (a thread or a
+//! process): a handoff, then "go" per series and "done" back, then "quit".
+//! The same peer code runs in a thread or in a process; only the channel differs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mechanism::{open_peer, ByteStream, PeerHandoff, OPEN_TIMEOUT_MS};
+use crate::payload::Payload;
+use crate::workload::stream;
+use ipcperf_sys::cpu::{current_cpu, PinGuard};
+
+/// What the peer does in a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeerRole {
+    /// Read a stream: `Go { bytes }` reads that many bytes and reports when the last arrived.
+    StreamReader,
+}
+
+/// Everything the peer needs, sent once.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PeerSetup {
+    pub role: PeerRole,
+    pub handoff: PeerHandoff,
+    pub block_size: usize,
+    pub payload: Payload,
+    /// CPU to pin the peer to.
+    pub cpu: Option<usize>,
+}
+
+/// Owner to peer.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToPeer {
+    Hello(PeerSetup),
+    Go { bytes: u64 },
+    Quit,
+}
+
+/// Peer to owner.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum FromPeer {
+    Ready { cpu: Option<usize> },
+    Done { end_ns: u64, cpu: Option<usize> },
+    Failed { message: String },
+}
+
+/// The peer's end of the conversation.
+pub trait PeerChannel {
+    fn send(&mut self, m: FromPeer) -> Result<()>;
+    fn recv(&mut self) -> Result<ToPeer>;
+}
+
+/// The owner's end of the conversation.
+pub trait PeerHandle {
+    fn send(&mut self, m: ToPeer) -> Result<()>;
+    /// The next message, waiting at most `timeout_ms`; a dead peer is an error naming how it died.
+    fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer>;
+    /// Say quit and wait (bounded) for the peer to end cleanly.
+    fn finish(&mut self) -> Result<()>;
+}
+
+/// Run the peer's side of a case until told to quit. Errors are also reported to
+/// the owner as `Failed`, so it can say what went wrong on this side.
+pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
+    let r = serve_inner(ch, setup);
+    if let Err(e) = &r {
+        let _ = ch.send(FromPeer::Failed {
+            message: e.to_string(),
+        });
+    }
+    r
+}
+
+fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
+    let _pin = PinGuard::pin(setup.cpu)?;
+    match setup.role {
+        PeerRole::StreamReader => {
+            let mut ep = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
+            let mut buf = vec![0u8; setup.block_size];
+            ch.send(FromPeer::Ready { cpu: current_cpu() })?;
+            loop {
+                match ch.recv()? {
+                    ToPeer::Go { bytes } => {
+                        ep.prepare_series(false)?;
+                        let end_ns = stream::read_stream(setup.payload, &mut ep, &mut buf, bytes)?;
+                        ch.send(FromPeer::Done {
+                            end_ns,
+                            cpu: current_cpu(),
+                        })?;
+                    }
+                    ToPeer::Quit => return Ok(()),
+                    ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! A stream session: a mechanism set up and both ends opened, in the chosen mode,
+//! ready to run timed series. Set-up and tear-down happen here, outside the
+//! timed series (the runner times them only for `--include-setup`).
+
+use ipcperf_sys::clock::now_ns;
+use ipcperf_sys::cpu::{current_cpu, PinGuard};
+
+use super::process::ProcessPeer;
+use super::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use super::thread::ThreadPeer;
+use super::Mode;
+use crate::error::{Error, Result};
+use crate::mechanism::{
+    self, open_peer, ByteStream, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS,
+};
+use crate::payload::{check_pattern, fill_pattern, Payload};
+use crate::plan::{CaseSpec, RunEnv};
+use crate::workload::stream;
+
+/// What one series measured.
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesOutcome {
+    pub elapsed_ns: u64,
+    pub writer_cpu: Option<usize>,
+    pub reader_cpu: Option<usize>,
+}
+
+pub struct StreamSession {
+    spec: CaseSpec,
+    writer: Option<FdStream>,
+    /// Single mode: the reader lives in this thread too.
+    reader: Option<FdStream>,
+    peer: Option<Box<dyn PeerHandle>>,
+    wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    pub facts: Vec<(String, String)>,
+    _pin: PinGuard,
+    /// Dropped last: removes the named objects after both ends are closed.
+    _link: Link,
+}
+
+impl StreamSession {
+    /// Set up the mechanism, start the peer, open both ends.
+    pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<StreamSession> {
+        let info = spec.mechanism.info();
+        if !info.modes.contains(&spec.mode) {
+            return Err(Error::Refused(format!(
+                "{} runs in {} mode only",
+                info.name,
+                info.modes
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            )));
+        }
+        if spec.block_size == 0 {
+            return Err(Error::Invalid("block size 0".into()));
+        }
+        let pin = PinGuard::pin(spec.placement.writer_cpu)?;
+        let mut link = mechanism::setup(spec.mechanism, &spec.opts)?;
+        let block = spec.block_size;
+        let mut s = StreamSession {
+            spec: spec.clone(),
+            writer: None,
+            reader: None,
+            peer: None,
+            wbuf: vec![0u8; block],
+            rbuf: Vec::new(),
+            facts: Vec::new(),
+            _pin: pin,
+            _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
+        };
+        if spec.mechanism == MechanismKind::Memcpy {
+            s.rbuf = vec![0u8; block];
+            s._link = link;
+            return Ok(s);
+        }
+        match spec.mode {
+            Mode::Single if info.solo => {
+                s.writer = Some(link.open_local(OPEN_TIMEOUT_MS)?);
+            }
+            Mode::Single => {
+                // The reader first: a FIFO's writer can only open once a reader has.
+                let mut r = open_peer(link.take_peer()?, OPEN_TIMEOUT_MS)?;
+                let mut w = link.open_local(OPEN_TIMEOUT_MS)?;
+                // Bounded waits on both ends: one thread must never block on itself.
+                w.set_nonblocking(true)?;
+                r.set_nonblocking(true)?;
+                s.rbuf = vec![0u8; block];
+                probe_capacity(spec, &mut w, &mut r, &mut s.rbuf)?;
+                s.writer = Some(w);
+                s.reader = Some(r);
+            }
+            Mode::Threads | Mode::Processes => {
+                let setup = PeerSetup {
+                    role: PeerRole::StreamReader,
+                    handoff: link.take_peer()?,
+                    block_size: block,
+                    payload: spec.payload,
+                    cpu: spec.placement.reader_cpu,
+                };
+                let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
+                    Box::new(ThreadPeer::spawn(setup)?)
+                } else {
+                    Box::new(ProcessPeer::spawn(&env.peer, setup)?)
+                };
+                let w = link.open_local(OPEN_TIMEOUT_MS);
+                let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
+                match (w, ready) {
+                    (Ok(w), Ok(FromPeer::Ready { .. })) => s.writer = Some(w),
+                    (_, Ok(FromPeer::Failed { message })) => return Err(Error::Peer(message)),
+                    (_, Err(e)) => return Err(e),
+                    (Err(e), _) => return Err(e),
+                    (_, Ok(other)) => {
+                        return Err(Error::Peer(format!("unexpected message {other:?}")))
+                    }
+                }
+                s.peer = Some(peer);
+            }
+        }
+        s.facts = std::mem::take(&mut link.facts);
+        s._link = link;
+        Ok(s)
+    }
+
+    /// Run one series of `blocks` blocks and time it.
+    pub fn series(&mut self, blocks: u64) -> Result<SeriesOutcome> {
+        let p = self.spec.payload;
+        let bytes = blocks * self.spec.block_size as u64;
+        if self.spec.mechanism == MechanismKind::Memcpy {
+            if p == Payload::Verify {
+                fill_pattern(&mut self.wbuf, 0);
+            }
+            let start = now_ns();
+            stream::copy_blocks(&self.wbuf, &mut self.rbuf, blocks);
+            let end = now_ns();
+            if p == Payload::Verify {
+                check_pattern(&self.rbuf, 0)?;
+            }
+            return Ok(self.outcome(end - start, current_cpu()));
+        }
+        let w = self.writer.as_mut().expect("writer open");
+        w.prepare_series(true)?;
+        if let Some(r) = self.reader.as_mut() {
+            r.prepare_series(false)?;
+            let start = now_ns();
+            stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
+            let end = now_ns();
+            return Ok(self.outcome(end - start, current_cpu()));
+        }
+        let Some(peer) = self.peer.as_mut() else {
+            // Solo writer (null).
+            let start = now_ns();
+            stream::write_stream(p, w, &mut self.wbuf, blocks)?;
+            let end = now_ns();
+            return Ok(self.outcome(end - start, current_cpu()));
+        };
+        let after = self.spec.mechanism.info().reader_after_writer;
+        if !after {
+            peer.send(ToPeer::Go { bytes })?;
+        }
+        let start = now_ns();
+        let wrote = stream::write_stream(p, w, &mut self.wbuf, blocks);
+        let write_end = now_ns();
+        if let Err(e) = wrote {
+            // The peer's own account of what went wrong beats our broken pipe.
+            return Err(match peer.recv(2_000) {
+                Ok(FromPeer::Failed { message }) => Error::Peer(message),
+                Err(pe @ Error::Peer(_)) => pe,
+                _ => e,
+            });
+        }
+        if after {
+            peer.send(ToPeer::Go { bytes })?;
+        }
+        // The reader has at most what is buffered left to read (all of it for a file).
+        let wait_ms = 10_000 + 2 * ((write_end - start) / 1_000_000).min(600_000) as i32;
+        match peer.recv(wait_ms)? {
+            FromPeer::Done { end_ns, cpu } => {
+                let mut o = self.outcome(end_ns.saturating_sub(start), current_cpu());
+                o.reader_cpu = cpu;
+                Ok(o)
+            }
+            FromPeer::Failed { message } => Err(Error::Peer(message)),
+            other => Err(Error::Peer(format!("unexpected message {other:?}"))),
+        }
+    }
+
+    fn outcome(&self, elapsed_ns: u64, cpu: Option<usize>) -> SeriesOutcome {
+        SeriesOutcome {
+            elapsed_ns: elapsed_ns.max(1),
+            writer_cpu: cpu,
+            reader_cpu: if self.spec.mode == Mode::Single {
+                cpu
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Tell the peer to quit and wait (bounded) for it; close everything.
+    pub fn close(mut self) -> Result<()> {
+        // Close the writer first so a peer still reading sees end-of-file.
+        self.writer = None;
+        if let Some(mut p) = self.peer.take() {
+            p.finish()?;
+        }
+        Ok(())
+    }
+}
+
+/// Single mode: one block must fit in the mechanism's buffer, or the thread would
+/// block on its own write. Try it with non-blocking ends and refuse with the
+/// measured capacity when it does not fit.
+fn probe_capacity(
+    spec: &CaseSpec,
+    w: &mut FdStream,
+    r: &mut FdStream,
+    rbuf: &mut [u8],
+) -> Result<()> {
+    let block = spec.block_size;
+    let probe = vec![0u8; block];
+    let first = w.try_write(&probe)?;
+    if first == block {
+        drain(r, rbuf, block)?;
+        return Ok(());
+    }
+    // Fill it up to learn the capacity, then empty it.
+    let mut cap = first;
+    let chunk = vec![0u8; 4096];
+    loop {
+        let n = w.try_write(&chunk)?;
+        if n == 0 {
+            break;
+        }
+        cap += n;
+    }
+    drain(r, rbuf, cap)?;
+    let hint = match spec.mechanism {
+        MechanismKind::Pipe | MechanismKind::Fifo => {
+            let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
+            format!(
+                "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
+                max.trim()
+            )
+        }
+        MechanismKind::Unix | MechanismKind::Tcp => {
+            "; --sndbuf/--rcvbuf raise it, or use --mode threads".to_string()
+        }
+        _ => String::new(),
+    };
+    Err(Error::Refused(format!(
+        "a {block}-byte block does not fit in one {} buffer in single mode: it holds {cap} bytes{hint}",
+        spec.mechanism.name()
+    )))
+}
+
+fn drain(r: &mut FdStream, buf: &mut [u8], mut n: usize) -> Result<()> {
+    while n > 0 {
+        let want = n.min(buf.len());
+        let got = r.read_some(&mut buf[..want])?;
+        if got == 0 {
+            return Err(Error::Peer("closed while draining".into()));
+        }
+        n -= got;
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! What travels in a block: touched by the writer and reader (Bradford's "touched"
+//! memory), left untouched, or a position-dependent pattern checked byte by byte.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How the payload is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Payload {
+    /// The writer writes every byte before sending; the reader reads every byte it got.
+    #[default]
+    Touch,
+    /// The buffer is sent as it is and not looked at on arrival.
+    NoTouch,
+    /// A pattern that depends on the byte's position in the stream; every byte checked.
+    Verify,
+}
+
+impl Payload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Payload::Touch => "touch",
+            Payload::NoTouch => "no-touch",
+            Payload::Verify => "verify",
+        }
+    }
+}
+
+/// The operations a workload applies to each block; zero-sized implementations let
+/// the hot loop be monomorphized per payload.
+pub trait PayloadOps {
+    /// Prepare `buf` for sending; `offset` is its position in the stream, `seq` the block number.
+    fn fill(buf: &mut [u8], offset: u64, seq: u64);
+    /// Look at `buf` after receiving it at stream position `offset`.
+    fn check(buf: &[u8], offset: u64) -> Result<()>;
+}
+
+pub struct Touch;
+pub struct NoTouch;
+pub struct Verify;
+
+impl PayloadOps for Touch {
+    #[inline]
+    fn fill(buf: &mut [u8], _offset: u64, seq: u64) {
+        buf.fill(seq as u8);
+    }
+    #[inline]
+    fn check(buf: &[u8], _offset: u64) -> Result<()> {
+        std::hint::black_box(sum(buf));
+        Ok(())
+    }
+}
+
+impl PayloadOps for NoTouch {
+    #[inline]
+    fn fill(_buf: &mut [u8], _offset: u64, _seq: u64) {}
+    #[inline]
+    fn check(_buf: &[u8], _offset: u64) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl PayloadOps for Verify {
+    fn fill(buf: &mut [u8], offset: u64, _seq: u64) {
+        fill_pattern(buf, offset);
+    }
+    fn check(buf: &[u8], offset: u64) -> Result<()> {
+        check_pattern(buf, offset)
+    }
+}
+
+/// Read every byte: a sum over 8-byte words, so the reader really loads the data.
+#[inline]
+pub fn sum(buf: &[u8]) -> u64 {
+    let mut chunks = buf.chunks_exact(8);
+    let mut s = 0u64;
+    for c in &mut chunks {
+        s = s.wrapping_add(u64::from_ne_bytes(c.try_into().unwrap()));
+    }
+    for &b in chunks.remainder() {
+        s = s.wrapping_add(b as u64);
+    }
+    s
+}
+
+#[inline]
+fn mix(w: u64) -> u64 {
+    // splitmix64 finaliser: every 8-byte word of the stream differs from its neighbours.
+    let mut z = w.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The pattern byte at stream position `offset`.
+#[inline]
+pub fn pattern_byte(offset: u64) -> u8 {
+    (mix(offset >> 3) >> ((offset & 7) * 8)) as u8
+}
+
+/// Fill `buf` with the pattern as it stands at stream position `offset`.
+pub fn fill_pattern(buf: &mut [u8], offset: u64) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = pattern_byte(offset + i as u64);
+    }
+}
+
+/// Check `buf` against the pattern; the error names the first wrong byte's offset.
+pub fn check_pattern(buf: &[u8], offset: u64) -> Result<()> {
+    for (i, &b) in buf.iter().enumerate() {
+        let o = offset + i as u64;
+        let e = pattern_byte(o);
+        if b != e {
+            return Err(Error::Verify {
+                offset: o,
+                expected: e,
+                got: b,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_round_trips_at_any_split() {
+        let mut a = vec![0u8; 1000];
+        fill_pattern(&mut a, 12345);
+        check_pattern(&a[..333], 12345).unwrap();
+        check_pattern(&a[333..], 12345 + 333).unwrap();
+    }
+
+    #[test]
+    fn pattern_detects_changed_byte_and_shift() {
+        let mut a = vec![0u8; 4096];
+        fill_pattern(&mut a, 0);
+        a[1234] ^= 1;
+        match check_pattern(&a, 0) {
+            Err(Error::Verify { offset, .. }) => assert_eq!(offset, 1234),
+            other => panic!("expected verify error, got {other:?}"),
+        }
+        let mut b = vec![0u8; 64];
+        fill_pattern(&mut b, 8);
+        assert!(
+            check_pattern(&b, 0).is_err(),
+            "a shifted stream must not verify"
+        );
+    }
+
+    #[test]
+    fn sum_reads_every_byte() {
+        assert_eq!(sum(&[1u8; 13]), u64::from_ne_bytes([1; 8]) + 5);
+    }
+}

@@ -1,0 +1,87 @@
+//! What to run: a case is one mechanism, in one mode, at one block size and placement.
+
+use serde::{Deserialize, Serialize};
+
+use crate::mechanism::{MechOptions, MechanismKind};
+use crate::mode::process::PeerCommand;
+use crate::mode::{Mode, Placement};
+use crate::payload::Payload;
+
+/// How long each series runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Length {
+    /// About this long: the block count is calibrated during the warm-up.
+    Duration { ns: u64 },
+    /// Exactly this many blocks.
+    Count { blocks: u64 },
+}
+
+/// One case of the stream workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseSpec {
+    pub mechanism: MechanismKind,
+    pub mode: Mode,
+    pub block_size: usize,
+    pub placement: Placement,
+    pub payload: Payload,
+    pub length: Length,
+    /// Series kept (each one timed on its own).
+    pub repeat: u32,
+    /// Time set-up and tear-down too (Stover's runs did).
+    pub include_setup: bool,
+    pub opts: MechOptions,
+}
+
+/// What every case of a run shares that is not part of the measurement.
+#[derive(Debug, Clone)]
+pub struct RunEnv {
+    /// How to start a peer process.
+    pub peer: PeerCommand,
+}
+
+/// Bradford's block sizes, 1 B to 4 KiB, exactly as his pipespeed2 script lists them
+/// (62 values; the text says 61).
+pub const BRADFORD_SIZES: [usize; 62] = [
+    1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 72, 80, 88,
+    96, 104, 112, 120, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448,
+    480, 512, 576, 640, 704, 768, 832, 896, 960, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 3584,
+    4096,
+];
+
+/// Powers of two from `lo` to `hi` inclusive; `lo` itself first even if it is not one.
+pub fn pow2_range(lo: usize, hi: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    if lo == 0 || hi < lo {
+        return v;
+    }
+    let mut s = lo;
+    while s <= hi {
+        v.push(s);
+        let next = if s.is_power_of_two() {
+            s * 2
+        } else {
+            s.next_power_of_two()
+        };
+        if next <= s {
+            break;
+        }
+        s = next;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(pow2_range(16, 128), vec![16, 32, 64, 128]);
+        assert_eq!(pow2_range(3, 8), vec![3, 4, 8]);
+        assert_eq!(pow2_range(64, 64), vec![64]);
+        assert!(pow2_range(8, 4).is_empty());
+        assert_eq!(BRADFORD_SIZES.len(), 62);
+        assert_eq!(*BRADFORD_SIZES.last().unwrap(), 4096);
+    }
+}

@@ -1,0 +1,150 @@
+//! Results as plain serializable records: the one contract for everything
+//! downstream (tables, exporters, the store, reports). Raw per-series figures are
+//! kept so any summary can be computed again later.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::machine::Machine;
+use crate::mode::Mode;
+use crate::payload::Payload;
+use crate::plan::CaseSpec;
+use crate::stats::{spread, Spread};
+use crate::workload::Workload;
+
+/// How a case ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseStatus {
+    Ok,
+    /// It cannot run here as asked (a limit or capacity); `message` says which.
+    Refused,
+    /// It started and failed; `message` says why.
+    Failed,
+}
+
+/// Placement as asked and as seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlacementRecord {
+    /// `same-cpu`, `cross-cpu`, `unpinned`, `partly-pinned`.
+    pub label: String,
+    pub writer_cpu: Option<usize>,
+    pub reader_cpu: Option<usize>,
+    /// Where each side was when the last series ended (telling for unpinned runs).
+    pub seen_writer_cpu: Option<usize>,
+    pub seen_reader_cpu: Option<usize>,
+}
+
+/// One timed series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRecord {
+    pub blocks: u64,
+    pub bytes: u64,
+    pub elapsed_ns: u64,
+}
+
+impl SeriesRecord {
+    pub fn bytes_per_sec(&self) -> f64 {
+        self.bytes as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+    pub fn blocks_per_sec(&self) -> f64 {
+        self.blocks as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+}
+
+/// One case's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    pub workload: Workload,
+    pub mechanism: String,
+    pub mode: Mode,
+    pub block_size: u64,
+    pub placement: PlacementRecord,
+    pub payload: Payload,
+    /// How a side waits for the other: `block` (the kernel puts it to sleep) or `poll`.
+    pub wait: String,
+    pub include_setup: bool,
+    /// Mechanism options and facts found at set-up (e.g. the pipe size granted).
+    pub options: BTreeMap<String, String>,
+    pub status: CaseStatus,
+    pub message: Option<String>,
+    pub series: Vec<SeriesRecord>,
+    /// Median over the series (absent unless the case ran).
+    pub median_bytes_per_sec: Option<f64>,
+    pub min_bytes_per_sec: Option<f64>,
+    pub max_bytes_per_sec: Option<f64>,
+    pub median_blocks_per_sec: Option<f64>,
+}
+
+impl CaseRecord {
+    /// An empty record for `spec`, before it runs.
+    pub fn for_spec(spec: &CaseSpec) -> CaseRecord {
+        CaseRecord {
+            workload: Workload::Stream,
+            mechanism: spec.mechanism.name().to_string(),
+            mode: spec.mode,
+            block_size: spec.block_size as u64,
+            placement: PlacementRecord {
+                label: spec.placement.label().to_string(),
+                writer_cpu: spec.placement.writer_cpu,
+                reader_cpu: spec.placement.reader_cpu,
+                seen_writer_cpu: None,
+                seen_reader_cpu: None,
+            },
+            payload: spec.payload,
+            wait: if spec.opts.nonblocking {
+                "poll"
+            } else {
+                "block"
+            }
+            .to_string(),
+            include_setup: spec.include_setup,
+            options: spec.opts.describe(spec.mechanism).into_iter().collect(),
+            status: CaseStatus::Ok,
+            message: None,
+            series: Vec::new(),
+            median_bytes_per_sec: None,
+            min_bytes_per_sec: None,
+            max_bytes_per_sec: None,
+            median_blocks_per_sec: None,
+        }
+    }
+
+    /// Fill the summary fields from the series.
+    pub fn summarize(&mut self) {
+        let bps: Vec<f64> = self.series.iter().map(|s| s.bytes_per_sec()).collect();
+        let blk: Vec<f64> = self.series.iter().map(|s| s.blocks_per_sec()).collect();
+        if let Some(Spread { median, min, max }) = spread(&bps) {
+            self.median_bytes_per_sec = Some(median);
+            self.min_bytes_per_sec = Some(min);
+            self.max_bytes_per_sec = Some(max);
+        }
+        self.median_blocks_per_sec = spread(&blk).map(|s| s.median);
+    }
+
+    pub fn is_ok(&self) -> bool {
+        self.status == CaseStatus::Ok
+    }
+}
+
+/// A whole run: what was asked, on which machine, and every case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub ipcperf_version: String,
+    pub command_line: Vec<String>,
+    /// Milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    pub finished_ms: Option<u64>,
+    pub complete: bool,
+    pub machine: Machine,
+    pub cases: Vec<CaseRecord>,
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

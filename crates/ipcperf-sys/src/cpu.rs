@@ -1,0 +1,53 @@
+//! CPU placement: pin the calling thread, ask where it runs, count the CPUs.
+
+use nix::sched::{sched_setaffinity, CpuSet};
+use nix::unistd::Pid;
+
+use crate::error::{Context, SysResult};
+
+/// Pin the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> SysResult<()> {
+    let mut set = CpuSet::new();
+    set.set(cpu).ctx("CpuSet::set", &format!("cpu {cpu}"))?;
+    sched_setaffinity(Pid::from_raw(0), &set).ctx("sched_setaffinity", &format!("cpu {cpu}"))
+}
+
+/// The CPU the calling thread runs on now (None when the kernel will not say).
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu takes no arguments and only reads per-thread kernel state.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as usize)
+}
+
+/// CPUs this process may run on.
+pub fn online_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// Pins the calling thread to one CPU and restores its former affinity on drop.
+pub struct PinGuard {
+    saved: Option<CpuSet>,
+}
+
+impl PinGuard {
+    /// Pin to `cpu` if given; a guard with nothing to restore otherwise.
+    pub fn pin(cpu: Option<usize>) -> SysResult<PinGuard> {
+        let Some(cpu) = cpu else {
+            return Ok(PinGuard { saved: None });
+        };
+        let saved = nix::sched::sched_getaffinity(Pid::from_raw(0))
+            .ctx("sched_getaffinity", &"this thread")?;
+        pin_current_thread(cpu)?;
+        Ok(PinGuard { saved: Some(saved) })
+    }
+}
+
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        if let Some(s) = &self.saved {
+            let _ = sched_setaffinity(Pid::from_raw(0), s);
+        }
+    }
+}

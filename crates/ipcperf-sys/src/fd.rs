@@ -1,0 +1,109 @@
+//! File descriptors: pipes, FIFOs, flags, and the read/write calls the hot loops use.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+
+use nix::fcntl::{fcntl, open, FcntlArg, OFlag};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::stat::Mode;
+
+use crate::error::{Context, Errno, SysError, SysResult};
+
+/// An anonymous pipe: (read end, write end), both close-on-exec.
+pub fn pipe() -> SysResult<(OwnedFd, OwnedFd)> {
+    nix::unistd::pipe2(OFlag::O_CLOEXEC).ctx("pipe2", &"")
+}
+
+/// Ask the kernel for a pipe buffer of `bytes` (F_SETPIPE_SZ); returns the size granted.
+pub fn set_pipe_size(fd: BorrowedFd<'_>, bytes: usize) -> SysResult<usize> {
+    let granted = fcntl(fd, FcntlArg::F_SETPIPE_SZ(bytes as libc::c_int))
+        .ctx("fcntl(F_SETPIPE_SZ)", &format!("{bytes} bytes"))?;
+    Ok(granted as usize)
+}
+
+/// The pipe's buffer size in bytes (F_GETPIPE_SZ).
+pub fn pipe_size(fd: BorrowedFd<'_>) -> SysResult<usize> {
+    let n = fcntl(fd, FcntlArg::F_GETPIPE_SZ).ctx("fcntl(F_GETPIPE_SZ)", &"")?;
+    Ok(n as usize)
+}
+
+/// Switch O_NONBLOCK on or off.
+pub fn set_nonblocking(fd: BorrowedFd<'_>, on: bool) -> SysResult<()> {
+    let flags = fcntl(fd, FcntlArg::F_GETFL).ctx("fcntl(F_GETFL)", &"")?;
+    let mut flags = OFlag::from_bits_truncate(flags);
+    flags.set(OFlag::O_NONBLOCK, on);
+    fcntl(fd, FcntlArg::F_SETFL(flags)).ctx("fcntl(F_SETFL)", &"")?;
+    Ok(())
+}
+
+/// Make a FIFO (mode 0600) at `path`.
+pub fn mkfifo(path: &Path) -> SysResult<()> {
+    nix::unistd::mkfifo(path, Mode::S_IRUSR | Mode::S_IWUSR).ctx("mkfifo", &path.display())
+}
+
+/// open(2) with close-on-exec added.
+pub fn open_path(path: &Path, flags: OFlag, mode: u32) -> SysResult<OwnedFd> {
+    open(
+        path,
+        flags | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(mode as libc::mode_t),
+    )
+    .ctx("open", &path.display())
+}
+
+pub use nix::fcntl::OFlag as OpenFlags;
+
+/// One write(2). Returns bytes written; EINTR is retried.
+#[inline]
+pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> Result<usize, Errno> {
+    loop {
+        match nix::unistd::write(fd, buf) {
+            Err(Errno::EINTR) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// One read(2). Returns bytes read (0 at end of file); EINTR is retried.
+#[inline]
+pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+    loop {
+        match nix::unistd::read(fd, buf) {
+            Err(Errno::EINTR) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Wait until `fd` is readable (or writable when `write` is set), for at most `timeout_ms`.
+/// Returns false on time-out. Hang-ups and errors count as ready: the next call reports them.
+pub fn wait_ready(fd: BorrowedFd<'_>, write: bool, timeout_ms: i32) -> SysResult<bool> {
+    let ev = if write {
+        PollFlags::POLLOUT
+    } else {
+        PollFlags::POLLIN
+    };
+    let mut fds = [PollFd::new(fd, ev)];
+    let t = PollTimeout::try_from(timeout_ms.max(0)).unwrap_or(PollTimeout::MAX);
+    loop {
+        match poll(&mut fds, t) {
+            Ok(n) => return Ok(n > 0),
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(SysError::new("poll", format!("fd {}", fd.as_raw_fd()), e)),
+        }
+    }
+}
+
+/// ftruncate(2) to `len` and lseek(2) to 0: a file endpoint ready for a new series.
+pub fn rewind(fd: BorrowedFd<'_>, truncate: bool) -> SysResult<()> {
+    if truncate {
+        nix::unistd::ftruncate(fd, 0).ctx("ftruncate", &"")?;
+    }
+    nix::unistd::lseek(fd, 0, nix::unistd::Whence::SeekSet).ctx("lseek", &"")?;
+    Ok(())
+}
+
+/// A raw fd number for messages.
+pub fn raw<F: AsFd>(f: &F) -> i32 {
+    f.as_fd().as_raw_fd()
+}

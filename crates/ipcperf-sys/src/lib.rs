@@ -1,0 +1,17 @@
+//! ipcperf-sys: the only crate of ipcperf that holds `unsafe` code.
+//!
+//! Thin, uniform wrappers over the system calls ipcperf measures, and RAII guards
+//! that own named kernel objects (paths, later SysV ids and POSIX names) and remove
+//! them on drop, on error and on Ctrl-C (see [`cleanup`]). Nothing here knows about
+//! benchmarking, statistics or output formats.
+
+pub mod cleanup;
+pub mod clock;
+pub mod cpu;
+pub mod error;
+pub mod fd;
+pub mod fdpass;
+pub mod names;
+pub mod signal;
+
+pub use error::{SysError, SysResult};

@@ -1,0 +1,177 @@
+//! Command-line arguments (clap). Parsing only: no system calls here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::units;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ipcperf",
+    version,
+    about = "How fast can two processes talk on this machine, by each way the OS offers?",
+    long_about = "ipcperf measures Linux interprocess communication side by side under one method: \
+throughput against block size over pipes, FIFOs, Unix and TCP sockets and files, in one thread, \
+two threads or two processes, with the CPU placement of both sides recorded in every result.\n\n\
+Start with `ipcperf run` (a quick default suite, under a minute) and `ipcperf list`.",
+    after_help = "Examples:\n  ipcperf run\n  ipcperf run pipe unix --sizes 64,4k,64k --mode threads --pin 0,1\n  ipcperf run pipe --mode single --sizes bradford\n  ipcperf run tcp --sizes 16..1M --nodelay --sndbuf 1M --rcvbuf 1M\n  ipcperf list"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure stream throughput (MB/s against block size).
+    ///
+    /// With no mechanism named it runs the quick default suite: every stream
+    /// mechanism between two processes at 64 B, 4 KiB, 64 KiB and 1 MiB, each on the
+    /// same CPU and on different CPUs, side by side.
+    Run(Box<RunArgs>),
+    /// Mechanisms, the modes they run in, and this system's limits.
+    List(ListArgs),
+    /// (internal) the peer side of a two-process case; started by ipcperf itself.
+    #[command(name = "__peer", hide = true)]
+    Peer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Human-readable tables (the default).
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Single,
+    Threads,
+    Processes,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Mechanisms to measure (see `ipcperf list`); none means the default suite.
+    #[arg(value_name = "MECHANISM")]
+    pub mechanisms: Vec<String>,
+
+    /// Where the two sides run: single (one thread writes then reads back), threads,
+    /// processes. Repeat or comma-separate for several.
+    #[arg(long, short, value_enum, value_delimiter = ',')]
+    pub mode: Vec<ModeArg>,
+
+    /// Block sizes: a list (64,1k,64k), a power-of-two range (16..1M) or `bradford`
+    /// (his 1 B to 4 KiB sizes). k = 1024.
+    #[arg(long, short, value_parser = parse_size_list)]
+    pub sizes: Option<SizeList>,
+
+    /// Length of each series (2s, 500ms); the block count is calibrated in the warm-up.
+    #[arg(long, short, value_parser = units::parse_duration, conflicts_with = "count")]
+    pub duration: Option<std::time::Duration>,
+
+    /// Blocks per series, instead of a duration.
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+
+    /// Series per case (each kept; the summary is their median, min and max).
+    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Pin writer and reader: `W,R` CPU numbers (0,0 same CPU; 0,1 different CPUs),
+    /// `same`, `cross` or `none`. Repeat to measure several placements side by side.
+    #[arg(long, value_parser = parse_pin)]
+    pub pin: Vec<PinArg>,
+
+    /// Send the buffer as it is, without writing or reading every byte.
+    #[arg(long, conflicts_with = "verify")]
+    pub no_touch: bool,
+
+    /// Fill blocks with a position-dependent pattern and check every byte received.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
+    #[arg(long)]
+    pub include_setup: bool,
+
+    /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ), e.g. 1M.
+    #[arg(long, value_parser = units::parse_size)]
+    pub pipe_size: Option<usize>,
+
+    /// TCP_NODELAY: turn off Nagle's algorithm.
+    #[arg(long)]
+    pub nodelay: bool,
+
+    /// SO_SNDBUF for sockets.
+    #[arg(long, value_parser = units::parse_size)]
+    pub sndbuf: Option<usize>,
+
+    /// SO_RCVBUF for sockets.
+    #[arg(long, value_parser = units::parse_size)]
+    pub rcvbuf: Option<usize>,
+
+    /// Non-blocking descriptors, waited on with poll(2).
+    #[arg(long)]
+    pub nonblocking: bool,
+
+    /// TCP over ::1 instead of 127.0.0.1.
+    #[arg(long)]
+    pub ipv6: bool,
+
+    /// Directory for FIFOs, socket paths and temp files (tmpfs or disk).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+
+    /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
+    #[arg(long, value_parser = units::parse_size)]
+    pub rank_size: Option<usize>,
+
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// A parsed `--sizes` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeList(pub Vec<usize>);
+
+fn parse_size_list(s: &str) -> Result<SizeList, String> {
+    units::parse_sizes(s).map(SizeList)
+}
+
+/// A placement from `--pin`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinArg {
+    Cpus(usize, usize),
+    Same,
+    Cross,
+    None,
+}
+
+fn parse_pin(s: &str) -> Result<PinArg, String> {
+    match s {
+        "same" => return Ok(PinArg::Same),
+        "cross" => return Ok(PinArg::Cross),
+        "none" | "unpinned" => return Ok(PinArg::None),
+        _ => {}
+    }
+    let (w, r) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}': give two CPU numbers like 0,1, or same, cross, none"))?;
+    let cpu = |x: &str| {
+        x.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("'{x}' is not a CPU number"))
+    };
+    Ok(PinArg::Cpus(cpu(w)?, cpu(r)?))
+}

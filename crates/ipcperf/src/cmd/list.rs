@@ -1,0 +1,66 @@
+//! `ipcperf list`: mechanisms, their modes and properties, and this system's limits.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use ipcperf_core::machine::Machine;
+use ipcperf_core::mechanism::MECHANISMS;
+use serde_json::json;
+
+use crate::cli::{Format, ListArgs};
+use crate::Fail;
+
+pub fn run(a: ListArgs) -> Result<i32, Fail> {
+    let m = Machine::collect();
+    match a.format {
+        Format::Json => {
+            let v = json!({
+                "mechanisms": MECHANISMS.iter().map(|i| json!({
+                    "name": i.name,
+                    "summary": i.summary,
+                    "modes": i.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+                    "named_objects": i.names,
+                })).collect::<Vec<_>>(),
+                "limits": m.limits,
+                "cpus": m.cpus,
+            });
+            println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        }
+        Format::Csv => {
+            println!("name,modes,named_objects,summary");
+            for i in MECHANISMS {
+                let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
+                println!(
+                    "{},{},\"{}\",\"{}\"",
+                    i.name,
+                    modes.join(" "),
+                    i.names,
+                    i.summary
+                );
+            }
+        }
+        Format::Table | Format::Markdown => {
+            let mut t = Table::new();
+            t.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+                "mechanism",
+                "modes",
+                "named objects",
+                "what it is",
+            ]);
+            for i in MECHANISMS {
+                let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
+                t.add_row(vec![i.name, &modes.join(", "), i.names, i.summary]);
+            }
+            println!("{t}");
+            let mut l = Table::new();
+            l.load_style(UTF8_FULL_CONDENSED)
+                .set_header(vec!["limit (sysctl)", "value here"]);
+            for (k, v) in &m.limits {
+                l.add_row(vec![k.as_str(), v.as_str()]);
+            }
+            println!(
+                "\nLimits on this system ({} CPUs, Linux {}):\n{l}",
+                m.cpus, m.kernel
+            );
+        }
+    }
+    Ok(0)
+}

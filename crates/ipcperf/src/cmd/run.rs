@@ -1,0 +1,236 @@
+//! `ipcperf run`: stream throughput against block size.
+
+use std::io::Write;
+
+use ipcperf_core::machine::Machine;
+use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::mode::{Mode, Placement};
+use ipcperf_core::payload::Payload;
+use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
+use ipcperf_core::runner;
+
+use crate::cli::{ModeArg, PinArg, RunArgs};
+use crate::console::Console;
+use crate::export;
+use crate::Fail;
+
+/// The default suite's mechanisms, block sizes and series length.
+pub const DEFAULT_MECHANISMS: &[MechanismKind] = &[
+    MechanismKind::Pipe,
+    MechanismKind::Fifo,
+    MechanismKind::Unix,
+    MechanismKind::Tcp,
+    MechanismKind::File,
+    MechanismKind::Null,
+    MechanismKind::Memcpy,
+];
+pub const DEFAULT_SIZES: &[usize] = &[64, 4096, 65536, 1 << 20];
+const SUITE_SERIES_MS: u64 = 200;
+const EXPLICIT_SERIES_MS: u64 = 1000;
+
+pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
+    let mut v = Vec::new();
+    for n in names {
+        for part in n.split(',').filter(|p| !p.is_empty()) {
+            let k = MechanismKind::from_name(part).ok_or_else(|| {
+                let known: Vec<_> = MECHANISMS.iter().map(|m| m.name).collect();
+                Fail::usage(format!(
+                    "unknown mechanism '{part}' (known: {})",
+                    known.join(", ")
+                ))
+            })?;
+            if !v.contains(&k) {
+                v.push(k);
+            }
+        }
+    }
+    Ok(v)
+}
+
+pub fn placements(pins: &[PinArg], default_suite: bool) -> Result<Vec<Placement>, Fail> {
+    let cpus = ipcperf_sys::cpu::online_cpus();
+    let check = |c: usize| {
+        if c < cpus {
+            Ok(c)
+        } else {
+            Err(Fail::usage(format!(
+                "CPU {c} is not available (this machine lets ipcperf use {cpus}: 0 to {})",
+                cpus - 1
+            )))
+        }
+    };
+    if pins.is_empty() {
+        return Ok(if default_suite && cpus >= 2 {
+            vec![Placement::pinned(0, 0), Placement::pinned(0, 1)]
+        } else if default_suite {
+            vec![Placement::pinned(0, 0)]
+        } else {
+            vec![Placement::UNPINNED]
+        });
+    }
+    let mut v = Vec::new();
+    for p in pins {
+        let pl = match *p {
+            PinArg::Cpus(w, r) => Placement::pinned(check(w)?, check(r)?),
+            PinArg::Same => Placement::pinned(0, 0),
+            PinArg::Cross => Placement::pinned(0, check(1)?),
+            PinArg::None => Placement::UNPINNED,
+        };
+        if !v.contains(&pl) {
+            v.push(pl);
+        }
+    }
+    Ok(v)
+}
+
+/// Turn the arguments into the list of cases, in the order they run.
+pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
+    let default_suite = a.mechanisms.is_empty();
+    let mechs = if default_suite {
+        DEFAULT_MECHANISMS.to_vec()
+    } else {
+        parse_mechanisms(&a.mechanisms)?
+    };
+    let modes: Vec<Mode> = if a.mode.is_empty() {
+        vec![Mode::Processes]
+    } else {
+        a.mode
+            .iter()
+            .map(|m| match m {
+                ModeArg::Single => Mode::Single,
+                ModeArg::Threads => Mode::Threads,
+                ModeArg::Processes => Mode::Processes,
+            })
+            .collect()
+    };
+    let sizes = a
+        .sizes
+        .as_ref()
+        .map(|s| s.0.clone())
+        .unwrap_or_else(|| DEFAULT_SIZES.to_vec());
+    let length = match (a.count, a.duration) {
+        (Some(n), _) => Length::Count { blocks: n },
+        (None, Some(d)) => Length::Duration {
+            ns: d.as_nanos() as u64,
+        },
+        (None, None) => Length::Duration {
+            ns: if default_suite {
+                SUITE_SERIES_MS
+            } else {
+                EXPLICIT_SERIES_MS
+            } * 1_000_000,
+        },
+    };
+    let placements = placements(&a.pin, default_suite)?;
+    let payload = if a.verify {
+        Payload::Verify
+    } else if a.no_touch {
+        Payload::NoTouch
+    } else {
+        Payload::Touch
+    };
+    let opts = MechOptions {
+        pipe_size: a.pipe_size,
+        nodelay: a.nodelay,
+        sndbuf: a.sndbuf,
+        rcvbuf: a.rcvbuf,
+        nonblocking: a.nonblocking,
+        ipv6: a.ipv6,
+        dir: a.dir.clone(),
+    };
+    if let Some(d) = &a.dir {
+        if !d.is_dir() {
+            return Err(Fail::usage(format!(
+                "--dir {}: no such directory",
+                d.display()
+            )));
+        }
+    }
+    let mut specs: Vec<CaseSpec> = Vec::new();
+    for &m in &mechs {
+        let info = m.info();
+        let mut mech_modes: Vec<Mode> = modes.clone();
+        if info.solo {
+            // A solo mechanism has no reader: it runs once, in one thread.
+            mech_modes = vec![Mode::Single];
+        }
+        for &mode in &mech_modes {
+            for &size in &sizes {
+                for &pl in &placements {
+                    let pl = if mode == Mode::Single {
+                        // One thread: only the writer's CPU means anything.
+                        Placement {
+                            writer_cpu: pl.writer_cpu,
+                            reader_cpu: pl.writer_cpu,
+                        }
+                    } else {
+                        pl
+                    };
+                    let spec = CaseSpec {
+                        mechanism: m,
+                        mode,
+                        block_size: size,
+                        placement: pl,
+                        payload,
+                        length,
+                        repeat: a.repeat,
+                        include_setup: a.include_setup,
+                        opts: opts.clone(),
+                    };
+                    if !specs.contains(&spec) {
+                        specs.push(spec);
+                    }
+                }
+            }
+        }
+    }
+    Ok(specs)
+}
+
+pub fn run(a: RunArgs) -> Result<i32, Fail> {
+    let specs = plan(&a)?;
+    let env = RunEnv {
+        peer: PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?,
+    };
+    let mut run = RunRecord {
+        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        started_ms: unix_ms(),
+        finished_ms: None,
+        complete: false,
+        machine: Machine::collect(),
+        cases: Vec::new(),
+    };
+    let mut console = Console::new(&specs);
+    run.cases = runner::run_all(&specs, &env, &mut console);
+    console.finish();
+    run.finished_ms = Some(unix_ms());
+    run.complete = true;
+
+    let out = export::render(&run, a.format, a.rank_size);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+
+    let refused = run
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Refused)
+        .count();
+    let failed = run
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Failed)
+        .count();
+    if refused == run.cases.len() {
+        let first = run
+            .cases
+            .first()
+            .and_then(|c| c.message.clone())
+            .unwrap_or_default();
+        return Err(Fail::usage(format!("nothing could run as asked: {first}")));
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}

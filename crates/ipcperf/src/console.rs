@@ -1,0 +1,84 @@
+//! The console observer: a progress bar with ETA on a terminal (nothing of it
+//! otherwise), and one line on stderr for every case that was refused or failed.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ipcperf_core::observer::Observer;
+use ipcperf_core::plan::CaseSpec;
+use ipcperf_core::record::{CaseRecord, CaseStatus};
+
+use crate::units::fmt_size;
+
+pub struct Console {
+    bar: Option<ProgressBar>,
+}
+
+/// A short name for a case: `pipe processes 64 KiB same-cpu`.
+pub fn case_name(r: &CaseRecord) -> String {
+    format!(
+        "{} {} {} {}",
+        r.mechanism,
+        r.mode.name(),
+        fmt_size(r.block_size),
+        r.placement.label
+    )
+}
+
+impl Console {
+    pub fn new(specs: &[CaseSpec]) -> Console {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::with_draw_target(
+                Some(specs.len() as u64),
+                ProgressDrawTarget::stderr(),
+            );
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed}] {bar:30} {pos}/{len} cases, ETA {eta}  {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b
+        });
+        Console { bar }
+    }
+
+    fn say(&self, line: String) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Console {
+    fn case_started(&mut self, spec: &CaseSpec, _index: usize, _total: usize) {
+        if let Some(b) = &self.bar {
+            b.set_message(format!(
+                "{} {} {} {}",
+                spec.mechanism.name(),
+                spec.mode.name(),
+                fmt_size(spec.block_size as u64),
+                spec.placement.label()
+            ));
+        }
+    }
+
+    fn case_done(&mut self, r: &CaseRecord) {
+        let msg = r.message.clone().unwrap_or_default();
+        match r.status {
+            CaseStatus::Ok => {}
+            CaseStatus::Refused => self.say(format!("ipcperf: skipped {}: {msg}", case_name(r))),
+            CaseStatus::Failed => self.say(format!("ipcperf: FAILED {}: {msg}", case_name(r))),
+        }
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! CSV: one row per case, with the summary and the raw series figures.
+
+use ipcperf_core::record::RunRecord;
+
+pub const HEADER: &[&str] = &[
+    "workload",
+    "mechanism",
+    "mode",
+    "placement",
+    "writer_cpu",
+    "reader_cpu",
+    "block_size",
+    "payload",
+    "wait",
+    "status",
+    "median_bytes_per_sec",
+    "min_bytes_per_sec",
+    "max_bytes_per_sec",
+    "median_blocks_per_sec",
+    "series_elapsed_ns",
+    "series_bytes",
+    "options",
+    "message",
+];
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+pub fn render(run: &RunRecord) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(HEADER).expect("in-memory write");
+    for c in &run.cases {
+        let status = serde_json::to_value(&c.status)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        w.write_record([
+            c.workload.name().to_string(),
+            c.mechanism.clone(),
+            c.mode.name().to_string(),
+            c.placement.label.clone(),
+            opt(c.placement.writer_cpu),
+            opt(c.placement.reader_cpu),
+            c.block_size.to_string(),
+            c.payload.name().to_string(),
+            c.wait.clone(),
+            status,
+            opt(c.median_bytes_per_sec.map(|v| format!("{v:.0}"))),
+            opt(c.min_bytes_per_sec.map(|v| format!("{v:.0}"))),
+            opt(c.max_bytes_per_sec.map(|v| format!("{v:.0}"))),
+            opt(c.median_blocks_per_sec.map(|v| format!("{v:.0}"))),
+            c.series
+                .iter()
+                .map(|s| s.elapsed_ns.to_string())
+                .collect::<Vec<_>>()
+                .join(";"),
+            c.series
+                .iter()
+                .map(|s| s.bytes.to_string())
+                .collect::<Vec<_>>()
+                .join(";"),
+            c.options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            c.message.clone().unwrap_or_default(),
+        ])
+        .expect("in-memory write");
+    }
+    String::from_utf8(w.into_inner().expect("in-memory flush")).expect("utf-8")
+}

@@ -1,0 +1,28 @@
+//! Exporters: records in, text out. They know nothing of system calls.
+//!
+//! `view` arranges a run into titled tables of plain strings; the console table
+//! and markdown render that same view. JSON is the run record itself; CSV is one
+//! row per case.
+
+mod csv;
+mod markdown;
+mod table;
+pub mod view;
+
+use ipcperf_core::record::RunRecord;
+
+use crate::cli::Format;
+
+/// Render a run in `format`.
+pub fn render(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(run).expect("records serialize");
+            s.push('\n');
+            s
+        }
+        Format::Csv => csv::render(run),
+        Format::Table => table::render(&view::build(run, rank_size)),
+        Format::Markdown => markdown::render(&view::build(run, rank_size)),
+    }
+}

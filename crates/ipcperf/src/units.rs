@@ -1,0 +1,144 @@
+//! Parsing and printing of sizes (`64k`, `1M`), size lists (`64,1k`, `16..1M`,
+//! `bradford`) and durations (`2s`, `500ms`). Binary prefixes: 1k = 1024.
+
+use ipcperf_core::plan::{pow2_range, BRADFORD_SIZES};
+
+/// `64k` → 65536. Zero is refused: a block of no bytes measures nothing.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let cfg = parse_size::Config::new().with_binary();
+    let v = cfg
+        .parse_size(s.trim())
+        .map_err(|e| format!("'{s}' is not a size ({e}); try 64, 4k, 1M or 1MiB"))?;
+    if v == 0 {
+        return Err(format!("'{s}': a size must be at least 1 byte"));
+    }
+    usize::try_from(v).map_err(|_| format!("'{s}' is too large"))
+}
+
+/// A list of sizes: comma-separated sizes, power-of-two ranges `lo..hi`, or the
+/// preset `bradford` (his pipespeed2 sizes, 1 B to 4 KiB). Sorted, duplicates removed.
+pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
+    let mut v = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        if item.eq_ignore_ascii_case("bradford") {
+            v.extend_from_slice(&BRADFORD_SIZES);
+        } else if let Some((lo, hi)) = item.split_once("..") {
+            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+            if hi < lo {
+                return Err(format!("'{item}': the range ends below where it starts"));
+            }
+            v.extend(pow2_range(lo, hi));
+        } else {
+            v.push(parse_size(item)?);
+        }
+    }
+    if v.is_empty() {
+        return Err(format!("'{s}' names no sizes"));
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// `2s`, `500ms`, `1.5s`, `100us`, `1m`; a bare number is seconds. Must be > 0.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration; try 2s, 500ms or 1m"))?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" => 60.0,
+        u => {
+            return Err(format!(
+                "'{s}': unknown unit '{u}' (use ns, us, ms, s or m)"
+            ))
+        }
+    };
+    let secs = n * scale;
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(format!("'{s}': a duration must be more than zero"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// 65536 → "64 KiB", 1000 → "1000 B".
+pub fn fmt_size(n: u64) -> String {
+    const U: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n;
+    let mut i = 0;
+    while i < 3 && v >= 1024 && v.is_multiple_of(1024) {
+        v /= 1024;
+        i += 1;
+    }
+    format!("{v} {}", U[i])
+}
+
+/// Bytes per second as MB/s (10^6 bytes), three significant figures or more.
+pub fn fmt_mbps(bps: f64) -> String {
+    let mb = bps / 1e6;
+    if mb >= 100.0 {
+        format!("{mb:.0}")
+    } else if mb >= 10.0 {
+        format!("{mb:.1}")
+    } else {
+        format!("{mb:.2}")
+    }
+}
+
+/// A rate with a k/M suffix: 1234567 → "1.23M".
+pub fn fmt_rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2}M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1}k", r / 1e3)
+    } else {
+        format!("{r:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64k").unwrap(), 65536);
+        assert_eq!(parse_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12q").is_err());
+        assert_eq!(parse_sizes("64,1k,64k").unwrap(), vec![64, 1024, 65536]);
+        assert_eq!(parse_sizes("16..128").unwrap(), vec![16, 32, 64, 128]);
+        assert_eq!(parse_sizes("bradford").unwrap().len(), 62);
+        assert!(parse_sizes("1M..16").is_err());
+        assert!(parse_sizes(",").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s").unwrap().as_millis(), 2000);
+        assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
+        assert_eq!(parse_duration("1.5").unwrap().as_millis(), 1500);
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("3 weeks").is_err());
+    }
+
+    #[test]
+    fn printing() {
+        assert_eq!(fmt_size(65536), "64 KiB");
+        assert_eq!(fmt_size(1000), "1000 B");
+        assert_eq!(fmt_size(1 << 20), "1 MiB");
+        assert_eq!(fmt_mbps(6.0e9), "6000");
+        assert_eq!(fmt_rate(1_234_567.0), "1.23M");
+    }
+}
