@@ -43,6 +43,9 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
 /// `2s`, `500ms`, `1.5s`, `100us`, `1m`; a bare number is seconds. Must be > 0.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("'{s}': a duration must be more than zero"));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());

@@ -1,0 +1,250 @@
+//! The binary as a user meets it: bad input gets one line and exit 2, output
+//! formats carry what they promise, a killed peer is an error within 2 s, and
+//! Ctrl-C leaves nothing behind.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+
+fn ipcperf() -> assert_cmd::Command {
+    cargo_bin_cmd!("ipcperf")
+}
+
+/// Exit 2, nothing on stdout, and exactly one `ipcperf: error:` / `error:` line first.
+fn bad_input(args: &[&str], needle: &str) {
+    let out = ipcperf().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.contains("error") && err.contains(needle),
+        "{args:?}: stderr was {err:?}, expected it to mention {needle:?}"
+    );
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_line() {
+    bad_input(&["run", "pipe", "--sizes", "0"], "at least 1 byte");
+    bad_input(&["run", "pipe", "--sizes", "12q"], "not a size");
+    bad_input(&["run", "nosuch"], "unknown mechanism 'nosuch'");
+    bad_input(&["run", "pipe", "--duration", "-1"], "--duration");
+    bad_input(&["run", "pipe", "--duration", "0s"], "more than zero");
+    bad_input(&["run", "pipe", "--pin", "0,99"], "CPU 99");
+    bad_input(&["run", "pipe", "--sizes", "1M..16"], "range");
+    bad_input(&["run", "pipe", "--mode", "sideways"], "sideways");
+    bad_input(
+        &["run", "pipe", "--dir", "/nonexistent/x"],
+        "no such directory",
+    );
+}
+
+#[test]
+fn oversized_single_mode_block_is_refused_with_its_capacity() {
+    let out = ipcperf()
+        .args([
+            "run", "pipe", "--mode", "single", "--sizes", "1M", "--count", "5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("holds 65536 bytes"), "{err}");
+    assert!(err.contains("--pipe-size"), "says how to raise it: {err}");
+}
+
+#[test]
+fn help_teaches() {
+    ipcperf()
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--sizes").and(predicate::str::contains("bradford")));
+    ipcperf()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fifo").and(predicate::str::contains("fs.pipe-max-size")));
+}
+
+#[test]
+fn json_carries_the_promised_fields() {
+    let out = ipcperf()
+        .args([
+            "run", "pipe", "unix", "--sizes", "64k", "--count", "200", "--repeat", "2", "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    for c in cases {
+        assert!(c["mechanism"].is_string());
+        assert_eq!(c["mode"], "processes");
+        assert_eq!(c["block_size"], 65536);
+        assert!(c["median_bytes_per_sec"].as_f64().unwrap() > 0.0);
+        assert_eq!(c["series"].as_array().unwrap().len(), 2);
+        assert_eq!(c["series"][0]["bytes"], 200 * 65536);
+        assert_eq!(c["placement"]["label"], "unpinned");
+    }
+    assert!(v["machine"]["kernel"].is_string());
+}
+
+#[test]
+fn csv_and_markdown_have_one_row_per_case() {
+    let out = ipcperf()
+        .args([
+            "run", "pipe", "--sizes", "64,4k", "--count", "100", "--repeat", "1", "--format", "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("workload,mechanism,mode,placement"));
+    assert_eq!(lines.count(), 2);
+    let out = ipcperf()
+        .args([
+            "run", "pipe", "--sizes", "64", "--count", "100", "--repeat", "1", "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("| block |") && md.contains("| 64 B |"), "{md}");
+}
+
+/// Children of `pid` (from /proc), to find the peer process.
+fn children(pid: u32) -> Vec<u32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|s| s.parse().ok())
+        .collect()
+}
+
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(t) = f() {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ipcperf did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn long_run(mech: &str, dir: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args([
+            "run",
+            mech,
+            "--sizes",
+            "64k",
+            "--duration",
+            "30s",
+            "--repeat",
+            "1",
+            "--dir",
+        ])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn killed_peer_is_an_error_within_2s_and_leaves_nothing() {
+    for mech in ["pipe", "fifo", "unix", "tcp"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = long_run(mech, dir.path());
+        let peer = wait_for("the peer process", || children(child.id()).first().copied());
+        // Let it get into the timed series.
+        std::thread::sleep(Duration::from_millis(300));
+        let killed = Instant::now();
+        let _ = Command::new("kill")
+            .args(["-9", &peer.to_string()])
+            .status();
+        let st = wait_exit(&mut child, Duration::from_secs(10));
+        let took = killed.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(
+            st.code(),
+            Some(1),
+            "{mech}: exit 1 on failure; stderr {err}"
+        );
+        assert!(
+            took < Duration::from_secs(2),
+            "{mech}: took {took:?} to notice"
+        );
+        assert!(
+            err.contains("SIGKILL"),
+            "{mech}: names how the peer died: {err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{mech}: named objects left behind"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_removes_named_objects_and_the_peer() {
+    for mech in ["fifo", "unix"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = long_run(mech, dir.path());
+        let peer = wait_for("the peer process", || children(child.id()).first().copied());
+        wait_for("the named object", || {
+            (std::fs::read_dir(dir.path()).unwrap().count() > 0).then_some(())
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let st = wait_exit(&mut child, Duration::from_secs(5));
+        assert_eq!(st.code(), Some(130), "{mech}: 128 + SIGINT");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{mech}: objects left after Ctrl-C"
+        );
+        wait_for("the peer to be gone", || {
+            (!Path::new(&format!("/proc/{peer}")).exists()
+                || std::fs::read_to_string(format!("/proc/{peer}/stat"))
+                    .map(|s| s.contains(") Z "))
+                    .unwrap_or(true))
+            .then_some(())
+        });
+    }
+}

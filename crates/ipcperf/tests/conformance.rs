@@ -1,0 +1,210 @@
+//! One conformance suite, instantiated for every stream mechanism in every mode it
+//! has: the bytes sent arrive and verify, the peer (thread or process) ends
+//! cleanly, and no named object is left in the directory the case was given.
+
+use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::mode::{Mode, Placement};
+use ipcperf_core::observer::Quiet;
+use ipcperf_core::payload::Payload;
+use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::record::CaseStatus;
+use ipcperf_core::runner::run_case;
+
+fn env() -> RunEnv {
+    RunEnv {
+        peer: PeerCommand {
+            program: env!("CARGO_BIN_EXE_ipcperf").into(),
+            args: vec!["__peer".into()],
+        },
+    }
+}
+
+/// Run `kind` in `mode` at a few block sizes with --verify and check every property.
+fn conformance(kind: MechanismKind, mode: Mode) {
+    for &size in &[1usize, 4093, 65536] {
+        let dir = tempfile::tempdir().unwrap();
+        let blocks = 37u64;
+        let spec = CaseSpec {
+            mechanism: kind,
+            mode,
+            block_size: size,
+            placement: Placement::UNPINNED,
+            payload: Payload::Verify,
+            length: Length::Count { blocks },
+            repeat: 2,
+            include_setup: false,
+            opts: MechOptions {
+                dir: Some(dir.path().to_path_buf()),
+                ..MechOptions::default()
+            },
+        };
+        let rec = run_case(&spec, &env(), &mut Quiet);
+        assert_eq!(
+            rec.status,
+            CaseStatus::Ok,
+            "{} {} {size} B: {:?}",
+            kind.name(),
+            mode.name(),
+            rec.message
+        );
+        assert_eq!(rec.series.len(), 2);
+        for s in &rec.series {
+            assert_eq!(s.blocks, blocks);
+            assert_eq!(s.bytes, blocks * size as u64, "every byte accounted for");
+            assert!(s.elapsed_ns > 0);
+        }
+        assert!(rec.median_bytes_per_sec.unwrap() > 0.0);
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{} {} left {left:?} behind",
+            kind.name(),
+            mode.name()
+        );
+    }
+}
+
+macro_rules! suite {
+    ($name:ident, $kind:expr, [$($mode:ident),*]) => {
+        mod $name {
+            use super::*;
+            $(
+                #[test]
+                #[allow(non_snake_case)]
+                fn $mode() {
+                    conformance($kind, Mode::$mode);
+                }
+            )*
+        }
+    };
+}
+
+suite!(pipe, MechanismKind::Pipe, [Single, Threads, Processes]);
+suite!(fifo, MechanismKind::Fifo, [Single, Threads, Processes]);
+suite!(unix, MechanismKind::Unix, [Single, Threads, Processes]);
+suite!(tcp, MechanismKind::Tcp, [Single, Threads, Processes]);
+suite!(file, MechanismKind::File, [Single, Threads, Processes]);
+suite!(null, MechanismKind::Null, [Single]);
+suite!(memcpy, MechanismKind::Memcpy, [Single]);
+
+/// Set-up included (Stover's timing) runs a fresh session per series and still
+/// delivers and cleans up.
+#[test]
+fn include_setup_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = CaseSpec {
+        mechanism: MechanismKind::Unix,
+        mode: Mode::Processes,
+        block_size: 1024,
+        placement: Placement::UNPINNED,
+        payload: Payload::Verify,
+        length: Length::Count { blocks: 100 },
+        repeat: 3,
+        include_setup: true,
+        opts: MechOptions {
+            dir: Some(dir.path().to_path_buf()),
+            ..MechOptions::default()
+        },
+    };
+    let rec = run_case(&spec, &env(), &mut Quiet);
+    assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
+    assert_eq!(rec.series.len(), 3);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// Pinned placements are honoured and recorded.
+#[test]
+fn pinned_placement_is_recorded() {
+    let spec = CaseSpec {
+        mechanism: MechanismKind::Pipe,
+        mode: Mode::Processes,
+        block_size: 4096,
+        placement: Placement::pinned(0, 0),
+        payload: Payload::Touch,
+        length: Length::Count { blocks: 100 },
+        repeat: 1,
+        include_setup: false,
+        opts: MechOptions::default(),
+    };
+    let rec = run_case(&spec, &env(), &mut Quiet);
+    assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
+    assert_eq!(rec.placement.label, "same-cpu");
+    assert_eq!(rec.placement.seen_writer_cpu, Some(0));
+    assert_eq!(rec.placement.seen_reader_cpu, Some(0));
+}
+
+/// Non-blocking descriptors driven by poll deliver the same bytes.
+#[test]
+fn tcp_nonblocking_nodelay_buffers() {
+    let spec = CaseSpec {
+        mechanism: MechanismKind::Tcp,
+        mode: Mode::Threads,
+        block_size: 100_000,
+        placement: Placement::UNPINNED,
+        payload: Payload::Verify,
+        length: Length::Count { blocks: 50 },
+        repeat: 1,
+        include_setup: false,
+        opts: MechOptions {
+            nonblocking: true,
+            nodelay: true,
+            sndbuf: Some(1 << 20),
+            rcvbuf: Some(1 << 20),
+            ..MechOptions::default()
+        },
+    };
+    let rec = run_case(&spec, &env(), &mut Quiet);
+    assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
+    assert_eq!(rec.wait, "poll");
+    assert_eq!(rec.options.get("nodelay").map(String::as_str), Some("true"));
+}
+
+/// A block bigger than the pipe can hold is refused in single mode, naming the capacity.
+#[test]
+fn single_mode_refuses_oversized_block_with_capacity() {
+    let spec = CaseSpec {
+        mechanism: MechanismKind::Pipe,
+        mode: Mode::Single,
+        block_size: 1 << 20,
+        placement: Placement::UNPINNED,
+        payload: Payload::Touch,
+        length: Length::Count { blocks: 10 },
+        repeat: 1,
+        include_setup: false,
+        opts: MechOptions::default(),
+    };
+    let rec = run_case(&spec, &env(), &mut Quiet);
+    assert_eq!(rec.status, CaseStatus::Refused);
+    let msg = rec.message.unwrap();
+    assert!(msg.contains("65536"), "names the capacity: {msg}");
+    assert!(rec.series.is_empty() && rec.median_bytes_per_sec.is_none());
+}
+
+/// --pipe-size lets single mode hold a bigger block, and the granted size is recorded.
+#[test]
+fn pipe_size_raises_capacity() {
+    let spec = CaseSpec {
+        mechanism: MechanismKind::Pipe,
+        mode: Mode::Single,
+        block_size: 256 * 1024,
+        placement: Placement::UNPINNED,
+        payload: Payload::Verify,
+        length: Length::Count { blocks: 10 },
+        repeat: 1,
+        include_setup: false,
+        opts: MechOptions {
+            pipe_size: Some(1 << 20),
+            ..MechOptions::default()
+        },
+    };
+    let rec = run_case(&spec, &env(), &mut Quiet);
+    assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
+    assert_eq!(
+        rec.options.get("pipe_size_granted").map(String::as_str),
+        Some("1048576")
+    );
+}
