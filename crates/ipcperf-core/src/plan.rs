@@ -38,6 +38,21 @@ pub struct CaseSpec {
 pub struct RunEnv {
     /// How to start a peer process.
     pub peer: PeerCommand,
+    /// A peer process that has not finished a series within this long (plus three
+    /// times the series' expected length) is declared stuck and killed.
+    pub stall_ns: u64,
+}
+
+impl RunEnv {
+    /// The default stall allowance: 30 s.
+    pub const STALL_NS: u64 = 30_000_000_000;
+
+    pub fn new(peer: PeerCommand) -> RunEnv {
+        RunEnv {
+            peer,
+            stall_ns: RunEnv::STALL_NS,
+        }
+    }
 }
 
 /// Bradford's block sizes, 1 B to 4 KiB, exactly as his pipespeed2 script lists them

@@ -8,35 +8,55 @@ use crate::observer::Observer;
 use crate::plan::{CaseSpec, Length, RunEnv};
 use crate::record::{CaseRecord, CaseStatus, SeriesRecord};
 
-/// How long the warm-up aims to run when the case is timed by duration.
+/// How long the warm-up aims to run.
 fn warmup_target_ns(spec: &CaseSpec) -> u64 {
     match spec.length {
         Length::Duration { ns } => (ns / 4).clamp(20_000_000, 250_000_000),
-        Length::Count { .. } => 0,
+        Length::Count { .. } => 50_000_000,
     }
 }
 
-/// Warm up, and find how many blocks a series needs: uncounted series of growing
-/// length until one lasts long enough to give a rate.
-fn calibrate(s: &mut StreamSession, spec: &CaseSpec) -> Result<u64> {
-    match spec.length {
-        Length::Count { blocks } => {
-            s.series((blocks / 10).max(1))?;
-            Ok(blocks)
+/// What calibration learned: blocks per kept series and the time one should take.
+struct Calibration {
+    blocks: u64,
+    expected_ns: u64,
+    stall_ns: u64,
+}
+
+impl Calibration {
+    /// Time allowed to a kept series before its peer is declared stuck.
+    fn budget_ns(&self) -> u64 {
+        self.stall_ns
+            .saturating_add(self.expected_ns.saturating_mul(3))
+    }
+}
+
+/// Warm up with uncounted series of growing length until one lasts long enough to
+/// give a rate (never more blocks than a counted series has); then size the kept
+/// series from that rate.
+fn calibrate(s: &mut StreamSession, spec: &CaseSpec, stall_ns: u64) -> Result<Calibration> {
+    let target = warmup_target_ns(spec);
+    let cap = match spec.length {
+        Length::Count { blocks } => blocks,
+        Length::Duration { .. } => 1 << 40,
+    };
+    let mut blocks = 1u64;
+    loop {
+        let o = s.series(blocks, stall_ns)?;
+        if o.elapsed_ns >= target || blocks >= cap {
+            let per_block = o.elapsed_ns as f64 / blocks as f64;
+            let kept = match spec.length {
+                Length::Count { blocks } => blocks,
+                Length::Duration { ns } => ((ns as f64 / per_block) as u64).max(1),
+            };
+            return Ok(Calibration {
+                blocks: kept,
+                expected_ns: (kept as f64 * per_block) as u64,
+                stall_ns,
+            });
         }
-        Length::Duration { ns } => {
-            let target = warmup_target_ns(spec);
-            let mut blocks = 1u64;
-            loop {
-                let o = s.series(blocks)?;
-                if o.elapsed_ns >= target || blocks >= 1 << 40 {
-                    let per_block = o.elapsed_ns as f64 / blocks as f64;
-                    return Ok(((ns as f64 / per_block) as u64).max(1));
-                }
-                let grow = (target as f64 / o.elapsed_ns as f64 * 1.2).clamp(2.0, 64.0);
-                blocks = ((blocks as f64 * grow) as u64).max(blocks + 1);
-            }
-        }
+        let grow = (target as f64 / o.elapsed_ns as f64 * 1.2).clamp(2.0, 64.0);
+        blocks = ((blocks as f64 * grow) as u64).max(blocks + 1).min(cap);
     }
 }
 
@@ -69,10 +89,11 @@ fn run_inner(
     }
     let mut s = StreamSession::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
-    let blocks = calibrate(&mut s, spec)?;
+    let cal = calibrate(&mut s, spec, env.stall_ns)?;
+    let blocks = cal.blocks;
     if !spec.include_setup {
         for _ in 0..spec.repeat {
-            let o = s.series(blocks)?;
+            let o = s.series(blocks, cal.budget_ns())?;
             keep(rec, spec, blocks, o, obs);
         }
         return s.close();
@@ -81,7 +102,7 @@ fn run_inner(
     for _ in 0..spec.repeat {
         let t0 = now_ns();
         let mut s = StreamSession::open(spec, env)?;
-        let mut o = s.series(blocks)?;
+        let mut o = s.series(blocks, cal.budget_ns())?;
         s.close()?;
         o.elapsed_ns = now_ns() - t0;
         keep(rec, spec, blocks, o, obs);

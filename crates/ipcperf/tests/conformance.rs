@@ -12,12 +12,10 @@ use ipcperf_core::record::CaseStatus;
 use ipcperf_core::runner::run_case;
 
 fn env() -> RunEnv {
-    RunEnv {
-        peer: PeerCommand {
-            program: env!("CARGO_BIN_EXE_ipcperf").into(),
-            args: vec!["__peer".into()],
-        },
-    }
+    RunEnv::new(PeerCommand {
+        program: env!("CARGO_BIN_EXE_ipcperf").into(),
+        args: vec!["__peer".into()],
+    })
 }
 
 /// Run `kind` in `mode` at a few block sizes with --verify and check every property.

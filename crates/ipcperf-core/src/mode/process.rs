@@ -9,6 +9,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::protocol::{serve, FromPeer, PeerChannel, PeerHandle, PeerSetup, ToPeer};
 use crate::error::{Error, Result};
 use ipcperf_sys::cleanup::{register, Registration, Undo};
+use ipcperf_sys::clock::now_ns;
 use ipcperf_sys::error::Context;
 use ipcperf_sys::fdpass;
 
@@ -56,7 +59,32 @@ pub struct ProcessPeer {
     ctl: UnixStream,
     child: Child,
     buf: Vec<u8>,
+    watch: Arc<Watch>,
+    watchdog: Option<std::thread::JoinHandle<()>>,
+    armed_at: Arc<AtomicU64>,
     _reg: Registration,
+}
+
+/// Shared with the watchdog thread: the deadline of the series under way.
+struct Watch {
+    deadline_ns: AtomicU64,
+    fired_after_ms: AtomicU64,
+    stop: AtomicBool,
+}
+
+const NO_DEADLINE: u64 = u64::MAX;
+
+fn watchdog(pid: u32, w: Arc<Watch>, armed_at: Arc<AtomicU64>) {
+    while !w.stop.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(20));
+        let d = w.deadline_ns.load(Ordering::Acquire);
+        if d != NO_DEADLINE && now_ns() > d {
+            let ms = (d - armed_at.load(Ordering::Acquire)) / 1_000_000;
+            w.fired_after_ms.store(ms.max(1), Ordering::Release);
+            ipcperf_sys::signal::kill(pid as i32);
+            return;
+        }
+    }
 }
 
 impl ProcessPeer {
@@ -79,10 +107,25 @@ impl ProcessPeer {
         let fds = std::mem::take(&mut setup.handoff.fds);
         let msg = serde_json::to_vec(&ToPeer::Hello(setup)).expect("setup serializes");
         let borrowed: Vec<_> = fds.iter().map(|f| f.as_fd()).collect();
+        let watch = Arc::new(Watch {
+            deadline_ns: AtomicU64::new(NO_DEADLINE),
+            fired_after_ms: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let armed_at = Arc::new(AtomicU64::new(0));
+        let pid = child.id();
+        let (w2, a2) = (watch.clone(), armed_at.clone());
+        let watchdog = std::thread::Builder::new()
+            .name("ipcperf-watchdog".into())
+            .spawn(move || watchdog(pid, w2, a2))
+            .ok();
         let mut peer = ProcessPeer {
             ctl,
             child,
             buf: vec![0; MAX_MSG],
+            watch,
+            watchdog,
+            armed_at,
             _reg: reg,
         };
         if let Err(e) = fdpass::send_with_fds(&peer.ctl, &msg, &borrowed) {
@@ -96,6 +139,15 @@ impl ProcessPeer {
 
     /// If the peer has died (or dies within a second), say how.
     fn death(&mut self) -> Option<Error> {
+        let fired = self.watch.fired_after_ms.load(Ordering::Acquire);
+        if fired > 0 {
+            let _ = self.child.wait();
+            return Some(Error::Timeout(format!(
+                "peer process {} did not finish the series within {} ms; killed it",
+                self.child.id(),
+                fired
+            )));
+        }
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
             match self.child.try_wait() {
@@ -156,6 +208,13 @@ impl PeerHandle for ProcessPeer {
             .map_err(|e| Error::Peer(format!("bad message from the peer: {e}")))
     }
 
+    fn arm(&mut self, deadline_ns: Option<u64>) {
+        self.armed_at.store(now_ns(), Ordering::Release);
+        self.watch
+            .deadline_ns
+            .store(deadline_ns.unwrap_or(NO_DEADLINE), Ordering::Release);
+    }
+
     fn finish(&mut self) -> Result<()> {
         let _ = self.send(ToPeer::Quit);
         let deadline = Instant::now() + Duration::from_secs(2);
@@ -181,6 +240,10 @@ impl PeerHandle for ProcessPeer {
 
 impl Drop for ProcessPeer {
     fn drop(&mut self) {
+        self.watch.stop.store(true, Ordering::Release);
+        if let Some(w) = self.watchdog.take() {
+            let _ = w.join();
+        }
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
         }

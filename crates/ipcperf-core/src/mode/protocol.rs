@@ -58,6 +58,10 @@ pub trait PeerHandle {
     fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer>;
     /// Say quit and wait (bounded) for the peer to end cleanly.
     fn finish(&mut self) -> Result<()>;
+    /// Kill the peer if the current series is not over by `deadline_ns` (monotonic
+    /// clock); `None` disarms. A process peer enforces it from a watchdog thread, so
+    /// a stopped or stuck peer turns into an error instead of a hang.
+    fn arm(&mut self, _deadline_ns: Option<u64>) {}
 }
 
 /// Run the peer's side of a case until told to quit. Errors are also reported to

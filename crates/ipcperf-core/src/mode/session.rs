@@ -124,8 +124,9 @@ impl StreamSession {
         Ok(s)
     }
 
-    /// Run one series of `blocks` blocks and time it.
-    pub fn series(&mut self, blocks: u64) -> Result<SeriesOutcome> {
+    /// Run one series of `blocks` blocks and time it. A peer process that has not
+    /// finished it within `budget_ns` is killed, and the series fails.
+    pub fn series(&mut self, blocks: u64, budget_ns: u64) -> Result<SeriesOutcome> {
         let p = self.spec.payload;
         let bytes = blocks * self.spec.block_size as u64;
         if self.spec.mechanism == MechanismKind::Memcpy {
@@ -157,6 +158,7 @@ impl StreamSession {
             return Ok(self.outcome(end - start, current_cpu()));
         };
         let after = self.spec.mechanism.info().reader_after_writer;
+        peer.arm(Some(now_ns().saturating_add(budget_ns)));
         if !after {
             peer.send(ToPeer::Go { bytes })?;
         }
@@ -167,7 +169,7 @@ impl StreamSession {
             // The peer's own account of what went wrong beats our broken pipe.
             return Err(match peer.recv(2_000) {
                 Ok(FromPeer::Failed { message }) => Error::Peer(message),
-                Err(pe @ Error::Peer(_)) => pe,
+                Err(pe @ (Error::Peer(_) | Error::Timeout(_))) => pe,
                 _ => e,
             });
         }
@@ -176,7 +178,9 @@ impl StreamSession {
         }
         // The reader has at most what is buffered left to read (all of it for a file).
         let wait_ms = 10_000 + 2 * ((write_end - start) / 1_000_000).min(600_000) as i32;
-        match peer.recv(wait_ms)? {
+        let reply = peer.recv(wait_ms);
+        peer.arm(None);
+        match reply? {
             FromPeer::Done { end_ns, cpu } => {
                 let mut o = self.outcome(end_ns.saturating_sub(start), current_cpu());
                 o.reader_cpu = cpu;

@@ -191,9 +191,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
-    let env = RunEnv {
-        peer: PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?,
-    };
+    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord {
         ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: std::env::args().collect(),
