@@ -42,6 +42,12 @@ pub struct SeriesRecord {
     pub blocks: u64,
     pub bytes: u64,
     pub elapsed_ns: u64,
+    /// CPU time the writer's thread used in the series (the only thread in single mode).
+    #[serde(default)]
+    pub writer_cpu_ns: u64,
+    /// CPU time the reader's thread used (absent in single mode and for solo mechanisms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_cpu_ns: Option<u64>,
 }
 
 impl SeriesRecord {
@@ -50,6 +56,12 @@ impl SeriesRecord {
     }
     pub fn blocks_per_sec(&self) -> f64 {
         self.blocks as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+    /// CPUs kept busy on average: (writer + reader CPU time) / wall time. 1.0 = one
+    /// CPU fully busy; a spinning side shows here.
+    pub fn cpu_load(&self) -> f64 {
+        (self.writer_cpu_ns + self.reader_cpu_ns.unwrap_or(0)) as f64
+            / self.elapsed_ns.max(1) as f64
     }
 }
 
@@ -75,6 +87,9 @@ pub struct CaseRecord {
     pub min_bytes_per_sec: Option<f64>,
     pub max_bytes_per_sec: Option<f64>,
     pub median_blocks_per_sec: Option<f64>,
+    /// Median CPUs kept busy by both sides together (see [`SeriesRecord::cpu_load`]).
+    #[serde(default)]
+    pub median_cpu_load: Option<f64>,
 }
 
 impl CaseRecord {
@@ -108,6 +123,7 @@ impl CaseRecord {
             min_bytes_per_sec: None,
             max_bytes_per_sec: None,
             median_blocks_per_sec: None,
+            median_cpu_load: None,
         }
     }
 
@@ -121,6 +137,8 @@ impl CaseRecord {
             self.max_bytes_per_sec = Some(max);
         }
         self.median_blocks_per_sec = spread(&blk).map(|s| s.median);
+        let load: Vec<f64> = self.series.iter().map(|s| s.cpu_load()).collect();
+        self.median_cpu_load = spread(&load).map(|s| s.median);
     }
 
     pub fn is_ok(&self) -> bool {

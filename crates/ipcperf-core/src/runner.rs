@@ -71,6 +71,8 @@ fn keep(
         blocks,
         bytes: blocks * spec.block_size as u64,
         elapsed_ns: o.elapsed_ns,
+        writer_cpu_ns: o.writer_cpu_ns,
+        reader_cpu_ns: o.reader_cpu_ns,
     };
     obs.series_done(spec, &s);
     rec.series.push(s);

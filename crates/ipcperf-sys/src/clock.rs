@@ -22,3 +22,10 @@ pub fn clock_cost_ns(n: usize) -> u64 {
     d.sort_unstable();
     d.get(d.len() / 2).copied().unwrap_or(0)
 }
+
+/// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
+        .unwrap_or(0)
+}

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::mechanism::{open_peer, ByteStream, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::payload::Payload;
 use crate::workload::stream;
+use ipcperf_sys::clock::thread_cpu_ns;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 /// What the peer does in a case.
@@ -40,9 +41,18 @@ pub enum ToPeer {
 /// Peer to owner.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum FromPeer {
-    Ready { cpu: Option<usize> },
-    Done { end_ns: u64, cpu: Option<usize> },
-    Failed { message: String },
+    Ready {
+        cpu: Option<usize>,
+    },
+    /// `cpu_ns`: CPU time the peer's thread used in the series.
+    Done {
+        end_ns: u64,
+        cpu: Option<usize>,
+        cpu_ns: u64,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 /// The peer's end of the conversation.
@@ -87,10 +97,12 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                 match ch.recv()? {
                     ToPeer::Go { bytes } => {
                         ep.prepare_series(false)?;
+                        let cpu0 = thread_cpu_ns();
                         let end_ns = stream::read_stream(setup.payload, &mut ep, &mut buf, bytes)?;
                         ch.send(FromPeer::Done {
                             end_ns,
                             cpu: current_cpu(),
+                            cpu_ns: thread_cpu_ns() - cpu0,
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

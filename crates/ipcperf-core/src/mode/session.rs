@@ -2,7 +2,7 @@
 //! ready to run timed series. Set-up and tear-down happen here, outside the
 //! timed series (the runner times them only for `--include-setup`).
 
-use ipcperf_sys::clock::now_ns;
+use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 use super::process::ProcessPeer;
@@ -23,6 +23,10 @@ pub struct SeriesOutcome {
     pub elapsed_ns: u64,
     pub writer_cpu: Option<usize>,
     pub reader_cpu: Option<usize>,
+    /// CPU time used by the writer's and the reader's thread during the series
+    /// (the same thread in single mode; no reader for solo mechanisms).
+    pub writer_cpu_ns: u64,
+    pub reader_cpu_ns: Option<u64>,
 }
 
 pub struct StreamSession {
@@ -133,38 +137,46 @@ impl StreamSession {
             if p == Payload::Verify {
                 fill_pattern(&mut self.wbuf, 0);
             }
+            let cpu0 = thread_cpu_ns();
             let start = now_ns();
             stream::copy_blocks(&self.wbuf, &mut self.rbuf, blocks);
             let end = now_ns();
+            let cpu_ns = thread_cpu_ns() - cpu0;
             if p == Payload::Verify {
                 check_pattern(&self.rbuf, 0)?;
             }
-            return Ok(self.outcome(end - start, current_cpu()));
+            return Ok(self.outcome(end - start, cpu_ns));
         }
         let w = self.writer.as_mut().expect("writer open");
         w.prepare_series(true)?;
         if let Some(r) = self.reader.as_mut() {
             r.prepare_series(false)?;
+            let cpu0 = thread_cpu_ns();
             let start = now_ns();
             stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
             let end = now_ns();
-            return Ok(self.outcome(end - start, current_cpu()));
+            let cpu_ns = thread_cpu_ns() - cpu0;
+            return Ok(self.outcome(end - start, cpu_ns));
         }
         let Some(peer) = self.peer.as_mut() else {
             // Solo writer (null).
+            let cpu0 = thread_cpu_ns();
             let start = now_ns();
             stream::write_stream(p, w, &mut self.wbuf, blocks)?;
             let end = now_ns();
-            return Ok(self.outcome(end - start, current_cpu()));
+            let cpu_ns = thread_cpu_ns() - cpu0;
+            return Ok(self.outcome(end - start, cpu_ns));
         };
         let after = self.spec.mechanism.info().reader_after_writer;
         peer.arm(Some(now_ns().saturating_add(budget_ns)));
         if !after {
             peer.send(ToPeer::Go { bytes })?;
         }
+        let cpu0 = thread_cpu_ns();
         let start = now_ns();
         let wrote = stream::write_stream(p, w, &mut self.wbuf, blocks);
         let write_end = now_ns();
+        let writer_cpu_ns = thread_cpu_ns() - cpu0;
         if let Err(e) = wrote {
             // The peer's own account of what went wrong beats our broken pipe.
             return Err(match peer.recv(2_000) {
@@ -181,9 +193,14 @@ impl StreamSession {
         let reply = peer.recv(wait_ms);
         peer.arm(None);
         match reply? {
-            FromPeer::Done { end_ns, cpu } => {
-                let mut o = self.outcome(end_ns.saturating_sub(start), current_cpu());
+            FromPeer::Done {
+                end_ns,
+                cpu,
+                cpu_ns,
+            } => {
+                let mut o = self.outcome(end_ns.saturating_sub(start), writer_cpu_ns);
                 o.reader_cpu = cpu;
+                o.reader_cpu_ns = Some(cpu_ns);
                 Ok(o)
             }
             FromPeer::Failed { message } => Err(Error::Peer(message)),
@@ -191,15 +208,15 @@ impl StreamSession {
         }
     }
 
-    fn outcome(&self, elapsed_ns: u64, cpu: Option<usize>) -> SeriesOutcome {
+    fn outcome(&self, elapsed_ns: u64, writer_cpu_ns: u64) -> SeriesOutcome {
+        let cpu = current_cpu();
+        let single = self.spec.mode == Mode::Single;
         SeriesOutcome {
             elapsed_ns: elapsed_ns.max(1),
             writer_cpu: cpu,
-            reader_cpu: if self.spec.mode == Mode::Single {
-                cpu
-            } else {
-                None
-            },
+            reader_cpu: if single { cpu } else { None },
+            writer_cpu_ns,
+            reader_cpu_ns: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub const HEADER: &[&str] = &[
     "min_bytes_per_sec",
     "max_bytes_per_sec",
     "median_blocks_per_sec",
+    "median_cpu_load",
     "series_elapsed_ns",
     "series_bytes",
     "options",
@@ -50,6 +51,7 @@ pub fn render(run: &RunRecord) -> String {
             opt(c.min_bytes_per_sec.map(|v| format!("{v:.0}"))),
             opt(c.max_bytes_per_sec.map(|v| format!("{v:.0}"))),
             opt(c.median_blocks_per_sec.map(|v| format!("{v:.0}"))),
+            opt(c.median_cpu_load.map(|v| format!("{v:.3}"))),
             c.series
                 .iter()
                 .map(|s| s.elapsed_ns.to_string())

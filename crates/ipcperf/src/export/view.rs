@@ -30,9 +30,10 @@ fn group_key(c: &CaseRecord) -> (String, String, String) {
     )
 }
 
-fn cell(c: &CaseRecord) -> (String, String) {
+/// The three cells of one case: MB/s (min–max), blocks/s, CPUs busy.
+fn cells(c: &CaseRecord) -> [String; 3] {
     match (c.status.clone(), c.median_bytes_per_sec) {
-        (CaseStatus::Ok, Some(m)) => (
+        (CaseStatus::Ok, Some(m)) => [
             format!(
                 "{} ({}–{})",
                 fmt_mbps(m),
@@ -40,9 +41,12 @@ fn cell(c: &CaseRecord) -> (String, String) {
                 fmt_mbps(c.max_bytes_per_sec.unwrap_or(m))
             ),
             fmt_rate(c.median_blocks_per_sec.unwrap_or(0.0)),
-        ),
-        (CaseStatus::Refused, _) => ("skipped".into(), "-".into()),
-        _ => ("FAILED".into(), "-".into()),
+            c.median_cpu_load
+                .map(|l| format!("{l:.2}"))
+                .unwrap_or_else(|| "-".into()),
+        ],
+        (CaseStatus::Refused, _) => ["skipped".into(), "-".into(), "-".into()],
+        _ => ["FAILED".into(), "-".into(), "-".into()],
     }
 }
 
@@ -78,6 +82,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
         for p in &placements {
             header.push(format!("{p} MB/s (min–max)"));
             header.push(format!("{p} blocks/s"));
+            header.push("CPUs busy".to_string());
         }
         let mut rows = Vec::new();
         let mut notes = Vec::new();
@@ -89,9 +94,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
                     .find(|c| c.block_size == *s && &c.placement.label == p)
                 {
                     Some(c) => {
-                        let (a, b) = cell(c);
-                        row.push(a);
-                        row.push(b);
+                        row.extend(cells(c));
                         if let Some(msg) = &c.message {
                             let note = format!("{} {}: {msg}", fmt_size(*s), p);
                             if !notes.contains(&note) {
@@ -99,10 +102,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
                             }
                         }
                     }
-                    None => {
-                        row.push("-".into());
-                        row.push("-".into());
-                    }
+                    None => row.extend(["-".to_string(), "-".into(), "-".into()]),
                 }
             }
             rows.push(row);
@@ -182,6 +182,10 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
             .map(|s| s.to_string())
             .collect(),
         rows,
-        notes: vec!["MB/s = 10^6 bytes per second; median over the series (min–max)".into()],
+        notes: vec![
+            "MB/s = 10^6 bytes per second; median over the series (min–max)".into(),
+            "CPUs busy = CPU time of writer + reader / wall time (1.00 = one CPU fully busy)"
+                .into(),
+        ],
     })
 }
