@@ -50,6 +50,26 @@ fn cells(c: &CaseRecord) -> [String; 3] {
     }
 }
 
+/// Series that disagree by more than this (max − min over median) are flagged.
+pub const NOISY_SPREAD: f64 = 0.2;
+
+/// A warning when a case's series disagree: the machine was busy, or the case is
+/// unstable; its median deserves less trust.
+fn noise(c: &CaseRecord) -> Option<String> {
+    let (m, lo, hi) = (
+        c.median_bytes_per_sec?,
+        c.min_bytes_per_sec?,
+        c.max_bytes_per_sec?,
+    );
+    let spread = (hi - lo) / m;
+    (c.series.len() > 1 && spread > NOISY_SPREAD).then(|| {
+        format!(
+            "noisy: the series spread {:.0}% around the median; repeat on a quiet machine or with --repeat",
+            spread * 100.0
+        )
+    })
+}
+
 pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
     let m = &run.machine;
     let heading = format!(
@@ -95,6 +115,9 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
                 {
                     Some(c) => {
                         row.extend(cells(c));
+                        if let Some(n) = noise(c) {
+                            notes.push(format!("{} {p}: {n}", fmt_size(*s)));
+                        }
                         if let Some(msg) = &c.message {
                             let note = format!("{} {}: {msg}", fmt_size(*s), p);
                             if !notes.contains(&note) {
@@ -188,4 +211,110 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
                 .into(),
         ],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcperf_core::machine::Machine;
+    use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+    use ipcperf_core::mode::{Mode, Placement};
+    use ipcperf_core::payload::Payload;
+    use ipcperf_core::plan::{CaseSpec, Length};
+    use ipcperf_core::record::SeriesRecord;
+
+    /// A record of `mech` at 64 KiB whose series took these many ms for 1e9 bytes.
+    fn case(mech: MechanismKind, pl: Placement, ms: &[u64]) -> CaseRecord {
+        let spec = CaseSpec {
+            mechanism: mech,
+            mode: Mode::Processes,
+            block_size: 65536,
+            placement: pl,
+            payload: Payload::Touch,
+            length: Length::Count { blocks: 1 },
+            repeat: ms.len() as u32,
+            include_setup: false,
+            opts: MechOptions::default(),
+        };
+        let mut r = CaseRecord::for_spec(&spec);
+        r.series = ms
+            .iter()
+            .map(|&m| SeriesRecord {
+                blocks: 15259,
+                bytes: 1_000_000_000,
+                elapsed_ns: m * 1_000_000,
+                writer_cpu_ns: m * 1_000_000,
+                reader_cpu_ns: Some(0),
+            })
+            .collect();
+        r.summarize();
+        r
+    }
+
+    fn run(cases: Vec<CaseRecord>) -> RunRecord {
+        RunRecord {
+            ipcperf_version: "0".into(),
+            command_line: vec![],
+            started_ms: 0,
+            finished_ms: None,
+            complete: true,
+            machine: Machine::default(),
+            cases,
+        }
+    }
+
+    #[test]
+    fn ranking_is_relative_to_the_slowest() {
+        let same = Placement::pinned(0, 0);
+        let v = build(
+            &run(vec![
+                case(MechanismKind::Pipe, same, &[250, 250, 250]),
+                case(MechanismKind::Tcp, same, &[1000, 1000, 1000]),
+            ]),
+            None,
+        );
+        let rank = v.tables.last().unwrap();
+        assert!(rank.title.contains("64 KiB"));
+        assert_eq!(rank.rows[0][0], "pipe");
+        assert_eq!(rank.rows[0][3], "4000");
+        assert_eq!(rank.rows[0][4], "4.00×");
+        assert_eq!(rank.rows[1][4], "1.00×");
+    }
+
+    #[test]
+    fn placements_side_by_side_and_refusals_named() {
+        let mut refused = case(MechanismKind::Pipe, Placement::pinned(0, 1), &[]);
+        refused.status = CaseStatus::Refused;
+        refused.message = Some("too big".into());
+        let v = build(
+            &run(vec![
+                case(MechanismKind::Pipe, Placement::pinned(0, 0), &[1000]),
+                refused,
+            ]),
+            None,
+        );
+        let t = &v.tables[0];
+        assert_eq!(t.header[1], "same-cpu MB/s (min–max)");
+        assert_eq!(t.header[4], "cross-cpu MB/s (min–max)");
+        assert_eq!(t.rows[0][1], "1000 (1000–1000)");
+        assert_eq!(t.rows[0][3], "1.00", "CPUs busy");
+        assert_eq!(t.rows[0][4], "skipped");
+        assert!(t.notes.iter().any(|n| n.contains("too big")));
+    }
+
+    #[test]
+    fn noisy_series_are_flagged_and_steady_ones_not() {
+        let noisy = case(
+            MechanismKind::Pipe,
+            Placement::UNPINNED,
+            &[1000, 1500, 1000],
+        );
+        let steady = case(
+            MechanismKind::Unix,
+            Placement::UNPINNED,
+            &[1000, 1050, 1000],
+        );
+        assert!(noise(&noisy).is_some());
+        assert!(noise(&steady).is_none());
+    }
 }
