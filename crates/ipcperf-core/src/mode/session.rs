@@ -277,14 +277,12 @@ fn probe_capacity(
     )))
 }
 
+/// Read and discard `n` bytes.
 fn drain(r: &mut FdStream, buf: &mut [u8], mut n: usize) -> Result<()> {
     while n > 0 {
         let want = n.min(buf.len());
-        let got = r.read_some(&mut buf[..want])?;
-        if got == 0 {
-            return Err(Error::Peer("closed while draining".into()));
-        }
-        n -= got;
+        stream::recv_exact(r, &mut buf[..want])?;
+        n -= want;
     }
     Ok(())
 }

@@ -60,15 +60,25 @@ pub fn echo_blocks<W: ByteStream, R: ByteStream, P: PayloadOps>(
     for i in 0..blocks {
         P::fill(wbuf, i * len, i);
         w.write_all(wbuf)?;
-        let mut got = 0usize;
-        while got < wbuf.len() {
-            let n = r.read_some(&mut rbuf[got..])?;
-            if n == 0 {
-                return Err(Error::Peer("the stream closed".into()));
-            }
-            got += n;
-        }
+        recv_exact(r, rbuf)?;
         P::check(rbuf, i * len)?;
+    }
+    Ok(())
+}
+
+/// Read until `buf` is full; end of stream before that is the peer's failure.
+#[inline]
+pub fn recv_exact<S: ByteStream>(s: &mut S, buf: &mut [u8]) -> Result<()> {
+    let mut got = 0usize;
+    while got < buf.len() {
+        let n = s.read_some(&mut buf[got..])?;
+        if n == 0 {
+            return Err(Error::Peer(format!(
+                "the stream ended after {got} of {} bytes",
+                buf.len()
+            )));
+        }
+        got += n;
     }
     Ok(())
 }
