@@ -12,6 +12,7 @@ pub mod error;
 pub mod fd;
 pub mod fdpass;
 pub mod names;
+pub mod rtsig;
 pub mod signal;
 
 pub use error::{SysError, SysResult};
