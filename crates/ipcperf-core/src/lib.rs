@@ -7,6 +7,7 @@
 //! and reports progress to an [`observer::Observer`]. Nothing here prints.
 
 pub mod error;
+pub mod gen;
 pub mod machine;
 pub mod mechanism;
 pub mod mode;
