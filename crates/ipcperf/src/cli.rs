@@ -32,6 +32,15 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Mechanisms, the modes they run in, and this system's limits.
     List(ListArgs),
+    /// Write random printable ASCII to stdout, in fixed-size writes (Stover's generator).
+    ///
+    /// Composes with any program: `ipcperf gen --bytes 512M | gzip | wc -c`.
+    Gen(crate::cmd::gen::GenArgs),
+    /// Read stdin to end of file and report bytes, seconds and MB/s on stderr (Stover's sink).
+    Sink(crate::cmd::sink::SinkArgs),
+    /// Time Stover's pipelines: gen | sink, a temp file, /dev/null, cat, and ipcperf's own
+    /// mechanisms, as real processes, start-up included.
+    Pipeline(crate::cmd::pipeline::PipelineArgs),
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,

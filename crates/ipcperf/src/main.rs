@@ -36,8 +36,30 @@ impl Fail {
     }
 }
 
+/// Parse the arguments; bad input is one line on stderr and exit code 2 (help and
+/// --version print as clap prints them).
+fn parse_args() -> cli::Cli {
+    use clap::error::ErrorKind;
+    cli::Cli::try_parse().unwrap_or_else(|e| {
+        if matches!(
+            e.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ) {
+            e.exit();
+        }
+        // clap's first paragraph says what is wrong; the rest is usage and tips.
+        let text = e.render().to_string();
+        let first = text.split("\n\n").next().unwrap_or_default();
+        let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!("ipcperf: {line}");
+        std::process::exit(2);
+    })
+}
+
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = parse_args();
     let result = match cli.command {
         cli::Command::Peer => {
             // The peer reports its errors to its owner over the control socket.
@@ -51,6 +73,12 @@ fn main() {
             cmd::run::run(*a)
         }
         cli::Command::List(a) => cmd::list::run(a),
+        cli::Command::Gen(a) => cmd::gen::run(a),
+        cli::Command::Sink(a) => cmd::sink::run(a),
+        cli::Command::Pipeline(a) => {
+            ipcperf_sys::signal::cleanup_on_interrupt();
+            cmd::pipeline::run(a)
+        }
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,4 +1,7 @@
 //! One file per subcommand.
 
+pub mod gen;
 pub mod list;
+pub mod pipeline;
 pub mod run;
+pub mod sink;

@@ -15,6 +15,12 @@ use crate::cli::Format;
 
 /// Render a run in `format`.
 pub fn render(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
+    render_with(run, format, || view::build(run, rank_size))
+}
+
+/// Render a run in `format`, with a view of the caller's own for tables and
+/// markdown (a subcommand that arranges its cases differently, e.g. `pipeline`).
+pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view::View) -> String {
     match format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(run).expect("records serialize");
@@ -22,7 +28,7 @@ pub fn render(run: &RunRecord, format: Format, rank_size: Option<usize>) -> Stri
             s
         }
         Format::Csv => csv::render(run),
-        Format::Table => table::render(&view::build(run, rank_size)),
-        Format::Markdown => markdown::render(&view::build(run, rank_size)),
+        Format::Table => table::render(&view()),
+        Format::Markdown => markdown::render(&view()),
     }
 }

@@ -70,12 +70,17 @@ fn noise(c: &CaseRecord) -> Option<String> {
     })
 }
 
-pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
+/// The first line of every view: the version and the machine.
+pub fn heading(run: &RunRecord) -> String {
     let m = &run.machine;
-    let heading = format!(
+    format!(
         "ipcperf {} on {} (Linux {}, {} CPUs, {})",
         run.ipcperf_version, m.hostname, m.kernel, m.cpus, m.cpu_model
-    );
+    )
+}
+
+pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
+    let heading = heading(run);
     let mut tables = Vec::new();
 
     // One table per (mechanism, mode, payload), in the order they ran.

@@ -1,0 +1,58 @@
+//! `ipcperf gen`: Stover's generator. Random printable ASCII to standard output in
+//! `--chunk`-sized writes, so it composes with any program through the shell.
+
+use std::os::fd::AsFd;
+
+use clap::Args;
+use ipcperf_core::gen::Printable;
+use ipcperf_sys::error::Errno;
+
+use crate::units;
+use crate::Fail;
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// How many bytes to write (512M, 1G; k = 1024).
+    #[arg(long, short, default_value = "512M", value_parser = units::parse_size)]
+    pub bytes: usize,
+
+    /// Bytes per write(2) (the last write may be shorter).
+    #[arg(long, short, default_value = "1k", value_parser = units::parse_size)]
+    pub chunk: usize,
+
+    /// The same seed writes the same bytes (check them with `sink --verify-seed`).
+    /// Default: a fresh random seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// A seed no two runs are likely to share (std's per-process random hash keys).
+pub fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(ipcperf_sys::clock::now_ns());
+    h.finish()
+}
+
+pub fn run(a: GenArgs) -> Result<i32, Fail> {
+    let mut stream = Printable::new(a.seed.unwrap_or_else(random_seed));
+    let mut scratch = vec![0u8; a.chunk.min(a.bytes)];
+    let stdout = std::io::stdout();
+    let out = stdout.as_fd();
+    let mut left = a.bytes;
+    while left > 0 {
+        let n = a.chunk.min(left);
+        let chunk = stream.next(&mut scratch[..n]);
+        let mut done = 0;
+        while done < n {
+            match ipcperf_sys::fd::write(out, &chunk[done..]) {
+                Ok(w) => done += w,
+                // The reader has gone (`gen | head`): that is the reader's choice, not an error.
+                Err(Errno::EPIPE) => return Ok(0),
+                Err(e) => return Err(Fail::failure(format!("gen: write to stdout: {e}"))),
+            }
+        }
+        left -= n;
+    }
+    Ok(0)
+}

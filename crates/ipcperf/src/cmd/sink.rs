@@ -1,0 +1,100 @@
+//! `ipcperf sink`: Stover's sink. Reads standard input to end of file in `--chunk`
+//! reads, reads every byte it gets, and reports bytes, seconds and MB/s on stderr.
+
+use std::os::fd::AsFd;
+
+use clap::{Args, ValueEnum};
+use ipcperf_core::gen::{check, Printable};
+use ipcperf_sys::clock::now_ns;
+use serde::{Deserialize, Serialize};
+
+use crate::units::{self, fmt_mbps};
+use crate::Fail;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SinkFormat {
+    /// One line for people.
+    Text,
+    /// One JSON object for machines.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct SinkArgs {
+    /// Bytes per read(2).
+    #[arg(long, short, default_value = "1k", value_parser = units::parse_size)]
+    pub chunk: usize,
+
+    /// Check every byte against what `ipcperf gen --seed S` writes; a difference
+    /// fails (exit 1) and names its offset.
+    #[arg(long, value_name = "S")]
+    pub verify_seed: Option<u64>,
+
+    /// How the report on stderr is written.
+    #[arg(long, short, value_enum, default_value_t = SinkFormat::Text)]
+    pub format: SinkFormat,
+}
+
+/// What the sink saw, as `--format json` writes it on stderr.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SinkReport {
+    pub bytes: u64,
+    pub reads: u64,
+    /// From just before the first read to end of file.
+    pub seconds: f64,
+    /// 10^6 bytes per second.
+    pub mb_per_sec: f64,
+    /// The seed every byte was checked against, if any.
+    pub verified_seed: Option<u64>,
+}
+
+pub fn run(a: SinkArgs) -> Result<i32, Fail> {
+    let mut buf = vec![0u8; a.chunk];
+    let mut verify = a
+        .verify_seed
+        .map(|s| (s, Printable::new(s), vec![0u8; a.chunk]));
+    let stdin = std::io::stdin();
+    let input = stdin.as_fd();
+    let (mut bytes, mut reads) = (0u64, 0u64);
+    let t0 = now_ns();
+    loop {
+        let n = ipcperf_sys::fd::read(input, &mut buf)
+            .map_err(|e| Fail::failure(format!("sink: read from stdin: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        let got = &buf[..n];
+        match &mut verify {
+            Some((seed, stream, scratch)) => check(stream, got, scratch).map_err(|e| {
+                Fail::failure(format!("sink: {e} (as gen --seed {seed} writes it)"))
+            })?,
+            None => {
+                std::hint::black_box(ipcperf_core::payload::sum(got));
+            }
+        }
+        bytes += n as u64;
+        reads += 1;
+    }
+    let seconds = (now_ns() - t0).max(1) as f64 / 1e9;
+    let report = SinkReport {
+        bytes,
+        reads,
+        seconds,
+        mb_per_sec: bytes as f64 / seconds / 1e6,
+        verified_seed: a.verify_seed,
+    };
+    match a.format {
+        SinkFormat::Json => eprintln!(
+            "{}",
+            serde_json::to_string(&report).expect("reports serialize")
+        ),
+        SinkFormat::Text => eprintln!(
+            "ipcperf sink: {bytes} bytes in {seconds:.3} s: {} MB/s ({reads} reads{})",
+            fmt_mbps(report.mb_per_sec * 1e6),
+            a.verify_seed
+                .map(|s| format!(", every byte as gen --seed {s} writes it"))
+                .unwrap_or_default()
+        ),
+    }
+    Ok(0)
+}

@@ -1,0 +1,278 @@
+//! `gen`, `sink` and `pipeline` as a user runs them: through the built binary.
+
+use std::process::{Command, Output, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn ipcperf() -> Command {
+    Command::cargo_bin("ipcperf").expect("the ipcperf binary is built")
+}
+
+fn gen(args: &[&str]) -> Vec<u8> {
+    let out = ipcperf().arg("gen").args(args).output().unwrap();
+    assert!(out.status.success(), "gen {args:?}: {out:?}");
+    assert!(out.stderr.is_empty(), "gen is quiet: {out:?}");
+    out.stdout
+}
+
+/// Run sink with `input` on its stdin.
+fn sink(args: &[&str], input: &[u8]) -> Output {
+    let mut child = ipcperf()
+        .arg("sink")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        // The sink may stop early on a mismatch: a broken pipe here is expected.
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+fn json_report(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stderr);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text:?}"))
+}
+
+#[test]
+fn gen_writes_exactly_the_bytes_in_printable_ascii() {
+    for (bytes, n) in [
+        ("1", 1),
+        ("1000", 1000),
+        ("64k", 65536),
+        ("100001", 100_001),
+    ] {
+        let out = gen(&["--bytes", bytes, "--chunk", "1k", "--seed", "5"]);
+        assert_eq!(out.len(), n, "--bytes {bytes}");
+        assert!(
+            out.iter().all(|b| (b' '..=b'~').contains(b)),
+            "--bytes {bytes}: not printable ASCII"
+        );
+    }
+}
+
+#[test]
+fn gen_is_reproducible_by_seed_and_independent_of_chunk() {
+    let a = gen(&["--bytes", "50000", "--chunk", "1k", "--seed", "42"]);
+    assert_eq!(
+        a,
+        gen(&["--bytes", "50000", "--chunk", "1k", "--seed", "42"])
+    );
+    assert_eq!(
+        a,
+        gen(&["--bytes", "50000", "--chunk", "7", "--seed", "42"])
+    );
+    assert_eq!(&a[..1000], &gen(&["--bytes", "1000", "--seed", "42"])[..]);
+    let b = gen(&["--bytes", "50000", "--chunk", "1k", "--seed", "43"]);
+    let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+    // Two random printable streams agree on about 1 byte in 95.
+    assert!(
+        same < 2000,
+        "seeds 42 and 43 agree on {same} of 50000 bytes"
+    );
+    let unseeded = gen(&["--bytes", "50000"]);
+    assert_ne!(
+        unseeded,
+        gen(&["--bytes", "50000"]),
+        "no seed: a fresh stream each run"
+    );
+}
+
+#[test]
+fn gen_stops_quietly_when_the_reader_goes() {
+    // `head -c 10` reads 10 bytes and exits: gen's next write gets EPIPE.
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' gen --bytes 1G --chunk 1k --seed 1 | head -c 10",
+            assert_cmd::cargo::cargo_bin("ipcperf").display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout.len(), 10);
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // And gen's own exit status on a closed pipe is 0.
+    let mut child = ipcperf()
+        .args(["gen", "--bytes", "1G", "--seed", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn sink_counts_exactly_and_verifies_every_byte() {
+    let data = gen(&["--bytes", "300007", "--chunk", "1k", "--seed", "9"]);
+    let out = sink(
+        &["--chunk", "4k", "--format", "json", "--verify-seed", "9"],
+        &data,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let r = json_report(&out);
+    assert_eq!(r["bytes"], 300_007);
+    assert_eq!(r["verified_seed"], 9);
+    assert!(r["seconds"].as_f64().unwrap() > 0.0);
+    assert!(r["mb_per_sec"].as_f64().unwrap() > 0.0);
+
+    let out = sink(&[], &data);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("300007 bytes") && text.contains("MB/s"),
+        "{text}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = sink(&["--format", "json"], b"");
+    assert_eq!(json_report(&out)["bytes"], 0);
+}
+
+#[test]
+fn sink_names_the_offset_of_a_changed_byte() {
+    let mut data = gen(&["--bytes", "100000", "--seed", "3"]);
+    data[77_777] = if data[77_777] == b'A' { b'B' } else { b'A' };
+    let out = sink(&["--verify-seed", "3"], &data);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("offset 77777"), "{text}");
+
+    // The right bytes against the wrong seed fail at once.
+    let out = sink(
+        &["--verify-seed", "4"],
+        &gen(&["--bytes", "1000", "--seed", "3"]),
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+#[test]
+fn gen_pipes_into_sink_through_the_shell() {
+    let exe = assert_cmd::cargo::cargo_bin("ipcperf");
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "'{0}' gen --bytes 2M --chunk 1k --seed 11 | '{0}' sink --verify-seed 11 --format json",
+            exe.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(json_report(&out)["bytes"], 2 << 20);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        &["gen", "--bytes", "0"][..],
+        &["gen", "--chunk", "12q"],
+        &["sink", "--chunk", "0"],
+        &["sink", "--verify-seed", "x"],
+        &["pipeline", "--bytes", "0"],
+        &["pipeline", "--chunk", "12q"],
+        &["pipeline", "--bytes", "1000", "--chunk", "1k"],
+        &[
+            "pipeline",
+            "--bytes",
+            "1k",
+            "--dir",
+            "/nonexistent/ipcperf-test",
+        ],
+        &["gen", "--no-such-flag"],
+    ] {
+        let out = ipcperf().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("ipcperf: error: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+const ROWS: [&str; 6] = ["sysv-msg", "tmp-file", "unix", "sh-pipe", "cat", "dev-null"];
+
+#[test]
+fn pipeline_produces_every_row() {
+    let out = ipcperf()
+        .args([
+            "pipeline", "--bytes", "256k", "--chunk", "1k", "--repeat", "2",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = run["cases"].as_array().unwrap();
+    let names: Vec<&str> = cases
+        .iter()
+        .map(|c| c["mechanism"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ROWS);
+    for c in cases {
+        let name = c["mechanism"].as_str().unwrap();
+        assert_eq!(c["include_setup"], true, "{name}");
+        assert_eq!(c["block_size"], 1024, "{name}");
+        if c["status"] != "ok" {
+            // Only a mechanism this build lacks may be missing, and it says so.
+            assert_eq!(c["status"], "refused", "{name}: {c}");
+            assert_eq!(c["message"], "not available in this build", "{name}");
+            assert!(c["series"].as_array().unwrap().is_empty());
+            continue;
+        }
+        let series = c["series"].as_array().unwrap();
+        assert_eq!(series.len(), 2, "{name}: one series per round");
+        for s in series {
+            assert_eq!(s["bytes"], 256 * 1024, "{name}");
+            assert!(s["elapsed_ns"].as_u64().unwrap() > 0, "{name}");
+        }
+    }
+    for must_run in ["tmp-file", "unix", "sh-pipe", "cat", "dev-null"] {
+        let c = cases.iter().find(|c| c["mechanism"] == must_run).unwrap();
+        assert_eq!(c["status"], "ok", "{must_run}: {c}");
+    }
+}
+
+#[test]
+fn pipeline_table_has_stovers_rows_and_relative_row() {
+    let out = ipcperf()
+        .args(["pipeline", "--bytes", "64k", "--repeat", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for row in ROWS {
+        assert!(text.contains(row), "no {row} row:\n{text}");
+    }
+    assert!(text.contains("relative"), "{text}");
+    // Every row has figures, or says why not: never a number for a missing mechanism.
+    for row in ROWS {
+        let line = text
+            .lines()
+            .find(|l| l.contains(row) && l.contains('│'))
+            .unwrap();
+        let has_figures = line.matches('.').count() >= 3;
+        assert!(has_figures || line.contains("skipped"), "{line}");
+    }
+    if text.contains("not available in this build") {
+        assert!(
+            text.contains("sysv-msg: not available in this build"),
+            "{text}"
+        );
+    }
+}
