@@ -159,6 +159,21 @@ pub struct RunRecord {
     pub cases: Vec<CaseRecord>,
 }
 
+impl RunRecord {
+    /// A run starting now on this machine, with no cases yet.
+    pub fn begin(command_line: Vec<String>) -> RunRecord {
+        RunRecord {
+            ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line,
+            started_ms: unix_ms(),
+            finished_ms: None,
+            complete: false,
+            machine: Machine::collect(),
+            cases: Vec::new(),
+        }
+    }
+}
+
 /// Now, in milliseconds since the Unix epoch.
 pub fn unix_ms() -> u64 {
     std::time::SystemTime::now()

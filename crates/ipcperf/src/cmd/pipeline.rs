@@ -12,7 +12,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use clap::Args;
-use ipcperf_core::machine::Machine;
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
@@ -214,9 +213,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     }
     let exe = std::env::current_exe()
         .map_err(|e| Fail::failure(format!("cannot find this executable: {e}")))?;
-    let env = RunEnv {
-        peer: PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?,
-    };
+    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let opts = MechOptions {
         dir: a.dir.clone(),
         ..MechOptions::default()
@@ -278,15 +275,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
         })
         .collect();
 
-    let mut run = RunRecord {
-        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        started_ms: unix_ms(),
-        finished_ms: None,
-        complete: false,
-        machine: Machine::collect(),
-        cases: Vec::new(),
-    };
+    let mut run = RunRecord::begin(std::env::args().collect());
     let progress = std::io::stderr().is_terminal();
     for round in 1..=a.repeat {
         for (m, rec) in methods.iter().zip(records.iter_mut()) {

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use ipcperf_core::machine::Machine;
 use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
@@ -192,15 +191,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    let mut run = RunRecord {
-        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        started_ms: unix_ms(),
-        finished_ms: None,
-        complete: false,
-        machine: Machine::collect(),
-        cases: Vec::new(),
-    };
+    let mut run = RunRecord::begin(std::env::args().collect());
     let mut console = Console::new(&specs);
     run.cases = runner::run_all(&specs, &env, &mut console);
     console.finish();
