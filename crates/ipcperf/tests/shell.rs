@@ -145,6 +145,25 @@ fn sink_counts_exactly_and_verifies_every_byte() {
 }
 
 #[test]
+fn sink_reads_in_chunks() {
+    // From a file every read but the last is full: 300007 bytes in 4 KiB reads is 74.
+    let mut file = tempfile::tempfile().unwrap();
+    std::io::Write::write_all(&mut file, &gen(&["--bytes", "300007", "--seed", "1"])).unwrap();
+    std::io::Seek::rewind(&mut file).unwrap();
+    let out = ipcperf()
+        .args(["sink", "--chunk", "4k", "--format", "json"])
+        .stdin(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let r = json_report(&out);
+    assert_eq!(
+        (r["bytes"].as_u64(), r["reads"].as_u64()),
+        (Some(300_007), Some(74))
+    );
+}
+
+#[test]
 fn sink_names_the_offset_of_a_changed_byte() {
     let mut data = gen(&["--bytes", "100000", "--seed", "3"]);
     data[77_777] = if data[77_777] == b'A' { b'B' } else { b'A' };
@@ -208,15 +227,19 @@ fn bad_input_is_one_line_and_exit_2() {
 const ROWS: [&str; 6] = ["sysv-msg", "tmp-file", "unix", "sh-pipe", "cat", "dev-null"];
 
 #[test]
-fn pipeline_produces_every_row() {
+fn pipeline_produces_every_row_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
     let out = ipcperf()
         .args([
             "pipeline", "--bytes", "256k", "--chunk", "1k", "--repeat", "2",
         ])
-        .args(["--format", "json"])
+        .args(["--format", "json", "--dir"])
+        .arg(dir.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind in --dir: {left:?}");
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     let cases = run["cases"].as_array().unwrap();
     let names: Vec<&str> = cases
