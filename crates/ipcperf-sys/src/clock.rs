@@ -29,3 +29,14 @@ pub fn thread_cpu_ns() -> u64 {
         .map(|ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
         .unwrap_or(0)
 }
+
+/// CPU time (user + system) of every child process this process has waited for,
+/// with their own waited-for descendants (getrusage(RUSAGE_CHILDREN)), in nanoseconds.
+pub fn children_cpu_ns() -> u64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let ns =
+        |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1000;
+    getrusage(UsageWho::RUSAGE_CHILDREN)
+        .map(|u| ns(u.user_time()) + ns(u.system_time()))
+        .unwrap_or(0)
+}

@@ -3,12 +3,11 @@
 //! process), timed from the start to the last process's exit, over `--repeat`
 //! rounds that visit every method in turn. The result is an ordinary run record.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use clap::Args;
@@ -22,7 +21,7 @@ use ipcperf_core::record::{unix_ms, CaseRecord, CaseStatus, RunRecord, SeriesRec
 use ipcperf_core::runner;
 use ipcperf_core::stats::spread;
 use ipcperf_sys::cleanup::{register, Undo};
-use ipcperf_sys::clock::now_ns;
+use ipcperf_sys::clock::{children_cpu_ns, now_ns};
 use ipcperf_sys::names::PrivateDir;
 
 use super::gen::random_seed;
@@ -132,9 +131,19 @@ fn sink_report(stderr: &str) -> Result<Option<SinkReport>, String> {
     Ok(report)
 }
 
-/// Run `script` with `/bin/sh -c` in a process group of its own. Returns the time
-/// from just before the start to the exit of the last process, with its stderr.
-fn time_shell(script: &str, limit: Duration) -> Result<(u64, ExitStatus, String), String> {
+/// What one shell run took and said.
+struct ShellRun {
+    /// From just before the start to the exit of the last process.
+    elapsed_ns: u64,
+    /// CPU time of all its processes together.
+    cpu_ns: u64,
+    status: ExitStatus,
+    stderr: String,
+}
+
+/// Run `script` with `/bin/sh -c` in a process group of its own.
+fn time_shell(script: &str, limit: Duration) -> Result<ShellRun, String> {
+    let cpu0 = children_cpu_ns();
     let t0 = now_ns();
     let child = Command::new("/bin/sh")
         .arg("-c")
@@ -156,40 +165,135 @@ fn time_shell(script: &str, limit: Duration) -> Result<(u64, ExitStatus, String)
         let _ = tx.send((now_ns(), out));
     });
     match rx.recv_timeout(limit) {
-        Ok((t1, Ok(out))) => Ok((
-            t1 - t0,
-            out.status,
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )),
+        Ok((t1, Ok(out))) => Ok(ShellRun {
+            elapsed_ns: t1 - t0,
+            cpu_ns: children_cpu_ns() - cpu0,
+            status: out.status,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }),
         Ok((_, Err(e))) => Err(format!("waiting for /bin/sh: {e}")),
-        Err(_) => {
+        Err(e) => {
             ipcperf_sys::signal::kill(-group);
-            Err(format!("still running after {} s; killed", limit.as_secs()))
+            Err(match e {
+                RecvTimeoutError::Timeout => {
+                    format!("still running after {} s; killed", limit.as_secs())
+                }
+                RecvTimeoutError::Disconnected => "lost the wait for /bin/sh; killed".into(),
+            })
         }
     }
 }
 
-/// One timed run of a shell method: its series, or why it failed.
-fn run_shell(script: &str, counted: bool, bytes: u64, limit: Duration) -> Result<u64, String> {
-    let (ns, status, stderr) = time_shell(script, limit)?;
-    let report = sink_report(&stderr);
-    if !status.success() {
-        let why = stderr.lines().rev().find(|l| !l.trim().is_empty());
-        return Err(why.map_or_else(|| format!("/bin/sh: {status}"), str::to_string));
+/// One timed run of a shell method, or why it failed.
+fn run_shell(script: &str, counted: bool, bytes: u64, limit: Duration) -> Result<ShellRun, String> {
+    let run = time_shell(script, limit)?;
+    if !run.status.success() {
+        let why = run.stderr.lines().rev().find(|l| !l.trim().is_empty());
+        return Err(why.map_or_else(|| format!("/bin/sh: {}", run.status), str::to_string));
     }
-    match report? {
+    match sink_report(&run.stderr)? {
         Some(r) if r.bytes != bytes => Err(format!("sink got {} bytes of {bytes}", r.bytes)),
         None if counted => Err("the sink wrote no report".into()),
-        _ => Ok(ns),
+        _ => Ok(run),
     }
 }
 
-/// A record for a method, shaped like a two-process case of `spec`.
-fn record(spec: &CaseSpec, name: &str, options: BTreeMap<String, String>) -> CaseRecord {
-    let mut r = CaseRecord::for_spec(spec);
-    r.mechanism = name.to_string();
-    r.options = options;
-    r
+/// What every method of one pipeline run shares.
+struct Setting {
+    bytes: u64,
+    chunk: usize,
+    seed: u64,
+    opts: MechOptions,
+    env: RunEnv,
+    /// The longest a shell method may run before it is killed.
+    limit: Duration,
+}
+
+impl Setting {
+    /// Two processes, unpinned, payload touched, set-up timed: the shape of every row.
+    fn spec(&self, kind: MechanismKind) -> CaseSpec {
+        CaseSpec {
+            mechanism: kind,
+            mode: Mode::Processes,
+            block_size: self.chunk,
+            placement: Placement::UNPINNED,
+            payload: Payload::Touch,
+            length: Length::Count {
+                blocks: self.bytes / self.chunk as u64,
+            },
+            repeat: 1,
+            include_setup: true,
+            opts: self.opts.clone(),
+        }
+    }
+
+    /// The record a method's rounds fill in.
+    fn record(&self, m: &Method) -> CaseRecord {
+        let kind = match m.how {
+            How::Mechanism(Some(kind)) => kind,
+            _ => MechanismKind::Unix,
+        };
+        let mut r = CaseRecord::for_spec(&self.spec(kind));
+        r.mechanism = m.name.to_string();
+        r.options.insert("what".into(), m.label.into());
+        match &m.how {
+            How::Shell { script, .. } => {
+                let seed = self.seed.to_string();
+                r.options.extend(
+                    [
+                        ("via", "/bin/sh -c"),
+                        ("command", script),
+                        ("seed", &seed),
+                        ("data", "random printable ASCII"),
+                        ("cpu", "of all its processes, as writer_cpu_ns"),
+                    ]
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+                );
+            }
+            How::Mechanism(Some(_)) => {
+                r.options.insert(
+                    "timed".into(),
+                    "peer start, connect, transfer, peer exit".into(),
+                );
+            }
+            How::Mechanism(None) => fail(
+                &mut r,
+                CaseStatus::Refused,
+                "not available in this build".into(),
+            ),
+        }
+        r
+    }
+
+    /// One round of method `m`: a series added to `rec`, or `rec` marked failed.
+    fn run_once(&self, m: &Method, rec: &mut CaseRecord) {
+        match &m.how {
+            How::Shell { script, counted } => {
+                match run_shell(script, *counted, self.bytes, self.limit) {
+                    Ok(run) => rec.series.push(SeriesRecord {
+                        blocks: self.bytes / self.chunk as u64,
+                        bytes: self.bytes,
+                        elapsed_ns: run.elapsed_ns,
+                        // A pipeline's processes are not split into writer and
+                        // reader: their CPU time together, so CPUs busy stays true.
+                        writer_cpu_ns: run.cpu_ns,
+                        reader_cpu_ns: None,
+                    }),
+                    Err(e) => fail(rec, CaseStatus::Failed, e),
+                }
+            }
+            How::Mechanism(Some(kind)) => {
+                let got = runner::run_case(&self.spec(*kind), &self.env, &mut Quiet);
+                if got.is_ok() {
+                    rec.series.extend(got.series);
+                    rec.placement = got.placement;
+                } else {
+                    fail(rec, got.status, got.message.unwrap_or_default());
+                }
+            }
+            How::Mechanism(None) => {}
+        }
+    }
 }
 
 fn fail(rec: &mut CaseRecord, status: CaseStatus, message: String) {
@@ -213,97 +317,36 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     }
     let exe = std::env::current_exe()
         .map_err(|e| Fail::failure(format!("cannot find this executable: {e}")))?;
-    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    let opts = MechOptions {
-        dir: a.dir.clone(),
-        ..MechOptions::default()
+    let set = Setting {
+        bytes: a.bytes as u64,
+        chunk: a.chunk,
+        seed: random_seed(),
+        opts: MechOptions {
+            dir: a.dir.clone(),
+            ..MechOptions::default()
+        },
+        env: RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?),
+        limit: Duration::from_secs(60 + a.bytes as u64 / 10_000_000),
     };
-    let tmp_dir = PrivateDir::create(&opts.base_dir(), "pipeline")
+    let tmp_dir = PrivateDir::create(&set.opts.base_dir(), "pipeline")
         .map_err(|e| Fail::failure(e.to_string()))?;
-    let tmp = tmp_dir.join("tmp");
-    let seed = random_seed();
-    let bytes = a.bytes as u64;
-    let blocks = bytes / a.chunk as u64;
-    let limit = Duration::from_secs(60 + bytes / 10_000_000);
     let methods = methods(
         &exe.to_string_lossy(),
-        &tmp.to_string_lossy(),
+        &tmp_dir.join("tmp").to_string_lossy(),
         a.bytes,
         a.chunk,
-        seed,
+        set.seed,
     );
-
-    let spec = |kind| CaseSpec {
-        mechanism: kind,
-        mode: Mode::Processes,
-        block_size: a.chunk,
-        placement: Placement::UNPINNED,
-        payload: Payload::Touch,
-        length: Length::Count { blocks },
-        repeat: 1,
-        include_setup: true,
-        opts: opts.clone(),
-    };
-    let shape = spec(MechanismKind::Unix);
-    let mut records: Vec<CaseRecord> = methods
-        .iter()
-        .map(|m| {
-            let mut o = BTreeMap::from([("what".to_string(), m.label.to_string())]);
-            match &m.how {
-                How::Shell { script, .. } => {
-                    o.insert("via".into(), "/bin/sh -c".into());
-                    o.insert("command".into(), script.clone());
-                    o.insert("seed".into(), seed.to_string());
-                    o.insert("data".into(), "random printable ASCII".into());
-                    record(&shape, m.name, o)
-                }
-                How::Mechanism(Some(kind)) => {
-                    o.insert("timed".into(), "peer start, connect, transfer, exit".into());
-                    o.extend(CaseRecord::for_spec(&spec(*kind)).options);
-                    record(&spec(*kind), m.name, o)
-                }
-                How::Mechanism(None) => {
-                    let mut r = record(&shape, m.name, o);
-                    fail(
-                        &mut r,
-                        CaseStatus::Refused,
-                        "not available in this build".into(),
-                    );
-                    r
-                }
-            }
-        })
-        .collect();
-
     let mut run = RunRecord::begin(std::env::args().collect());
+    let mut records: Vec<CaseRecord> = methods.iter().map(|m| set.record(m)).collect();
     let progress = std::io::stderr().is_terminal();
     for round in 1..=a.repeat {
         for (m, rec) in methods.iter().zip(records.iter_mut()) {
-            if !rec.is_ok() {
-                continue;
-            }
-            if progress {
-                eprint!("\r\x1b[Kpipeline: round {round}/{}: {}", a.repeat, m.label);
-            }
-            match &m.how {
-                How::Shell { script, counted } => match run_shell(script, *counted, bytes, limit) {
-                    Ok(ns) => rec.series.push(SeriesRecord {
-                        blocks,
-                        bytes,
-                        elapsed_ns: ns,
-                    }),
-                    Err(e) => fail(rec, CaseStatus::Failed, e),
-                },
-                How::Mechanism(kind) => {
-                    let kind = kind.expect("unavailable methods never run");
-                    let got = runner::run_case(&spec(kind), &env, &mut Quiet);
-                    if got.is_ok() {
-                        rec.series.extend(got.series);
-                        rec.placement = got.placement;
-                    } else {
-                        fail(rec, got.status, got.message.unwrap_or_default());
-                    }
+            if rec.is_ok() {
+                if progress {
+                    eprint!("\r\x1b[Kpipeline: round {round}/{}: {}", a.repeat, m.label);
                 }
+                set.run_once(m, rec);
             }
         }
     }
