@@ -393,8 +393,13 @@ fn build_view(
                     format!("{:.3}", s.median),
                     format!("{:.3}", s.max),
                     fmt_mbps(bytes as f64 / s.median),
+                    c.median_cpu_load
+                        .map_or_else(|| "-".into(), |l| format!("{l:.2}")),
                 ]);
                 medians.push((m.name, s.median));
+                if let Some(n) = view::noise(c) {
+                    notes.push(format!("{}: {n}", m.name));
+                }
             }
             _ => {
                 let status = if c.status == CaseStatus::Refused {
@@ -406,6 +411,7 @@ fn build_view(
                     m.name.to_string(),
                     m.label.to_string(),
                     status.into(),
+                    "-".into(),
                     "-".into(),
                     "-".into(),
                     "-".into(),
@@ -424,6 +430,7 @@ fn build_view(
             .into(),
     );
     notes.push("MB/s = 10^6 bytes per second at the median time".into());
+    notes.push("CPUs busy = CPU time of all the method's processes / wall time (median)".into());
     let times = view::Table {
         title: format!(
             "Stover's pipelines: {} in {} chunks, {repeat} round{}; seconds from start to the last process's exit",
@@ -431,7 +438,15 @@ fn build_view(
             fmt_size(chunk as u64),
             if repeat == 1 { "" } else { "s" }
         ),
-        header: ["method", "what runs", "min s", "median s", "max s", "MB/s"]
+        header: [
+            "method",
+            "what runs",
+            "min s",
+            "median s",
+            "max s",
+            "MB/s",
+            "CPUs busy",
+        ]
             .map(String::from)
             .to_vec(),
         rows,

@@ -55,7 +55,7 @@ pub const NOISY_SPREAD: f64 = 0.2;
 
 /// A warning when a case's series disagree: the machine was busy, or the case is
 /// unstable; its median deserves less trust.
-fn noise(c: &CaseRecord) -> Option<String> {
+pub fn noise(c: &CaseRecord) -> Option<String> {
     let (m, lo, hi) = (
         c.median_bytes_per_sec?,
         c.min_bytes_per_sec?,
