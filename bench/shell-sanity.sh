@@ -6,14 +6,17 @@
 # each round's ratio gen / pipe and their spread. Target: ratio >= 5.
 #
 # Usage: bench/shell-sanity.sh [ROUNDS] [BYTES]   (defaults: 3 rounds, 2G per gen run)
-# Needs: a release build (built here if missing), jq.
+#        IPCPERF=path to use a built binary (default target/release/ipcperf, built if missing)
+# Needs: jq, numfmt (coreutils).
 set -eu
 
 ROUNDS=${1:-3}
 BYTES=${2:-2G}
 cd "$(dirname "$0")/.."
-cargo build --release -q -p ipcperf
-IPCPERF=$PWD/target/release/ipcperf
+IPCPERF=${IPCPERF:-target/release/ipcperf}
+if [ ! -x "$IPCPERF" ]; then
+    cargo build --release -q -p ipcperf
+fi
 
 bytes_of() { numfmt --from=iec "$1"; }
 N=$(bytes_of "$BYTES")
