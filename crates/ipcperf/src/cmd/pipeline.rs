@@ -132,6 +132,7 @@ fn sink_report(stderr: &str) -> Result<Option<SinkReport>, String> {
 }
 
 /// What one shell run took and said.
+#[derive(Debug)]
 struct ShellRun {
     /// From just before the start to the exit of the last process.
     elapsed_ns: u64,
@@ -489,5 +490,72 @@ mod tests {
         assert_eq!(sink_report("\n").unwrap(), None);
         assert!(sink_report(&format!("ipcperf: error: gen: x\n{ok}")).is_err());
         assert!(sink_report(&format!("{ok}\n{ok}")).is_err());
+    }
+
+    const SEC: Duration = Duration::from_secs(10);
+
+    /// Processes in process group `group` that are not zombies, from /proc.
+    fn running_in_group(group: i32) -> usize {
+        let stats = std::fs::read_dir("/proc").unwrap().filter_map(|e| {
+            let stat = std::fs::read_to_string(e.ok()?.path().join("stat")).ok()?;
+            // After "pid (comm) ": state, ppid, pgrp.
+            let rest = stat.rsplit_once(") ")?.1.to_string();
+            Some(rest)
+        });
+        stats
+            .filter(|rest| {
+                let f: Vec<&str> = rest.split(' ').collect();
+                f.get(2) == Some(&group.to_string().as_str()) && f[0] != "Z"
+            })
+            .count()
+    }
+
+    #[test]
+    fn a_shell_run_fails_on_status_stray_output_or_a_short_count() {
+        let err = |script: &str, counted| run_shell(script, counted, 10, SEC).err();
+        assert_eq!(
+            err("echo it broke >&2; exit 3", false).as_deref(),
+            Some("it broke")
+        );
+        assert!(err("exit 3", false).unwrap().contains("exit status: 3"));
+        assert_eq!(err("echo oops >&2", false).as_deref(), Some("oops"));
+        assert_eq!(
+            err("true", true).as_deref(),
+            Some("the sink wrote no report")
+        );
+        let report =
+            |n| format!(r#"echo '{{"bytes":{n},"reads":1,"seconds":1,"mb_per_sec":1}}' >&2"#);
+        assert_eq!(
+            err(&report(9), true).as_deref(),
+            Some("sink got 9 bytes of 10")
+        );
+        let ok = run_shell(&report(10), true, 10, SEC).unwrap();
+        assert!(ok.elapsed_ns > 0);
+    }
+
+    #[test]
+    fn a_shell_run_past_its_limit_is_killed_with_all_its_processes() {
+        let dir = PrivateDir::create(&ipcperf_sys::names::default_base(), "t").unwrap();
+        let pid_file = dir.join("pid");
+        let script = format!(
+            "echo $$ > {}; sleep 30 & sleep 30; wait",
+            sh_quote(&pid_file.to_string_lossy())
+        );
+        let t0 = std::time::Instant::now();
+        let e = run_shell(&script, false, 0, Duration::from_millis(300)).unwrap_err();
+        assert!(e.contains("killed"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let group: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Every process of the group (the shell and both sleeps) is dead soon after
+        // (zombies wait for whoever reaps them: they no longer run).
+        let gone = (0..200).position(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            running_in_group(group) == 0
+        });
+        assert!(gone.is_some(), "process group {group} still running");
     }
 }
