@@ -8,17 +8,21 @@
 //! and byte `i` depends only on the seed and `i`: a reader can regenerate any part
 //! of the stream whatever chunk sizes the writer and reader used. That is what
 //! `ipcperf sink --verify-seed` checks against.
+//!
+//! The price: windows of one pool overlap now and then, so a compressor finds a
+//! little to squeeze (gzip -6 left 80.4% of 32 MiB here; its Huffman codes alone
+//! would leave about 83% of independent random characters).
+
+use crate::error::{Error, Result};
 
 /// The first and last printable ASCII characters: 95 characters, space to tilde.
 pub const FIRST: u8 = b' ';
 pub const LAST: u8 = b'~';
-use crate::error::{Error, Result};
-
 const SPAN: u16 = (LAST - FIRST + 1) as u16;
 
 /// Pool size, and the stream's block: each block is one window of the pool.
 const POOL: usize = 1 << 20;
-pub const BLOCK: usize = 1024;
+const BLOCK: usize = 1024;
 /// Keeps the block starts' random words apart from the pool's.
 const START_SALT: u64 = 0x8bb8_4b93_962e_acc9;
 
@@ -58,7 +62,7 @@ impl Printable {
         }
     }
 
-    /// The stream position of the next byte [`fill`](Self::fill) writes.
+    /// The stream position of the next byte [`next`](Self::next) or [`fill`](Self::fill) gives.
     pub fn offset(&self) -> u64 {
         self.offset
     }
