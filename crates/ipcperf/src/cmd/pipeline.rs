@@ -426,8 +426,9 @@ fn build_view(
         }
     }
     notes.push(
-        "shell methods: ipcperf gen and sink through /bin/sh, random printable ASCII; \
-         ipcperf's mechanisms: its own writer and reader loops (payload touched)"
+        "shell methods: ipcperf gen and sink through /bin/sh, random printable ASCII, the \
+         sink's byte count checked; ipcperf's mechanisms: its own writer and reader loops \
+         (payload touched, an untimed warm-up before each round)"
             .into(),
     );
     notes.push("MB/s = 10^6 bytes per second at the median time".into());
