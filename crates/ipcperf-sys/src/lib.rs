@@ -11,8 +11,13 @@ pub mod cpu;
 pub mod error;
 pub mod fd;
 pub mod fdpass;
+pub mod futex;
+pub mod lock;
+pub mod mutex;
 pub mod names;
 pub mod rtsig;
+pub mod sem;
+pub mod shm;
 pub mod signal;
 
 pub use error::{SysError, SysResult};

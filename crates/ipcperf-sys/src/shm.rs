@@ -1,0 +1,220 @@
+//! Shared memory: a mapping shared between threads and processes, backed by a memfd
+//! (handed to a peer as a descriptor) or by a named POSIX object (`shm_open`, opened
+//! by name), whose guard `shm_unlink`s it on drop and on Ctrl-C.
+//!
+//! Typed views into the mapping (an `AtomicU32`, a `sem_t`, a `pthread_mutex_t`) are
+//! handed out by offset, bounds- and alignment-checked.
+
+use std::num::NonZeroUsize;
+use std::os::fd::{AsFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicU32;
+
+use nix::fcntl::OFlag;
+use nix::sys::memfd::{memfd_create, MFdFlags};
+use nix::sys::mman::{mmap, mmap_anonymous, munmap, shm_open, shm_unlink, MapFlags, ProtFlags};
+use nix::sys::stat::Mode;
+
+use crate::cleanup::{register, Registration, Undo};
+use crate::error::{Context, Errno, SysError, SysResult};
+use crate::names::unique;
+
+/// A read-write shared mapping; unmapped on drop.
+#[derive(Debug)]
+pub struct SharedMem {
+    ptr: NonNull<u8>,
+    len: usize,
+    fd: Option<OwnedFd>,
+}
+
+// SAFETY: the mapping is plain shared memory; every access through this type goes
+// through atomics or through C objects (sem_t, pthread_mutex_t) designed for
+// concurrent use from several threads and processes.
+unsafe impl Send for SharedMem {}
+// SAFETY: as above; `&SharedMem` only hands out atomics and process-shared objects.
+unsafe impl Sync for SharedMem {}
+
+impl SharedMem {
+    fn map(fd: Option<OwnedFd>, len: usize, what: &str) -> SysResult<SharedMem> {
+        let n = NonZeroUsize::new(len)
+            .ok_or_else(|| SysError::new("mmap", what.to_string(), Errno::EINVAL))?;
+        let prot = ProtFlags::PROT_READ | ProtFlags::PROT_WRITE;
+        let ptr = match &fd {
+            // SAFETY: a fresh mapping at an address the kernel chooses; no existing
+            // memory is aliased. The descriptor is valid for the call.
+            Some(f) => unsafe { mmap(None, n, prot, MapFlags::MAP_SHARED, f.as_fd(), 0) },
+            // SAFETY: as above, anonymous and shared (visible to forked children).
+            None => unsafe { mmap_anonymous(None, n, prot, MapFlags::MAP_SHARED) },
+        }
+        .ctx("mmap", &what)?;
+        Ok(SharedMem {
+            ptr: ptr.cast(),
+            len,
+            fd,
+        })
+    }
+
+    /// An anonymous shared mapping of `len` bytes (zeroed), shared with forked children.
+    pub fn anonymous(len: usize) -> SysResult<SharedMem> {
+        Self::map(None, len, "anonymous shared mapping")
+    }
+
+    /// A memfd of `len` bytes (zeroed), mapped; its descriptor can be handed to a peer.
+    pub fn memfd(tag: &str, len: usize) -> SysResult<SharedMem> {
+        let name = unique(tag);
+        let fd = memfd_create(name.as_str(), MFdFlags::MFD_CLOEXEC).ctx("memfd_create", &name)?;
+        nix::unistd::ftruncate(&fd, len as libc::off_t).ctx("ftruncate", &name)?;
+        Self::map(Some(fd), len, &name)
+    }
+
+    /// Map a descriptor a peer handed over (a memfd or shm object of at least `len` bytes).
+    pub fn from_fd(fd: OwnedFd, len: usize) -> SysResult<SharedMem> {
+        let st = nix::sys::stat::fstat(&fd).ctx("fstat", &"shared memory descriptor")?;
+        if (st.st_size as usize) < len {
+            return Err(SysError::new(
+                "map shared memory",
+                format!("{} bytes wanted, {} present", len, st.st_size),
+                Errno::EINVAL,
+            ));
+        }
+        Self::map(Some(fd), len, "shared memory descriptor")
+    }
+
+    /// A new descriptor for the same memory (to hand to a peer).
+    pub fn dup_fd(&self) -> SysResult<OwnedFd> {
+        let fd = self.fd.as_ref().ok_or_else(|| {
+            SysError::new("dup", "anonymous mapping (no descriptor)", Errno::EBADF)
+        })?;
+        fd.try_clone().ctx("dup", &"shared memory descriptor")
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A pointer to `size` bytes at `offset`, aligned to `align`; panics when the
+    /// range is outside the mapping or misaligned (a programming error).
+    pub(crate) fn at(&self, offset: usize, size: usize, align: usize) -> *mut u8 {
+        assert!(
+            offset.checked_add(size).is_some_and(|e| e <= self.len),
+            "shared memory range {offset}+{size} outside a {}-byte mapping",
+            self.len
+        );
+        assert!(
+            offset % align == 0,
+            "offset {offset} not aligned to {align}"
+        );
+        // SAFETY: offset + size <= len, checked above, so the result is inside the mapping.
+        unsafe { self.ptr.as_ptr().add(offset) }
+    }
+
+    /// The 32-bit word at `offset`, as an atomic.
+    pub fn atomic_u32(&self, offset: usize) -> &AtomicU32 {
+        let p = self.at(offset, 4, 4);
+        // SAFETY: `p` is inside the mapping, 4-aligned and valid for as long as `self`;
+        // shared memory may be changed by others at any time, which atomics allow.
+        unsafe { AtomicU32::from_ptr(p.cast()) }
+    }
+}
+
+impl Drop for SharedMem {
+    fn drop(&mut self) {
+        // SAFETY: this mapping was made by `map` and is unmapped once, here; every
+        // reference handed out borrows `self`, so none outlives it.
+        let _ = unsafe { munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// Owns a named POSIX shared-memory object: `shm_unlink`s it on drop and on Ctrl-C.
+#[derive(Debug)]
+pub struct ShmName {
+    name: String,
+    _reg: Registration,
+}
+
+impl ShmName {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for ShmName {
+    fn drop(&mut self) {
+        let _ = shm_unlink(self.name.as_str());
+    }
+}
+
+/// Create a named POSIX shared-memory object `/ipcperf-<pid>-<n>-<tag>` of `len`
+/// bytes (exclusive, mode 0600) and map it.
+pub fn shm_create(tag: &str, len: usize) -> SysResult<(ShmName, SharedMem)> {
+    let name = format!("/{}", unique(tag));
+    let fd = shm_open(
+        name.as_str(),
+        OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC,
+        Mode::S_IRUSR | Mode::S_IWUSR,
+    )
+    .ctx("shm_open", &name)?;
+    let n2 = name.clone();
+    let guard = ShmName {
+        name: name.clone(),
+        _reg: register(Undo::Call(Box::new(move || {
+            let _ = shm_unlink(n2.as_str());
+        }))),
+    };
+    nix::unistd::ftruncate(&fd, len as libc::off_t).ctx("ftruncate", &name)?;
+    let mem = SharedMem::map(Some(fd), len, &name)?;
+    Ok((guard, mem))
+}
+
+/// Open a named POSIX shared-memory object made by [`shm_create`] and map it.
+pub fn shm_open_existing(name: &str, len: usize) -> SysResult<SharedMem> {
+    let fd =
+        shm_open(name, OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty()).ctx("shm_open", &name)?;
+    SharedMem::from_fd(fd, len)
+}
+
+/// Whether a named POSIX shared-memory object exists.
+pub fn shm_exists(name: &str) -> bool {
+    std::path::Path::new("/dev/shm")
+        .join(name.trim_start_matches('/'))
+        .exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn memfd_mappings_share_memory() {
+        let a = SharedMem::memfd("t-shm", 4096).unwrap();
+        let b = SharedMem::from_fd(a.dup_fd().unwrap(), 4096).unwrap();
+        a.atomic_u32(8).store(77, Ordering::SeqCst);
+        assert_eq!(b.atomic_u32(8).load(Ordering::SeqCst), 77);
+        assert!(SharedMem::from_fd(a.dup_fd().unwrap(), 8192).is_err());
+    }
+
+    #[test]
+    fn named_shm_is_unlinked_on_drop() {
+        let (g, a) = shm_create("t-shm", 4096).unwrap();
+        let name = g.name().to_string();
+        let b = shm_open_existing(&name, 4096).unwrap();
+        a.atomic_u32(0).store(5, Ordering::SeqCst);
+        assert_eq!(b.atomic_u32(0).load(Ordering::SeqCst), 5);
+        assert!(shm_exists(&name));
+        drop(g);
+        assert!(!shm_exists(&name));
+        assert!(shm_open_existing(&name, 4096).is_err());
+    }
+
+    #[test]
+    #[should_panic]
+    fn out_of_range_view_panics() {
+        let a = SharedMem::anonymous(4096).unwrap();
+        let _ = a.atomic_u32(4096);
+    }
+}
