@@ -17,6 +17,7 @@ pub mod plan;
 pub mod record;
 pub mod runner;
 pub mod stats;
+pub mod sync;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -90,6 +90,77 @@ pub struct CaseRecord {
     /// Median CPUs kept busy by both sides together (see [`SeriesRecord::cpu_load`]).
     #[serde(default)]
     pub median_cpu_load: Option<f64>,
+    /// Synchronization-primitive figures (workload `sync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncRecord>,
+}
+
+/// One timed series of a sync loop, and its tare: the same loop, the same number of
+/// cycles, with a dummy call that returns success in place of each operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncSeries {
+    pub cycles: u64,
+    pub elapsed_ns: u64,
+    pub tare_ns: u64,
+}
+
+impl SyncSeries {
+    /// Nanoseconds per cycle with the tare subtracted (None when not above the tare).
+    pub fn net_ns_per_cycle(&self) -> Option<f64> {
+        let net = self.elapsed_ns as f64 - self.tare_ns as f64;
+        (net > 0.0 && self.cycles > 0).then(|| net / self.cycles as f64)
+    }
+}
+
+/// Per-cycle set/clear latency (each cycle timed alone; the clock's median cost subtracted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub samples: u64,
+    pub clock_cost_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// What happened to a waiter when the holder of a primitive was killed (SIGKILL).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RobustnessRecord {
+    /// How the holder took it (e.g. `SEM_UNDO`, `no SEM_UNDO`, `robust`).
+    pub variant: String,
+    /// Whether the waiter got the primitive within `bound_ns` of the kill.
+    pub freed: bool,
+    /// From kill(2) to the waiter holding it.
+    pub freed_after_ns: Option<u64>,
+    /// The bound the waiter waited (it never waits unbounded).
+    pub bound_ns: u64,
+    /// How it was freed, or why it never would be.
+    pub note: String,
+}
+
+/// A synchronization primitive's figures: Duncan's Table 2 row, and more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncRecord {
+    pub primitive: String,
+    pub mode: Mode,
+    /// Request/release cycles per second, tare subtracted (one thread, uncontended).
+    pub request_release_per_sec: Option<f64>,
+    /// Set/clear cycles per second, tare subtracted: a token there and back between two sides.
+    pub set_clear_per_sec: Option<f64>,
+    pub request_release_ns: Option<f64>,
+    pub set_clear_ns: Option<f64>,
+    /// The tare per cycle (median over series), as subtracted.
+    pub request_release_tare_ns: Option<f64>,
+    pub set_clear_tare_ns: Option<f64>,
+    /// Why a figure is absent (does not apply, failed).
+    pub request_release_note: Option<String>,
+    pub set_clear_note: Option<String>,
+    pub request_release_series: Vec<SyncSeries>,
+    pub set_clear_series: Vec<SyncSeries>,
+    pub set_clear_latency: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robustness: Option<RobustnessRecord>,
 }
 
 impl CaseRecord {
@@ -124,6 +195,7 @@ impl CaseRecord {
             max_bytes_per_sec: None,
             median_blocks_per_sec: None,
             median_cpu_load: None,
+            sync: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod cleanup;
 pub mod clock;
 pub mod cpu;
 pub mod error;
+pub mod eventfd;
 pub mod fd;
 pub mod fdpass;
 pub mod futex;

@@ -17,6 +17,12 @@ use ipcperf_sys::cpu::{current_cpu, PinGuard};
 pub enum PeerRole {
     /// Read a stream: `Go { bytes }` reads that many bytes and reports when the last arrived.
     StreamReader,
+    /// Sync set/clear: `Go { bytes: n }` answers n tokens (wait, then signal back).
+    SyncPartner,
+    /// Sync robustness: take the lock (SysV with SEM_UNDO), say ready, hold it until killed.
+    SyncHolder,
+    /// The same, SysV semaphore taken without SEM_UNDO.
+    SyncHolderNoUndo,
 }
 
 /// Everything the peer needs, sent once.
@@ -28,6 +34,9 @@ pub struct PeerSetup {
     pub payload: Payload,
     /// CPU to pin the peer to.
     pub cpu: Option<usize>,
+    /// The sync primitive's objects (sync roles only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<crate::sync::ends::SyncSetup>,
 }
 
 /// Owner to peer.
@@ -89,6 +98,9 @@ pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
 fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
     let _pin = PinGuard::pin(setup.cpu)?;
     match setup.role {
+        PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => {
+            crate::sync::peer::serve(ch, setup)
+        }
         PeerRole::StreamReader => {
             let mut ep = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
             let mut buf = vec![0u8; setup.block_size];

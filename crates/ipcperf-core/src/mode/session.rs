@@ -103,6 +103,7 @@ impl StreamSession {
                     block_size: block,
                     payload: spec.payload,
                     cpu: spec.placement.reader_cpu,
+                    sync: None,
                 };
                 let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
                     Box::new(ThreadPeer::spawn(setup)?)

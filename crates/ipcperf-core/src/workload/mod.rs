@@ -11,12 +11,15 @@ use serde::{Deserialize, Serialize};
 pub enum Workload {
     /// One-way throughput of a byte stream.
     Stream,
+    /// Synchronization primitives: request/release and set/clear cycles.
+    Sync,
 }
 
 impl Workload {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Stream => "stream",
+            Workload::Sync => "sync",
         }
     }
 }

@@ -1,0 +1,739 @@
+//! Synchronization primitives, timed as Duncan timed OS/2's semaphores (1989,
+//! Table 2): request/release cycles (one thread, uncontended) and set/clear cycles
+//! (a token handed to another thread or process and back), each with the tare — the
+//! same loop around dummy calls that return success — measured and subtracted.
+//!
+//! `--robustness` kills a holder (SIGKILL) and times whether, and when, a waiter
+//! gets the primitive, with a bounded wait.
+
+pub mod ends;
+pub mod loops;
+pub mod peer;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mechanism::{MechOptions, MechanismKind, PeerAddr, PeerHandoff, OPEN_TIMEOUT_MS};
+use crate::mode::process::{PeerCommand, ProcessPeer};
+use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use crate::mode::thread::ThreadPeer;
+use crate::mode::{Mode, Placement};
+use crate::payload::Payload;
+use crate::record::{
+    CaseRecord, CaseStatus, LatencySummary, PlacementRecord, RobustnessRecord, SyncRecord,
+    SyncSeries,
+};
+use crate::stats::median;
+use crate::workload::Workload;
+use ends::{AnyLock, Lock, NopChannel, NopLock, Objects};
+use ipcperf_sys::clock::now_ns;
+
+/// Every primitive a Linux program can coordinate another process with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Primitive {
+    SysvSem,
+    PosixSemNamed,
+    PosixSem,
+    Mutex,
+    Futex,
+    Eventfd,
+    Flock,
+    Fcntl,
+    /// Not a primitive: a one-byte token over two pipes, the reference wake-up.
+    Pipe,
+}
+
+/// What a user can know about a primitive before running it.
+#[derive(Debug, Clone, Copy)]
+pub struct PrimitiveInfo {
+    pub primitive: Primitive,
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Why set/clear does not apply (None: it does).
+    pub no_set_clear: Option<&'static str>,
+    /// Why request/release does not apply.
+    pub no_request_release: Option<&'static str>,
+}
+
+const OWNER_ONLY: &str = "only the owner may release it, so it cannot hand a token to another side (Duncan: \"not applicable\" for the fast-safe semaphore)";
+
+pub const PRIMITIVES: &[PrimitiveInfo] = &[
+    PrimitiveInfo {
+        primitive: Primitive::SysvSem,
+        name: "sysv-sem",
+        summary: "SysV semaphore set (semop; the lock with SEM_UNDO): Duncan's system semaphore",
+        no_set_clear: None,
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::PosixSemNamed,
+        name: "posix-sem-named",
+        summary: "POSIX named semaphore (sem_open)",
+        no_set_clear: None,
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::PosixSem,
+        name: "posix-sem",
+        summary: "POSIX unnamed semaphore in shared memory (sem_init pshared): the RAM semaphore",
+        no_set_clear: None,
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::Mutex,
+        name: "mutex",
+        summary: "pthread mutex, process-shared and robust, in shared memory: the fast-safe one",
+        no_set_clear: Some(OWNER_ONLY),
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::Futex,
+        name: "futex",
+        summary:
+            "raw FUTEX_WAIT/FUTEX_WAKE on a shared word (a 3-state lock; a flag word per direction)",
+        no_set_clear: None,
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::Eventfd,
+        name: "eventfd",
+        summary: "eventfd in EFD_SEMAPHORE mode (set/clear waits with poll, then reads)",
+        no_set_clear: None,
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::Flock,
+        name: "flock",
+        summary: "flock(2) on a lock file",
+        no_set_clear: Some(OWNER_ONLY),
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::Fcntl,
+        name: "fcntl",
+        summary: "fcntl(2) record lock (F_SETLKW) on a lock file",
+        no_set_clear: Some(OWNER_ONLY),
+        no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::Pipe,
+        name: "pipe",
+        summary: "reference: a one-byte token over two pipes (a wake-up each way)",
+        no_set_clear: None,
+        no_request_release: Some("a pipe is not a lock"),
+    },
+];
+
+impl Primitive {
+    pub fn info(self) -> &'static PrimitiveInfo {
+        PRIMITIVES
+            .iter()
+            .find(|p| p.primitive == self)
+            .expect("every primitive is listed")
+    }
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    pub fn from_name(s: &str) -> Option<Primitive> {
+        PRIMITIVES.iter().find(|p| p.name == s).map(|p| p.primitive)
+    }
+}
+
+/// One sync case as asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncSpec {
+    pub primitive: Primitive,
+    /// Where the other side of set/clear runs: `Threads` or `Processes`.
+    pub mode: Mode,
+    /// Length of each timed series.
+    pub series_ns: u64,
+    /// Series kept per measurement.
+    pub repeat: u32,
+    /// Cycles timed one by one for the set/clear percentiles (at most).
+    pub latency_samples: usize,
+    /// Where lock files go.
+    pub base_dir: PathBuf,
+    /// How to start a peer process.
+    pub peer: PeerCommand,
+}
+
+fn empty_record(spec: &SyncSpec) -> CaseRecord {
+    CaseRecord {
+        workload: Workload::Sync,
+        mechanism: spec.primitive.name().to_string(),
+        mode: spec.mode,
+        block_size: 0,
+        placement: PlacementRecord {
+            label: Placement::UNPINNED.label().to_string(),
+            writer_cpu: None,
+            reader_cpu: None,
+            seen_writer_cpu: None,
+            seen_reader_cpu: None,
+        },
+        payload: Payload::NoTouch,
+        wait: "block".into(),
+        include_setup: false,
+        options: Default::default(),
+        status: CaseStatus::Ok,
+        message: None,
+        series: Vec::new(),
+        median_bytes_per_sec: None,
+        min_bytes_per_sec: None,
+        max_bytes_per_sec: None,
+        median_blocks_per_sec: None,
+        median_cpu_load: None,
+        sync: Some(SyncRecord {
+            primitive: spec.primitive.name().to_string(),
+            mode: spec.mode,
+            request_release_per_sec: None,
+            set_clear_per_sec: None,
+            request_release_ns: None,
+            set_clear_ns: None,
+            request_release_tare_ns: None,
+            set_clear_tare_ns: None,
+            request_release_note: None,
+            set_clear_note: None,
+            request_release_series: Vec::new(),
+            set_clear_series: Vec::new(),
+            set_clear_latency: None,
+            robustness: None,
+        }),
+    }
+}
+
+/// Median net ns per cycle, median tare ns per cycle, cycles/s: None when the
+/// loop did not rise above its tare.
+fn summarize(series: &[SyncSeries]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let net: Vec<f64> = series.iter().filter_map(|s| s.net_ns_per_cycle()).collect();
+    let tare: Vec<f64> = series
+        .iter()
+        .map(|s| s.tare_ns as f64 / s.cycles.max(1) as f64)
+        .collect();
+    let net_med = if net.len() == series.len() {
+        median(&net)
+    } else {
+        None
+    };
+    (net_med, median(&tare), net_med.map(|n| 1e9 / n))
+}
+
+/// Calibrate: grow `n` until one run of `f(n)` lasts a quarter of the series
+/// (the warm-up), then return the count that fills a series.
+fn calibrate(series_ns: u64, mut f: impl FnMut(u64) -> Result<u64>) -> Result<u64> {
+    let target = (series_ns / 4).clamp(5_000_000, 250_000_000);
+    let mut n = 64u64;
+    loop {
+        let t = f(n)?.max(1);
+        if t >= target || n >= 1 << 36 {
+            return Ok(((series_ns as f64 * n as f64 / t as f64) as u64).max(1));
+        }
+        let grow = (target as f64 / t as f64 * 1.2).clamp(2.0, 64.0);
+        n = ((n as f64 * grow) as u64).max(n + 1);
+    }
+}
+
+/// Request/release on one lock: calibrated series, each followed by its tare.
+pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Vec<SyncSeries>> {
+    let n = calibrate(spec.series_ns, |n| loops::request_release(l, n))?;
+    let mut nop = NopLock;
+    let mut v = Vec::new();
+    for _ in 0..spec.repeat {
+        let elapsed_ns = loops::request_release(l, n)?;
+        let tare_ns = loops::request_release(&mut nop, n)?;
+        v.push(SyncSeries {
+            cycles: n,
+            elapsed_ns,
+            tare_ns,
+        });
+    }
+    if !l.is_free()? {
+        return Err(Error::Invalid(format!(
+            "{} is not free after {} request/release cycles",
+            spec.primitive.name(),
+            n
+        )));
+    }
+    Ok(v)
+}
+
+fn partner_setup(objs: &mut Objects, role: PeerRole) -> Result<PeerSetup> {
+    let fds = objs.peer_fds()?;
+    Ok(PeerSetup {
+        role,
+        handoff: PeerHandoff {
+            // The sync setup below says what the descriptors are; these fields are unused.
+            kind: MechanismKind::Pipe,
+            addr: PeerAddr::Fd,
+            opts: MechOptions::default(),
+            fds,
+        },
+        block_size: 0,
+        payload: Payload::NoTouch,
+        cpu: None,
+        sync: Some(objs.setup.clone()),
+    })
+}
+
+fn wait_ready(peer: &mut dyn PeerHandle) -> Result<()> {
+    match peer.recv(OPEN_TIMEOUT_MS * 2)? {
+        FromPeer::Ready { .. } => Ok(()),
+        FromPeer::Failed { message } => Err(Error::Peer(message)),
+        other => Err(Error::Peer(format!("unexpected message {other:?}"))),
+    }
+}
+
+/// Start the other side of set/clear (a thread or a process) and wait until it is ready.
+pub fn start_partner(
+    spec: &SyncSpec,
+    objs: &mut Objects,
+    role: PeerRole,
+) -> Result<Box<dyn PeerHandle>> {
+    let setup = partner_setup(objs, role)?;
+    let mut peer: Box<dyn PeerHandle> = match spec.mode {
+        Mode::Processes => Box::new(ProcessPeer::spawn(&spec.peer, setup)?),
+        _ => Box::new(ThreadPeer::spawn(setup)?),
+    };
+    wait_ready(peer.as_mut())?;
+    Ok(peer)
+}
+
+/// One set/clear run of `n` cycles against the partner: its time, checked with the
+/// partner's own account.
+fn exchange<C: ends::Channel>(
+    c: &mut C,
+    peer: &mut dyn PeerHandle,
+    n: u64,
+    samples: Option<&mut Vec<u64>>,
+) -> Result<u64> {
+    peer.send(ToPeer::Go { bytes: n })?;
+    let r = match samples {
+        Some(s) => loops::ping_sampled(c, n, s),
+        None => loops::ping(c, n),
+    };
+    let ms = 2 * ends::WAIT_TIMEOUT.as_millis() as i32;
+    let elapsed = match r {
+        Ok(t) => t,
+        Err(e) => {
+            // The partner's own account of what went wrong beats our time-out.
+            return Err(match peer.recv(ms) {
+                Ok(FromPeer::Failed { message }) => Error::Peer(message),
+                Err(pe @ Error::Peer(_)) => pe,
+                _ => e,
+            });
+        }
+    };
+    match peer.recv(ms)? {
+        FromPeer::Done { .. } => Ok(elapsed),
+        FromPeer::Failed { message } => Err(Error::Peer(message)),
+        other => Err(Error::Peer(format!("unexpected message {other:?}"))),
+    }
+}
+
+/// Set/clear against a started partner: calibrated series each with its tare, then
+/// one series timed cycle by cycle for the percentiles.
+pub fn measure_set_clear<C: ends::Channel>(
+    c: &mut C,
+    peer: &mut dyn PeerHandle,
+    spec: &SyncSpec,
+) -> Result<(Vec<SyncSeries>, Option<LatencySummary>)> {
+    let n = calibrate(spec.series_ns, |n| exchange(c, peer, n, None))?;
+    let mut nop = NopChannel;
+    let mut v = Vec::new();
+    for _ in 0..spec.repeat {
+        let elapsed_ns = exchange(c, peer, n, None)?;
+        let tare_ns = loops::ping(&mut nop, n)?;
+        v.push(SyncSeries {
+            cycles: n,
+            elapsed_ns,
+            tare_ns,
+        });
+    }
+    let lat = if spec.latency_samples > 0 {
+        let k = (n as usize).clamp(1, spec.latency_samples);
+        let mut s = Vec::with_capacity(k);
+        let clock = ipcperf_sys::clock::clock_cost_ns(10_001);
+        exchange(c, peer, k as u64, Some(&mut s))?;
+        Some(latency_summary(&mut s, clock))
+    } else {
+        None
+    };
+    // Exactly n tokens went each way: none is left over on our side.
+    if c.try_take()? {
+        return Err(Error::Invalid(format!(
+            "{}: a token too many came back",
+            spec.primitive.name()
+        )));
+    }
+    Ok((v, lat))
+}
+
+/// Percentiles of per-cycle samples with the clock's cost subtracted (never below 0).
+pub fn latency_summary(s: &mut [u64], clock_cost_ns: u64) -> LatencySummary {
+    s.sort_unstable();
+    let pct = |p: f64| -> u64 {
+        if s.is_empty() {
+            return 0;
+        }
+        // Nearest rank; the epsilon keeps 0.999 * 1000 from rounding up to 1000.
+        let i = ((p / 100.0) * s.len() as f64 - 1e-9).ceil() as usize;
+        s[i.clamp(1, s.len()) - 1].saturating_sub(clock_cost_ns)
+    };
+    LatencySummary {
+        samples: s.len() as u64,
+        clock_cost_ns,
+        p50_ns: pct(50.0),
+        p90_ns: pct(90.0),
+        p99_ns: pct(99.0),
+        p999_ns: pct(99.9),
+        max_ns: pct(100.0),
+    }
+}
+
+fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
+    let sync = rec.sync.as_mut().expect("sync record");
+    let info = spec.primitive.info();
+    let mut objs = Objects::create(spec.primitive, &spec.base_dir)?;
+    if spec.primitive == Primitive::SysvSem {
+        rec.options.insert("lock_sem_undo".into(), "true".into());
+    }
+    if spec.primitive == Primitive::Eventfd {
+        rec.options
+            .insert("set_clear_wait".into(), "poll+read".into());
+    }
+    // Request/release.
+    if let Some(why) = info.no_request_release {
+        sync.request_release_note = Some(format!("not applicable: {why}"));
+    } else {
+        let mut lock = objs.lock()?;
+        let series =
+            crate::with_lock!(&mut lock, |l| measure_request_release(l, spec)).expect("a lock")?;
+        let (net, tare, rate) = summarize(&series);
+        sync.request_release_ns = net;
+        sync.request_release_tare_ns = tare;
+        sync.request_release_per_sec = rate;
+        if rate.is_none() {
+            sync.request_release_note = Some("not above the tare in every series".into());
+        }
+        sync.request_release_series = series;
+    }
+    // Set/clear.
+    if let Some(why) = info.no_set_clear {
+        sync.set_clear_note = Some(format!("not applicable: {why}"));
+    } else {
+        let mut chan = objs.channel()?;
+        let mut peer = start_partner(spec, &mut objs, PeerRole::SyncPartner)?;
+        let (series, lat) =
+            crate::with_channel!(&mut chan, |c| measure_set_clear(c, peer.as_mut(), spec))
+                .expect("a channel")?;
+        peer.finish()?;
+        let (net, tare, rate) = summarize(&series);
+        sync.set_clear_ns = net;
+        sync.set_clear_tare_ns = tare;
+        sync.set_clear_per_sec = rate;
+        if rate.is_none() {
+            sync.set_clear_note = Some("not above the tare in every series".into());
+        }
+        sync.set_clear_series = series;
+        sync.set_clear_latency = lat;
+    }
+    Ok(())
+}
+
+/// Run one sync case. Never fails: a failure is recorded with its reason.
+pub fn run_case(spec: &SyncSpec) -> CaseRecord {
+    let mut rec = empty_record(spec);
+    if let Err(e) = run_inner(spec, &mut rec) {
+        rec.status = match e {
+            Error::Refused(_) => CaseStatus::Refused,
+            _ => CaseStatus::Failed,
+        };
+        rec.message = Some(match e {
+            Error::Refused(m) => m,
+            e => e.to_string(),
+        });
+    }
+    rec
+}
+
+/// How long a waiter waits for a dead holder's primitive before calling it lost.
+pub const ROBUST_BOUND: Duration = Duration::from_secs(1);
+
+/// The holder variants `--robustness` tries for a primitive.
+pub fn robustness_variants(p: Primitive) -> Vec<(PeerRole, &'static str)> {
+    match p {
+        Primitive::SysvSem => vec![
+            (PeerRole::SyncHolder, "SEM_UNDO"),
+            (PeerRole::SyncHolderNoUndo, "no SEM_UNDO"),
+        ],
+        Primitive::Mutex => vec![(PeerRole::SyncHolder, "robust")],
+        Primitive::Pipe => vec![],
+        _ => vec![(PeerRole::SyncHolder, "plain")],
+    }
+}
+
+fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<RobustnessRecord> {
+    let mut objs = Objects::create(spec.primitive, &spec.base_dir)?;
+    let mut peer = ProcessPeer::spawn(&spec.peer, partner_setup(&mut objs, role)?)?;
+    wait_ready(&mut peer)?;
+    let mut lock: AnyLock = objs.lock()?;
+    if role == PeerRole::SyncHolderNoUndo {
+        lock = lock.without_undo();
+    }
+    // The holder has it now: a waiter must not get it while the holder lives.
+    let early = crate::with_lock!(&mut lock, |l| l.acquire_within(Duration::from_millis(20)))
+        .ok_or_else(|| Error::Invalid("not a lock".into()))??;
+    if early.is_some() {
+        return Err(Error::Invalid(format!(
+            "{} was taken while its holder was alive",
+            spec.primitive.name()
+        )));
+    }
+    let pid = peer.pid();
+    let t0 = now_ns();
+    ipcperf_sys::signal::kill(pid as i32);
+    let got = crate::with_lock!(&mut lock, |l| l.acquire_within(ROBUST_BOUND)).expect("a lock")?;
+    let t1 = now_ns();
+    drop(peer);
+    let bound_ns = ROBUST_BOUND.as_nanos() as u64;
+    Ok(match got {
+        Some(note) => {
+            crate::with_lock!(&mut lock, |l| l.release()).expect("a lock")?;
+            RobustnessRecord {
+                variant: variant.into(),
+                freed: true,
+                freed_after_ns: Some(t1 - t0),
+                bound_ns,
+                note: note.unwrap_or_else(|| match spec.primitive {
+                    Primitive::SysvSem => "the kernel undid the holder's semop (SEM_UNDO)".into(),
+                    Primitive::Flock => "the holder's descriptors closed at exit".into(),
+                    Primitive::Fcntl => "the holder's record locks went with its process".into(),
+                    _ => "freed".into(),
+                }),
+            }
+        }
+        None => RobustnessRecord {
+            variant: variant.into(),
+            freed: false,
+            freed_after_ns: None,
+            bound_ns,
+            note: "not given back: nothing undoes a dead holder's take, so a waiter would wait forever"
+                .into(),
+        },
+    })
+}
+
+/// Robustness of one primitive: one case per holder variant.
+pub fn run_robustness(spec: &SyncSpec) -> Vec<CaseRecord> {
+    let mut out = Vec::new();
+    let variants = robustness_variants(spec.primitive);
+    if variants.is_empty() {
+        let mut rec = empty_record(spec);
+        rec.status = CaseStatus::Refused;
+        rec.message = Some(format!(
+            "{}: not a lock, nothing to hold",
+            spec.primitive.name()
+        ));
+        out.push(rec);
+        return out;
+    }
+    for (role, variant) in variants {
+        let mut rec = empty_record(spec);
+        rec.mode = Mode::Processes;
+        rec.options.insert("holder".into(), variant.into());
+        match robust_inner(spec, role, variant) {
+            Ok(r) => {
+                let s = rec.sync.as_mut().expect("sync");
+                s.mode = Mode::Processes;
+                s.robustness = Some(r);
+            }
+            Err(e) => {
+                rec.status = CaseStatus::Failed;
+                rec.message = Some(e.to_string());
+            }
+        }
+        out.push(rec);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends::{AnyChannel, Channel, Side};
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    const ALL: [Primitive; 9] = [
+        Primitive::SysvSem,
+        Primitive::PosixSemNamed,
+        Primitive::PosixSem,
+        Primitive::Mutex,
+        Primitive::Futex,
+        Primitive::Eventfd,
+        Primitive::Flock,
+        Primitive::Fcntl,
+        Primitive::Pipe,
+    ];
+
+    fn base() -> PathBuf {
+        ipcperf_sys::names::default_base()
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for p in ALL {
+            assert_eq!(Primitive::from_name(p.name()), Some(p));
+        }
+        assert_eq!(Primitive::from_name("nope"), None);
+    }
+
+    #[test]
+    fn request_release_returns_to_first_state_and_objects_go() {
+        for p in ALL {
+            let objs = Objects::create(p, &base()).unwrap();
+            let named = objs.named_objects();
+            let mut lock = objs.lock().unwrap();
+            let r = crate::with_lock!(&mut lock, |l| {
+                assert!(l.is_free().unwrap(), "{} free at first", p.name());
+                l.acquire().unwrap();
+                assert!(!l.is_free().unwrap(), "{} taken after acquire", p.name());
+                l.release().unwrap();
+                loops::request_release(l, 1000).unwrap();
+                l.is_free().unwrap()
+            });
+            match r {
+                Some(free) => assert!(free, "{} free after 1000 cycles", p.name()),
+                None => assert_eq!(p, Primitive::Pipe),
+            }
+            drop(lock);
+            drop(objs);
+            assert!(
+                named.still_present().is_empty(),
+                "left behind: {:?}",
+                named.still_present()
+            );
+        }
+    }
+
+    /// Side B in a thread; a shared baton proves the strict alternation, and each
+    /// side counts the tokens it took.
+    #[test]
+    fn ping_pong_delivers_exactly_n_tokens_each_way() {
+        const N: u64 = 2000;
+        for p in ALL {
+            let mut objs = Objects::create(p, &base()).unwrap();
+            let named = objs.named_objects();
+            let mut a = objs.channel().unwrap();
+            let mut b = objs.channel_b().unwrap();
+            if matches!(a, AnyChannel::None) {
+                assert!(p.info().no_set_clear.is_some());
+                continue;
+            }
+            let baton = Arc::new(AtomicU64::new(0));
+            let bt = baton.clone();
+            let t = std::thread::spawn(move || {
+                let mut got = 0u64;
+                crate::with_channel!(&mut b, |c| {
+                    for i in 0..N {
+                        c.wait().unwrap();
+                        got += 1;
+                        assert_eq!(bt.load(Ordering::SeqCst), 2 * i + 1);
+                        bt.store(2 * i + 2, Ordering::SeqCst);
+                        c.signal().unwrap();
+                    }
+                    assert!(!c.try_take().unwrap(), "an extra token reached B");
+                });
+                got
+            });
+            let mut got_a = 0u64;
+            crate::with_channel!(&mut a, |c| {
+                for i in 0..N {
+                    baton.store(2 * i + 1, Ordering::SeqCst);
+                    c.signal().unwrap();
+                    c.wait().unwrap();
+                    got_a += 1;
+                    assert_eq!(baton.load(Ordering::SeqCst), 2 * i + 2, "{}", p.name());
+                }
+            });
+            let got_b = t.join().unwrap();
+            crate::with_channel!(&mut a, |c| assert!(!c.try_take().unwrap()));
+            assert_eq!((got_a, got_b), (N, N), "{}", p.name());
+            drop((a, objs));
+            assert!(named.still_present().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_dead_side_is_a_timeout_not_a_hang() {
+        let mut objs = Objects::create(Primitive::Futex, &base()).unwrap();
+        let mut a = objs.channel().unwrap();
+        let t0 = std::time::Instant::now();
+        let r = crate::with_channel!(&mut a, |c| loops::ping(c, 1)).unwrap();
+        assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
+        assert!(t0.elapsed() < ends::WAIT_TIMEOUT * 2);
+        let _ = Side::A;
+    }
+
+    fn spec(p: Primitive) -> SyncSpec {
+        SyncSpec {
+            primitive: p,
+            mode: Mode::Threads,
+            series_ns: 5_000_000,
+            repeat: 2,
+            latency_samples: 500,
+            base_dir: base(),
+            peer: PeerCommand {
+                program: "/nonexistent".into(),
+                args: vec![],
+            },
+        }
+    }
+
+    #[test]
+    fn a_threads_case_fills_the_record() {
+        let r = run_case(&spec(Primitive::PosixSem));
+        assert!(r.is_ok(), "{:?}", r.message);
+        let s = r.sync.unwrap();
+        assert!(s.request_release_per_sec.unwrap() > 0.0);
+        assert!(s.set_clear_per_sec.unwrap() > 0.0);
+        assert_eq!(s.set_clear_series.len(), 2);
+        let lat = s.set_clear_latency.unwrap();
+        assert!(lat.samples > 0 && lat.p50_ns <= lat.p99_ns && lat.p99_ns <= lat.max_ns);
+        let r = run_case(&spec(Primitive::Mutex));
+        let s = r.sync.unwrap();
+        assert!(s.set_clear_per_sec.is_none());
+        assert!(s.set_clear_note.unwrap().starts_with("not applicable"));
+    }
+
+    #[test]
+    fn latency_summary_on_fixed_samples() {
+        let mut s: Vec<u64> = (1..=1000).collect();
+        let l = latency_summary(&mut s, 1);
+        assert_eq!(
+            (l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.max_ns),
+            (499, 899, 989, 998, 999)
+        );
+    }
+
+    #[test]
+    fn summary_subtracts_the_tare() {
+        let s = [SyncSeries {
+            cycles: 10,
+            elapsed_ns: 1000,
+            tare_ns: 200,
+        }];
+        let (net, tare, rate) = summarize(&s);
+        assert_eq!((net, tare), (Some(80.0), Some(20.0)));
+        assert!((rate.unwrap() - 12_500_000.0).abs() < 1e-6);
+        let below = [SyncSeries {
+            cycles: 10,
+            elapsed_ns: 100,
+            tare_ns: 200,
+        }];
+        assert_eq!(summarize(&below).2, None);
+    }
+}

@@ -1,0 +1,77 @@
+//! The other side of a sync case, in a thread or in an `ipcperf __peer` process:
+//! the set/clear partner (answers every token) or the holder of a robustness test
+//! (takes the lock and keeps it until it is killed).
+
+use super::ends::{Ends, Side, WAIT_TIMEOUT};
+use crate::error::{Error, Result};
+use crate::mode::protocol::{FromPeer, PeerChannel, PeerRole, PeerSetup, ToPeer};
+use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
+use ipcperf_sys::cpu::current_cpu;
+
+fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Result<()> {
+    ch.send(FromPeer::Ready { cpu: current_cpu() })?;
+    loop {
+        match ch.recv()? {
+            ToPeer::Go { bytes: n } => {
+                let cpu0 = thread_cpu_ns();
+                super::loops::pong(c, n)?;
+                ch.send(FromPeer::Done {
+                    end_ns: now_ns(),
+                    cpu: current_cpu(),
+                    cpu_ns: thread_cpu_ns() - cpu0,
+                })?;
+            }
+            ToPeer::Quit => return Ok(()),
+            ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+        }
+    }
+}
+
+fn holder<L: super::ends::Lock>(ch: &mut dyn PeerChannel, l: &mut L) -> Result<()> {
+    if l.acquire_within(WAIT_TIMEOUT)?.is_none() {
+        return Err(Error::Timeout("the holder could not take the lock".into()));
+    }
+    ch.send(FromPeer::Ready { cpu: current_cpu() })?;
+    // Hold it until killed (or told to quit, then give it back).
+    loop {
+        match ch.recv()? {
+            ToPeer::Quit => return l.release(),
+            ToPeer::Go { .. } => {}
+            ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+        }
+    }
+}
+
+/// Serve a sync role until told to quit.
+pub fn serve(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
+    let sync = setup
+        .sync
+        .take()
+        .ok_or_else(|| Error::Peer("a sync role without its sync setup".into()))?;
+    let fds = std::mem::take(&mut setup.handoff.fds);
+    let mut ends = Ends::open(&sync, fds)?;
+    match setup.role {
+        PeerRole::SyncPartner => {
+            let mut c = ends.channel(Side::B)?;
+            crate::with_channel!(&mut c, |c| partner(ch, c)).unwrap_or_else(|| {
+                Err(Error::Invalid(format!(
+                    "{}: no set/clear",
+                    sync.primitive.name()
+                )))
+            })
+        }
+        PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => {
+            let mut l = ends.lock()?;
+            if setup.role == PeerRole::SyncHolderNoUndo {
+                l = l.without_undo();
+            }
+            crate::with_lock!(&mut l, |l| holder(ch, l)).unwrap_or_else(|| {
+                Err(Error::Invalid(format!(
+                    "{}: not a lock",
+                    sync.primitive.name()
+                )))
+            })
+        }
+        PeerRole::StreamReader => Err(Error::Peer("not a sync role".into())),
+    }
+}
