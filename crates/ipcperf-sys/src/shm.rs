@@ -105,7 +105,7 @@ impl SharedMem {
             self.len
         );
         assert!(
-            offset % align == 0,
+            offset.is_multiple_of(align),
             "offset {offset} not aligned to {align}"
         );
         // SAFETY: offset + size <= len, checked above, so the result is inside the mapping.

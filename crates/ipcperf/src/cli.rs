@@ -41,6 +41,9 @@ pub enum Command {
     /// Time Stover's pipelines: gen | sink, a temp file, /dev/null, cat, and ipcperf's own
     /// mechanisms, as real processes, start-up included.
     Pipeline(crate::cmd::pipeline::PipelineArgs),
+    /// Synchronization primitives: request/release and set/clear cycles per second,
+    /// tare subtracted (Duncan's semaphore table); `--robustness`: a holder dies.
+    Sync(crate::cmd::sync::SyncArgs),
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,

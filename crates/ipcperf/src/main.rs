@@ -79,6 +79,10 @@ fn main() {
             ipcperf_sys::signal::cleanup_on_interrupt();
             cmd::pipeline::run(a)
         }
+        cli::Command::Sync(a) => {
+            ipcperf_sys::signal::cleanup_on_interrupt();
+            cmd::sync::run(a)
+        }
     };
     match result {
         Ok(code) => std::process::exit(code),

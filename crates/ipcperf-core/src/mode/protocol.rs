@@ -36,7 +36,7 @@ pub struct PeerSetup {
     pub cpu: Option<usize>,
     /// The sync primitive's objects (sync roles only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync: Option<crate::sync::ends::SyncSetup>,
+    pub sync: Option<Box<crate::sync::ends::SyncSetup>>,
 }
 
 /// Owner to peer.

@@ -44,7 +44,7 @@ fn holder<L: super::ends::Lock>(ch: &mut dyn PeerChannel, l: &mut L) -> Result<(
 
 /// Serve a sync role until told to quit.
 pub fn serve(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
-    let sync = setup
+    let sync = *setup
         .sync
         .take()
         .ok_or_else(|| Error::Peer("a sync role without its sync setup".into()))?;

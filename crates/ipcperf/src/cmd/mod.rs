@@ -5,3 +5,4 @@ pub mod list;
 pub mod pipeline;
 pub mod run;
 pub mod sink;
+pub mod sync;

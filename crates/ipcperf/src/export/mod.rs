@@ -6,6 +6,7 @@
 
 mod csv;
 mod markdown;
+pub mod sync;
 mod table;
 pub mod view;
 

@@ -1,0 +1,204 @@
+//! `ipcperf sync`: synchronization primitives, cycles per second with the tare
+//! subtracted (Duncan 1989, Table 2), and `--robustness`: what a waiter sees when a
+//! holder dies.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use ipcperf_core::machine::Machine;
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::mode::Mode;
+use ipcperf_core::record::{unix_ms, CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::sync::{self, Primitive, SyncSpec, PRIMITIVES};
+
+use crate::cli::Format;
+use crate::export;
+use crate::units;
+use crate::Fail;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SyncModeArg {
+    Threads,
+    Processes,
+}
+
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    /// Primitives to measure: sysv-sem, posix-sem-named, posix-sem, mutex, futex,
+    /// eventfd, flock, fcntl, and pipe (the reference wake-up); none means all.
+    #[arg(value_name = "PRIMITIVE")]
+    pub primitives: Vec<String>,
+
+    /// Where the set/clear partner runs: another thread or another process
+    /// (default). Repeat or comma-separate for both.
+    #[arg(long, short, value_enum, value_delimiter = ',')]
+    pub mode: Vec<SyncModeArg>,
+
+    /// Length of each timed series (the cycle count is calibrated in the warm-up).
+    #[arg(long, short, value_parser = units::parse_duration)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Series per measurement (the figure is their median).
+    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Set/clear cycles timed one by one for the percentiles (0: none).
+    #[arg(long, default_value_t = 20_000)]
+    pub latency_samples: usize,
+
+    /// Instead of timing: kill a holder (SIGKILL) and see whether, and how soon, a
+    /// waiter gets the primitive (a bounded wait of 1 s; two processes).
+    #[arg(long)]
+    pub robustness: bool,
+
+    /// Directory for the lock file of flock and fcntl.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+const DEFAULT_SERIES_MS: u64 = 300;
+
+pub fn parse_primitives(names: &[String]) -> Result<Vec<Primitive>, Fail> {
+    if names.is_empty() {
+        return Ok(PRIMITIVES.iter().map(|p| p.primitive).collect());
+    }
+    let mut v = Vec::new();
+    for n in names {
+        for part in n.split(',').filter(|p| !p.is_empty()) {
+            let p = Primitive::from_name(part).ok_or_else(|| {
+                let known: Vec<_> = PRIMITIVES.iter().map(|p| p.name).collect();
+                Fail::usage(format!(
+                    "unknown primitive '{part}' (known: {})",
+                    known.join(", ")
+                ))
+            })?;
+            if !v.contains(&p) {
+                v.push(p);
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// The cases to run, in order.
+pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
+    let mut prims = parse_primitives(&a.primitives)?;
+    if a.robustness && a.primitives.is_empty() {
+        // The pipe is a reference wake-up, not a lock: nothing to hold.
+        prims.retain(|&p| p != Primitive::Pipe);
+    }
+    let mut modes: Vec<Mode> = a
+        .mode
+        .iter()
+        .map(|m| match m {
+            SyncModeArg::Threads => Mode::Threads,
+            SyncModeArg::Processes => Mode::Processes,
+        })
+        .collect();
+    modes.dedup();
+    if modes.is_empty() || a.robustness {
+        modes = vec![Mode::Processes];
+    }
+    if let Some(d) = &a.dir {
+        if !d.is_dir() {
+            return Err(Fail::usage(format!(
+                "--dir {}: no such directory",
+                d.display()
+            )));
+        }
+    }
+    let peer = PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?;
+    let series_ns = a
+        .duration
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(DEFAULT_SERIES_MS * 1_000_000);
+    let mut v = Vec::new();
+    for &mode in &modes {
+        for &p in &prims {
+            v.push(SyncSpec {
+                primitive: p,
+                mode,
+                series_ns,
+                repeat: a.repeat,
+                latency_samples: a.latency_samples,
+                base_dir: a
+                    .dir
+                    .clone()
+                    .unwrap_or_else(ipcperf_sys::names::default_base),
+                peer: peer.clone(),
+            });
+        }
+    }
+    Ok(v)
+}
+
+fn report_problem(r: &CaseRecord) {
+    if r.status != CaseStatus::Ok {
+        eprintln!(
+            "ipcperf: {} {}: {}: {}",
+            r.mechanism,
+            r.mode.name(),
+            if r.status == CaseStatus::Refused {
+                "skipped"
+            } else {
+                "FAILED"
+            },
+            r.message.as_deref().unwrap_or("")
+        );
+    }
+}
+
+pub fn run(a: SyncArgs) -> Result<i32, Fail> {
+    let specs = plan(&a)?;
+    let mut run = RunRecord {
+        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        started_ms: unix_ms(),
+        finished_ms: None,
+        complete: false,
+        machine: Machine::collect(),
+        cases: Vec::new(),
+    };
+    for (i, s) in specs.iter().enumerate() {
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprint!(
+                "\r\x1b[K[{}/{}] {} {}",
+                i + 1,
+                specs.len(),
+                s.primitive.name(),
+                s.mode.name()
+            );
+        }
+        let recs = if a.robustness {
+            sync::run_robustness(s)
+        } else {
+            vec![sync::run_case(s)]
+        };
+        for r in recs {
+            report_problem(&r);
+            run.cases.push(r);
+        }
+    }
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprint!("\r\x1b[K");
+    }
+    run.finished_ms = Some(unix_ms());
+    run.complete = true;
+
+    let out = export::sync::render(&run, a.format);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+
+    let failed = run
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Failed)
+        .count();
+    Ok(if failed > 0 { 1 } else { 0 })
+}

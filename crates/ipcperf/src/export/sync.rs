@@ -1,0 +1,270 @@
+//! Sync runs for people: Duncan's Table 2 (request/release and set/clear cycles per
+//! second, tare subtracted) with ns per cycle and the tare shown; and the
+//! robustness table. JSON is the run record; CSV is one row per case.
+
+use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord, SyncSeries};
+
+use super::view::{Table, View};
+use crate::cli::Format;
+use crate::units::fmt_rate;
+
+fn ns(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v >= 100.0 => format!("{v:.0}"),
+        Some(v) => format!("{v:.1}"),
+        None => "-".into(),
+    }
+}
+
+fn us(x: u64) -> String {
+    if x >= 10_000 {
+        format!("{:.0} µs", x as f64 / 1e3)
+    } else {
+        format!("{:.1} µs", x as f64 / 1e3)
+    }
+}
+
+/// "1.23M (1.20M–1.25M)" over the series, or why there is no figure.
+fn rate_cell(rate: Option<f64>, series: &[SyncSeries], note: &Option<String>) -> String {
+    match rate {
+        Some(r) => {
+            let rates: Vec<f64> = series
+                .iter()
+                .filter_map(|s| s.net_ns_per_cycle().map(|n| 1e9 / n))
+                .collect();
+            let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if rates.len() > 1 {
+                format!("{} ({}–{})", fmt_rate(r), fmt_rate(lo), fmt_rate(hi))
+            } else {
+                fmt_rate(r)
+            }
+        }
+        None => match note {
+            Some(n) if n.starts_with("not applicable") => "n/a".into(),
+            _ => "-".into(),
+        },
+    }
+}
+
+fn timing_table(cases: &[&CaseRecord], mode: &str) -> Table {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for c in cases {
+        let Some(s) = &c.sync else { continue };
+        if c.status != CaseStatus::Ok {
+            let word = if c.status == CaseStatus::Refused {
+                "skipped"
+            } else {
+                "FAILED"
+            };
+            rows.push(vec![
+                s.primitive.clone(),
+                word.into(),
+                word.into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+            notes.push(format!(
+                "{}: {}",
+                s.primitive,
+                c.message.as_deref().unwrap_or("")
+            ));
+            continue;
+        }
+        let lat = s
+            .set_clear_latency
+            .as_ref()
+            .map(|l| format!("{} / {}", us(l.p50_ns), us(l.p99_ns)))
+            .unwrap_or_else(|| "-".into());
+        rows.push(vec![
+            s.primitive.clone(),
+            rate_cell(
+                s.request_release_per_sec,
+                &s.request_release_series,
+                &s.request_release_note,
+            ),
+            rate_cell(s.set_clear_per_sec, &s.set_clear_series, &s.set_clear_note),
+            format!("{} / {}", ns(s.request_release_ns), ns(s.set_clear_ns)),
+            format!(
+                "{} / {}",
+                ns(s.request_release_tare_ns),
+                ns(s.set_clear_tare_ns)
+            ),
+            lat,
+        ]);
+        for n in [&s.request_release_note, &s.set_clear_note]
+            .into_iter()
+            .flatten()
+        {
+            let line = format!("{}: {n}", s.primitive);
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
+    }
+    notes.push(
+        "cycles/s and ns per cycle have the tare (the same loop around dummy calls) subtracted; \
+         set/clear = a token to the other side and back (two wake-ups); p50/p99 per set/clear cycle, \
+         clock cost subtracted"
+            .into(),
+    );
+    Table {
+        title: format!(
+            "Synchronization primitives, set/clear partner: {mode} (Duncan 1989, Table 2)"
+        ),
+        header: vec![
+            "primitive".into(),
+            "request/release cycles/s".into(),
+            "set/clear cycles/s".into(),
+            "ns per cycle (r/r / s/c)".into(),
+            "tare ns/cycle (r/r / s/c)".into(),
+            "set/clear p50 / p99".into(),
+        ],
+        rows,
+        notes,
+    }
+}
+
+fn robustness_table(cases: &[&CaseRecord]) -> Table {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for c in cases {
+        let holder = c.options.get("holder").cloned().unwrap_or_default();
+        match c.sync.as_ref().and_then(|s| s.robustness.as_ref()) {
+            Some(r) => rows.push(vec![
+                c.mechanism.clone(),
+                r.variant.clone(),
+                if r.freed {
+                    "yes".into()
+                } else {
+                    format!("no (not within {} ms)", r.bound_ns / 1_000_000)
+                },
+                r.freed_after_ns.map(us).unwrap_or_else(|| "never".into()),
+                r.note.clone(),
+            ]),
+            None => {
+                rows.push(vec![
+                    c.mechanism.clone(),
+                    holder,
+                    if c.status == CaseStatus::Refused {
+                        "skipped".into()
+                    } else {
+                        "FAILED".into()
+                    },
+                    "-".into(),
+                    c.message.clone().unwrap_or_default(),
+                ]);
+            }
+        }
+    }
+    notes.push(
+        "a holder process takes the primitive and is killed with SIGKILL; the waiter (this process) \
+         then waits, bounded; 'after' runs from kill(2) to the waiter holding it"
+            .into(),
+    );
+    Table {
+        title: "Robustness: the holder dies; is a waiter freed?".into(),
+        header: vec![
+            "primitive".into(),
+            "holder".into(),
+            "waiter freed".into(),
+            "after".into(),
+            "how".into(),
+        ],
+        rows,
+        notes,
+    }
+}
+
+pub fn build(run: &RunRecord) -> View {
+    let m = &run.machine;
+    let heading = format!(
+        "ipcperf {} sync on {} (Linux {}, {} CPUs, {})",
+        run.ipcperf_version, m.hostname, m.kernel, m.cpus, m.cpu_model
+    );
+    let mut tables = Vec::new();
+    let robust: Vec<&CaseRecord> = run
+        .cases
+        .iter()
+        .filter(|c| {
+            c.options.contains_key("holder")
+                || c.sync.as_ref().is_some_and(|s| s.robustness.is_some())
+        })
+        .collect();
+    if !robust.is_empty() {
+        tables.push(robustness_table(&robust));
+    }
+    let mut modes: Vec<&str> = Vec::new();
+    for c in &run.cases {
+        if !robust.iter().any(|r| std::ptr::eq(*r, c)) && !modes.contains(&c.mode.name()) {
+            modes.push(c.mode.name());
+        }
+    }
+    for mode in modes {
+        let cases: Vec<&CaseRecord> = run
+            .cases
+            .iter()
+            .filter(|c| c.mode.name() == mode && !robust.iter().any(|r| std::ptr::eq(*r, *c)))
+            .collect();
+        tables.push(timing_table(&cases, mode));
+    }
+    View { heading, tables }
+}
+
+fn csv(run: &RunRecord) -> String {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "primitive",
+        "mode",
+        "status",
+        "request_release_per_sec",
+        "set_clear_per_sec",
+        "request_release_ns",
+        "set_clear_ns",
+        "request_release_tare_ns",
+        "set_clear_tare_ns",
+        "set_clear_p50_ns",
+        "set_clear_p99_ns",
+        "robust_variant",
+        "robust_freed",
+        "robust_freed_after_ns",
+        "message",
+    ]);
+    let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for c in &run.cases {
+        let Some(s) = &c.sync else { continue };
+        let lat = s.set_clear_latency.as_ref();
+        let rb = s.robustness.as_ref();
+        let _ = w.write_record([
+            s.primitive.clone(),
+            s.mode.name().to_string(),
+            format!("{:?}", c.status).to_lowercase(),
+            f(s.request_release_per_sec),
+            f(s.set_clear_per_sec),
+            f(s.request_release_ns),
+            f(s.set_clear_ns),
+            f(s.request_release_tare_ns),
+            f(s.set_clear_tare_ns),
+            lat.map(|l| l.p50_ns.to_string()).unwrap_or_default(),
+            lat.map(|l| l.p99_ns.to_string()).unwrap_or_default(),
+            rb.map(|r| r.variant.clone()).unwrap_or_default(),
+            rb.map(|r| r.freed.to_string()).unwrap_or_default(),
+            rb.and_then(|r| r.freed_after_ns.map(|n| n.to_string()))
+                .unwrap_or_default(),
+            c.message.clone().unwrap_or_default(),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// Render a sync run in `format`.
+pub fn render(run: &RunRecord, format: Format) -> String {
+    match format {
+        Format::Json => super::render(run, Format::Json, None),
+        Format::Csv => csv(run),
+        Format::Table => super::table::render(&build(run)),
+        Format::Markdown => super::markdown::render(&build(run)),
+    }
+}
