@@ -26,7 +26,7 @@ use ipcperf_sys::sem::{NamedSem, ShmSem, SysvSemSet};
 use ipcperf_sys::shm::SharedMem;
 
 /// The longest any wait for the other side may take before it is an error.
-pub const WAIT_TIMEOUT: Duration = Duration::from_secs(2);
+pub const WAIT_TIMEOUT: Duration = Duration::from_secs(1);
 
 // Layout of the shared page: one cache line per object.
 const SHM_LEN: usize = 4096;

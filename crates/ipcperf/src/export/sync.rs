@@ -24,13 +24,22 @@ fn us(x: u64) -> String {
     }
 }
 
-/// "1.23M (1.20M–1.25M)" over the series, or why there is no figure.
-fn rate_cell(rate: Option<f64>, series: &[SyncSeries], note: &Option<String>) -> String {
+/// "1.23M (1.20M–1.25M)": the figure and the range of the series (each less the
+/// median tare), or why there is no figure.
+fn rate_cell(
+    rate: Option<f64>,
+    tare: Option<f64>,
+    series: &[SyncSeries],
+    note: &Option<String>,
+) -> String {
     match rate {
         Some(r) => {
+            let t = tare.unwrap_or(0.0);
             let rates: Vec<f64> = series
                 .iter()
-                .filter_map(|s| s.net_ns_per_cycle().map(|n| 1e9 / n))
+                .map(|s| s.elapsed_ns as f64 / s.cycles.max(1) as f64 - t)
+                .filter(|&n| n > 0.0)
+                .map(|n| 1e9 / n)
                 .collect();
             let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -82,10 +91,16 @@ fn timing_table(cases: &[&CaseRecord], mode: &str) -> Table {
             s.primitive.clone(),
             rate_cell(
                 s.request_release_per_sec,
+                s.request_release_tare_ns,
                 &s.request_release_series,
                 &s.request_release_note,
             ),
-            rate_cell(s.set_clear_per_sec, &s.set_clear_series, &s.set_clear_note),
+            rate_cell(
+                s.set_clear_per_sec,
+                s.set_clear_tare_ns,
+                &s.set_clear_series,
+                &s.set_clear_note,
+            ),
             format!("{} / {}", ns(s.request_release_ns), ns(s.set_clear_ns)),
             format!(
                 "{} / {}",
