@@ -4,8 +4,9 @@
 //!
 //! The owner creates every object ([`Objects::create`]); the other side (a thread
 //! or a process) opens its ends from a serializable [`SyncSetup`] plus descriptors.
-//! Every wait that can block is bounded by [`WAIT_TIMEOUT`], except pipe reads,
-//! which end with end-of-file when the other side dies.
+//! Every wait that can block is bounded: locks by [`WAIT_TIMEOUT`], set/clear
+//! waits by [`WAIT_LIMIT`], looking every [`WAIT_TICK`] whether the other process
+//! still runs; pipe reads end with end-of-file when the other side dies.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
@@ -25,8 +26,43 @@ use ipcperf_sys::names::PrivateDir;
 use ipcperf_sys::sem::{NamedSem, ShmSem, SysvSemSet};
 use ipcperf_sys::shm::SharedMem;
 
-/// The longest any wait for the other side may take before it is an error.
+/// The longest an uncontended lock may take before it is an error.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Set/clear waits for the other side in ticks of this length; after each tick
+/// the other process is looked at, so its death is an error within a tick.
+pub const WAIT_TICK: Duration = Duration::from_millis(250);
+/// The longest a set/clear wait lasts while the other side is still alive (a
+/// machine so loaded that a token takes this long gives no figures worth keeping).
+pub const WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Whether a process runs (exists and is not a zombie waiting to be reaped).
+pub fn process_running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(st) => st
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|c| c != 'Z' && c != 'X'),
+        Err(_) => false,
+    }
+}
+
+/// After a wait tick ran out: an error if the other process has died or the wait
+/// has lasted [`WAIT_LIMIT`]; otherwise wait another tick.
+#[cold]
+fn another_tick(other: Option<i32>, ticks: &mut u32) -> Result<()> {
+    *ticks += 1;
+    if let Some(pid) = other {
+        if !process_running(pid) {
+            return Err(Error::Peer(format!(
+                "process {pid} on the other side died while we waited for its token"
+            )));
+        }
+    }
+    if WAIT_TICK * *ticks >= WAIT_LIMIT {
+        return Err(no_token());
+    }
+    Ok(())
+}
 
 // Layout of the shared page: one cache line per object.
 const SHM_LEN: usize = 4096;
@@ -789,6 +825,7 @@ pub struct SysvChannel {
     set: Arc<SysvSemSet>,
     mine: u16,
     theirs: u16,
+    other: Option<i32>,
 }
 impl Channel for SysvChannel {
     #[inline]
@@ -798,11 +835,11 @@ impl Channel for SysvChannel {
     }
     #[inline]
     fn wait(&mut self) -> Result<()> {
-        if self.set.op(self.mine, -1, false, Some(WAIT_TIMEOUT))? {
-            Ok(())
-        } else {
-            Err(no_token())
+        let mut ticks = 0;
+        while !self.set.op(self.mine, -1, false, Some(WAIT_TICK))? {
+            another_tick(self.other, &mut ticks)?;
         }
+        Ok(())
     }
     fn try_take(&mut self) -> Result<bool> {
         Ok(self.set.try_op(self.mine, -1)?)
@@ -812,6 +849,7 @@ impl Channel for SysvChannel {
 pub struct NamedSemChannel {
     mine: Arc<NamedSem>,
     theirs: Arc<NamedSem>,
+    other: Option<i32>,
 }
 impl Channel for NamedSemChannel {
     #[inline]
@@ -823,11 +861,14 @@ impl Channel for NamedSemChannel {
     fn wait(&mut self) -> Result<()> {
         // The user-space fast path first; the bounded (clock-reading) wait only when
         // we are about to sleep anyway.
-        if self.mine.try_wait()? || self.mine.wait_timeout(WAIT_TIMEOUT)? {
-            Ok(())
-        } else {
-            Err(no_token())
+        if self.mine.try_wait()? {
+            return Ok(());
         }
+        let mut ticks = 0;
+        while !self.mine.wait_timeout(WAIT_TICK)? {
+            another_tick(self.other, &mut ticks)?;
+        }
+        Ok(())
     }
     fn try_take(&mut self) -> Result<bool> {
         Ok(self.mine.try_wait()?)
@@ -837,6 +878,7 @@ impl Channel for NamedSemChannel {
 pub struct ShmSemChannel {
     mine: ShmSem,
     theirs: ShmSem,
+    other: Option<i32>,
 }
 impl Channel for ShmSemChannel {
     #[inline]
@@ -846,11 +888,14 @@ impl Channel for ShmSemChannel {
     }
     #[inline]
     fn wait(&mut self) -> Result<()> {
-        if self.mine.try_wait()? || self.mine.wait_timeout(WAIT_TIMEOUT)? {
-            Ok(())
-        } else {
-            Err(no_token())
+        if self.mine.try_wait()? {
+            return Ok(());
         }
+        let mut ticks = 0;
+        while !self.mine.wait_timeout(WAIT_TICK)? {
+            another_tick(self.other, &mut ticks)?;
+        }
+        Ok(())
     }
     fn try_take(&mut self) -> Result<bool> {
         Ok(self.mine.try_wait()?)
@@ -862,6 +907,7 @@ pub struct FutexChannel {
     mem: Arc<SharedMem>,
     mine: usize,
     theirs: usize,
+    other: Option<i32>,
 }
 impl Channel for FutexChannel {
     #[inline]
@@ -874,14 +920,15 @@ impl Channel for FutexChannel {
     #[inline]
     fn wait(&mut self) -> Result<()> {
         let w = self.mem.atomic_u32(self.mine);
+        let mut ticks = 0;
         loop {
             if w.swap(0, Ordering::Acquire) == 1 {
                 return Ok(());
             }
-            if futex::wait(w, 0, WAIT_TIMEOUT)? == FutexWait::TimedOut
+            if futex::wait(w, 0, WAIT_TICK)? == FutexWait::TimedOut
                 && w.load(Ordering::Acquire) == 0
             {
-                return Err(no_token());
+                another_tick(self.other, &mut ticks)?;
             }
         }
     }
@@ -893,6 +940,7 @@ impl Channel for FutexChannel {
 pub struct EventfdChannel {
     mine: Arc<EventFd>,
     theirs: Arc<EventFd>,
+    other: Option<i32>,
 }
 impl Channel for EventfdChannel {
     #[inline]
@@ -901,15 +949,17 @@ impl Channel for EventfdChannel {
     }
     #[inline]
     fn wait(&mut self) -> Result<()> {
-        // poll(2 s) then read: an eventfd has no end-of-file to end a blocking read.
-        if !ipcperf_sys::fd::wait_ready(self.mine.as_fd(), false, WAIT_TIMEOUT.as_millis() as i32)?
-        {
-            return Err(no_token());
-        }
-        if efd_take(&self.mine, WAIT_TIMEOUT)? {
-            Ok(())
-        } else {
-            Err(no_token())
+        // poll, then read: an eventfd has no end-of-file to end a blocking read.
+        let mut ticks = 0;
+        loop {
+            if ipcperf_sys::fd::wait_ready(self.mine.as_fd(), false, WAIT_TICK.as_millis() as i32)?
+            {
+                if efd_try(&self.mine)? {
+                    return Ok(());
+                }
+            } else {
+                another_tick(self.other, &mut ticks)?;
+            }
         }
     }
     fn try_take(&mut self) -> Result<bool> {
@@ -971,8 +1021,8 @@ impl Channel for NopChannel {
 
 fn no_token() -> Error {
     Error::Timeout(format!(
-        "no token from the other side within {} s: it died or is stuck",
-        WAIT_TIMEOUT.as_secs()
+        "no token from the other side within {} s: it is stuck or died",
+        WAIT_LIMIT.as_secs()
     ))
 }
 
@@ -986,6 +1036,22 @@ pub enum AnyChannel {
     Pipe(PipeChannel),
     /// Set/clear does not apply (mutex, flock, fcntl: only the owner may release).
     None,
+}
+
+impl AnyChannel {
+    /// The process on the other side: while waiting for its token, its death is an
+    /// error within a [`WAIT_TICK`] (without it, only [`WAIT_LIMIT`] ends a wait).
+    /// Pipes need none: the other side's death closes its end.
+    pub fn set_other_process(&mut self, pid: i32) {
+        match self {
+            AnyChannel::Sysv(c) => c.other = Some(pid),
+            AnyChannel::NamedSem(c) => c.other = Some(pid),
+            AnyChannel::ShmSem(c) => c.other = Some(pid),
+            AnyChannel::Futex(c) => c.other = Some(pid),
+            AnyChannel::Eventfd(c) => c.other = Some(pid),
+            AnyChannel::Pipe(_) | AnyChannel::None => {}
+        }
+    }
 }
 
 /// Run `f` on the concrete channel inside `c`; None when set/clear does not apply.
@@ -1024,10 +1090,12 @@ fn open_channel(
             set: sysv.ok_or_else(missing)?,
             mine: [S_LOCK, S_TO_B, S_TO_A][mine],
             theirs: [S_LOCK, S_TO_B, S_TO_A][theirs],
+            other: None,
         }),
         Primitive::PosixSemNamed => AnyChannel::NamedSem(NamedSemChannel {
             mine: named.get(mine).ok_or_else(missing)?.clone(),
             theirs: named.get(theirs).ok_or_else(missing)?.clone(),
+            other: None,
         }),
         Primitive::PosixSem => {
             let mem = mem.ok_or_else(missing)?;
@@ -1035,6 +1103,7 @@ fn open_channel(
             AnyChannel::ShmSem(ShmSemChannel {
                 mine: ShmSem::attach(mem.clone(), off[mine]),
                 theirs: ShmSem::attach(mem, off[theirs]),
+                other: None,
             })
         }
         Primitive::Futex => {
@@ -1043,11 +1112,13 @@ fn open_channel(
                 mem: mem.ok_or_else(missing)?,
                 mine: off[mine],
                 theirs: off[theirs],
+                other: None,
             })
         }
         Primitive::Eventfd => AnyChannel::Eventfd(EventfdChannel {
             mine: efds.get(mine).ok_or_else(missing)?.clone(),
             theirs: efds.get(theirs).ok_or_else(missing)?.clone(),
+            other: None,
         }),
         Primitive::Pipe => {
             if pipes.len() != 2 {

@@ -289,19 +289,24 @@ fn wait_ready(peer: &mut dyn PeerHandle) -> Result<()> {
     }
 }
 
-/// Start the other side of set/clear (a thread or a process) and wait until it is ready.
+/// Start the other side of set/clear (a thread or a process) and wait until it is
+/// ready; returns it and, for a process, its pid.
 pub fn start_partner(
     spec: &SyncSpec,
     objs: &mut Objects,
     role: PeerRole,
-) -> Result<Box<dyn PeerHandle>> {
+) -> Result<(Box<dyn PeerHandle>, Option<i32>)> {
     let setup = partner_setup(objs, role)?;
-    let mut peer: Box<dyn PeerHandle> = match spec.mode {
-        Mode::Processes => Box::new(ProcessPeer::spawn(&spec.peer, setup)?),
-        _ => Box::new(ThreadPeer::spawn(setup)?),
+    let (mut peer, pid): (Box<dyn PeerHandle>, _) = match spec.mode {
+        Mode::Processes => {
+            let p = ProcessPeer::spawn(&spec.peer, setup)?;
+            let pid = p.pid() as i32;
+            (Box::new(p), Some(pid))
+        }
+        _ => (Box::new(ThreadPeer::spawn(setup)?), None),
     };
     wait_ready(peer.as_mut())?;
-    Ok(peer)
+    Ok((peer, pid))
 }
 
 /// One set/clear run of `n` cycles against the partner: its time, checked with the
@@ -317,7 +322,7 @@ fn exchange<C: ends::Channel>(
         Some(s) => loops::ping_sampled(c, n, s),
         None => loops::ping(c, n),
     };
-    let ms = 2 * ends::WAIT_TIMEOUT.as_millis() as i32;
+    let ms = 2 * ends::WAIT_LIMIT.as_millis() as i32;
     let elapsed = match r {
         Ok(t) => t,
         Err(e) => {
@@ -428,7 +433,10 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         sync.set_clear_note = Some(format!("not applicable: {why}"));
     } else {
         let mut chan = objs.channel()?;
-        let mut peer = start_partner(spec, &mut objs, PeerRole::SyncPartner)?;
+        let (mut peer, pid) = start_partner(spec, &mut objs, PeerRole::SyncPartner)?;
+        if let Some(pid) = pid {
+            chan.set_other_process(pid);
+        }
         let (series, lat) =
             crate::with_channel!(&mut chan, |c| measure_set_clear(c, peer.as_mut(), spec))
                 .expect("a channel")?;
@@ -673,11 +681,30 @@ mod tests {
 
     #[test]
     fn a_dead_side_is_a_timeout_not_a_hang() {
-        let mut objs = Objects::create(Primitive::Futex, &base()).unwrap();
-        let mut a = objs.channel().unwrap();
-        // Nobody answers: the bounded wait ends it with a time-out error.
-        let r = crate::with_channel!(&mut a, |c| loops::ping(c, 1)).unwrap();
-        assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
+        // The other side is a process that has ended: every waiting primitive says so
+        // (after a tick) instead of waiting for a token that cannot come.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        child.wait().unwrap();
+        assert!(!ends::process_running(pid));
+        assert!(ends::process_running(std::process::id() as i32));
+        for p in [
+            Primitive::Futex,
+            Primitive::SysvSem,
+            Primitive::PosixSem,
+            Primitive::PosixSemNamed,
+            Primitive::Eventfd,
+        ] {
+            let mut objs = Objects::create(p, &base()).unwrap();
+            let mut a = objs.channel().unwrap();
+            a.set_other_process(pid);
+            let r = crate::with_channel!(&mut a, |c| loops::ping(c, 1)).unwrap();
+            assert!(
+                matches!(&r, Err(Error::Peer(m)) if m.contains("died")),
+                "{}: {r:?}",
+                p.name()
+            );
+        }
         let _ = Side::A;
     }
 

@@ -44,6 +44,8 @@ fn holder<L: super::ends::Lock>(ch: &mut dyn PeerChannel, l: &mut L) -> Result<(
 
 /// Serve a sync role until told to quit.
 pub fn serve(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
+    // A peer process runs as `ipcperf __peer`; a peer thread shares our pid.
+    let in_own_process = std::env::args().nth(1).as_deref() == Some("__peer");
     let sync = *setup
         .sync
         .take()
@@ -53,6 +55,10 @@ pub fn serve(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
     match setup.role {
         PeerRole::SyncPartner => {
             let mut c = ends.channel(Side::B)?;
+            if in_own_process {
+                // The owner is our parent; we also die with it (PR_SET_PDEATHSIG).
+                c.set_other_process(nix::unistd::getppid().as_raw());
+            }
             crate::with_channel!(&mut c, |c| partner(ch, c)).unwrap_or_else(|| {
                 Err(Error::Invalid(format!(
                     "{}: no set/clear",
