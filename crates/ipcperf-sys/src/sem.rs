@@ -46,6 +46,39 @@ pub(crate) fn mono_deadline(d: Duration) -> libc::timespec {
 
 // ---------------------------------------------------------------- SysV
 
+// How `ipcperf clean` can know a set is ours: its key is
+// `0x7000_0000 | owner_pid << 6 | seq` (the scheme of the SysV message queues:
+// four marker bits, a 22-bit pid, a 6-bit sequence), mode 0600, our uid.
+const KEY_MARK: u32 = 0x7000_0000;
+const KEY_MASK: u32 = 0xF000_0000;
+
+/// The key of set number `seq` of process `pid` (None when the pid does not fit).
+pub fn sem_key_for(pid: u32, seq: u32) -> Option<i32> {
+    (pid < (1 << 22)).then_some((KEY_MARK | (pid << 6) | (seq & 63)) as i32)
+}
+
+/// The owner pid in one of our keys (None if the key is not ours).
+pub fn sem_owner_of_key(key: i32) -> Option<i32> {
+    let k = key as u32;
+    (k & KEY_MASK == KEY_MARK).then_some(((k & !KEY_MASK) >> 6) as i32)
+}
+
+/// Every SysV semaphore set on the system: (key, id, uid), from /proc/sysvipc/sem.
+pub fn sysv_sem_list() -> Vec<(i32, i32, u32)> {
+    let t = std::fs::read_to_string("/proc/sysvipc/sem").unwrap_or_default();
+    t.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                f.first()?.parse().ok()?,
+                f.get(1)?.parse().ok()?,
+                f.get(4)?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
 /// A SysV semaphore set. The creator owns it: IPC_RMID on drop and on Ctrl-C.
 /// A set opened by id (a peer) does not remove it.
 #[derive(Debug)]
@@ -66,14 +99,33 @@ fn rmid(id: i32) {
 impl SysvSemSet {
     /// A new private set of `initial.len()` semaphores with these values (mode 0600).
     pub fn create(initial: &[u16]) -> SysResult<SysvSemSet> {
+        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = initial.len() as i32;
-        // SAFETY: plain integer arguments; IPC_PRIVATE always makes a new set.
-        let id = unsafe { libc::semget(libc::IPC_PRIVATE, n, libc::IPC_CREAT | 0o600) };
+        let pid = std::process::id();
+        let mut id = -1;
+        for _ in 0..64 {
+            let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            // A pid beyond 22 bits gets a private key: it works, but `clean` cannot claim it.
+            let key = sem_key_for(pid, seq).unwrap_or(libc::IPC_PRIVATE);
+            // SAFETY: plain integer arguments; no memory of ours is touched.
+            id = unsafe { libc::semget(key, n, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+            if id >= 0 {
+                break;
+            }
+            let e = Errno::last();
+            if e != Errno::EEXIST {
+                return Err(SysError::new(
+                    "semget",
+                    format!("key 0x{key:08x}, {n} semaphores (kernel.sem limits)"),
+                    e,
+                ));
+            }
+        }
         if id < 0 {
             return Err(SysError::new(
                 "semget",
-                format!("{n} semaphores (kernel.sem limits)"),
-                Errno::last(),
+                "64 keys of this process",
+                Errno::EEXIST,
             ));
         }
         let set = SysvSemSet {
@@ -487,6 +539,10 @@ mod tests {
     fn sysv_set_ops_and_removal() {
         let s = SysvSemSet::create(&[1, 0]).unwrap();
         let id = s.id();
+        // Its key names this process, so `ipcperf clean` can tell it is ours.
+        let (key, _, _) = *sysv_sem_list().iter().find(|(_, i, _)| *i == id).unwrap();
+        assert_eq!(sem_owner_of_key(key), Some(std::process::id() as i32));
+        assert_eq!(sem_owner_of_key(0x1234), None);
         assert_eq!(s.value(0).unwrap(), 1);
         assert!(s.op(0, -1, true, None).unwrap());
         assert_eq!(s.value(0).unwrap(), 0);
