@@ -33,10 +33,17 @@ pub enum Locked {
 /// A robust, process-shared pthread mutex at an offset in shared memory.
 #[derive(Debug)]
 pub struct RobustMutex {
-    mem: Arc<SharedMem>,
-    off: usize,
+    // Keeps the mapping that `p` points into alive.
+    _mem: Arc<SharedMem>,
+    p: *mut libc::pthread_mutex_t,
     owner: bool,
 }
+
+// SAFETY: `p` points into a shared mapping kept alive by `_mem`; a process-shared
+// mutex is designed for use from any thread and process.
+unsafe impl Send for RobustMutex {}
+// SAFETY: as above; pthread mutex operations are thread-safe.
+unsafe impl Sync for RobustMutex {}
 
 fn check(r: libc::c_int, op: &'static str) -> SysResult<()> {
     if r == 0 {
@@ -84,25 +91,25 @@ impl RobustMutex {
             r?;
         }
         Ok(RobustMutex {
-            mem,
-            off,
+            _mem: mem,
+            p,
             owner: true,
         })
     }
 
     /// Use a mutex another side initialized at `off` in the same memory.
     pub fn attach(mem: Arc<SharedMem>, off: usize) -> RobustMutex {
-        let _ = mem.at(off, MUTEX_SIZE, MUTEX_ALIGN);
+        let p = mem.at(off, MUTEX_SIZE, MUTEX_ALIGN).cast();
         RobustMutex {
-            mem,
-            off,
+            _mem: mem,
+            p,
             owner: false,
         }
     }
 
     #[inline]
     fn p(&self) -> *mut libc::pthread_mutex_t {
-        self.mem.at(self.off, MUTEX_SIZE, MUTEX_ALIGN).cast()
+        self.p
     }
 
     fn outcome(r: libc::c_int, op: &'static str) -> SysResult<Option<Locked>> {

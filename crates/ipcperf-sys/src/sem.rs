@@ -464,10 +464,17 @@ pub const SEM_ALIGN: usize = std::mem::align_of::<libc::sem_t>();
 /// "RAM semaphore". The side that initialized it destroys it on drop.
 #[derive(Debug)]
 pub struct ShmSem {
-    mem: Arc<SharedMem>,
-    off: usize,
+    // Keeps the mapping that `p` points into alive.
+    _mem: Arc<SharedMem>,
+    p: *mut libc::sem_t,
     owner: bool,
 }
+
+// SAFETY: `p` points into a shared mapping kept alive by `_mem`; a pshared sem_t is
+// designed for use from any thread and process.
+unsafe impl Send for ShmSem {}
+// SAFETY: as above; every operation on a sem_t is thread-safe.
+unsafe impl Sync for ShmSem {}
 
 impl ShmSem {
     /// Initialize a semaphore at `off` in `mem` with `value`.
@@ -479,25 +486,25 @@ impl ShmSem {
             return Err(SysError::new("sem_init", "shared memory", Errno::last()));
         }
         Ok(ShmSem {
-            mem,
-            off,
+            _mem: mem,
+            p,
             owner: true,
         })
     }
 
     /// Use a semaphore another side initialized at `off` in the same memory.
     pub fn attach(mem: Arc<SharedMem>, off: usize) -> ShmSem {
-        let _ = mem.at(off, SEM_SIZE, SEM_ALIGN);
+        let p = mem.at(off, SEM_SIZE, SEM_ALIGN).cast();
         ShmSem {
-            mem,
-            off,
+            _mem: mem,
+            p,
             owner: false,
         }
     }
 
     #[inline]
     fn p(&self) -> *mut libc::sem_t {
-        self.mem.at(self.off, SEM_SIZE, SEM_ALIGN).cast()
+        self.p
     }
     #[inline]
     pub fn wait(&self) -> SysResult<()> {

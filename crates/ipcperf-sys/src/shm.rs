@@ -98,6 +98,7 @@ impl SharedMem {
 
     /// A pointer to `size` bytes at `offset`, aligned to `align`; panics when the
     /// range is outside the mapping or misaligned (a programming error).
+    #[inline]
     pub(crate) fn at(&self, offset: usize, size: usize, align: usize) -> *mut u8 {
         assert!(
             offset.checked_add(size).is_some_and(|e| e <= self.len),
@@ -113,6 +114,7 @@ impl SharedMem {
     }
 
     /// The 32-bit word at `offset`, as an atomic.
+    #[inline]
     pub fn atomic_u32(&self, offset: usize) -> &AtomicU32 {
         let p = self.at(offset, 4, 4);
         // SAFETY: `p` is inside the mapping, 4-aligned and valid for as long as `self`;
