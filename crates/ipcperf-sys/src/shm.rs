@@ -113,6 +113,33 @@ impl SharedMem {
         unsafe { self.ptr.as_ptr().add(offset) }
     }
 
+    /// The 64-bit word at `offset`, as an atomic.
+    #[inline]
+    pub fn atomic_u64(&self, offset: usize) -> &std::sync::atomic::AtomicU64 {
+        let p = self.at(offset, 8, 8);
+        // SAFETY: `p` is inside the mapping, 8-aligned and valid for as long as `self`;
+        // shared memory may be changed by others at any time, which atomics allow.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(p.cast()) }
+    }
+
+    /// Copy `src` into the mapping at `offset` (bounds-checked). The caller's
+    /// protocol (a ring's head and tail) keeps the other side off these bytes.
+    #[inline]
+    pub fn write_bytes(&self, offset: usize, src: &[u8]) {
+        let p = self.at(offset, src.len(), 1);
+        // SAFETY: the range is inside the mapping (checked by `at`); `src` is a
+        // separate buffer of ours, so the two do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) }
+    }
+
+    /// Copy bytes at `offset` out of the mapping into `dst` (bounds-checked).
+    #[inline]
+    pub fn read_bytes(&self, offset: usize, dst: &mut [u8]) {
+        let p = self.at(offset, dst.len(), 1);
+        // SAFETY: the range is inside the mapping; `dst` is our own buffer.
+        unsafe { std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), dst.len()) }
+    }
+
     /// The 32-bit word at `offset`, as an atomic.
     #[inline]
     pub fn atomic_u32(&self, offset: usize) -> &AtomicU32 {

@@ -10,6 +10,7 @@ pub mod endpoint;
 mod fifo;
 mod file;
 mod pipe;
+pub mod shm_ring;
 mod tcp;
 mod unix;
 

@@ -1,0 +1,408 @@
+//! `shm`: a single-producer single-consumer byte ring in shared memory (issue 3),
+//! as a [`ByteStream`]. The memory is a memfd (threads, or a peer handed the
+//! descriptor) or a named POSIX object (a peer that opens it by name). How a side
+//! that must wait is woken is chosen with [`Wake`]: `spin` (busy-poll, burning a
+//! CPU), `futex`, `eventfd` or `sem` (POSIX semaphores in the shared page).
+//!
+//! Protocol: `head` (bytes written) and `tail` (bytes read) only grow. A side that
+//! must wait raises its `waiting` flag, looks once more, and sleeps; the other side,
+//! after publishing, wakes it only if the flag is up (so the steady state makes no
+//! system call). Every wait is bounded (ticks of 250 ms, at most [`RING_WAIT`]).
+//!
+//! Not yet registered as a mechanism of `ipcperf run` / `latency`: see the report.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::endpoint::ByteStream;
+use crate::error::{Error, Result};
+use ipcperf_sys::eventfd::Eventfd;
+use ipcperf_sys::futex;
+use ipcperf_sys::sem::ShmSem;
+use ipcperf_sys::shm::{shm_create, shm_open_existing, SharedMem, ShmName};
+
+/// How a waiting side is woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wake {
+    Spin,
+    Futex,
+    Eventfd,
+    Sem,
+}
+
+impl Wake {
+    pub const ALL: [Wake; 4] = [Wake::Spin, Wake::Futex, Wake::Eventfd, Wake::Sem];
+    pub fn name(self) -> &'static str {
+        match self {
+            Wake::Spin => "spin",
+            Wake::Futex => "futex",
+            Wake::Eventfd => "eventfd",
+            Wake::Sem => "sem",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Wake> {
+        Wake::ALL.into_iter().find(|w| w.name() == s)
+    }
+}
+
+/// The longest a side waits for the other before it is an error.
+pub const RING_WAIT: Duration = Duration::from_secs(5);
+const TICK: Duration = Duration::from_millis(250);
+
+const HDR: usize = 4096;
+const OFF_HEAD: usize = 0;
+const OFF_TAIL: usize = 128;
+const OFF_CLOSED: usize = 256;
+// Per direction: [data-ready for the consumer, space-ready for the producer].
+const OFF_WAITING: [usize; 2] = [384, 512];
+const OFF_SEQ: [usize; 2] = [448, 576];
+const OFF_SEM: [usize; 2] = [640, 704];
+const DATA: usize = 0;
+const SPACE: usize = 1;
+
+/// What the other side needs to open the ring.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RingHandoff {
+    pub capacity: usize,
+    pub wake: Wake,
+    /// Open this named POSIX object; None: the first descriptor is a memfd.
+    pub name: Option<String>,
+}
+
+/// One end of the ring (the producer writes, the consumer reads).
+pub struct ShmRing {
+    mem: Arc<SharedMem>,
+    cap: usize,
+    producer: bool,
+    wake: Wake,
+    sems: Vec<ShmSem>,
+    efds: Vec<Eventfd>,
+    _name: Option<ShmName>,
+}
+
+fn pow2(capacity: usize) -> Result<usize> {
+    if capacity < 4096 || !capacity.is_power_of_two() {
+        return Err(Error::Invalid(format!(
+            "ring capacity {capacity}: a power of two of at least 4096"
+        )));
+    }
+    Ok(capacity)
+}
+
+impl ShmRing {
+    /// Create the ring; returns the producer end, the handoff and the descriptors
+    /// (memfd unless named, then the eventfds) for the consumer.
+    pub fn create(
+        capacity: usize,
+        wake: Wake,
+        named: bool,
+    ) -> Result<(ShmRing, RingHandoff, Vec<OwnedFd>)> {
+        let cap = pow2(capacity)?;
+        let mut fds = Vec::new();
+        let (mem, name) = if named {
+            let (g, m) = shm_create("ring", HDR + cap)?;
+            (Arc::new(m), Some(g))
+        } else {
+            let m = SharedMem::memfd("ring", HDR + cap)?;
+            fds.push(m.dup_fd()?);
+            (Arc::new(m), None)
+        };
+        let mut sems = Vec::new();
+        let mut efds = Vec::new();
+        match wake {
+            Wake::Sem => {
+                for off in OFF_SEM {
+                    sems.push(ShmSem::init(mem.clone(), off, 0)?);
+                }
+            }
+            Wake::Eventfd => {
+                for _ in 0..2 {
+                    let e = Eventfd::semaphore(0)?;
+                    fds.push(e.try_clone_fd()?);
+                    efds.push(e);
+                }
+            }
+            _ => {}
+        }
+        let handoff = RingHandoff {
+            capacity: cap,
+            wake,
+            name: name.as_ref().map(|n| n.name().to_string()),
+        };
+        Ok((
+            ShmRing {
+                mem,
+                cap,
+                producer: true,
+                wake,
+                sems,
+                efds,
+                _name: name,
+            },
+            handoff,
+            fds,
+        ))
+    }
+
+    /// The consumer end, from the handoff and its descriptors.
+    pub fn open(h: &RingHandoff, mut fds: Vec<OwnedFd>) -> Result<ShmRing> {
+        let cap = pow2(h.capacity)?;
+        let mem = Arc::new(match &h.name {
+            Some(n) => shm_open_existing(n, HDR + cap)?,
+            None => {
+                if fds.is_empty() {
+                    return Err(Error::Peer("the ring handoff carried no memfd".into()));
+                }
+                SharedMem::from_fd(fds.remove(0), HDR + cap)?
+            }
+        });
+        let sems = if h.wake == Wake::Sem {
+            OFF_SEM
+                .iter()
+                .map(|&o| ShmSem::attach(mem.clone(), o))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let efds = if h.wake == Wake::Eventfd {
+            if fds.len() != 2 {
+                return Err(Error::Peer("the ring handoff lacks its eventfds".into()));
+            }
+            fds.into_iter().map(Eventfd::from_fd).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(ShmRing {
+            mem,
+            cap,
+            producer: false,
+            wake: h.wake,
+            sems,
+            efds,
+            _name: None,
+        })
+    }
+
+    pub fn wake(&self) -> Wake {
+        self.wake
+    }
+
+    #[inline]
+    fn head(&self) -> &AtomicU64 {
+        self.mem.atomic_u64(OFF_HEAD)
+    }
+    #[inline]
+    fn tail(&self) -> &AtomicU64 {
+        self.mem.atomic_u64(OFF_TAIL)
+    }
+    #[inline]
+    fn closed(&self) -> &AtomicU32 {
+        self.mem.atomic_u32(OFF_CLOSED)
+    }
+
+    /// Wake the other side if it waits for `what` (DATA or SPACE).
+    #[inline]
+    fn notify(&self, what: usize) -> Result<()> {
+        if self.wake == Wake::Spin {
+            return Ok(());
+        }
+        fence(Ordering::SeqCst);
+        let flag = self.mem.atomic_u32(OFF_WAITING[what]);
+        if flag.load(Ordering::Relaxed) == 0 || flag.swap(0, Ordering::SeqCst) == 0 {
+            return Ok(());
+        }
+        match self.wake {
+            Wake::Futex => {
+                let seq = self.mem.atomic_u32(OFF_SEQ[what]);
+                seq.fetch_add(1, Ordering::SeqCst);
+                futex::wake(seq, 1)?;
+            }
+            Wake::Sem => self.sems[what].post()?,
+            Wake::Eventfd => self.efds[what]
+                .write(1)
+                .map_err(|e| Error::io("write", "eventfd", e))?,
+            Wake::Spin => {}
+        }
+        Ok(())
+    }
+
+    /// Wait until `ready()` holds, for `what`. Bounded by [`RING_WAIT`].
+    #[cold]
+    fn wait_for(&self, what: usize, ready: impl Fn(&Self) -> bool) -> Result<()> {
+        let start = Instant::now();
+        if self.wake == Wake::Spin {
+            let mut i = 0u32;
+            while !ready(self) {
+                std::hint::spin_loop();
+                i = i.wrapping_add(1);
+                if i.is_multiple_of(4096) && start.elapsed() > RING_WAIT {
+                    return Err(self.stuck());
+                }
+            }
+            return Ok(());
+        }
+        let flag = self.mem.atomic_u32(OFF_WAITING[what]);
+        let seq = self.mem.atomic_u32(OFF_SEQ[what]);
+        loop {
+            let s = seq.load(Ordering::SeqCst);
+            flag.store(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if ready(self) {
+                flag.store(0, Ordering::Relaxed);
+                return Ok(());
+            }
+            match self.wake {
+                Wake::Futex => {
+                    futex::wait(seq, s, TICK)?;
+                }
+                Wake::Sem => {
+                    self.sems[what].wait_timeout(TICK)?;
+                }
+                Wake::Eventfd => {
+                    let e = &self.efds[what];
+                    if ipcperf_sys::fd::wait_ready(e.as_fd(), false, TICK.as_millis() as i32)? {
+                        let _ = e.read();
+                    }
+                }
+                Wake::Spin => {}
+            }
+            if ready(self) {
+                flag.store(0, Ordering::Relaxed);
+                return Ok(());
+            }
+            if start.elapsed() > RING_WAIT {
+                return Err(self.stuck());
+            }
+        }
+    }
+
+    fn stuck(&self) -> Error {
+        Error::Timeout(format!(
+            "the other end of the shm ring did not move within {} s",
+            RING_WAIT.as_secs()
+        ))
+    }
+}
+
+impl ByteStream for ShmRing {
+    fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
+        debug_assert!(self.producer);
+        while !buf.is_empty() {
+            let head = self.head().load(Ordering::Relaxed);
+            let mut free = self.cap - (head - self.tail().load(Ordering::Acquire)) as usize;
+            if free == 0 {
+                self.wait_for(SPACE, |r| {
+                    let used = r.head().load(Ordering::Relaxed) - r.tail().load(Ordering::Acquire);
+                    (used as usize) < r.cap
+                })?;
+                free = self.cap - (head - self.tail().load(Ordering::Acquire)) as usize;
+            }
+            let at = (head as usize) & (self.cap - 1);
+            let n = buf.len().min(free).min(self.cap - at);
+            self.mem.write_bytes(HDR + at, &buf[..n]);
+            self.head().store(head + n as u64, Ordering::Release);
+            self.notify(DATA)?;
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        debug_assert!(!self.producer);
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let tail = self.tail().load(Ordering::Relaxed);
+        let mut avail = (self.head().load(Ordering::Acquire) - tail) as usize;
+        if avail == 0 {
+            self.wait_for(DATA, |r| {
+                r.head().load(Ordering::Acquire) != r.tail().load(Ordering::Relaxed)
+                    || r.closed().load(Ordering::Acquire) != 0
+            })?;
+            avail = (self.head().load(Ordering::Acquire) - tail) as usize;
+            if avail == 0 {
+                return Ok(0); // closed and drained
+            }
+        }
+        let at = (tail as usize) & (self.cap - 1);
+        let n = buf.len().min(avail).min(self.cap - at);
+        self.mem.read_bytes(HDR + at, &mut buf[..n]);
+        self.tail().store(tail + n as u64, Ordering::Release);
+        self.notify(SPACE)?;
+        Ok(n)
+    }
+}
+
+impl Drop for ShmRing {
+    fn drop(&mut self) {
+        if self.producer {
+            // End of stream: the consumer reads what is left, then 0.
+            self.closed().store(1, Ordering::Release);
+            let _ = self.notify(DATA);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::{check_pattern, fill_pattern};
+
+    fn transfer(wake: Wake, named: bool, total: usize, block: usize) {
+        let (mut w, h, fds) = ShmRing::create(64 * 1024, wake, named).unwrap();
+        let name = h.name.clone();
+        let mut r = ShmRing::open(&h, fds).unwrap();
+        let t = std::thread::spawn(move || {
+            let mut got = Vec::with_capacity(total);
+            let mut buf = vec![0u8; 7777];
+            loop {
+                let n = r.read_some(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            got
+        });
+        let mut sent = 0usize;
+        let mut b = vec![0u8; block];
+        while sent < total {
+            let n = block.min(total - sent);
+            fill_pattern(&mut b[..n], sent as u64);
+            w.write_all(&b[..n]).unwrap();
+            sent += n;
+        }
+        drop(w);
+        let got = t.join().unwrap();
+        assert_eq!(got.len(), total, "{}", wake.name());
+        check_pattern(&got, 0).unwrap();
+        if let Some(n) = name {
+            assert!(!ipcperf_sys::shm::shm_exists(&n), "{n} left behind");
+        }
+    }
+
+    #[test]
+    fn every_wake_delivers_every_byte_in_order() {
+        for wake in Wake::ALL {
+            transfer(wake, false, 3 << 20, 65536 + 13);
+            transfer(wake, true, 1 << 20, 100);
+        }
+    }
+
+    #[test]
+    fn a_silent_producer_is_a_timeout_not_a_hang() {
+        let (w, h, fds) = ShmRing::create(4096, Wake::Futex, false).unwrap();
+        let mut r = ShmRing::open(&h, fds).unwrap();
+        let mut b = [0u8; 16];
+        let e = r.read_some(&mut b).unwrap_err();
+        assert!(matches!(e, Error::Timeout(_)), "{e}");
+        drop(w);
+        assert_eq!(r.read_some(&mut b).unwrap(), 0);
+        assert!(ShmRing::create(1000, Wake::Spin, false).is_err());
+    }
+}
