@@ -170,7 +170,7 @@ pub enum PinArg {
     None,
 }
 
-fn parse_pin(s: &str) -> Result<PinArg, String> {
+pub fn parse_pin(s: &str) -> Result<PinArg, String> {
     match s {
         "same" => return Ok(PinArg::Same),
         "cross" => return Ok(PinArg::Cross),

@@ -12,6 +12,7 @@ fn spec(p: Primitive, mode: Mode) -> SyncSpec {
     SyncSpec {
         primitive: p,
         mode,
+        placement: ipcperf_core::mode::Placement::UNPINNED,
         series_ns: 5_000_000,
         repeat: 1,
         latency_samples: 200,

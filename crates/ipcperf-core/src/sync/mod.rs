@@ -149,6 +149,9 @@ pub struct SyncSpec {
     pub primitive: Primitive,
     /// Where the other side of set/clear runs: `Threads` or `Processes`.
     pub mode: Mode,
+    /// CPUs: `writer_cpu` for this side (request/release and side A of set/clear),
+    /// `reader_cpu` for the set/clear partner.
+    pub placement: Placement,
     /// Length of each timed series.
     pub series_ns: u64,
     /// Series kept per measurement.
@@ -168,9 +171,9 @@ fn empty_record(spec: &SyncSpec) -> CaseRecord {
         mode: spec.mode,
         block_size: 0,
         placement: PlacementRecord {
-            label: Placement::UNPINNED.label().to_string(),
-            writer_cpu: None,
-            reader_cpu: None,
+            label: spec.placement.label().to_string(),
+            writer_cpu: spec.placement.writer_cpu,
+            reader_cpu: spec.placement.reader_cpu,
             seen_writer_cpu: None,
             seen_reader_cpu: None,
         },
@@ -263,7 +266,7 @@ pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Ve
     Ok(v)
 }
 
-fn partner_setup(objs: &mut Objects, role: PeerRole) -> Result<PeerSetup> {
+fn partner_setup(objs: &mut Objects, role: PeerRole, cpu: Option<usize>) -> Result<PeerSetup> {
     let fds = objs.peer_fds()?;
     Ok(PeerSetup {
         role,
@@ -276,7 +279,7 @@ fn partner_setup(objs: &mut Objects, role: PeerRole) -> Result<PeerSetup> {
         },
         block_size: 0,
         payload: Payload::NoTouch,
-        cpu: None,
+        cpu,
         sync: Some(Box::new(objs.setup.clone())),
     })
 }
@@ -296,7 +299,7 @@ pub fn start_partner(
     objs: &mut Objects,
     role: PeerRole,
 ) -> Result<(Box<dyn PeerHandle>, Option<i32>)> {
-    let setup = partner_setup(objs, role)?;
+    let setup = partner_setup(objs, role, spec.placement.reader_cpu)?;
     let (mut peer, pid): (Box<dyn PeerHandle>, _) = match spec.mode {
         Mode::Processes => {
             let p = ProcessPeer::spawn(&spec.peer, setup)?;
@@ -404,6 +407,7 @@ pub fn latency_summary(s: &mut [u64], clock_cost_ns: u64) -> LatencySummary {
 fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
     let sync = rec.sync.as_mut().expect("sync record");
     let info = spec.primitive.info();
+    let _pin = ipcperf_sys::cpu::PinGuard::pin(spec.placement.writer_cpu)?;
     let mut objs = Objects::create(spec.primitive, &spec.base_dir)?;
     if spec.primitive == Primitive::SysvSem {
         rec.options.insert("lock_sem_undo".into(), "true".into());
@@ -488,7 +492,7 @@ pub fn robustness_variants(p: Primitive) -> Vec<(PeerRole, &'static str)> {
 
 fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<RobustnessRecord> {
     let mut objs = Objects::create(spec.primitive, &spec.base_dir)?;
-    let mut peer = ProcessPeer::spawn(&spec.peer, partner_setup(&mut objs, role)?)?;
+    let mut peer = ProcessPeer::spawn(&spec.peer, partner_setup(&mut objs, role, None)?)?;
     wait_ready(&mut peer)?;
     let mut lock: AnyLock = objs.lock()?;
     if role == PeerRole::SyncHolderNoUndo {
@@ -712,6 +716,7 @@ mod tests {
         SyncSpec {
             primitive: p,
             mode: Mode::Threads,
+            placement: Placement::UNPINNED,
             series_ns: 5_000_000,
             repeat: 2,
             latency_samples: 500,

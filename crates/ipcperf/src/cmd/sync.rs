@@ -39,6 +39,11 @@ pub struct SyncArgs {
     #[arg(long, short, value_parser = units::parse_duration)]
     pub duration: Option<std::time::Duration>,
 
+    /// Pin this side and the set/clear partner: `W,R` CPU numbers (0,0 same CPU; 0,1
+    /// different CPUs), `same`, `cross` or `none`. Repeat for several placements.
+    #[arg(long, value_parser = crate::cli::parse_pin)]
+    pub pin: Vec<crate::cli::PinArg>,
+
     /// Series per measurement (the figure is their median).
     #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
@@ -117,21 +122,29 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
         .duration
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(DEFAULT_SERIES_MS * 1_000_000);
+    let placements = if a.robustness {
+        vec![ipcperf_core::mode::Placement::UNPINNED]
+    } else {
+        crate::cmd::run::placements(&a.pin, false)?
+    };
     let mut v = Vec::new();
     for &mode in &modes {
-        for &p in &prims {
-            v.push(SyncSpec {
-                primitive: p,
-                mode,
-                series_ns,
-                repeat: a.repeat,
-                latency_samples: a.latency_samples,
-                base_dir: a
-                    .dir
-                    .clone()
-                    .unwrap_or_else(ipcperf_sys::names::default_base),
-                peer: peer.clone(),
-            });
+        for &placement in &placements {
+            for &p in &prims {
+                v.push(SyncSpec {
+                    primitive: p,
+                    mode,
+                    placement,
+                    series_ns,
+                    repeat: a.repeat,
+                    latency_samples: a.latency_samples,
+                    base_dir: a
+                        .dir
+                        .clone()
+                        .unwrap_or_else(ipcperf_sys::names::default_base),
+                    peer: peer.clone(),
+                });
+            }
         }
     }
     Ok(v)

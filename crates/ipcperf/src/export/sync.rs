@@ -56,7 +56,7 @@ fn rate_cell(
     }
 }
 
-fn timing_table(cases: &[&CaseRecord], mode: &str) -> Table {
+fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for c in cases {
@@ -127,7 +127,7 @@ fn timing_table(cases: &[&CaseRecord], mode: &str) -> Table {
     );
     Table {
         title: format!(
-            "Synchronization primitives, set/clear partner: {mode} (Duncan 1989, Table 2)"
+            "Synchronization primitives, set/clear partner: {mode}, {placement} (Duncan 1989, Table 2)"
         ),
         header: vec![
             "primitive".into(),
@@ -211,19 +211,28 @@ pub fn build(run: &RunRecord) -> View {
     if !robust.is_empty() {
         tables.push(robustness_table(&robust));
     }
-    let mut modes: Vec<&str> = Vec::new();
+    // One table per (mode, placement), in the order they ran.
+    let key = |c: &CaseRecord| {
+        let p = &c.placement;
+        let cpus = match (p.writer_cpu, p.reader_cpu) {
+            (Some(w), Some(r)) => format!("{} (CPUs {w},{r})", p.label),
+            _ => p.label.clone(),
+        };
+        (c.mode.name().to_string(), cpus)
+    };
+    let mut keys: Vec<(String, String)> = Vec::new();
     for c in &run.cases {
-        if !robust.iter().any(|r| std::ptr::eq(*r, c)) && !modes.contains(&c.mode.name()) {
-            modes.push(c.mode.name());
+        if !robust.iter().any(|r| std::ptr::eq(*r, c)) && !keys.contains(&key(c)) {
+            keys.push(key(c));
         }
     }
-    for mode in modes {
+    for k in keys {
         let cases: Vec<&CaseRecord> = run
             .cases
             .iter()
-            .filter(|c| c.mode.name() == mode && !robust.iter().any(|r| std::ptr::eq(*r, *c)))
+            .filter(|c| key(c) == k && !robust.iter().any(|r| std::ptr::eq(*r, *c)))
             .collect();
-        tables.push(timing_table(&cases, mode));
+        tables.push(timing_table(&cases, &k.0, &k.1));
     }
     View { heading, tables }
 }
