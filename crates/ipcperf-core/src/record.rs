@@ -104,14 +104,6 @@ pub struct SyncSeries {
     pub tare_ns: u64,
 }
 
-impl SyncSeries {
-    /// Nanoseconds per cycle with the tare subtracted (None when not above the tare).
-    pub fn net_ns_per_cycle(&self) -> Option<f64> {
-        let net = self.elapsed_ns as f64 - self.tare_ns as f64;
-        (net > 0.0 && self.cycles > 0).then(|| net / self.cycles as f64)
-    }
-}
-
 /// Per-cycle set/clear latency (each cycle timed alone; the clock's median cost subtracted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
