@@ -63,7 +63,7 @@ fn stopped_peer_is_killed_and_reported() {
     });
     let rec = run_case(&spec, &env, &mut Quiet);
     let stopped_at = stopper.join().unwrap();
-    assert_eq!(rec.status, CaseStatus::Failed);
+    assert_eq!(rec.status, CaseStatus::Failed, "{:?}", rec.message);
     let msg = rec.message.unwrap();
     assert!(msg.contains("did not finish the series"), "{msg}");
     // 1 s allowance + 3 x the 2 s expected series bound it; it must not hang past that.
