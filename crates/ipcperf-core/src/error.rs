@@ -19,6 +19,9 @@ pub enum Error {
     Timeout(String),
     /// Bad input that got past the CLI.
     Invalid(String),
+    /// A datagram did not arrive within its bounded wait (lossy mechanisms only):
+    /// the round trip is counted lost and the run goes on.
+    Lost(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -39,6 +42,7 @@ impl fmt::Display for Error {
             ),
             Error::Timeout(s) => write!(f, "timed out: {s}"),
             Error::Invalid(s) => write!(f, "invalid: {s}"),
+            Error::Lost(s) => write!(f, "lost: {s}"),
         }
     }
 }

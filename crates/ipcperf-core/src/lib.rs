@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod gen;
+pub mod latency;
 pub mod machine;
 pub mod mechanism;
 pub mod mode;

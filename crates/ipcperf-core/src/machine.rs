@@ -31,6 +31,14 @@ pub const LIMIT_FILES: &[(&str, &str)] = &[
     ("net.core.rmem_max", "/proc/sys/net/core/rmem_max"),
     ("net.ipv4.tcp_wmem", "/proc/sys/net/ipv4/tcp_wmem"),
     ("net.ipv4.tcp_rmem", "/proc/sys/net/ipv4/tcp_rmem"),
+    ("net.core.wmem_default", "/proc/sys/net/core/wmem_default"),
+    ("net.core.rmem_default", "/proc/sys/net/core/rmem_default"),
+    ("kernel.msgmax", "/proc/sys/kernel/msgmax"),
+    ("kernel.msgmnb", "/proc/sys/kernel/msgmnb"),
+    ("kernel.msgmni", "/proc/sys/kernel/msgmni"),
+    ("fs.mqueue.msgsize_max", "/proc/sys/fs/mqueue/msgsize_max"),
+    ("fs.mqueue.msg_max", "/proc/sys/fs/mqueue/msg_max"),
+    ("fs.mqueue.queues_max", "/proc/sys/fs/mqueue/queues_max"),
 ];
 
 impl Machine {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::latency::LatencySummary as RoundTripLatency;
 use crate::machine::Machine;
 use crate::mode::Mode;
 use crate::payload::Payload;
@@ -90,6 +91,13 @@ pub struct CaseRecord {
     /// Median CPUs kept busy by both sides together (see [`SeriesRecord::cpu_load`]).
     #[serde(default)]
     pub median_cpu_load: Option<f64>,
+    /// Round-trip cases only: the latency summary, flattened so each case carries
+    /// `p50_ns`, `p99_ns`, `round_trips_per_sec`, ... and `latency_histogram`.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<RoundTripLatency>,
+    /// Datagram mechanisms only: what was sent, received, lost, duplicated, reordered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams: Option<DatagramCounts>,
     /// Synchronization-primitive figures (workload `sync`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncRecord>,
@@ -155,6 +163,29 @@ pub struct SyncRecord {
     pub robustness: Option<RobustnessRecord>,
 }
 
+/// Datagram accounting over the timed series (both directions summed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DatagramCounts {
+    pub sent: u64,
+    pub received: u64,
+    /// Sequence numbers never seen.
+    pub lost: u64,
+    /// A sequence number seen twice.
+    pub duplicated: u64,
+    /// Arrived after a later sequence number.
+    pub reordered: u64,
+}
+
+impl DatagramCounts {
+    pub fn add(&mut self, o: &DatagramCounts) {
+        self.sent += o.sent;
+        self.received += o.received;
+        self.lost += o.lost;
+        self.duplicated += o.duplicated;
+        self.reordered += o.reordered;
+    }
+}
+
 impl CaseRecord {
     /// An empty record for `spec`, before it runs.
     pub fn for_spec(spec: &CaseSpec) -> CaseRecord {
@@ -188,6 +219,8 @@ impl CaseRecord {
             median_blocks_per_sec: None,
             median_cpu_load: None,
             sync: None,
+            latency: None,
+            datagrams: None,
         }
     }
 

@@ -3,10 +3,14 @@
 use ipcperf_sys::clock::now_ns;
 
 use crate::error::{Error, Result};
+use crate::latency;
+use crate::mode::roundtrip::RoundTripSession;
 use crate::mode::session::{SeriesOutcome, StreamSession};
 use crate::observer::Observer;
 use crate::plan::{CaseSpec, Length, RunEnv};
+use crate::record::DatagramCounts;
 use crate::record::{CaseRecord, CaseStatus, SeriesRecord};
+use crate::workload::Workload;
 
 /// How long the warm-up aims to run.
 fn warmup_target_ns(spec: &CaseSpec) -> u64 {
@@ -142,6 +146,153 @@ pub fn run_all(specs: &[CaseSpec], env: &RunEnv, obs: &mut dyn Observer) -> Vec<
         .map(|(i, spec)| {
             obs.case_started(spec, i, total);
             run_case(spec, env, obs)
+        })
+        .collect()
+}
+
+/// Warm up (round trips not recorded) and find how many round trips a series needs.
+fn calibrate_round_trips(
+    s: &mut RoundTripSession,
+    spec: &CaseSpec,
+    stall_ns: u64,
+) -> Result<Calibration> {
+    let target = warmup_target_ns(spec);
+    // Samples are kept in memory (8 bytes each): a series has at most 64M.
+    let cap = match spec.length {
+        Length::Count { blocks } => blocks.min(1 << 26),
+        Length::Duration { .. } => 1 << 26,
+    };
+    let mut n = 16u64.min(cap);
+    loop {
+        let o = s.series(n, stall_ns)?;
+        let el = o.ping.elapsed_ns.max(1);
+        if el >= target || n >= cap {
+            let per = el as f64 / n as f64;
+            let kept = match spec.length {
+                Length::Count { blocks } => blocks,
+                Length::Duration { ns } => ((ns as f64 / per) as u64).clamp(1, 1 << 26),
+            };
+            return Ok(Calibration {
+                blocks: kept,
+                expected_ns: (kept as f64 * per) as u64,
+                stall_ns,
+            });
+        }
+        let grow = (target as f64 / el as f64 * 1.2).clamp(2.0, 64.0);
+        n = ((n as f64 * grow) as u64).max(n + 1).min(cap);
+    }
+}
+
+fn run_latency_inner(
+    spec: &CaseSpec,
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    rec: &mut CaseRecord,
+) -> Result<()> {
+    if spec.repeat == 0 {
+        return Err(Error::Invalid("--repeat 0".into()));
+    }
+    if spec.include_setup {
+        return Err(Error::Refused(
+            "--include-setup applies to throughput only: round trips are timed one by one".into(),
+        ));
+    }
+    let mut s = RoundTripSession::open(spec, env)?;
+    rec.options.extend(s.facts.drain(..));
+    let cal = calibrate_round_trips(&mut s, spec, env.stall_ns)?;
+    let n = cal.blocks;
+    let tare = s.clock_cost_ns;
+    let mut h = latency::new_histogram();
+    let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
+    let mut series_p50 = Vec::new();
+    let mut datagrams: Option<DatagramCounts> = None;
+    for _ in 0..spec.repeat {
+        let o = s.series(n, cal.budget_ns())?;
+        over += latency::record_samples(&mut h, &s.samples, tare);
+        s.samples.sort_unstable();
+        if let Some(m) = s.samples.get(s.samples.len() / 2) {
+            series_p50.push(m.saturating_sub(tare));
+        }
+        lost += o.ping.lost;
+        elapsed += o.ping.elapsed_ns;
+        if let Some(d) = o.datagrams {
+            datagrams.get_or_insert_with(Default::default).add(&d);
+        }
+        keep(
+            rec,
+            spec,
+            o.ping.done,
+            SeriesOutcome {
+                elapsed_ns: o.ping.elapsed_ns.max(1),
+                writer_cpu: o.owner_cpu,
+                reader_cpu: o.peer_cpu,
+                writer_cpu_ns: o.owner_cpu_ns,
+                reader_cpu_ns: Some(o.peer_cpu_ns),
+            },
+            obs,
+        );
+        // Both ways: the bytes of a round trip are 2 × the block.
+        if let Some(last) = rec.series.last_mut() {
+            last.bytes *= 2;
+        }
+    }
+    s.close()?;
+    if h.is_empty() {
+        return Err(Error::Peer(format!(
+            "no round trip completed ({lost} lost)"
+        )));
+    }
+    rec.latency = Some(latency::summarize(
+        &h, elapsed, lost, tare, series_p50, over,
+    ));
+    rec.datagrams = datagrams.map(|mut d| {
+        // Lost: sent and never received once (both directions summed).
+        d.lost = d
+            .sent
+            .saturating_sub(d.received.saturating_sub(d.duplicated));
+        d
+    });
+    Ok(())
+}
+
+/// Run one round-trip case. Never fails: a refusal or failure is recorded with its reason.
+pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRecord {
+    let mut rec = CaseRecord::for_spec(spec);
+    rec.workload = Workload::RoundTrip;
+    match run_latency_inner(spec, env, obs, &mut rec) {
+        Ok(()) => rec.summarize(),
+        Err(e) => fail_record(&mut rec, e),
+    }
+    obs.case_done(&rec);
+    rec
+}
+
+fn fail_record(rec: &mut CaseRecord, e: Error) {
+    rec.status = match e {
+        Error::Refused(_) | Error::Invalid(_) => CaseStatus::Refused,
+        _ => CaseStatus::Failed,
+    };
+    rec.message = Some(match e {
+        Error::Refused(m) | Error::Invalid(m) => m,
+        e => e.to_string(),
+    });
+    rec.series.clear();
+    rec.latency = None;
+}
+
+/// Run every round-trip case in order, reporting to `obs`.
+pub fn run_all_latency(
+    specs: &[CaseSpec],
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+) -> Vec<CaseRecord> {
+    let total = specs.len();
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            obs.case_started(spec, i, total);
+            run_latency_case(spec, env, obs)
         })
         .collect()
 }

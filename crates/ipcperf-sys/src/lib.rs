@@ -7,6 +7,7 @@
 
 pub mod cleanup;
 pub mod clock;
+pub mod cma;
 pub mod cpu;
 pub mod error;
 pub mod eventfd;
@@ -14,11 +15,14 @@ pub mod fd;
 pub mod fdpass;
 pub mod futex;
 pub mod lock;
+pub mod mqueue;
 pub mod mutex;
 pub mod names;
 pub mod rtsig;
 pub mod sem;
 pub mod shm;
 pub mod signal;
+pub mod splice;
+pub mod sysv_msg;
 
 pub use error::{SysError, SysResult};

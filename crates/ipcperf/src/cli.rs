@@ -30,6 +30,11 @@ pub enum Command {
     /// mechanism between two processes at 64 B, 4 KiB, 64 KiB and 1 MiB, each on the
     /// same CPU and on different CPUs, side by side.
     Run(Box<RunArgs>),
+    /// Measure round-trip latency (p50, p99, p99.9, max) with an HDR histogram.
+    ///
+    /// With no mechanism named it measures every mechanism that can carry round
+    /// trips, with 512-byte messages between two processes.
+    Latency(Box<crate::cmd::latency::LatencyArgs>),
     /// Mechanisms, the modes they run in, and this system's limits.
     List(ListArgs),
     /// Write random printable ASCII to stdout, in fixed-size writes (Stover's generator).
@@ -44,6 +49,8 @@ pub enum Command {
     /// Synchronization primitives: request/release and set/clear cycles per second,
     /// tare subtracted (Duncan's semaphore table); `--robustness`: a holder dies.
     Sync(crate::cmd::sync::SyncArgs),
+    /// Remove what a killed run left behind (only ours, only if its run is dead).
+    Clean(crate::cmd::clean::CleanArgs),
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,
@@ -157,7 +164,7 @@ pub struct ListArgs {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SizeList(pub Vec<usize>);
 
-fn parse_size_list(s: &str) -> Result<SizeList, String> {
+pub fn parse_size_list(s: &str) -> Result<SizeList, String> {
     units::parse_sizes(s).map(SizeList)
 }
 

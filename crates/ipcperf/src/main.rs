@@ -72,6 +72,10 @@ fn main() {
             ipcperf_sys::signal::cleanup_on_interrupt();
             cmd::run::run(*a)
         }
+        cli::Command::Latency(a) => {
+            ipcperf_sys::signal::cleanup_on_interrupt();
+            cmd::latency::run(*a)
+        }
         cli::Command::List(a) => cmd::list::run(a),
         cli::Command::Gen(a) => cmd::gen::run(a),
         cli::Command::Sink(a) => cmd::sink::run(a),
@@ -83,6 +87,7 @@ fn main() {
             ipcperf_sys::signal::cleanup_on_interrupt();
             cmd::sync::run(a)
         }
+        cli::Command::Clean(a) => cmd::clean::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

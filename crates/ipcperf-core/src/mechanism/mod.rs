@@ -6,13 +6,18 @@
 //! file descriptors — that the peer turns into its endpoint with [`open_peer`],
 //! in the same process or in another one.
 
+pub mod cma;
 pub mod endpoint;
 mod fifo;
 mod file;
+pub mod msgq;
 mod pipe;
 pub mod shm_ring;
+mod sockpair;
 mod tcp;
+pub mod udp;
 mod unix;
+pub mod vmsplice;
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -21,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mode::Mode;
-pub use endpoint::{ByteStream, FdStream};
+pub use endpoint::{ByteStream, Endpoint, FdStream};
 use ipcperf_sys::names::PrivateDir;
 
 /// How long opening or accepting a connection may take before it is an error.
@@ -38,6 +43,13 @@ pub enum MechanismKind {
     File,
     Null,
     Memcpy,
+    SysvMsg,
+    PosixMq,
+    UnixDgram,
+    UnixSeqpacket,
+    Udp,
+    Vmsplice,
+    Cma,
 }
 
 /// What a user can know about a mechanism before running it.
@@ -123,6 +135,69 @@ pub const MECHANISMS: &[MechanismInfo] = &[
         reader_after_writer: false,
         names: "none",
     },
+    MechanismInfo {
+        kind: MechanismKind::SysvMsg,
+        name: "sysv-msg",
+        summary: "System V message queue (msgget/msgsnd/msgrcv); one queue, a type per direction",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "SysV queue id (key 0x7<pid><seq>)",
+    },
+    MechanismInfo {
+        kind: MechanismKind::PosixMq,
+        name: "posix-mq",
+        summary: "POSIX message queue (mq_open/mq_send/mq_receive; --priority)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "/ipcperf-<pid>-... queue name",
+    },
+    MechanismInfo {
+        kind: MechanismKind::UnixDgram,
+        name: "unix-dgram",
+        summary: "Unix-domain datagram socketpair (message boundaries kept, no loss)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (socketpair)",
+    },
+    MechanismInfo {
+        kind: MechanismKind::UnixSeqpacket,
+        name: "unix-seqpacket",
+        summary: "Unix-domain SOCK_SEQPACKET socketpair",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (socketpair)",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Udp,
+        name: "udp",
+        summary: "UDP over loopback; sequence-numbered datagrams, loss/duplication/reordering counted (max 65,507 B)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (ephemeral ports)",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Vmsplice,
+        name: "vmsplice",
+        summary: "pipe fed with vmsplice, drained with splice to /dev/null: zero-copy (--no-touch only)",
+        modes: &[Mode::Threads, Mode::Processes],
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Cma,
+        name: "cma",
+        summary: "cross-memory attach: the receiver copies with process_vm_readv; pipes notify",
+        modes: &[Mode::Threads, Mode::Processes],
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    },
 ];
 
 impl MechanismKind {
@@ -158,6 +233,9 @@ pub struct MechOptions {
     pub ipv6: bool,
     /// Where private directories (FIFOs, socket paths, temp files) go.
     pub dir: Option<PathBuf>,
+    /// POSIX message queues: the priority every message is sent with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mq_priority: Option<u32>,
 }
 
 impl MechOptions {
@@ -165,7 +243,7 @@ impl MechOptions {
     pub fn describe(&self, kind: MechanismKind) -> Vec<(String, String)> {
         let mut v = Vec::new();
         match kind {
-            MechanismKind::Pipe | MechanismKind::Fifo => {
+            MechanismKind::Pipe | MechanismKind::Fifo | MechanismKind::Vmsplice => {
                 if let Some(s) = self.pipe_size {
                     v.push(("pipe_size".into(), s.to_string()));
                 }
@@ -186,6 +264,22 @@ impl MechOptions {
             }
             MechanismKind::File => {
                 v.push(("dir".into(), self.base_dir().display().to_string()));
+            }
+            MechanismKind::PosixMq => {
+                if let Some(p) = self.mq_priority {
+                    v.push(("priority".into(), p.to_string()));
+                }
+            }
+            MechanismKind::UnixDgram | MechanismKind::UnixSeqpacket | MechanismKind::Udp => {
+                if kind == MechanismKind::Udp {
+                    v.push(("ip".into(), if self.ipv6 { "v6" } else { "v4" }.into()));
+                }
+                if let Some(s) = self.sndbuf {
+                    v.push(("sndbuf".into(), s.to_string()));
+                }
+                if let Some(s) = self.rcvbuf {
+                    v.push(("rcvbuf".into(), s.to_string()));
+                }
             }
             _ => {}
         }
@@ -211,6 +305,33 @@ pub enum PeerAddr {
     Unix(PathBuf),
     Tcp(std::net::SocketAddr),
     File(PathBuf),
+    /// Open the FIFO at this path for writing (the way back of a round trip).
+    FifoWriter(PathBuf),
+    /// A SysV message queue by id, with the message types this end sends and receives.
+    SysvMsg {
+        id: i32,
+        send_type: i64,
+        recv_type: i64,
+        max: usize,
+    },
+    /// A POSIX message queue by name, opened for sending or receiving.
+    Mq {
+        name: String,
+        write: bool,
+        max: usize,
+    },
+    /// A connected UDP socket (the first descriptor); `asker` numbers its messages.
+    Udp {
+        asker: bool,
+    },
+    /// The vmsplice pipe's write or read end (the first descriptor).
+    Vmsplice {
+        writer: bool,
+    },
+    /// A cma sender or receiver (two notification pipe ends travel with it).
+    Cma {
+        sender: bool,
+    },
 }
 
 /// Everything the peer needs to open its end: serializable data, plus descriptors
@@ -233,6 +354,9 @@ pub enum LocalEnd {
     /// Accept one connection.
     UnixListener(std::os::unix::net::UnixListener),
     TcpListener(std::net::TcpListener),
+    /// Opened exactly as a peer's end is, from this handoff (mechanisms whose both
+    /// ends are opened by name or id: message queues, datagram sockets).
+    Handoff(PeerHandoff),
 }
 
 /// A set-up mechanism: the owner's end, the peer's handoff, and the guard of the
@@ -245,6 +369,36 @@ pub struct Link {
     /// Facts found during set-up (e.g. the pipe size granted), for the record.
     pub facts: Vec<(String, String)>,
     pub dir: Option<PrivateDir>,
+    /// Guards of other named objects (SysV ids, POSIX names), dropped with the link.
+    pub guards: Vec<Box<dyn std::any::Any>>,
+    /// What wakes a side blocked on this mechanism when its peer has died (for
+    /// mechanisms whose waits cannot be bounded otherwise); run repeatedly by the
+    /// session's watchdog until the session ends.
+    pub on_peer_death: Vec<Box<dyn Fn() + Send>>,
+}
+
+/// Why `kind` cannot run a stream with this payload treatment (None: it can).
+pub fn refuse_payload(kind: MechanismKind, p: crate::payload::Payload) -> Option<String> {
+    match kind {
+        MechanismKind::Vmsplice => vmsplice::refuse_payload(p),
+        _ => None,
+    }
+}
+
+/// Create the kernel object(s) of `kind` for messages of `block` bytes (message
+/// mechanisms size their objects by it and refuse a block beyond this system's limit).
+pub fn setup_for(kind: MechanismKind, opts: &MechOptions, block: usize) -> Result<Link> {
+    match kind {
+        MechanismKind::SysvMsg => msgq::setup_sysv(opts, block),
+        MechanismKind::PosixMq => msgq::setup_mq(opts, block),
+        MechanismKind::UnixDgram | MechanismKind::UnixSeqpacket => {
+            sockpair::setup(kind, opts, block)
+        }
+        MechanismKind::Udp => udp::setup(opts, block),
+        MechanismKind::Vmsplice => vmsplice::setup(opts),
+        MechanismKind::Cma => cma::setup(opts),
+        _ => setup(kind, opts),
+    }
 }
 
 /// Create the kernel object(s) of `kind`.
@@ -264,6 +418,16 @@ pub fn setup(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
             Ok(Link::new(kind, opts, Some(LocalEnd::Ready(fd)), None, None))
         }
         MechanismKind::Memcpy => Ok(Link::new(kind, opts, None, None, None)),
+        MechanismKind::SysvMsg
+        | MechanismKind::PosixMq
+        | MechanismKind::UnixDgram
+        | MechanismKind::UnixSeqpacket
+        | MechanismKind::Udp
+        | MechanismKind::Vmsplice
+        | MechanismKind::Cma => Err(Error::Invalid(format!(
+            "{} is sized by its message: set it up with setup_for",
+            kind.name()
+        ))),
     }
 }
 
@@ -282,7 +446,35 @@ impl Link {
             opts: opts.clone(),
             facts: Vec::new(),
             dir,
+            guards: Vec::new(),
+            on_peer_death: Vec::new(),
         }
+    }
+
+    /// Give the owner's (writing) end away as a handoff: the way back of a round
+    /// trip over a one-way mechanism, where the peer writes and the owner reads.
+    pub fn local_as_handoff(&mut self) -> Result<PeerHandoff> {
+        let local = self
+            .local
+            .take()
+            .ok_or_else(|| Error::Invalid("local end already opened".into()))?;
+        let (addr, fds) = match local {
+            LocalEnd::Ready(fd) => (PeerAddr::Fd, vec![fd]),
+            LocalEnd::FifoWriter(p) => (PeerAddr::FifoWriter(p), Vec::new()),
+            LocalEnd::Handoff(h) => return Ok(h),
+            LocalEnd::UnixListener(_) | LocalEnd::TcpListener(_) => {
+                return Err(Error::Invalid(format!(
+                    "{} is two-way: it needs no second object",
+                    self.kind.name()
+                )))
+            }
+        };
+        Ok(PeerHandoff {
+            kind: self.kind,
+            addr,
+            opts: self.opts.clone(),
+            fds,
+        })
     }
 
     /// Take the peer's handoff (once).
@@ -293,7 +485,7 @@ impl Link {
     }
 
     /// Open the owner's end, waiting at most `timeout_ms` for the peer to arrive.
-    pub fn open_local(&mut self, timeout_ms: i32) -> Result<FdStream> {
+    pub fn open_local(&mut self, timeout_ms: i32) -> Result<Endpoint> {
         let local = self
             .local
             .take()
@@ -312,18 +504,19 @@ impl Link {
             }
             LocalEnd::UnixListener(l) => unix::accept(&l, &self.opts, timeout_ms)?,
             LocalEnd::TcpListener(l) => tcp::accept(&l, &self.opts, timeout_ms)?,
+            LocalEnd::Handoff(h) => return open_peer(h, timeout_ms),
         };
-        FdStream::new(
+        Ok(Endpoint::Fd(FdStream::new(
             fd,
             what,
             self.opts.nonblocking,
             self.kind == MechanismKind::File,
-        )
+        )?))
     }
 }
 
 /// Open the peer's end from its handoff (in this process or another).
-pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<FdStream> {
+pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<Endpoint> {
     let what = h.kind.name();
     let fd = match &h.addr {
         PeerAddr::Fd => h
@@ -335,6 +528,45 @@ pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<FdStream> {
         PeerAddr::Unix(p) => unix::connect(p, &h.opts)?,
         PeerAddr::Tcp(a) => tcp::connect(*a, &h.opts, timeout_ms)?,
         PeerAddr::File(p) => file::open_reader(p)?,
+        PeerAddr::FifoWriter(p) => fifo::open_writer(p, timeout_ms)?,
+        PeerAddr::SysvMsg {
+            id,
+            send_type,
+            recv_type,
+            max,
+        } => {
+            return Ok(Endpoint::SysvMsg(msgq::SysvMsgEnd::open(
+                *id, *send_type, *recv_type, *max,
+            )))
+        }
+        PeerAddr::Cma { sender } => {
+            let fds = std::mem::take(&mut h.fds);
+            return Ok(Endpoint::Cma(cma::CmaEnd::new(fds, *sender)?));
+        }
+        PeerAddr::Vmsplice { writer } => {
+            let fd = h
+                .fds
+                .drain(..)
+                .next()
+                .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
+            return Ok(Endpoint::Vmsplice(vmsplice::VmspliceEnd::new(fd, *writer)?));
+        }
+        PeerAddr::Udp { asker } => {
+            let fd = h
+                .fds
+                .drain(..)
+                .next()
+                .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
+            return Ok(Endpoint::Udp(udp::UdpEnd::new(fd, *asker)?));
+        }
+        PeerAddr::Mq { name, write, .. } => {
+            return Ok(Endpoint::Mq(msgq::MqEnd::open(name, *write, &h.opts)?))
+        }
     };
-    FdStream::new(fd, what, h.opts.nonblocking, h.kind == MechanismKind::File)
+    Ok(Endpoint::Fd(FdStream::new(
+        fd,
+        what,
+        h.opts.nonblocking,
+        h.kind == MechanismKind::File,
+    )?))
 }

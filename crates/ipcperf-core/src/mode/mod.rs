@@ -3,8 +3,10 @@
 
 pub mod process;
 pub mod protocol;
+pub mod roundtrip;
 pub mod session;
 pub mod thread;
+pub mod watchdog;
 
 use serde::{Deserialize, Serialize};
 

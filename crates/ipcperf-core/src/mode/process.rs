@@ -104,7 +104,11 @@ impl ProcessPeer {
             })?;
         let reg = register(Undo::Kill(child.id() as i32));
         let ctl = UnixStream::from(ours);
-        let fds = std::mem::take(&mut setup.handoff.fds);
+        let mut fds = std::mem::take(&mut setup.handoff.fds);
+        if let Some(b) = setup.back.as_mut() {
+            setup.handoff_fds = Some(fds.len());
+            fds.append(&mut b.fds);
+        }
         let msg = serde_json::to_vec(&ToPeer::Hello(setup)).expect("setup serializes");
         let borrowed: Vec<_> = fds.iter().map(|f| f.as_fd()).collect();
         let watch = Arc::new(Watch {
@@ -298,6 +302,14 @@ pub fn peer_main() -> Result<()> {
         return Err(Error::Peer("the first message was not a handoff".into()));
     };
     setup.handoff.fds = fds;
+    if let (Some(n), Some(b)) = (setup.handoff_fds, setup.back.as_mut()) {
+        if n > setup.handoff.fds.len() {
+            return Err(Error::Peer(
+                "the handoff lost descriptors on the way".into(),
+            ));
+        }
+        b.fds = setup.handoff.fds.split_off(n);
+    }
     let mut ch = SocketChannel { ctl, buf };
     serve(&mut ch, setup)
 }

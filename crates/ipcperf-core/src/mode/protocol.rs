@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::mechanism::{open_peer, ByteStream, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::payload::Payload;
-use crate::workload::stream;
+use crate::record::DatagramCounts;
+use crate::workload::{roundtrip, stream};
 use ipcperf_sys::clock::thread_cpu_ns;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
@@ -23,6 +24,9 @@ pub enum PeerRole {
     SyncHolder,
     /// The same, SysV semaphore taken without SEM_UNDO.
     SyncHolderNoUndo,
+    /// Round trips: `Rounds { n }` receives a message and sends the same bytes back,
+    /// `n` times, then reports `Echoed`.
+    Echo,
 }
 
 /// Everything the peer needs, sent once.
@@ -37,13 +41,27 @@ pub struct PeerSetup {
     /// The sync primitive's objects (sync roles only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<Box<crate::sync::ends::SyncSetup>>,
+    /// Round trips over a one-way mechanism: the end the peer writes answers to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back: Option<Box<PeerHandoff>>,
+    /// How many of the descriptors sent with the setup belong to `handoff` (the rest
+    /// are `back`'s). None: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff_fds: Option<usize>,
 }
 
-/// Owner to peer.
+/// Owner to peer. (`Hello` is large but sent once per case.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToPeer {
     Hello(PeerSetup),
-    Go { bytes: u64 },
+    Go {
+        bytes: u64,
+    },
+    /// Echo `n` messages (role `Echo`).
+    Rounds {
+        n: u64,
+    },
     Quit,
 }
 
@@ -61,6 +79,16 @@ pub enum FromPeer {
     },
     Failed {
         message: String,
+    },
+    /// Role `Echo`: how many messages were echoed (fewer than asked only when a
+    /// datagram was lost), and the datagram counts of the peer's end if it has them.
+    Echoed {
+        echoed: u64,
+        cpu: Option<usize>,
+        /// CPU time the peer's thread used in the series.
+        #[serde(default)]
+        cpu_ns: u64,
+        datagrams: Option<DatagramCounts>,
     },
 }
 
@@ -110,7 +138,12 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                     ToPeer::Go { bytes } => {
                         ep.prepare_series(false)?;
                         let cpu0 = thread_cpu_ns();
-                        let end_ns = stream::read_stream(setup.payload, &mut ep, &mut buf, bytes)?;
+                        let end_ns = crate::with_endpoint!(&mut ep, e => stream::read_stream(
+                            setup.payload,
+                            e,
+                            &mut buf,
+                            bytes
+                        ))?;
                         ch.send(FromPeer::Done {
                             end_ns,
                             cpu: current_cpu(),
@@ -119,6 +152,43 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                     }
                     ToPeer::Quit => return Ok(()),
                     ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+                    ToPeer::Rounds { .. } => {
+                        return Err(Error::Peer("round trips asked of a stream reader".into()))
+                    }
+                }
+            }
+        }
+        PeerRole::Echo => {
+            let fwd = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
+            let back = match setup.back {
+                Some(h) => Some(open_peer(*h, OPEN_TIMEOUT_MS)?),
+                None => None,
+            };
+            let mut end = crate::mode::roundtrip::Duplex::for_peer(fwd, back);
+            let mut buf = vec![0u8; setup.block_size];
+            ch.send(FromPeer::Ready { cpu: current_cpu() })?;
+            loop {
+                match ch.recv()? {
+                    ToPeer::Rounds { n } => {
+                        let cpu0 = thread_cpu_ns();
+                        let echoed = crate::with_duplex!(&mut end, e => roundtrip::echo(
+                            setup.payload,
+                            e,
+                            &mut buf,
+                            n
+                        ))?;
+                        ch.send(FromPeer::Echoed {
+                            echoed,
+                            cpu: current_cpu(),
+                            cpu_ns: thread_cpu_ns() - cpu0,
+                            datagrams: end.take_datagram_counts(),
+                        })?;
+                    }
+                    ToPeer::Quit => return Ok(()),
+                    ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+                    ToPeer::Go { .. } => {
+                        return Err(Error::Peer("a stream asked of an echo peer".into()))
+                    }
                 }
             }
         }

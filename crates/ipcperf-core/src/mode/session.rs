@@ -8,10 +8,11 @@ use ipcperf_sys::cpu::{current_cpu, PinGuard};
 use super::process::ProcessPeer;
 use super::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
 use super::thread::ThreadPeer;
+use super::watchdog::Watchdog;
 use super::Mode;
 use crate::error::{Error, Result};
 use crate::mechanism::{
-    self, open_peer, ByteStream, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS,
+    self, open_peer, ByteStream, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS,
 };
 use crate::payload::{check_pattern, fill_pattern, Payload};
 use crate::plan::{CaseSpec, RunEnv};
@@ -31,13 +32,14 @@ pub struct SeriesOutcome {
 
 pub struct StreamSession {
     spec: CaseSpec,
-    writer: Option<FdStream>,
+    writer: Option<Endpoint>,
     /// Single mode: the reader lives in this thread too.
-    reader: Option<FdStream>,
+    reader: Option<Endpoint>,
     peer: Option<Box<dyn PeerHandle>>,
     wbuf: Vec<u8>,
     rbuf: Vec<u8>,
     pub facts: Vec<(String, String)>,
+    _watchdog: Option<Watchdog>,
     _pin: PinGuard,
     /// Dropped last: removes the named objects after both ends are closed.
     _link: Link,
@@ -61,8 +63,11 @@ impl StreamSession {
         if spec.block_size == 0 {
             return Err(Error::Invalid("block size 0".into()));
         }
+        if let Some(why) = mechanism::refuse_payload(spec.mechanism, spec.payload) {
+            return Err(Error::Refused(why));
+        }
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
-        let mut link = mechanism::setup(spec.mechanism, &spec.opts)?;
+        let mut link = mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?;
         let block = spec.block_size;
         let mut s = StreamSession {
             spec: spec.clone(),
@@ -72,6 +77,7 @@ impl StreamSession {
             wbuf: vec![0u8; block],
             rbuf: Vec::new(),
             facts: Vec::new(),
+            _watchdog: None,
             _pin: pin,
             _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
         };
@@ -88,11 +94,14 @@ impl StreamSession {
                 // The reader first: a FIFO's writer can only open once a reader has.
                 let mut r = open_peer(link.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let mut w = link.open_local(OPEN_TIMEOUT_MS)?;
-                // Bounded waits on both ends: one thread must never block on itself.
-                w.set_nonblocking(true)?;
-                r.set_nonblocking(true)?;
                 s.rbuf = vec![0u8; block];
-                probe_capacity(spec, &mut w, &mut r, &mut s.rbuf)?;
+                // Bounded waits on both ends: one thread must never block on itself.
+                // (Message endpoints check their limits before the run instead.)
+                if let (Some(wf), Some(rf)) = (w.as_fd_stream(), r.as_fd_stream()) {
+                    wf.set_nonblocking(true)?;
+                    rf.set_nonblocking(true)?;
+                    probe_capacity(spec, wf, rf, &mut s.rbuf)?;
+                }
                 s.writer = Some(w);
                 s.reader = Some(r);
             }
@@ -104,11 +113,15 @@ impl StreamSession {
                     payload: spec.payload,
                     cpu: spec.placement.reader_cpu,
                     sync: None,
+                    back: None,
+                    handoff_fds: None,
                 };
                 let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
                     Box::new(ThreadPeer::spawn(setup)?)
                 } else {
-                    Box::new(ProcessPeer::spawn(&env.peer, setup)?)
+                    let p = ProcessPeer::spawn(&env.peer, setup)?;
+                    s._watchdog = Watchdog::start(p.pid(), std::mem::take(&mut link.on_peer_death));
+                    Box::new(p)
                 };
                 let w = link.open_local(OPEN_TIMEOUT_MS);
                 let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
@@ -154,7 +167,7 @@ impl StreamSession {
             r.prepare_series(false)?;
             let cpu0 = thread_cpu_ns();
             let start = now_ns();
-            stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
+            crate::with_endpoint!(w, w => stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks))?;
             let end = now_ns();
             let cpu_ns = thread_cpu_ns() - cpu0;
             return Ok(self.outcome(end - start, cpu_ns));
@@ -163,7 +176,7 @@ impl StreamSession {
             // Solo writer (null).
             let cpu0 = thread_cpu_ns();
             let start = now_ns();
-            stream::write_stream(p, w, &mut self.wbuf, blocks)?;
+            crate::with_endpoint!(w, w => stream::write_stream(p, w, &mut self.wbuf, blocks))?;
             let end = now_ns();
             let cpu_ns = thread_cpu_ns() - cpu0;
             return Ok(self.outcome(end - start, cpu_ns));
@@ -175,7 +188,8 @@ impl StreamSession {
         }
         let cpu0 = thread_cpu_ns();
         let start = now_ns();
-        let wrote = stream::write_stream(p, w, &mut self.wbuf, blocks);
+        let wrote =
+            crate::with_endpoint!(w, w => stream::write_stream(p, w, &mut self.wbuf, blocks));
         let write_end = now_ns();
         let writer_cpu_ns = thread_cpu_ns() - cpu0;
         if let Err(e) = wrote {

@@ -183,6 +183,8 @@ fn empty_record(spec: &SyncSpec) -> CaseRecord {
         options: Default::default(),
         status: CaseStatus::Ok,
         message: None,
+        latency: None,
+        datagrams: None,
         series: Vec::new(),
         median_bytes_per_sec: None,
         min_bytes_per_sec: None,
@@ -281,6 +283,8 @@ fn partner_setup(objs: &mut Objects, role: PeerRole, cpu: Option<usize>) -> Resu
         payload: Payload::NoTouch,
         cpu,
         sync: Some(Box::new(objs.setup.clone())),
+        back: None,
+        handoff_fds: None,
     })
 }
 

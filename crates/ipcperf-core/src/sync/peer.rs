@@ -23,6 +23,9 @@ fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Resu
             }
             ToPeer::Quit => return Ok(()),
             ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+            ToPeer::Rounds { .. } => {
+                return Err(Error::Peer("round trips asked of a sync peer".into()))
+            }
         }
     }
 }
@@ -38,6 +41,9 @@ fn holder<L: super::ends::Lock>(ch: &mut dyn PeerChannel, l: &mut L) -> Result<(
             ToPeer::Quit => return l.release(),
             ToPeer::Go { .. } => {}
             ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+            ToPeer::Rounds { .. } => {
+                return Err(Error::Peer("round trips asked of a sync peer".into()))
+            }
         }
     }
 }
@@ -78,6 +84,6 @@ pub fn serve(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
                 )))
             })
         }
-        PeerRole::StreamReader => Err(Error::Peer("not a sync role".into())),
+        PeerRole::StreamReader | PeerRole::Echo => Err(Error::Peer("not a sync role".into())),
     }
 }

@@ -1,6 +1,7 @@
 //! Workloads: the timed loops. Each is generic over the endpoint and the payload
 //! treatment, so the hot loop holds the system calls under test and nothing else.
 
+pub mod roundtrip;
 pub mod stream;
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,8 @@ pub enum Workload {
     Stream,
     /// Synchronization primitives: request/release and set/clear cycles.
     Sync,
+    /// Round-trip latency: S bytes there, the same S bytes back, each timed.
+    RoundTrip,
 }
 
 impl Workload {
@@ -20,6 +23,7 @@ impl Workload {
         match self {
             Workload::Stream => "stream",
             Workload::Sync => "sync",
+            Workload::RoundTrip => "round-trip",
         }
     }
 }

@@ -138,6 +138,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         nonblocking: a.nonblocking,
         ipv6: a.ipv6,
         dir: a.dir.clone(),
+        ..Default::default()
     };
     if let Some(d) = &a.dir {
         if !d.is_dir() {

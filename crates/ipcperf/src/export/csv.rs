@@ -22,6 +22,21 @@ pub const HEADER: &[&str] = &[
     "series_bytes",
     "options",
     "message",
+    "round_trips",
+    "round_trips_lost",
+    "round_trips_per_sec",
+    "clock_cost_ns",
+    "mean_ns",
+    "min_ns",
+    "p50_ns",
+    "p90_ns",
+    "p99_ns",
+    "p999_ns",
+    "p9999_ns",
+    "max_ns",
+    "datagrams_lost",
+    "datagrams_duplicated",
+    "datagrams_reordered",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -32,6 +47,7 @@ pub fn render(run: &RunRecord) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(HEADER).expect("in-memory write");
     for c in &run.cases {
+        let l = c.latency.as_ref();
         let status = serde_json::to_value(&c.status)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -68,6 +84,21 @@ pub fn render(run: &RunRecord) -> String {
                 .collect::<Vec<_>>()
                 .join(" "),
             c.message.clone().unwrap_or_default(),
+            opt(l.map(|l| l.round_trips)),
+            opt(l.map(|l| l.round_trips_lost)),
+            opt(l.map(|l| format!("{:.0}", l.round_trips_per_sec))),
+            opt(l.map(|l| l.clock_cost_ns)),
+            opt(l.map(|l| format!("{:.0}", l.mean_ns))),
+            opt(l.map(|l| l.min_ns)),
+            opt(l.map(|l| l.p50_ns)),
+            opt(l.map(|l| l.p90_ns)),
+            opt(l.map(|l| l.p99_ns)),
+            opt(l.map(|l| l.p999_ns)),
+            opt(l.map(|l| l.p9999_ns)),
+            opt(l.map(|l| l.max_ns)),
+            opt(c.datagrams.map(|d| d.lost)),
+            opt(c.datagrams.map(|d| d.duplicated)),
+            opt(c.datagrams.map(|d| d.reordered)),
         ])
         .expect("in-memory write");
     }

@@ -5,6 +5,7 @@
 //! row per case.
 
 mod csv;
+pub mod latency;
 mod markdown;
 pub mod sync;
 mod table;
@@ -31,5 +32,14 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
         Format::Csv => csv::render(run),
         Format::Table => table::render(&view()),
         Format::Markdown => markdown::render(&view()),
+    }
+}
+
+/// Render a run of round-trip cases in `format`; `one_way` adds RTT/2 columns, labelled.
+pub fn render_latency(run: &RunRecord, format: Format, one_way: bool) -> String {
+    match format {
+        Format::Json | Format::Csv => render(run, format, None),
+        Format::Table => table::render(&latency::build(run, one_way)),
+        Format::Markdown => markdown::render(&latency::build(run, one_way)),
     }
 }

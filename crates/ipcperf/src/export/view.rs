@@ -3,6 +3,7 @@
 //! slowest (Stover's relative-throughput row).
 
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::workload::Workload;
 
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
 
@@ -85,14 +86,18 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
 
     // One table per (mechanism, mode, payload), in the order they ran.
     let mut keys: Vec<(String, String, String)> = Vec::new();
-    for c in &run.cases {
+    for c in run.cases.iter().filter(|c| c.workload == Workload::Stream) {
         let k = group_key(c);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     for k in keys {
-        let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| group_key(c) == k).collect();
+        let cases: Vec<&CaseRecord> = run
+            .cases
+            .iter()
+            .filter(|c| c.workload == Workload::Stream && group_key(c) == k)
+            .collect();
         let mut placements: Vec<String> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
         for c in &cases {
@@ -162,6 +167,8 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
     if let Some(t) = ranking(run, rank_size) {
         tables.push(t);
     }
+    // Round-trip cases, if the run has any, in their own table.
+    tables.extend(super::latency::table(run, false));
     View { heading, tables }
 }
 
@@ -170,7 +177,7 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
     let ok: Vec<&CaseRecord> = run
         .cases
         .iter()
-        .filter(|c| c.median_bytes_per_sec.is_some())
+        .filter(|c| c.workload == Workload::Stream && c.median_bytes_per_sec.is_some())
         .collect();
     let size = match rank_size {
         Some(s) => s as u64,

@@ -1,0 +1,192 @@
+//! Latency statistics: raw round-trip samples in, an HDR histogram and a summary
+//! out. Pure functions, unit-tested on fixed samples.
+//!
+//! The histogram covers 1 ns to 10 s with 3 significant digits. It is kept in the
+//! record as its non-empty buckets (`[value, count]` pairs), so any percentile can
+//! be computed again later without re-running (see [`HistogramRecord::to_histogram`]).
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+pub const LOWEST_NS: u64 = 1;
+pub const HIGHEST_NS: u64 = 10_000_000_000;
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// An empty histogram with ipcperf's bounds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        .expect("constant bounds are valid")
+}
+
+/// Record raw samples with the tare (the clock's own cost) taken off each.
+/// A sample above 10 s is recorded as 10 s and counted in the return value (it
+/// cannot happen with bounded waits of 5 s, but it would not be hidden).
+pub fn record_samples(h: &mut Histogram<u64>, samples: &[u64], tare_ns: u64) -> u64 {
+    let mut over = 0;
+    for &s in samples {
+        let v = s.saturating_sub(tare_ns);
+        if v > HIGHEST_NS {
+            over += 1;
+        }
+        h.saturating_record(v);
+    }
+    over
+}
+
+/// A histogram as plain data: its bounds and every non-empty bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramRecord {
+    pub lowest_ns: u64,
+    pub highest_ns: u64,
+    pub significant_digits: u8,
+    /// `[value_ns, count]` for every non-empty bucket, lowest first. The value is the
+    /// highest value equivalent to the bucket (what percentiles report).
+    pub counts: Vec<[u64; 2]>,
+}
+
+impl HistogramRecord {
+    pub fn from_histogram(h: &Histogram<u64>) -> HistogramRecord {
+        HistogramRecord {
+            lowest_ns: h.low(),
+            highest_ns: h.high(),
+            significant_digits: h.sigfig(),
+            counts: h
+                .iter_recorded()
+                .map(|v| [v.value_iterated_to(), v.count_at_value()])
+                .collect(),
+        }
+    }
+
+    /// The histogram again, for percentiles the summary does not carry.
+    pub fn to_histogram(&self) -> Option<Histogram<u64>> {
+        let mut h =
+            Histogram::new_with_bounds(self.lowest_ns, self.highest_ns, self.significant_digits)
+                .ok()?;
+        for &[v, n] in &self.counts {
+            h.record_n(v, n).ok()?;
+        }
+        Some(h)
+    }
+}
+
+/// What a latency case reports. All times are round trips (RTT) with the clock's
+/// cost taken off; one-way figures are never stored, only shown (labelled) by views.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Round trips timed (warm-up excluded).
+    pub round_trips: u64,
+    /// Round trips whose message or answer never arrived (datagram mechanisms).
+    pub round_trips_lost: u64,
+    /// Round trips completed per second of wall time over the timed series.
+    pub round_trips_per_sec: f64,
+    /// The median cost of reading the clock once, measured at start and subtracted
+    /// from every sample (the tare).
+    pub clock_cost_ns: u64,
+    pub mean_ns: f64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub p9999_ns: u64,
+    pub max_ns: u64,
+    /// The median of each series on its own (their spread is the run's noise).
+    pub series_p50_ns: Vec<u64>,
+    /// Samples above the histogram's 10 s ceiling (recorded as 10 s).
+    pub over_range: u64,
+    pub latency_histogram: HistogramRecord,
+}
+
+/// Summarize a histogram. `elapsed_ns` is the wall time of the timed series.
+pub fn summarize(
+    h: &Histogram<u64>,
+    elapsed_ns: u64,
+    lost: u64,
+    clock_cost_ns: u64,
+    series_p50_ns: Vec<u64>,
+    over_range: u64,
+) -> LatencySummary {
+    let n = h.len();
+    let q = |p: f64| h.value_at_quantile(p);
+    LatencySummary {
+        round_trips: n,
+        round_trips_lost: lost,
+        round_trips_per_sec: n as f64 * 1e9 / elapsed_ns.max(1) as f64,
+        clock_cost_ns,
+        mean_ns: h.mean(),
+        min_ns: h.min(),
+        p50_ns: q(0.50),
+        p90_ns: q(0.90),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        p9999_ns: q(0.9999),
+        max_ns: h.max(),
+        series_p50_ns,
+        over_range,
+        latency_histogram: HistogramRecord::from_histogram(h),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1..=1000 µs, one sample each, plus a 1 s outlier: known percentiles.
+    fn fixed() -> Vec<u64> {
+        let mut v: Vec<u64> = (1..=1000u64).map(|i| i * 1000 + 40).collect();
+        v.push(1_000_000_040);
+        v
+    }
+
+    #[test]
+    fn summary_of_fixed_samples() {
+        let mut h = new_histogram();
+        let over = record_samples(&mut h, &fixed(), 40);
+        assert_eq!(over, 0);
+        let s = summarize(&h, 2_000_000_000, 3, 40, vec![500_000], over);
+        assert_eq!(s.round_trips, 1001);
+        assert_eq!(s.round_trips_lost, 3);
+        assert!((s.round_trips_per_sec - 500.5).abs() < 1e-9);
+        // 3 significant digits: each figure within 0.1% of the exact one.
+        let near = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 1e-3;
+        assert!(near(s.min_ns, 1_000), "min {}", s.min_ns);
+        assert!(near(s.p50_ns, 501_000), "p50 {}", s.p50_ns);
+        assert!(near(s.p90_ns, 901_000), "p90 {}", s.p90_ns);
+        assert!(near(s.p99_ns, 991_000), "p99 {}", s.p99_ns);
+        assert!(near(s.p999_ns, 1_000_000), "p99.9 {}", s.p999_ns);
+        assert!(near(s.p9999_ns, 1_000_000_000), "p99.99 {}", s.p9999_ns);
+        assert!(near(s.max_ns, 1_000_000_000), "max {}", s.max_ns);
+        let exact_mean = (500_500_000.0 + 1e9) / 1001.0;
+        assert!((s.mean_ns - exact_mean).abs() / exact_mean < 1e-3);
+    }
+
+    #[test]
+    fn tare_is_taken_off_and_never_goes_below_zero() {
+        let mut h = new_histogram();
+        record_samples(&mut h, &[30, 100, 1_000], 50);
+        assert_eq!(h.min(), 0);
+        assert_eq!(h.max(), 950);
+        assert_eq!(h.len(), 3);
+    }
+
+    #[test]
+    fn over_range_is_counted() {
+        let mut h = new_histogram();
+        assert_eq!(record_samples(&mut h, &[5, 20_000_000_000], 0), 1);
+        assert_eq!(h.len(), 2);
+    }
+
+    #[test]
+    fn histogram_record_round_trips() {
+        let mut h = new_histogram();
+        record_samples(&mut h, &fixed(), 0);
+        let r = HistogramRecord::from_histogram(&h);
+        let json = serde_json::to_string(&r).unwrap();
+        let back: HistogramRecord = serde_json::from_str(&json).unwrap();
+        let h2 = back.to_histogram().unwrap();
+        assert_eq!(h2.len(), h.len());
+        for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(h2.value_at_quantile(q), h.value_at_quantile(q), "q={q}");
+        }
+    }
+}

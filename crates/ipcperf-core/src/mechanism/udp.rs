@@ -1,0 +1,355 @@
+//! UDP over loopback: two sockets bound to 127.0.0.1 (or ::1) and connected to
+//! each other; the peer's is handed over as a descriptor. Every datagram carries
+//! an 8-byte sequence number before the block (sendmsg/recvmsg with two iovecs, so
+//! the payload is never moved), and each end counts what it sent, received,
+//! received twice and received out of order; what was lost is what was sent and
+//! never received. Receives wait at most a bounded time (SO_RCVTIMEO, no extra
+//! system call): a lost datagram is counted, never a hang.
+
+use std::io::{IoSlice, IoSliceMut};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use nix::sys::socket::{
+    bind, connect, getsockname, recvmsg, sendmsg, setsockopt, socket, sockopt, AddressFamily,
+    MsgFlags, SockFlag, SockType, SockaddrStorage,
+};
+use nix::sys::time::TimeVal;
+
+use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use crate::error::{Error, Result};
+use crate::mechanism::ByteStream;
+use crate::record::DatagramCounts;
+use ipcperf_sys::error::{Context, Errno};
+
+/// IPv4's largest UDP payload: 65,535 − 20 (IP header) − 8 (UDP header).
+pub const MAX_DATAGRAM_V4: usize = 65_507;
+/// IPv6's: 65,535 − 8 (the IPv6 header is not counted in its payload length).
+pub const MAX_DATAGRAM_V6: usize = 65_527;
+/// ipcperf's sequence number in front of every block.
+pub const SEQ_BYTES: usize = 8;
+/// How long the side that asks (owner) waits for an answer before the round trip is lost.
+pub const ASK_WAIT_MS: u64 = 200;
+/// How long the side that answers (peer) waits for a message before it gives up
+/// on the series (longer than [`ASK_WAIT_MS`], so it outlives the asker's losses).
+pub const ANSWER_WAIT_MS: u64 = 1_000;
+
+fn new_socket(addr: &SocketAddr, opts: &MechOptions) -> Result<OwnedFd> {
+    let fam = if addr.is_ipv6() {
+        AddressFamily::Inet6
+    } else {
+        AddressFamily::Inet
+    };
+    let fd = socket(fam, SockType::Datagram, SockFlag::SOCK_CLOEXEC, None).ctx("socket", &"udp")?;
+    super::tcp::set_buffers(&fd, opts)?;
+    bind(fd.as_raw_fd(), &SockaddrStorage::from(*addr)).ctx("bind", addr)?;
+    Ok(fd)
+}
+
+fn local_addr(fd: &OwnedFd) -> Result<SockaddrStorage> {
+    Ok(getsockname::<SockaddrStorage>(fd.as_raw_fd()).ctx("getsockname", &"udp")?)
+}
+
+pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+    let max = if opts.ipv6 {
+        MAX_DATAGRAM_V6
+    } else {
+        MAX_DATAGRAM_V4
+    } - SEQ_BYTES;
+    if block > max {
+        return Err(Error::Refused(format!(
+            "a {block}-byte block does not fit in one UDP datagram: the largest is {} bytes over \
+             IPv{} (a limit of IP's 16-bit length, no sysctl raises it), {max} after ipcperf's \
+             {SEQ_BYTES}-byte sequence number",
+            max + SEQ_BYTES,
+            if opts.ipv6 { 6 } else { 4 }
+        )));
+    }
+    let any: SocketAddr = if opts.ipv6 {
+        "[::1]:0".parse().unwrap()
+    } else {
+        "127.0.0.1:0".parse().unwrap()
+    };
+    let a = new_socket(&any, opts)?;
+    let b = new_socket(&any, opts)?;
+    let (aa, ba) = (local_addr(&a)?, local_addr(&b)?);
+    connect(a.as_raw_fd(), &ba).ctx("connect", &"udp")?;
+    connect(b.as_raw_fd(), &aa).ctx("connect", &"udp")?;
+    let end = |fd, asker| PeerHandoff {
+        kind: MechanismKind::Udp,
+        addr: PeerAddr::Udp { asker },
+        opts: opts.clone(),
+        fds: vec![fd],
+    };
+    let mut link = Link::new(
+        MechanismKind::Udp,
+        opts,
+        Some(LocalEnd::Handoff(end(a, true))),
+        Some(end(b, false)),
+        None,
+    );
+    link.facts.push(("udp_max_block".into(), max.to_string()));
+    Ok(link)
+}
+
+/// One UDP end. The asker numbers its messages; the answerer answers each with
+/// the number of the message it answers.
+#[derive(Debug)]
+pub struct UdpEnd {
+    fd: OwnedFd,
+    asker: bool,
+    next_seq: u64,
+    answer_seq: u64,
+    highest: Option<u64>,
+    /// Bit i set: sequence number `highest - i` was received (i < 64).
+    window: u64,
+    counts: DatagramCounts,
+    wait_ms: u64,
+    /// Tests: throw away every n-th datagram on arrival, as a lossy network would.
+    #[cfg(test)]
+    drop_every: u64,
+    #[cfg(test)]
+    arrived: u64,
+}
+
+impl UdpEnd {
+    pub fn new(fd: OwnedFd, asker: bool) -> Result<UdpEnd> {
+        let wait_ms = if asker { ASK_WAIT_MS } else { ANSWER_WAIT_MS };
+        let mut e = UdpEnd {
+            fd,
+            asker,
+            next_seq: 0,
+            answer_seq: 0,
+            highest: None,
+            window: 0,
+            counts: DatagramCounts::default(),
+            wait_ms,
+            #[cfg(test)]
+            drop_every: 0,
+            #[cfg(test)]
+            arrived: 0,
+        };
+        e.set_wait_ms(wait_ms)?;
+        Ok(e)
+    }
+
+    /// The bounded wait of a receive (SO_RCVTIMEO).
+    pub fn set_wait_ms(&mut self, ms: u64) -> Result<()> {
+        let tv = TimeVal::new((ms / 1000) as _, ((ms % 1000) * 1000) as _);
+        setsockopt(&self.fd, sockopt::ReceiveTimeout, &tv)
+            .ctx("setsockopt(SO_RCVTIMEO)", &"udp")?;
+        self.wait_ms = ms;
+        Ok(())
+    }
+
+    /// What this end counted since the last call (`lost` is left to the sum of
+    /// both ends: sent − received once).
+    pub fn take_counts(&mut self) -> DatagramCounts {
+        std::mem::take(&mut self.counts)
+    }
+
+    #[inline]
+    fn send_seq(&mut self, seq: u64, buf: &[u8]) -> Result<()> {
+        let hdr = seq.to_le_bytes();
+        let iov = [IoSlice::new(&hdr), IoSlice::new(buf)];
+        loop {
+            match sendmsg::<()>(self.fd.as_raw_fd(), &iov, &[], MsgFlags::empty(), None) {
+                Ok(_) => {
+                    self.counts.sent += 1;
+                    return Ok(());
+                }
+                Err(Errno::EINTR) => continue,
+                Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
+                Err(e) => return Err(Error::io("sendmsg", "udp", e)),
+            }
+        }
+    }
+
+    #[cold]
+    fn lost(&self) -> Error {
+        let seen = match self.highest {
+            Some(h) => format!(
+                "; so far {} received, highest sequence number {h}",
+                self.counts.received
+            ),
+            None => String::new(),
+        };
+        Error::Lost(format!(
+            "udp: no datagram within {} ms{seen} (datagrams were lost: a receiver that \
+             falls behind loses what overflows its buffer; --rcvbuf enlarges it)",
+            self.wait_ms
+        ))
+    }
+
+    #[cold]
+    fn closed() -> Error {
+        Error::Peer("udp: the other side's socket is closed (port unreachable)".into())
+    }
+
+    /// Note `seq` as received; false if it was received before (a duplicate).
+    #[inline]
+    fn note(&mut self, seq: u64) -> bool {
+        self.counts.received += 1;
+        match self.highest {
+            None => {
+                self.highest = Some(seq);
+                self.window = 1;
+                true
+            }
+            Some(h) if seq > h => {
+                let shift = seq - h;
+                self.window = if shift >= 64 { 0 } else { self.window << shift } | 1;
+                self.highest = Some(seq);
+                true
+            }
+            Some(h) => {
+                let d = h - seq;
+                if d < 64 && self.window & (1 << d) != 0 {
+                    self.counts.duplicated += 1;
+                    false
+                } else {
+                    if d < 64 {
+                        self.window |= 1 << d;
+                    }
+                    self.counts.reordered += 1;
+                    true
+                }
+            }
+        }
+    }
+
+    /// Receive the next datagram this end should take; returns its payload length.
+    #[inline]
+    fn recv_one(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut hdr = [0u8; SEQ_BYTES];
+        loop {
+            let n = {
+                let mut iov = [IoSliceMut::new(&mut hdr), IoSliceMut::new(buf)];
+                match recvmsg::<()>(self.fd.as_raw_fd(), &mut iov, None, MsgFlags::empty()) {
+                    Ok(m) => m.bytes,
+                    Err(Errno::EINTR) => continue,
+                    Err(Errno::EAGAIN) => return Err(self.lost()),
+                    Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
+                    Err(e) => return Err(Error::io("recvmsg", "udp", e)),
+                }
+            };
+            if n < SEQ_BYTES {
+                return Err(Error::Peer(format!(
+                    "udp: a {n}-byte datagram carries no sequence number"
+                )));
+            }
+            #[cfg(test)]
+            {
+                self.arrived += 1;
+                if self.drop_every > 0 && self.arrived.is_multiple_of(self.drop_every) {
+                    continue;
+                }
+            }
+            let seq = u64::from_le_bytes(hdr);
+            let new = self.note(seq);
+            if self.asker {
+                // Only the answer to the message just sent completes the round trip;
+                // a late answer to an earlier one is counted and dropped.
+                if new && seq + 1 == self.next_seq {
+                    return Ok(n - SEQ_BYTES);
+                }
+            } else if new {
+                self.answer_seq = seq;
+                return Ok(n - SEQ_BYTES);
+            }
+        }
+    }
+}
+
+impl ByteStream for UdpEnd {
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> Result<()> {
+        let seq = if self.asker {
+            let s = self.next_seq;
+            self.next_seq += 1;
+            s
+        } else {
+            self.answer_seq
+        };
+        self.send_seq(seq, buf)
+    }
+
+    #[inline]
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        self.recv_one(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::Payload;
+    use crate::workload::roundtrip::{echo, ping, MessageEnd};
+
+    fn pair() -> (UdpEnd, UdpEnd) {
+        let mut l = setup(&MechOptions::default(), 64).unwrap();
+        let a = match l.local.take() {
+            Some(LocalEnd::Handoff(mut h)) => UdpEnd::new(h.fds.remove(0), true).unwrap(),
+            _ => panic!("udp's local end is a handoff"),
+        };
+        let mut h = l.take_peer().unwrap();
+        let b = UdpEnd::new(h.fds.remove(0), false).unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn lost_datagrams_are_counted_and_never_hang() {
+        let (mut a, mut b) = pair();
+        a.set_wait_ms(20).unwrap();
+        b.set_wait_ms(300).unwrap();
+        // The answerer's socket throws away every 5th datagram that arrives.
+        b.drop_every = 5;
+        let t = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64];
+            // It is asked 100 times but receives only 80: its bounded wait ends the series.
+            let echoed = echo(Payload::Touch, &mut b, &mut buf, 100).unwrap();
+            (echoed, b.take_counts())
+        });
+        let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut s = Vec::with_capacity(100);
+        let o = ping(Payload::Verify, &mut a, &mut w, &mut r, 100, &mut s).unwrap();
+        let (echoed, bc) = t.join().unwrap();
+        assert_eq!(echoed, 80);
+        assert_eq!((o.done, o.lost), (80, 20));
+        assert_eq!(s.len(), 80);
+        let mut c = a.take_counts();
+        assert_eq!((c.sent, c.received), (100, 80));
+        assert_eq!((bc.sent, bc.received), (80, 80));
+        c.add(&bc);
+        assert_eq!(
+            c.sent - (c.received - c.duplicated),
+            20,
+            "lost = sent - received once"
+        );
+    }
+
+    #[test]
+    fn duplicates_and_late_answers_are_counted_not_taken() {
+        let (mut a, mut b) = pair();
+        a.set_wait_ms(50).unwrap();
+        let mut buf = [7u8; 64];
+        let mut got = [0u8; 64];
+        // Round trip 0, answered twice.
+        a.write_all(&buf).unwrap();
+        b.read_some(&mut got).unwrap();
+        b.write_all(&got).unwrap();
+        b.write_all(&got).unwrap();
+        a.recv_msg(&mut got).unwrap();
+        // Round trip 1: the duplicate of 0 arrives first and is dropped.
+        buf[0] = 1;
+        a.write_all(&buf).unwrap();
+        b.read_some(&mut got).unwrap();
+        b.write_all(&got).unwrap();
+        a.recv_msg(&mut got).unwrap();
+        assert_eq!(got[0], 1);
+        let c = a.take_counts();
+        assert_eq!((c.received, c.duplicated), (3, 1));
+        // Nothing more: a bounded wait, reported as lost.
+        assert!(matches!(a.recv_msg(&mut got), Err(Error::Lost(_))));
+    }
+}

@@ -1,0 +1,309 @@
+//! A round-trip session: a mechanism set up for both directions, the echo peer
+//! started (thread or process), and series of timed round trips.
+//!
+//! Two-way mechanisms (sockets, a SysV queue with one message type per direction)
+//! need one object; one-way mechanisms (pipe, FIFO, POSIX queue, vmsplice) need
+//! two: the forward one as in a stream case, and a second one whose ends are
+//! swapped — the peer writes into its owner's end ([`Link::local_as_handoff`]) and
+//! the owner reads from the peer's end.
+//!
+//! To plug a mechanism in: give it a [`RoundTripShape`] in [`shape`], and (for speed)
+//! a concrete variant in [`Duplex`] and [`with_duplex!`](crate::with_duplex).
+
+use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
+use ipcperf_sys::cpu::{current_cpu, PinGuard};
+
+use super::process::ProcessPeer;
+use super::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use super::thread::ThreadPeer;
+use super::watchdog::Watchdog;
+use super::Mode;
+use crate::error::{Error, Result};
+use crate::mechanism::cma::CmaEnd;
+use crate::mechanism::msgq::MqEnd;
+use crate::mechanism::{self, open_peer, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS};
+use crate::plan::{CaseSpec, RunEnv};
+use crate::record::DatagramCounts;
+use crate::workload::roundtrip::{self, Pair, PingOutcome};
+
+/// How a mechanism carries a round trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundTripShape {
+    /// One object carries both directions.
+    TwoWay,
+    /// One object per direction.
+    OneWayPair,
+}
+
+/// How `kind` carries round trips; None when it cannot (no reader, or the reader
+/// only starts after the writer has finished).
+pub fn shape(kind: MechanismKind) -> Option<RoundTripShape> {
+    match kind {
+        MechanismKind::Unix
+        | MechanismKind::Tcp
+        | MechanismKind::UnixDgram
+        | MechanismKind::UnixSeqpacket
+        | MechanismKind::Udp
+        | MechanismKind::SysvMsg => Some(RoundTripShape::TwoWay),
+        MechanismKind::Pipe | MechanismKind::Fifo | MechanismKind::PosixMq | MechanismKind::Cma => {
+            Some(RoundTripShape::OneWayPair)
+        }
+        // vmsplice: the receiver splices the pages away and holds nothing to send back.
+        MechanismKind::File
+        | MechanismKind::Null
+        | MechanismKind::Memcpy
+        | MechanismKind::Vmsplice => None,
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// One side's end(s) for round trips.
+#[derive(Debug)]
+pub enum Duplex {
+    One(Endpoint),
+    /// Two descriptors (pipe, FIFO): the common case gets its own monomorphized loop.
+    TwoFd(Pair<FdStream, FdStream>),
+    TwoMq(Pair<MqEnd, MqEnd>),
+    TwoCma(Pair<CmaEnd, CmaEnd>),
+    /// Any other mix (one branch per call).
+    Two(Pair<Endpoint, Endpoint>),
+}
+
+impl Duplex {
+    /// Send on `tx`, receive on `rx` (`rx` None: one two-way end).
+    pub fn new(tx: Endpoint, rx: Option<Endpoint>) -> Duplex {
+        match (tx, rx) {
+            (tx, None) => Duplex::One(tx),
+            (Endpoint::Fd(tx), Some(Endpoint::Fd(rx))) => Duplex::TwoFd(Pair { tx, rx }),
+            (Endpoint::Mq(tx), Some(Endpoint::Mq(rx))) => Duplex::TwoMq(Pair { tx, rx }),
+            (Endpoint::Cma(tx), Some(Endpoint::Cma(rx))) => Duplex::TwoCma(Pair { tx, rx }),
+            (tx, Some(rx)) => Duplex::Two(Pair { tx, rx }),
+        }
+    }
+
+    /// The peer's view: it receives on the forward end and answers on `back`.
+    pub fn for_peer(fwd: Endpoint, back: Option<Endpoint>) -> Duplex {
+        match back {
+            Some(b) => Duplex::new(b, Some(fwd)),
+            None => Duplex::One(fwd),
+        }
+    }
+
+    /// Datagram counts of this side's receiving end since the last call, if it keeps them.
+    pub fn take_datagram_counts(&mut self) -> Option<DatagramCounts> {
+        match self {
+            Duplex::One(e) => e.take_datagram_counts(),
+            Duplex::TwoFd(_) | Duplex::TwoMq(_) | Duplex::TwoCma(_) => None,
+            Duplex::Two(p) => p.rx.take_datagram_counts(),
+        }
+    }
+}
+
+/// Run `$body` with `$e` bound to a concrete `&mut impl MessageEnd` inside `$d` (a `&mut Duplex`).
+#[macro_export]
+macro_rules! with_duplex {
+    ($d:expr, $e:ident => $body:expr) => {
+        match $d {
+            $crate::mode::roundtrip::Duplex::One(ep) => $crate::with_endpoint!(ep, $e => $body),
+            $crate::mode::roundtrip::Duplex::TwoFd($e) => $body,
+            $crate::mode::roundtrip::Duplex::TwoMq($e) => $body,
+            $crate::mode::roundtrip::Duplex::TwoCma($e) => $body,
+            $crate::mode::roundtrip::Duplex::Two($e) => $body,
+        }
+    };
+}
+
+/// What one kept series of round trips gave.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundTripOutcome {
+    pub ping: PingOutcome,
+    pub owner_cpu: Option<usize>,
+    pub peer_cpu: Option<usize>,
+    /// CPU time of the owner's and the peer's thread during the series.
+    pub owner_cpu_ns: u64,
+    pub peer_cpu_ns: u64,
+    /// Both sides' datagram counts, when the mechanism keeps them.
+    pub datagrams: Option<DatagramCounts>,
+}
+
+pub struct RoundTripSession {
+    spec: CaseSpec,
+    end: Duplex,
+    peer: Box<dyn PeerHandle>,
+    wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    /// Raw samples of the last series (clock cost included).
+    pub samples: Vec<u64>,
+    /// The median cost of one clock read, measured at open: the tare.
+    pub clock_cost_ns: u64,
+    pub facts: Vec<(String, String)>,
+    _watchdog: Option<Watchdog>,
+    peer_pid: Option<u32>,
+    _pin: PinGuard,
+    /// Dropped last: removes the named objects after both ends are closed.
+    _links: Vec<Link>,
+}
+
+impl RoundTripSession {
+    pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<RoundTripSession> {
+        let info = spec.mechanism.info();
+        let Some(shape) = shape(spec.mechanism) else {
+            return Err(Error::Refused(format!(
+                "{} cannot carry round trips (it has no reader that answers)",
+                info.name
+            )));
+        };
+        if spec.mode == Mode::Single {
+            return Err(Error::Refused(
+                "a round trip needs two sides: use --mode threads or processes".into(),
+            ));
+        }
+        if !info.modes.contains(&spec.mode) {
+            return Err(Error::Refused(format!(
+                "{} does not run in {} mode",
+                info.name,
+                spec.mode.name()
+            )));
+        }
+        if spec.block_size == 0 {
+            return Err(Error::Invalid("block size 0".into()));
+        }
+        let pin = PinGuard::pin(spec.placement.writer_cpu)?;
+        // The tare: measured here, on the owner's CPU, before anything else runs.
+        let clock_cost_ns = clock_cost_ns(20_001);
+        let mut fwd = mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?;
+        let mut links = Vec::new();
+        let (back_handoff, back_rx) = match shape {
+            RoundTripShape::TwoWay => (None, None),
+            RoundTripShape::OneWayPair => {
+                let mut back = mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?;
+                // Our reading end first: a FIFO's writer opens only once a reader has.
+                let rx = open_peer(back.take_peer()?, OPEN_TIMEOUT_MS)?;
+                let h = back.local_as_handoff()?;
+                links.push(back);
+                (Some(h), Some(rx))
+            }
+        };
+        let setup = PeerSetup {
+            role: PeerRole::Echo,
+            handoff: fwd.take_peer()?,
+            block_size: spec.block_size,
+            payload: spec.payload,
+            cpu: spec.placement.reader_cpu,
+            back: back_handoff.map(Box::new),
+            handoff_fds: None,
+            sync: None,
+        };
+        let mut watchdog = None;
+        let mut peer_pid = None;
+        let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
+            Box::new(ThreadPeer::spawn(setup)?)
+        } else {
+            let p = ProcessPeer::spawn(&env.peer, setup)?;
+            peer_pid = Some(p.pid());
+            let mut actions = std::mem::take(&mut fwd.on_peer_death);
+            for l in &mut links {
+                actions.append(&mut l.on_peer_death);
+            }
+            watchdog = Watchdog::start(p.pid(), actions);
+            Box::new(p)
+        };
+        let tx = fwd.open_local(OPEN_TIMEOUT_MS);
+        let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
+        let tx = match (tx, ready) {
+            (Ok(tx), Ok(FromPeer::Ready { .. })) => tx,
+            (_, Ok(FromPeer::Failed { message })) => return Err(Error::Peer(message)),
+            (_, Err(e)) => return Err(e),
+            (Err(e), _) => return Err(e),
+            (_, Ok(other)) => return Err(Error::Peer(format!("unexpected message {other:?}"))),
+        };
+        let mut facts = std::mem::take(&mut fwd.facts);
+        for l in &mut links {
+            facts.append(&mut l.facts);
+        }
+        links.insert(0, fwd);
+        Ok(RoundTripSession {
+            spec: spec.clone(),
+            end: Duplex::new(tx, back_rx),
+            peer,
+            wbuf: vec![0u8; spec.block_size],
+            rbuf: vec![0u8; spec.block_size],
+            samples: Vec::new(),
+            clock_cost_ns,
+            facts,
+            _watchdog: watchdog,
+            peer_pid,
+            _pin: pin,
+            _links: links,
+        })
+    }
+
+    /// The peer process's pid (two-process cases).
+    pub fn peer_pid(&self) -> Option<u32> {
+        self.peer_pid
+    }
+
+    /// Run `n` round trips, each timed; the raw samples are left in `self.samples`.
+    /// A peer process that has not finished within `budget_ns` is killed and the
+    /// series fails.
+    pub fn series(&mut self, n: u64, budget_ns: u64) -> Result<RoundTripOutcome> {
+        self.samples.clear();
+        self.samples.reserve_exact(n as usize);
+        self.peer.arm(Some(now_ns().saturating_add(budget_ns)));
+        let r = self.series_inner(n);
+        self.peer.arm(None);
+        r
+    }
+
+    fn series_inner(&mut self, n: u64) -> Result<RoundTripOutcome> {
+        self.peer.send(ToPeer::Rounds { n })?;
+        let p = self.spec.payload;
+        let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
+        let cpu0 = thread_cpu_ns();
+        let r =
+            crate::with_duplex!(&mut self.end, e => roundtrip::ping(p, e, wbuf, rbuf, n, samples));
+        let owner_cpu_ns = thread_cpu_ns() - cpu0;
+        let ping = match r {
+            Ok(o) => o,
+            Err(e) => {
+                // The peer's own account of what went wrong beats our broken pipe.
+                return Err(match self.peer.recv(2_000) {
+                    Ok(FromPeer::Failed { message }) => Error::Peer(message),
+                    Err(pe @ (Error::Peer(_) | Error::Timeout(_))) => pe,
+                    _ => e,
+                });
+            }
+        };
+        let mut ours = self.end.take_datagram_counts();
+        match self.peer.recv(10_000)? {
+            FromPeer::Echoed {
+                echoed: _,
+                cpu,
+                cpu_ns,
+                datagrams,
+            } => {
+                if let Some(d) = datagrams {
+                    ours.get_or_insert_with(DatagramCounts::default).add(&d);
+                }
+                Ok(RoundTripOutcome {
+                    ping,
+                    owner_cpu: current_cpu(),
+                    peer_cpu: cpu,
+                    owner_cpu_ns,
+                    peer_cpu_ns: cpu_ns,
+                    datagrams: ours,
+                })
+            }
+            FromPeer::Failed { message } => Err(Error::Peer(message)),
+            other => Err(Error::Peer(format!("unexpected message {other:?}"))),
+        }
+    }
+
+    /// Tell the peer to quit and wait (bounded) for it; close everything.
+    pub fn close(mut self) -> Result<()> {
+        let r = self.peer.finish();
+        drop(self.end);
+        r
+    }
+}

@@ -1,0 +1,258 @@
+//! Round-trip latency: side A sends S bytes, side B receives all S and sends S back;
+//! every round trip is timed on its own. Reading the clock around each round trip is
+//! the point of this workload; nothing else happens in the loop (samples go into a
+//! buffer allocated beforehand, the histogram is filled after the series).
+//!
+//! Both loops are generic over a [`MessageEnd`], so they are monomorphized per
+//! mechanism. Any [`ByteStream`] is a `MessageEnd` (a message is `len` bytes read
+//! in as many reads as it takes); a mechanism with one object per direction (a
+//! pipe, a FIFO, a POSIX queue) uses a [`Pair`] of a sending and a receiving end.
+
+use ipcperf_sys::clock::now_ns;
+
+use crate::error::{Error, Result};
+use crate::mechanism::ByteStream;
+use crate::payload::{NoTouch, Payload, PayloadOps, Touch, Verify};
+
+/// One side of a round trip: send a whole message, receive a whole message.
+///
+/// `recv_msg` fills all of `buf` (one message of `buf.len()` bytes) or fails.
+/// A lossy mechanism returns [`Error::Lost`] when its bounded wait runs out; the
+/// workload counts that round trip as lost and goes on. Neither call may print or
+/// allocate.
+pub trait MessageEnd {
+    fn send_msg(&mut self, buf: &[u8]) -> Result<()>;
+    fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()>;
+}
+
+impl<T: ByteStream> MessageEnd for T {
+    #[inline]
+    fn send_msg(&mut self, buf: &[u8]) -> Result<()> {
+        self.write_all(buf)
+    }
+
+    #[inline]
+    fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()> {
+        let mut got = 0usize;
+        while got < buf.len() {
+            let n = self.read_some(&mut buf[got..])?;
+            if n == 0 {
+                return Err(Error::Peer(format!(
+                    "the other side closed after {got} of {} bytes of a message",
+                    buf.len()
+                )));
+            }
+            got += n;
+        }
+        Ok(())
+    }
+}
+
+/// Two one-way objects used as one duplex end: send on `tx`, receive on `rx`.
+#[derive(Debug)]
+pub struct Pair<T, R> {
+    pub tx: T,
+    pub rx: R,
+}
+
+impl<T: MessageEnd, R: MessageEnd> MessageEnd for Pair<T, R> {
+    #[inline]
+    fn send_msg(&mut self, buf: &[u8]) -> Result<()> {
+        self.tx.send_msg(buf)
+    }
+    #[inline]
+    fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.rx.recv_msg(buf)
+    }
+}
+
+/// What one series of round trips gave, before the tare is taken off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PingOutcome {
+    /// Round trips that completed (one sample each).
+    pub done: u64,
+    /// Round trips whose message or answer never came (lossy mechanisms only).
+    pub lost: u64,
+    /// Wall time of the whole series.
+    pub elapsed_ns: u64,
+}
+
+/// Side A: `n` round trips, each timed from before the send to after the whole
+/// answer arrived. Raw samples (nanoseconds, clock cost included) are appended to
+/// `samples`, which must have room for `n` (it is never grown in the loop).
+#[inline(never)]
+pub fn ping_loop<E: MessageEnd, P: PayloadOps>(
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+) -> Result<PingOutcome> {
+    debug_assert!(samples.capacity() - samples.len() >= n as usize);
+    let len = wbuf.len() as u64;
+    let mut lost = 0u64;
+    let start = now_ns();
+    for i in 0..n {
+        P::fill(wbuf, i * len, i);
+        let t0 = now_ns();
+        e.send_msg(wbuf)?;
+        match e.recv_msg(rbuf) {
+            Ok(()) => {}
+            Err(Error::Lost(_)) => {
+                lost += 1;
+                continue;
+            }
+            Err(err) => return Err(err),
+        }
+        let t1 = now_ns();
+        if samples.len() < samples.capacity() {
+            samples.push(t1 - t0);
+        }
+        P::check(rbuf, i * len)?;
+    }
+    let elapsed_ns = now_ns() - start;
+    Ok(PingOutcome {
+        done: n - lost,
+        lost,
+        elapsed_ns,
+    })
+}
+
+/// Side B: receive a message and send the same bytes back, up to `n` times.
+/// Returns how many it echoed: fewer than `n` only on a lossy mechanism, whose
+/// receive ran out of its bounded wait because a message never came.
+#[inline(never)]
+pub fn echo_loop<E: MessageEnd, P: PayloadOps>(e: &mut E, buf: &mut [u8], n: u64) -> Result<u64> {
+    let len = buf.len() as u64;
+    for i in 0..n {
+        match e.recv_msg(buf) {
+            Ok(()) => {}
+            Err(Error::Lost(_)) => return Ok(i),
+            Err(err) => return Err(err),
+        }
+        P::check(buf, i * len)?;
+        e.send_msg(buf)?;
+    }
+    Ok(n)
+}
+
+/// [`ping_loop`] with the payload treatment chosen at run time.
+pub fn ping<E: MessageEnd>(
+    p: Payload,
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+) -> Result<PingOutcome> {
+    match p {
+        Payload::Touch => ping_loop::<E, Touch>(e, wbuf, rbuf, n, samples),
+        Payload::NoTouch => ping_loop::<E, NoTouch>(e, wbuf, rbuf, n, samples),
+        Payload::Verify => ping_loop::<E, Verify>(e, wbuf, rbuf, n, samples),
+    }
+}
+
+/// [`echo_loop`] with the payload treatment chosen at run time. Under `verify`, B
+/// reads every byte (as `touch`) and sends back exactly what it got: A checks every
+/// byte of the answer against what it sent, which covers both legs; B checking by
+/// its own count would mistake a lost datagram for corruption.
+pub fn echo<E: MessageEnd>(p: Payload, e: &mut E, buf: &mut [u8], n: u64) -> Result<u64> {
+    match p {
+        Payload::Touch | Payload::Verify => echo_loop::<E, Touch>(e, buf, n),
+        Payload::NoTouch => echo_loop::<E, NoTouch>(e, buf, n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A loopback "mechanism": what is sent comes back, in pieces of 5 bytes;
+    /// every `drop_every`-th message is dropped (and reported lost on receive).
+    struct Echoer {
+        q: VecDeque<u8>,
+        sent: u64,
+        drop_every: u64,
+        pending_loss: bool,
+    }
+    impl MessageEnd for Echoer {
+        fn send_msg(&mut self, buf: &[u8]) -> Result<()> {
+            self.sent += 1;
+            if self.drop_every > 0 && self.sent.is_multiple_of(self.drop_every) {
+                self.pending_loss = true;
+            } else {
+                self.q.extend(buf);
+            }
+            Ok(())
+        }
+        fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()> {
+            if std::mem::take(&mut self.pending_loss) {
+                return Err(Error::Lost("dropped on purpose".into()));
+            }
+            for b in buf.iter_mut() {
+                *b = self.q.pop_front().ok_or(Error::Peer("empty".into()))?;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn ping_times_every_round_trip_and_verifies() {
+        let mut e = Echoer {
+            q: VecDeque::new(),
+            sent: 0,
+            drop_every: 0,
+            pending_loss: false,
+        };
+        let (mut w, mut r) = (vec![0u8; 33], vec![0u8; 33]);
+        let mut s = Vec::with_capacity(100);
+        let o = ping(Payload::Verify, &mut e, &mut w, &mut r, 100, &mut s).unwrap();
+        assert_eq!((o.done, o.lost), (100, 0));
+        assert_eq!(s.len(), 100);
+        assert!(e.q.is_empty());
+    }
+
+    #[test]
+    fn lost_round_trips_are_counted_not_sampled() {
+        let mut e = Echoer {
+            q: VecDeque::new(),
+            sent: 0,
+            drop_every: 4,
+            pending_loss: false,
+        };
+        let (mut w, mut r) = (vec![0u8; 8], vec![0u8; 8]);
+        let mut s = Vec::with_capacity(20);
+        let o = ping(Payload::Touch, &mut e, &mut w, &mut r, 20, &mut s).unwrap();
+        assert_eq!((o.done, o.lost), (15, 5));
+        assert_eq!(s.len(), 15);
+    }
+
+    #[test]
+    fn pair_sends_on_one_and_receives_on_the_other() {
+        struct Sink(Vec<u8>);
+        impl ByteStream for Sink {
+            fn write_all(&mut self, b: &[u8]) -> Result<()> {
+                self.0.extend_from_slice(b);
+                Ok(())
+            }
+            fn read_some(&mut self, b: &mut [u8]) -> Result<usize> {
+                let n = b.len().min(self.0.len()).min(3);
+                b[..n].copy_from_slice(&self.0[..n]);
+                self.0.drain(..n);
+                Ok(n)
+            }
+        }
+        let mut p = Pair {
+            tx: Sink(Vec::new()),
+            rx: Sink(b"hello".to_vec()),
+        };
+        p.send_msg(b"abc").unwrap();
+        let mut b = [0u8; 5];
+        p.recv_msg(&mut b).unwrap();
+        assert_eq!(&b, b"hello");
+        assert_eq!(p.tx.0, b"abc");
+        // Closed early: an error, not a short message.
+        assert!(matches!(p.recv_msg(&mut b), Err(Error::Peer(_))));
+    }
+}

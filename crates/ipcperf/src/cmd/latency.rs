@@ -1,0 +1,262 @@
+//! `ipcperf latency`: round-trip latency percentiles, mechanism by mechanism.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use ipcperf_core::machine::Machine;
+use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::mode::roundtrip::shape;
+use ipcperf_core::mode::Mode;
+use ipcperf_core::payload::Payload;
+use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
+use ipcperf_core::runner;
+
+use crate::cli::{parse_pin, parse_size_list, Format, ModeArg, PinArg, SizeList};
+use crate::cmd::run::{parse_mechanisms, placements};
+use crate::console::Console;
+use crate::export;
+use crate::units;
+use crate::Fail;
+
+/// The default block size: Duncan's 512-byte messages.
+pub const DEFAULT_SIZE: usize = 512;
+const ALL_SERIES_MS: u64 = 300;
+const EXPLICIT_SERIES_MS: u64 = 1000;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf latency\n  ipcperf latency pipe unix --sizes 1,64,512,4k,64k --mode threads --pin 0,1\n  ipcperf latency pipe --sizes 4 --pin 0,0 --count 100000\n  ipcperf latency tcp --sizes 64 --nodelay --format json"
+)]
+pub struct LatencyArgs {
+    /// Mechanisms to measure (see `ipcperf list`); none means every one that can
+    /// carry round trips.
+    #[arg(value_name = "MECHANISM")]
+    pub mechanisms: Vec<String>,
+
+    /// Where the two sides run: threads or processes (default). Comma-separate for both.
+    #[arg(long, short, value_enum, value_delimiter = ',')]
+    pub mode: Vec<ModeArg>,
+
+    /// Message sizes: a list (1,64,512,4k), a power-of-two range (16..64k) or
+    /// `bradford`. k = 1024. Default 512.
+    #[arg(long, short, value_parser = parse_size_list)]
+    pub sizes: Option<SizeList>,
+
+    /// Length of each series (2s, 500ms); the round-trip count is calibrated in the warm-up.
+    #[arg(long, short, value_parser = units::parse_duration, conflicts_with = "count")]
+    pub duration: Option<std::time::Duration>,
+
+    /// Round trips per series, instead of a duration.
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
+    pub count: Option<u64>,
+
+    /// Series per case; all their round trips go into one histogram.
+    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU; 0,1 different CPUs),
+    /// `same`, `cross` or `none`. Repeat for several placements side by side.
+    #[arg(long, value_parser = parse_pin)]
+    pub pin: Vec<PinArg>,
+
+    /// Send the buffer as it is, without writing or reading every byte.
+    #[arg(long, conflicts_with = "verify")]
+    pub no_touch: bool,
+
+    /// Fill messages with a pattern; the sender checks every byte of each answer.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Also show one-way figures (half the round trip), labelled so.
+    #[arg(long)]
+    pub one_way: bool,
+
+    /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ).
+    #[arg(long, value_parser = units::parse_size)]
+    pub pipe_size: Option<usize>,
+
+    /// TCP_NODELAY: turn off Nagle's algorithm.
+    #[arg(long)]
+    pub nodelay: bool,
+
+    /// SO_SNDBUF for sockets.
+    #[arg(long, value_parser = units::parse_size)]
+    pub sndbuf: Option<usize>,
+
+    /// SO_RCVBUF for sockets.
+    #[arg(long, value_parser = units::parse_size)]
+    pub rcvbuf: Option<usize>,
+
+    /// Non-blocking descriptors, waited on with poll(2).
+    #[arg(long)]
+    pub nonblocking: bool,
+
+    /// TCP and UDP over ::1 instead of 127.0.0.1.
+    #[arg(long)]
+    pub ipv6: bool,
+
+    /// POSIX message queues: send every message with this priority.
+    #[arg(long)]
+    pub priority: Option<u32>,
+
+    /// Directory for FIFOs and socket paths.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Every mechanism that can carry round trips, in the order `list` shows them.
+pub fn round_trip_mechanisms() -> Vec<MechanismKind> {
+    MECHANISMS
+        .iter()
+        .map(|m| m.kind)
+        .filter(|&k| shape(k).is_some())
+        .collect()
+}
+
+/// Turn the arguments into the list of cases, in the order they run.
+pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
+    let all = a.mechanisms.is_empty();
+    let mechs = if all {
+        round_trip_mechanisms()
+    } else {
+        parse_mechanisms(&a.mechanisms)?
+    };
+    for &m in &mechs {
+        if shape(m).is_none() {
+            return Err(Fail::usage(format!(
+                "{} cannot carry round trips (it has no side that answers); try: {}",
+                m.name(),
+                round_trip_mechanisms()
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    let mut modes = Vec::new();
+    for m in &a.mode {
+        let mode = match m {
+            ModeArg::Single => {
+                return Err(Fail::usage(
+                    "--mode single: a round trip needs two sides (threads or processes)",
+                ))
+            }
+            ModeArg::Threads => Mode::Threads,
+            ModeArg::Processes => Mode::Processes,
+        };
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    if modes.is_empty() {
+        modes.push(Mode::Processes);
+    }
+    let sizes = a
+        .sizes
+        .as_ref()
+        .map(|s| s.0.clone())
+        .unwrap_or_else(|| vec![DEFAULT_SIZE]);
+    let length = match (a.count, a.duration) {
+        (Some(n), _) => Length::Count { blocks: n },
+        (None, Some(d)) => Length::Duration {
+            ns: d.as_nanos() as u64,
+        },
+        (None, None) => Length::Duration {
+            ns: if all {
+                ALL_SERIES_MS
+            } else {
+                EXPLICIT_SERIES_MS
+            } * 1_000_000,
+        },
+    };
+    let placements = placements(&a.pin, false)?;
+    let payload = if a.verify {
+        Payload::Verify
+    } else if a.no_touch {
+        Payload::NoTouch
+    } else {
+        Payload::Touch
+    };
+    if let Some(d) = &a.dir {
+        if !d.is_dir() {
+            return Err(Fail::usage(format!(
+                "--dir {}: no such directory",
+                d.display()
+            )));
+        }
+    }
+    let opts = MechOptions {
+        pipe_size: a.pipe_size,
+        nodelay: a.nodelay,
+        sndbuf: a.sndbuf,
+        rcvbuf: a.rcvbuf,
+        nonblocking: a.nonblocking,
+        ipv6: a.ipv6,
+        dir: a.dir.clone(),
+        mq_priority: a.priority,
+    };
+    let mut specs = Vec::new();
+    for &m in &mechs {
+        for &mode in &modes {
+            for &size in &sizes {
+                for &pl in &placements {
+                    specs.push(CaseSpec {
+                        mechanism: m,
+                        mode,
+                        block_size: size,
+                        placement: pl,
+                        payload,
+                        length,
+                        repeat: a.repeat,
+                        include_setup: false,
+                        opts: opts.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(specs)
+}
+
+pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
+    let specs = plan(&a)?;
+    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    let mut run = RunRecord {
+        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        started_ms: unix_ms(),
+        finished_ms: None,
+        complete: false,
+        machine: Machine::collect(),
+        cases: Vec::new(),
+    };
+    let mut console = Console::new(&specs);
+    run.cases = runner::run_all_latency(&specs, &env, &mut console);
+    console.finish();
+    run.finished_ms = Some(unix_ms());
+    run.complete = true;
+
+    let out = export::render_latency(&run, a.format, a.one_way);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+
+    let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
+    if count(CaseStatus::Refused) == run.cases.len() {
+        let first = run
+            .cases
+            .first()
+            .and_then(|c| c.message.clone())
+            .unwrap_or_default();
+        return Err(Fail::usage(format!("nothing could run as asked: {first}")));
+    }
+    Ok(if count(CaseStatus::Failed) > 0 { 1 } else { 0 })
+}

@@ -1,0 +1,262 @@
+//! Round-trip cases arranged for people: one table with every case side by side
+//! (round trips per second and the percentiles of the round-trip time), then notes
+//! for cases that were skipped or failed. One-way figures (RTT/2) appear only when
+//! asked for, in columns that say so.
+
+use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::workload::Workload;
+
+use super::view::{Table, View};
+use crate::units::{fmt_rate, fmt_size};
+
+/// Nanoseconds as microseconds: 3 significant figures or more.
+pub fn fmt_us(ns: f64) -> String {
+    let us = ns / 1e3;
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else if us >= 10.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.2}")
+    }
+}
+
+fn heading(run: &RunRecord) -> String {
+    let m = &run.machine;
+    format!(
+        "ipcperf {} on {} (Linux {}, {} CPUs, {})",
+        run.ipcperf_version, m.hostname, m.kernel, m.cpus, m.cpu_model
+    )
+}
+
+/// The latency table of a run (None when it has no round-trip cases).
+pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
+    let cases: Vec<&CaseRecord> = run
+        .cases
+        .iter()
+        .filter(|c| c.workload == Workload::RoundTrip)
+        .collect();
+    if cases.is_empty() {
+        return None;
+    }
+    let mut header: Vec<String> = [
+        "mechanism",
+        "mode",
+        "placement",
+        "message",
+        "round trips/s",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if one_way {
+        header.push("one-way p50 (RTT/2)".into());
+        header.push("one-way p99 (RTT/2)".into());
+    }
+    let lossy = cases.iter().any(|c| c.datagrams.is_some());
+    if lossy {
+        header.push("lost/dup/reord".into());
+    }
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut tares: Vec<u64> = Vec::new();
+    for c in &cases {
+        let mut row = vec![
+            c.mechanism.clone(),
+            c.mode.name().to_string(),
+            c.placement.label.clone(),
+            fmt_size(c.block_size),
+        ];
+        match (&c.status, &c.latency) {
+            (CaseStatus::Ok, Some(l)) => {
+                row.push(fmt_rate(l.round_trips_per_sec));
+                row.push(fmt_us(l.mean_ns));
+                for v in [
+                    l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.p9999_ns, l.max_ns,
+                ] {
+                    row.push(fmt_us(v as f64));
+                }
+                if one_way {
+                    row.push(fmt_us(l.p50_ns as f64 / 2.0));
+                    row.push(fmt_us(l.p99_ns as f64 / 2.0));
+                }
+                if !tares.contains(&l.clock_cost_ns) {
+                    tares.push(l.clock_cost_ns);
+                }
+                if l.round_trips_lost > 0 {
+                    notes.push(format!(
+                        "{} {}: {} of {} round trips lost (no answer within the bounded wait)",
+                        c.mechanism,
+                        fmt_size(c.block_size),
+                        l.round_trips_lost,
+                        l.round_trips + l.round_trips_lost
+                    ));
+                }
+                if l.series_p50_ns.len() > 1 {
+                    let lo = *l.series_p50_ns.iter().min().unwrap_or(&0);
+                    let hi = *l.series_p50_ns.iter().max().unwrap_or(&0);
+                    if lo > 0 && hi as f64 > lo as f64 * 1.25 {
+                        notes.push(format!(
+                            "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
+                            c.mechanism,
+                            fmt_size(c.block_size),
+                            c.placement.label,
+                            fmt_us(lo as f64),
+                            fmt_us(hi as f64)
+                        ));
+                    }
+                }
+            }
+            (status, _) => {
+                let word = if *status == CaseStatus::Refused {
+                    "skipped"
+                } else {
+                    "FAILED"
+                };
+                row.push(word.into());
+                let blanks = header.len() - row.len() - usize::from(lossy);
+                row.extend(std::iter::repeat_n("-".to_string(), blanks));
+                if let Some(m) = &c.message {
+                    notes.push(format!(
+                        "{} {} {}: {m}",
+                        c.mechanism,
+                        c.mode.name(),
+                        fmt_size(c.block_size)
+                    ));
+                }
+            }
+        }
+        if lossy {
+            row.push(match &c.datagrams {
+                Some(d) => format!("{}/{}/{}", d.lost, d.duplicated, d.reordered),
+                None => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    if !tares.is_empty() {
+        notes.insert(
+        0,
+        format!(
+            "times are round trips (RTT) in µs; the clock's own cost ({} ns) is subtracted from each",
+            tares
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+    );
+    }
+    let payload = cases[0].payload.name();
+    Some(Table {
+        title: format!("Round-trip latency · payload {payload}"),
+        header,
+        rows,
+        notes,
+    })
+}
+
+pub fn build(run: &RunRecord, one_way: bool) -> View {
+    View {
+        heading: heading(run),
+        tables: table(run, one_way).into_iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcperf_core::latency::{new_histogram, record_samples, summarize};
+    use ipcperf_core::machine::Machine;
+    use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+    use ipcperf_core::mode::{Mode, Placement};
+    use ipcperf_core::payload::Payload;
+    use ipcperf_core::plan::{CaseSpec, Length};
+
+    fn run_with(rec: CaseRecord) -> RunRecord {
+        RunRecord {
+            ipcperf_version: "t".into(),
+            command_line: vec![],
+            started_ms: 0,
+            finished_ms: None,
+            complete: true,
+            machine: Machine::default(),
+            cases: vec![rec],
+        }
+    }
+
+    fn case() -> CaseRecord {
+        let spec = CaseSpec {
+            mechanism: MechanismKind::Pipe,
+            mode: Mode::Processes,
+            block_size: 512,
+            placement: Placement::pinned(0, 0),
+            payload: Payload::Touch,
+            length: Length::Count { blocks: 10 },
+            repeat: 1,
+            include_setup: false,
+            opts: MechOptions::default(),
+        };
+        let mut r = CaseRecord::for_spec(&spec);
+        r.workload = Workload::RoundTrip;
+        let mut h = new_histogram();
+        record_samples(&mut h, &[4_000, 4_000, 6_000, 10_000], 0);
+        r.latency = Some(summarize(&h, 1_000_000, 0, 25, vec![4_000], 0));
+        r
+    }
+
+    #[test]
+    fn one_way_only_when_asked_and_labelled() {
+        let run = run_with(case());
+        let t = table(&run, false).unwrap();
+        assert!(!t.header.iter().any(|h| h.contains("one-way")));
+        assert_eq!(t.rows[0][6], "4.00");
+        let t = table(&run, true).unwrap();
+        let i = t
+            .header
+            .iter()
+            .position(|h| h == "one-way p50 (RTT/2)")
+            .unwrap();
+        assert_eq!(t.rows[0][i], "2.00");
+        assert!(t.notes[0].contains("25 ns"));
+    }
+
+    #[test]
+    fn json_carries_flat_latency_fields() {
+        let run = run_with(case());
+        let v = serde_json::to_value(&run).unwrap();
+        let c = &v["cases"][0];
+        for k in [
+            "mechanism",
+            "mode",
+            "block_size",
+            "p50_ns",
+            "p99_ns",
+            "round_trips_per_sec",
+            "latency_histogram",
+        ] {
+            assert!(!c[k].is_null(), "missing {k}");
+        }
+        assert_eq!(c["workload"], "round-trip");
+        let back: RunRecord = serde_json::from_value(v).unwrap();
+        assert_eq!(back.cases[0].latency, run.cases[0].latency);
+    }
+
+    #[test]
+    fn stream_records_still_read_without_latency() {
+        let mut r = case();
+        r.workload = Workload::Stream;
+        r.latency = None;
+        let json = serde_json::to_string(&run_with(r)).unwrap();
+        assert!(!json.contains("p50_ns"));
+        let back: RunRecord = serde_json::from_str(&json).unwrap();
+        assert!(back.cases[0].latency.is_none());
+    }
+}

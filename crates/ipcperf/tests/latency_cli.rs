@@ -1,0 +1,103 @@
+//! `ipcperf latency` from the command line: JSON fields, tables, bad input.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+fn ipcperf() -> Command {
+    Command::cargo_bin("ipcperf").unwrap()
+}
+
+#[test]
+fn json_carries_the_latency_fields_per_case() {
+    let out = ipcperf()
+        .args([
+            "latency",
+            "pipe",
+            "unix-seqpacket",
+            "--sizes",
+            "64",
+            "--count",
+            "500",
+            "--repeat",
+            "2",
+            "--mode",
+            "threads",
+            "--verify",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    for c in cases {
+        assert_eq!(c["workload"], "round-trip");
+        assert_eq!(c["block_size"], 64);
+        assert_eq!(c["mode"], "threads");
+        assert_eq!(c["round_trips"], 1000);
+        for k in ["p50_ns", "p99_ns", "round_trips_per_sec", "clock_cost_ns"] {
+            assert!(c[k].is_number(), "{k} in {c}");
+        }
+        assert!(c["latency_histogram"]["counts"].as_array().unwrap().len() > 1);
+    }
+}
+
+#[test]
+fn table_shows_percentiles_and_one_way_only_when_asked() {
+    ipcperf()
+        .args([
+            "latency", "unix", "--sizes", "16", "--count", "200", "--repeat", "1",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("p99.99"))
+        .stdout(contains("round trips/s"))
+        .stdout(contains("one-way").not());
+    ipcperf()
+        .args([
+            "latency",
+            "unix",
+            "--sizes",
+            "16",
+            "--count",
+            "200",
+            "--repeat",
+            "1",
+            "--one-way",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("one-way p50 (RTT/2)"));
+}
+
+#[test]
+fn csv_has_latency_columns() {
+    ipcperf()
+        .args([
+            "latency", "tcp", "--sizes", "8", "--count", "100", "--repeat", "1", "-f", "csv",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("p50_ns"))
+        .stdout(contains("round_trips_per_sec"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        vec!["latency", "file"],
+        vec!["latency", "pipe", "--mode", "single"],
+        vec!["latency", "nosuch"],
+        vec!["latency", "sysv-msg", "--sizes", "16M", "--count", "10"],
+    ] {
+        ipcperf()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(contains("ipcperf"));
+    }
+}
+
+use predicates::prelude::PredicateBooleanExt;
