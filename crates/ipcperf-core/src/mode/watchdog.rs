@@ -34,7 +34,7 @@ impl Watchdog {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let join = std::thread::Builder::new()
-            .name("ipcperf-watchdog".into())
+            .name("ipcperf-wakeup".into())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
                     if ended(pid) {
