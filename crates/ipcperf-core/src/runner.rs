@@ -71,9 +71,11 @@ fn keep(
     o: SeriesOutcome,
     obs: &mut dyn Observer,
 ) {
+    // A lossy mechanism counts what arrived, not what was sent.
+    let bytes = o.delivered_bytes.unwrap_or(blocks * spec.block_size as u64);
     let s = SeriesRecord {
-        blocks,
-        bytes: blocks * spec.block_size as u64,
+        blocks: bytes / spec.block_size.max(1) as u64,
+        bytes,
         elapsed_ns: o.elapsed_ns,
         writer_cpu_ns: o.writer_cpu_ns,
         reader_cpu_ns: o.reader_cpu_ns,
@@ -82,6 +84,14 @@ fn keep(
     rec.series.push(s);
     rec.placement.seen_writer_cpu = o.writer_cpu;
     rec.placement.seen_reader_cpu = o.reader_cpu;
+    if let Some(d) = o.datagrams {
+        let acc = rec.datagrams.get_or_insert_with(Default::default);
+        acc.add(&d);
+        // Lost: sent and never received once (recomputed over the series so far).
+        acc.lost = acc
+            .sent
+            .saturating_sub(acc.received.saturating_sub(acc.duplicated));
+    }
 }
 
 fn run_inner(
@@ -228,6 +238,8 @@ fn run_latency_inner(
                 reader_cpu: o.peer_cpu,
                 writer_cpu_ns: o.owner_cpu_ns,
                 reader_cpu_ns: Some(o.peer_cpu_ns),
+                delivered_bytes: None,
+                datagrams: None,
             },
             obs,
         );

@@ -198,3 +198,22 @@ fn cma_streams_verified_in_threads_and_processes() {
         assert_eq!(r.series[0].bytes, 65536 * 100);
     }
 }
+
+#[test]
+fn udp_streams_count_what_was_lost_and_report_what_arrived() {
+    for mode in [Mode::Threads, Mode::Processes] {
+        let r = run_case(
+            &spec(MechanismKind::Udp, mode, 1024, 20_000),
+            &env(),
+            &mut Quiet,
+        );
+        assert_eq!(r.status, CaseStatus::Ok, "{mode:?}: {:?}", r.message);
+        let d = r.datagrams.expect("udp streams carry datagram counts");
+        let s = &r.series[0];
+        // Verified blocks arrived; the rest is accounted for as lost.
+        assert_eq!(d.sent, 20_000, "{d:?}");
+        assert_eq!(d.lost, d.sent - (d.received - d.duplicated));
+        assert_eq!(s.bytes, (d.received - d.duplicated) * 1024);
+        assert!(s.bytes <= 1024 * 20_000);
+    }
+}

@@ -278,6 +278,77 @@ impl ByteStream for UdpEnd {
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
         self.recv_one(buf)
     }
+
+    /// A stream series numbers its datagrams from 0 again, so that sequence number
+    /// `i` is block `i` (the position `--verify` checks it at).
+    fn prepare_series(&mut self, _writer: bool) -> Result<()> {
+        self.next_seq = 0;
+        self.highest = None;
+        self.window = 0;
+        Ok(())
+    }
+}
+
+/// How long the stream reader waits after the last datagram before it decides the
+/// rest was lost (the writer sends back to back: a gap this long means it is done).
+pub const STREAM_IDLE_MS: u64 = 50;
+
+/// Read a UDP stream of `total` bytes sent as blocks of `buf.len()`: until every
+/// block arrived, or none came for [`STREAM_IDLE_MS`] (the rest is lost). Returns
+/// the clock when the last datagram arrived (the idle wait taken off, to the
+/// kernel timer's granularity) and the bytes delivered once. Loss, duplicates and
+/// reordering are in the end's counts. No clock read per datagram.
+pub fn read_stream_lossy(
+    p: crate::payload::Payload,
+    u: &mut UdpEnd,
+    buf: &mut [u8],
+    total: u64,
+) -> Result<(u64, u64)> {
+    use crate::payload::{NoTouch, Payload, Touch, Verify};
+    match p {
+        Payload::Touch => lossy::<Touch>(u, buf, total),
+        Payload::NoTouch => lossy::<NoTouch>(u, buf, total),
+        Payload::Verify => lossy::<Verify>(u, buf, total),
+    }
+}
+
+#[inline(never)]
+fn lossy<P: crate::payload::PayloadOps>(
+    u: &mut UdpEnd,
+    buf: &mut [u8],
+    total: u64,
+) -> Result<(u64, u64)> {
+    let len = buf.len() as u64;
+    let want = total.div_ceil(len.max(1));
+    let first_wait = u.wait_ms;
+    let mut got = 0u64;
+    let mut idle = false;
+    while got < want {
+        match u.recv_one(buf) {
+            Ok(n) => {
+                let seq = u.answer_seq;
+                P::check(&buf[..n], seq * len)?;
+                got += 1;
+                if got == 1 {
+                    u.set_wait_ms(STREAM_IDLE_MS)?;
+                }
+            }
+            Err(Error::Lost(_)) if got > 0 => {
+                idle = true;
+                break;
+            }
+            Err(e) => {
+                let _ = u.set_wait_ms(first_wait);
+                return Err(e);
+            }
+        }
+    }
+    let mut end = ipcperf_sys::clock::now_ns();
+    if idle {
+        end = end.saturating_sub(STREAM_IDLE_MS * 1_000_000);
+    }
+    u.set_wait_ms(first_wait)?;
+    Ok((end, (got * len).min(total)))
 }
 
 #[cfg(test)]

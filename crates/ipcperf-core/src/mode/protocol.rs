@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::mechanism::{open_peer, ByteStream, PeerHandoff, OPEN_TIMEOUT_MS};
+use crate::mechanism::{open_peer, ByteStream, Endpoint, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::payload::Payload;
 use crate::record::DatagramCounts;
 use crate::workload::{roundtrip, stream};
@@ -76,6 +76,11 @@ pub enum FromPeer {
         end_ns: u64,
         cpu: Option<usize>,
         cpu_ns: u64,
+        /// Lossy mechanisms (udp): the bytes that arrived, and the reader's counts.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivered: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        datagrams: Option<DatagramCounts>,
     },
     Failed {
         message: String,
@@ -138,16 +143,32 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                     ToPeer::Go { bytes } => {
                         ep.prepare_series(false)?;
                         let cpu0 = thread_cpu_ns();
-                        let end_ns = crate::with_endpoint!(&mut ep, e => stream::read_stream(
-                            setup.payload,
-                            e,
-                            &mut buf,
-                            bytes
-                        ))?;
+                        let (end_ns, lossy) = match &mut ep {
+                            Endpoint::Udp(u) => {
+                                let (end, delivered) = crate::mechanism::udp::read_stream_lossy(
+                                    setup.payload,
+                                    u,
+                                    &mut buf,
+                                    bytes,
+                                )?;
+                                (end, Some((delivered, u.take_counts())))
+                            }
+                            ep => (
+                                crate::with_endpoint!(ep, e => stream::read_stream(
+                                    setup.payload,
+                                    e,
+                                    &mut buf,
+                                    bytes
+                                ))?,
+                                None,
+                            ),
+                        };
                         ch.send(FromPeer::Done {
                             end_ns,
                             cpu: current_cpu(),
                             cpu_ns: thread_cpu_ns() - cpu0,
+                            delivered: lossy.map(|l| l.0),
+                            datagrams: lossy.map(|l| l.1),
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

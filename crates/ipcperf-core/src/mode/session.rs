@@ -28,6 +28,10 @@ pub struct SeriesOutcome {
     /// (the same thread in single mode; no reader for solo mechanisms).
     pub writer_cpu_ns: u64,
     pub reader_cpu_ns: Option<u64>,
+    /// Lossy mechanisms (udp): the bytes that arrived (the rest was lost) and the
+    /// datagram counts of both ends.
+    pub delivered_bytes: Option<u64>,
+    pub datagrams: Option<crate::record::DatagramCounts>,
 }
 
 pub struct StreamSession {
@@ -212,10 +216,19 @@ impl StreamSession {
                 end_ns,
                 cpu,
                 cpu_ns,
+                delivered,
+                datagrams,
             } => {
                 let mut o = self.outcome(end_ns.saturating_sub(start), writer_cpu_ns);
                 o.reader_cpu = cpu;
                 o.reader_cpu_ns = Some(cpu_ns);
+                o.delivered_bytes = delivered;
+                o.datagrams = datagrams.map(|mut d| {
+                    if let Some(w) = self.writer.as_mut().and_then(|w| w.take_datagram_counts()) {
+                        d.add(&w);
+                    }
+                    d
+                });
                 Ok(o)
             }
             FromPeer::Failed { message } => Err(Error::Peer(message)),
@@ -232,6 +245,8 @@ impl StreamSession {
             reader_cpu: if single { cpu } else { None },
             writer_cpu_ns,
             reader_cpu_ns: None,
+            delivered_bytes: None,
+            datagrams: None,
         }
     }
 

@@ -128,6 +128,17 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
                         if let Some(n) = noise(c) {
                             notes.push(format!("{} {p}: {n}", fmt_size(*s)));
                         }
+                        if let Some(d) = c.datagrams.filter(|d| d.lost + d.duplicated > 0) {
+                            notes.push(format!(
+                                "{} {p}: {} of {} datagrams lost, {} duplicated, {} reordered; \
+                                 MB/s counts the bytes delivered",
+                                fmt_size(*s),
+                                d.lost,
+                                d.sent,
+                                d.duplicated,
+                                d.reordered
+                            ));
+                        }
                         if let Some(msg) = &c.message {
                             let note = format!("{} {}: {msg}", fmt_size(*s), p);
                             if !notes.contains(&note) {
