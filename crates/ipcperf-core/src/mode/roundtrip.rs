@@ -195,17 +195,19 @@ impl RoundTripSession {
             handoff_fds: None,
             sync: None,
         };
-        let mut watchdog = None;
         let mut peer_pid = None;
+        let mut actions = std::mem::take(&mut fwd.on_peer_death);
+        for l in &mut links {
+            actions.append(&mut l.on_peer_death);
+        }
+        let watchdog;
         let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
-            Box::new(ThreadPeer::spawn(setup)?)
+            let t = ThreadPeer::spawn(setup)?;
+            watchdog = Watchdog::for_thread(t.done_flag(), actions);
+            Box::new(t)
         } else {
             let p = ProcessPeer::spawn(&env.peer, setup)?;
             peer_pid = Some(p.pid());
-            let mut actions = std::mem::take(&mut fwd.on_peer_death);
-            for l in &mut links {
-                actions.append(&mut l.on_peer_death);
-            }
             watchdog = Watchdog::start(p.pid(), actions);
             Box::new(p)
         };

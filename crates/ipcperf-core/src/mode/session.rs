@@ -121,7 +121,12 @@ impl StreamSession {
                     handoff_fds: None,
                 };
                 let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
-                    Box::new(ThreadPeer::spawn(setup)?)
+                    let t = ThreadPeer::spawn(setup)?;
+                    s._watchdog = Watchdog::for_thread(
+                        t.done_flag(),
+                        std::mem::take(&mut link.on_peer_death),
+                    );
+                    Box::new(t)
                 } else {
                     let p = ProcessPeer::spawn(&env.peer, setup)?;
                     s._watchdog = Watchdog::start(p.pid(), std::mem::take(&mut link.on_peer_death));

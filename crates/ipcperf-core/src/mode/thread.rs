@@ -1,6 +1,8 @@
 //! A peer in a thread of this process, talking over channels.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -29,15 +31,27 @@ pub struct ThreadPeer {
     tx: Sender<ToPeer>,
     rx: Receiver<FromPeer>,
     join: Option<JoinHandle<Result<()>>>,
+    done: Arc<AtomicBool>,
+}
+
+/// Sets the flag when the peer thread ends, by return or by panic.
+struct DoneOnDrop(Arc<AtomicBool>);
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 impl ThreadPeer {
     pub fn spawn(setup: PeerSetup) -> Result<ThreadPeer> {
         let (to_tx, to_rx) = channel();
         let (from_tx, from_rx) = channel();
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = DoneOnDrop(done.clone());
         let join = std::thread::Builder::new()
             .name("ipcperf-peer".into())
             .spawn(move || {
+                let _flag = flag;
                 let mut ch = ThreadChannel {
                     tx: from_tx,
                     rx: to_rx,
@@ -49,7 +63,13 @@ impl ThreadPeer {
             tx: to_tx,
             rx: from_rx,
             join: Some(join),
+            done,
         })
+    }
+
+    /// True once the peer thread has ended (for a watchdog in another thread).
+    pub fn done_flag(&self) -> Arc<AtomicBool> {
+        self.done.clone()
     }
 
     fn join_error(&mut self) -> Error {

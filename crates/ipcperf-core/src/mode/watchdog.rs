@@ -1,6 +1,6 @@
-//! A watchdog for two-process cases over mechanisms whose waits cannot be bounded
+//! A watchdog for cases over mechanisms whose waits cannot be bounded
 //! (a blocking msgrcv or mq_receive has no time-out): a thread that looks every
-//! 50 ms whether the peer process is still alive and, once it is not, runs the
+//! 50 ms whether the peer (process or thread) is still there and, once it is not, runs the
 //! link's wake-up actions (remove the SysV queue, post a hang-up message) every
 //! 10 ms until the session ends. It never touches the timed loop.
 
@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// One wake-up action (see [`crate::mechanism::Link::on_peer_death`]).
+pub type WakeUp = Box<dyn Fn() + Send>;
 
 pub struct Watchdog {
     stop: Arc<AtomicBool>,
@@ -26,8 +29,21 @@ fn ended(pid: u32) -> bool {
 }
 
 impl Watchdog {
-    /// Watch `pid`; None when there is nothing to do on its death.
-    pub fn start(pid: u32, actions: Vec<Box<dyn Fn() + Send>>) -> Option<Watchdog> {
+    /// Watch process `pid`; None when there is nothing to do on its death.
+    pub fn start(pid: u32, actions: Vec<WakeUp>) -> Option<Watchdog> {
+        Watchdog::start_with(move || ended(pid), actions)
+    }
+
+    /// Watch a peer thread: it is gone once `done` is set.
+    pub fn for_thread(done: Arc<AtomicBool>, actions: Vec<WakeUp>) -> Option<Watchdog> {
+        Watchdog::start_with(move || done.load(Ordering::Acquire), actions)
+    }
+
+    /// Run `actions` (repeatedly, every 10 ms) once `dead()` says the peer is gone.
+    pub fn start_with(
+        dead: impl Fn() -> bool + Send + 'static,
+        actions: Vec<WakeUp>,
+    ) -> Option<Watchdog> {
         if actions.is_empty() {
             return None;
         }
@@ -37,7 +53,7 @@ impl Watchdog {
             .name("ipcperf-wakeup".into())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
-                    if ended(pid) {
+                    if dead() {
                         while !s.load(Ordering::Relaxed) {
                             for a in &actions {
                                 a();
@@ -63,5 +79,60 @@ impl Drop for Watchdog {
         if let Some(j) = self.join.take() {
             let _ = j.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    fn counter() -> (Arc<AtomicU32>, Vec<WakeUp>) {
+        let n = Arc::new(AtomicU32::new(0));
+        let n2 = n.clone();
+        let a: WakeUp = Box::new(move || {
+            n2.fetch_add(1, Ordering::Relaxed);
+        });
+        (n, vec![a])
+    }
+
+    fn wait_for(n: &AtomicU32) -> bool {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if n.load(Ordering::Relaxed) > 0 {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
+    #[test]
+    fn wakes_when_the_peer_thread_ends_and_not_before() {
+        let done = Arc::new(AtomicBool::new(false));
+        let (n, actions) = counter();
+        let w = Watchdog::for_thread(done.clone(), actions).unwrap();
+        std::thread::sleep(Duration::from_millis(120));
+        assert_eq!(n.load(Ordering::Relaxed), 0, "fired while the peer lived");
+        done.store(true, Ordering::Release);
+        assert!(wait_for(&n));
+        drop(w);
+    }
+
+    #[test]
+    fn wakes_when_the_peer_process_is_killed() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let (n, actions) = counter();
+        let w = Watchdog::start(child.id(), actions).unwrap();
+        std::thread::sleep(Duration::from_millis(120));
+        assert_eq!(n.load(Ordering::Relaxed), 0);
+        child.kill().unwrap();
+        // Not reaped yet: a zombie counts as ended.
+        assert!(wait_for(&n));
+        drop(w);
+        child.wait().unwrap();
     }
 }
