@@ -19,6 +19,8 @@ fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Resu
                     end_ns: now_ns(),
                     cpu: current_cpu(),
                     cpu_ns: thread_cpu_ns() - cpu0,
+                    delivered: None,
+                    datagrams: None,
                 })?;
             }
             ToPeer::Quit => return Ok(()),
