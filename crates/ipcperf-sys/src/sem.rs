@@ -89,6 +89,11 @@ pub struct SysvSemSet {
     _reg: Option<Registration>,
 }
 
+/// Remove a SysV semaphore set by id (`ipcperf clean` of an orphaned set).
+pub fn sysv_sem_remove(id: i32) {
+    rmid(id)
+}
+
 fn rmid(id: i32) {
     // SAFETY: IPC_RMID takes no fourth argument; an id that is already gone gives EINVAL.
     unsafe {

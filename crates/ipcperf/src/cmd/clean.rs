@@ -2,9 +2,11 @@
 //! when the run that made it is dead.
 //!
 //! Ours means: a name `ipcperf-<pid>-...` (private directories in the temp
-//! directory, /dev/shm and /dev/mqueue entries), or a SysV message queue whose
-//! key is `0x7000_0000 | pid << 6 | seq` with mode 0600 and our uid (see
-//! `ipcperf_sys::sysv_msg`). The pid in the name or key must not be alive.
+//! directory, /dev/shm entries including `sem.ipcperf-...` semaphores, and
+//! /dev/mqueue entries), or a SysV message queue or semaphore set whose key is
+//! `0x7000_0000 | pid << 6 | seq` (queues also mode 0600) with our uid (see
+//! `ipcperf_sys::sysv_msg`, `ipcperf_sys::sem`). The pid in the name or key must
+//! not be alive.
 
 use std::path::PathBuf;
 
@@ -40,7 +42,7 @@ fn entries(dir: &std::path::Path) -> Vec<(String, PathBuf)> {
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .filter(|(n, _)| n.starts_with(PREFIX))
+                .filter(|(n, _)| n.strip_prefix("sem.").unwrap_or(n).starts_with(PREFIX))
                 .collect()
         })
         .unwrap_or_default()
@@ -58,7 +60,8 @@ fn find(base: &std::path::Path) -> (Vec<Orphan>, Vec<String>) {
         }
     }
     for (n, p) in entries(std::path::Path::new("/dev/shm")) {
-        if dead_owner(&n) {
+        // POSIX named semaphores live there as `sem.<name>`.
+        if dead_owner(n.strip_prefix("sem.").unwrap_or(&n)) {
             v.push(Orphan {
                 what: format!("shared memory {}", p.display()),
                 remove: Box::new(move || std::fs::remove_file(&p)),
@@ -106,6 +109,20 @@ fn find(base: &std::path::Path) -> (Vec<Orphan>, Vec<String>) {
                 ),
                 remove: Box::new(move || {
                     sysv_msg::remove(id).map_err(|e| std::io::Error::other(e.to_string()))
+                }),
+            });
+        }
+    }
+    for (key, id, quid) in ipcperf_sys::sem::sysv_sem_list() {
+        let Some(pid) = ipcperf_sys::sem::sem_owner_of_key(key) else {
+            continue;
+        };
+        if Some(quid) == uid && pid != std::process::id() as i32 && !pid_alive(pid) {
+            v.push(Orphan {
+                what: format!("SysV semaphore set id {id} (key 0x{key:08x}, pid {pid})"),
+                remove: Box::new(move || {
+                    ipcperf_sys::sem::sysv_sem_remove(id);
+                    Ok(())
                 }),
             });
         }
