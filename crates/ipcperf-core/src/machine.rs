@@ -16,6 +16,13 @@ pub struct Machine {
     pub virtualization: Option<String>,
     /// IPC limits ipcperf relies on, by sysctl name.
     pub limits: BTreeMap<String, String>,
+    /// CPU frequency governor (cpu0's), where cpufreq is exposed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_governor: Option<String>,
+    /// Vulnerability mitigations as the kernel reports them
+    /// (/sys/devices/system/cpu/vulnerabilities), by vulnerability.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mitigations: BTreeMap<String, String>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -39,7 +46,33 @@ pub const LIMIT_FILES: &[(&str, &str)] = &[
     ("fs.mqueue.msgsize_max", "/proc/sys/fs/mqueue/msgsize_max"),
     ("fs.mqueue.msg_max", "/proc/sys/fs/mqueue/msg_max"),
     ("fs.mqueue.queues_max", "/proc/sys/fs/mqueue/queues_max"),
+    ("net.core.somaxconn", "/proc/sys/net/core/somaxconn"),
+    (
+        "net.unix.max_dgram_qlen",
+        "/proc/sys/net/unix/max_dgram_qlen",
+    ),
+    ("kernel.sem", "/proc/sys/kernel/sem"),
+    ("kernel.shmmax", "/proc/sys/kernel/shmmax"),
+    ("kernel.shmall", "/proc/sys/kernel/shmall"),
+    ("kernel.shmmni", "/proc/sys/kernel/shmmni"),
 ];
+
+/// Each vulnerability the kernel knows and how it is mitigated here.
+fn mitigations() -> BTreeMap<String, String> {
+    let dir = "/sys/devices/system/cpu/vulnerabilities";
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return BTreeMap::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            std::fs::read_to_string(e.path())
+                .ok()
+                .map(|v| (name, v.trim().to_string()))
+        })
+        .collect()
+}
 
 impl Machine {
     pub fn collect() -> Machine {
@@ -96,6 +129,8 @@ impl Machine {
             memory_bytes,
             virtualization,
             limits,
+            cpu_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            mitigations: mitigations(),
         }
     }
 }

@@ -51,6 +51,20 @@ pub enum Command {
     Sync(crate::cmd::sync::SyncArgs),
     /// Remove what a killed run left behind (only ours, only if its run is dead).
     Clean(crate::cmd::clean::CleanArgs),
+    /// The runs kept: id, when, host, kernel, what was measured, complete or not.
+    History(crate::cmd::history::HistoryArgs),
+    /// A kept run's tables again.
+    Show(crate::cmd::show::ShowArgs),
+    /// Write a kept run as csv, json (the run record) or markdown.
+    Export(crate::cmd::export::ExportArgs),
+    /// Keep runs exported on another machine (JSON run records).
+    Import(crate::cmd::import::ImportArgs),
+    /// Draw a run: MB/s against block size (SVG or PNG).
+    Plot(crate::cmd::plot::PlotArgs),
+    /// One self-contained HTML file: machine, tables, charts, ratios.
+    Report(crate::cmd::report::ReportArgs),
+    /// Two runs case by case: what got faster or slower beyond the noise.
+    Compare(crate::cmd::compare::CompareArgs),
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,
@@ -152,6 +166,9 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::cmd::db::SaveArgs,
 }
 
 #[derive(Args, Debug)]

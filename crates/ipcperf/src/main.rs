@@ -6,8 +6,14 @@
 
 mod cli;
 mod cmd;
+mod compare;
 mod console;
 mod export;
+mod plot;
+mod report;
+mod store;
+#[cfg(test)]
+mod testdata;
 mod units;
 
 use clap::Parser;
@@ -88,6 +94,13 @@ fn main() {
             cmd::sync::run(a)
         }
         cli::Command::Clean(a) => cmd::clean::run(a),
+        cli::Command::History(a) => cmd::history::run(a),
+        cli::Command::Show(a) => cmd::show::run(a),
+        cli::Command::Export(a) => cmd::export::run(a),
+        cli::Command::Import(a) => cmd::import::run(a),
+        cli::Command::Plot(a) => cmd::plot::run(a),
+        cli::Command::Report(a) => cmd::report::run(a),
+        cli::Command::Compare(a) => cmd::compare::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,10 +1,18 @@
 //! One file per subcommand.
 
 pub mod clean;
+pub mod compare;
+pub mod db;
+pub mod export;
 pub mod gen;
+pub mod history;
+pub mod import;
 pub mod latency;
 pub mod list;
 pub mod pipeline;
+pub mod plot;
+pub mod report;
 pub mod run;
+pub mod show;
 pub mod sink;
 pub mod sync;

@@ -11,6 +11,7 @@ use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 use ipcperf_core::runner;
 
 use crate::cli::{ModeArg, PinArg, RunArgs};
+use crate::cmd::db::Saver;
 use crate::console::Console;
 use crate::export;
 use crate::Fail;
@@ -193,11 +194,13 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
+    let mut saver = Saver::start(&a.save, &run)?;
     let mut console = Console::new(&specs);
-    run.cases = runner::run_all(&specs, &env, &mut console);
+    run.cases = runner::run_all(&specs, &env, &mut saver.observe(&mut console));
     console.finish();
     run.finished_ms = Some(unix_ms());
     run.complete = true;
+    saver.finish(&run);
 
     let out = export::render(&run, a.format, a.rank_size);
     let mut stdout = std::io::stdout().lock();

@@ -43,3 +43,11 @@ pub fn render_latency(run: &RunRecord, format: Format, one_way: bool) -> String 
         Format::Markdown => markdown::render(&latency::build(run, one_way)),
     }
 }
+
+/// Render an already built view as a table (markdown for `Format::Markdown`).
+pub fn render_view(v: &view::View, format: Format) -> String {
+    match format {
+        Format::Markdown => markdown::render(v),
+        _ => table::render(v),
+    }
+}

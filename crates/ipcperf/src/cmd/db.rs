@@ -1,0 +1,170 @@
+//! What every history subcommand shares: `--db`, run ids, opening the store, and
+//! the observer that saves a run case by case while it runs.
+
+use clap::Args;
+use ipcperf_core::observer::Observer;
+use ipcperf_core::plan::CaseSpec;
+use ipcperf_core::record::{unix_ms, CaseRecord, RunRecord, SeriesRecord};
+
+use crate::store::{Location, Store};
+use crate::Fail;
+
+/// Where the history is.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// The run history: an SQLite file, or postgres://user:password@host/db for a
+    /// shared one. Default: $XDG_DATA_HOME/ipcperf/ipcperf.db (else
+    /// ~/.local/share/ipcperf/ipcperf.db).
+    #[arg(long, env = "IPCPERF_DB", value_name = "PATH|URL")]
+    pub db: Option<String>,
+}
+
+/// `--db` and `--no-save` for `ipcperf run`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SaveArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not keep this run in the history.
+    #[arg(long, conflicts_with = "db")]
+    pub no_save: bool,
+}
+
+impl DbArgs {
+    pub fn location(&self) -> Result<Location, Fail> {
+        Location::from_arg(self.db.as_deref()).map_err(|e| Fail::usage(e.to_string()))
+    }
+
+    /// Open the store (creating it if needed).
+    pub fn open(&self) -> Result<Store, Fail> {
+        let loc = self.location()?;
+        Store::open(&loc).map_err(|e| Fail::failure(format!("run history: {e}")))
+    }
+}
+
+/// A run as named on the command line: its number, or `last`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunId {
+    Id(i64),
+    Last,
+}
+
+pub fn parse_run_id(s: &str) -> Result<RunId, String> {
+    if s == "last" {
+        return Ok(RunId::Last);
+    }
+    match s.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(RunId::Id(n)),
+        _ => Err(format!(
+            "'{s}' is not a run id (a number from `ipcperf history`, or `last`)"
+        )),
+    }
+}
+
+/// Load run `id` from `store`, or say why not (exit 2 for an unknown id).
+pub fn load(store: &mut Store, id: RunId) -> Result<(i64, RunRecord), Fail> {
+    let fail = |e: crate::store::StoreError| Fail::failure(format!("run history: {e}"));
+    let n = match id {
+        RunId::Id(n) => n,
+        RunId::Last => store
+            .list_runs()
+            .map_err(fail)?
+            .last()
+            .map(|r| r.id)
+            .ok_or_else(|| Fail::usage(format!("no runs are kept in {}", store.location)))?,
+    };
+    match store.load_run(n).map_err(fail)? {
+        Some(r) => Ok((n, r)),
+        None => Err(Fail::usage(format!(
+            "there is no run {n} in {} (see `ipcperf history`)",
+            store.location
+        ))),
+    }
+}
+
+/// Saves a run while it runs: the run's row when it starts, each case as it
+/// finishes (one transaction each), the end mark when it is over. A store that
+/// fails mid-run is reported once on stderr; the measuring goes on.
+pub struct Saver {
+    store: Option<(Store, i64)>,
+    next: usize,
+}
+
+impl Saver {
+    /// Start saving `run` (nothing is saved with `--no-save`).
+    pub fn start(a: &SaveArgs, run: &RunRecord) -> Result<Saver, Fail> {
+        if a.no_save {
+            return Ok(Saver {
+                store: None,
+                next: 0,
+            });
+        }
+        let mut store = a.db.open().map_err(|f| Fail {
+            message: format!("{} (or run with --no-save)", f.message),
+            ..f
+        })?;
+        let id = store
+            .begin_run(run)
+            .map_err(|e| Fail::failure(format!("run history: {e} (or run with --no-save)")))?;
+        Ok(Saver {
+            store: Some((store, id)),
+            next: run.cases.len(),
+        })
+    }
+
+    fn save_case(&mut self, r: &CaseRecord) {
+        if let Some((store, id)) = &mut self.store {
+            if let Err(e) = store.add_case(*id, self.next, r) {
+                eprintln!("ipcperf: warning: this run is no longer being saved: {e}");
+                self.store = None;
+            }
+        }
+        self.next += 1;
+    }
+
+    /// Mark the run finished; says on stderr where it was kept.
+    pub fn finish(&mut self, run: &RunRecord) {
+        if let Some((store, id)) = &mut self.store {
+            match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
+                Ok(()) => eprintln!("ipcperf: saved as run {id} in {}", store.location),
+                Err(e) => eprintln!("ipcperf: warning: could not mark run {id} finished: {e}"),
+            }
+        }
+    }
+
+    /// An observer that hands every event to `inner` and saves each finished case.
+    pub fn observe<'a>(&'a mut self, inner: &'a mut dyn Observer) -> Saving<'a> {
+        Saving { saver: self, inner }
+    }
+}
+
+pub struct Saving<'a> {
+    saver: &'a mut Saver,
+    inner: &'a mut dyn Observer,
+}
+
+impl Observer for Saving<'_> {
+    fn case_started(&mut self, spec: &CaseSpec, index: usize, total: usize) {
+        self.inner.case_started(spec, index, total);
+    }
+    fn series_done(&mut self, spec: &CaseSpec, series: &SeriesRecord) {
+        self.inner.series_done(spec, series);
+    }
+    fn case_done(&mut self, record: &CaseRecord) {
+        self.saver.save_case(record);
+        self.inner.case_done(record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids() {
+        assert_eq!(parse_run_id("12"), Ok(RunId::Id(12)));
+        assert_eq!(parse_run_id("last"), Ok(RunId::Last));
+        assert!(parse_run_id("0").is_err());
+        assert!(parse_run_id("-3").is_err());
+        assert!(parse_run_id("x").is_err());
+    }
+}

@@ -1,0 +1,35 @@
+//! `ipcperf report ID [ID...] -o report.html`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::db::{load, parse_run_id, DbArgs, RunId};
+use crate::{report, Fail};
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs to put in the report (ids from `ipcperf history`, or `last`); the
+    /// first is the baseline the others are compared with.
+    #[arg(required = true, value_parser = parse_run_id)]
+    pub ids: Vec<RunId>,
+    /// The HTML file to write.
+    #[arg(long, short, required = true)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(a: ReportArgs) -> Result<i32, Fail> {
+    let mut store = a.db.open()?;
+    let mut runs = Vec::new();
+    for id in &a.ids {
+        let (n, r) = load(&mut store, *id)?;
+        runs.push((n.to_string(), r));
+    }
+    let html = report::html(&runs);
+    std::fs::write(&a.output, html)
+        .map_err(|e| Fail::failure(format!("cannot write {}: {e}", a.output.display())))?;
+    eprintln!("ipcperf: report written to {}", a.output.display());
+    Ok(0)
+}

@@ -1,0 +1,40 @@
+//! `ipcperf show ID`: a kept run's tables again.
+
+use std::io::Write;
+
+use clap::Args;
+
+use super::db::{load, parse_run_id, DbArgs, RunId};
+use crate::cli::Format;
+use crate::{export, units, Fail};
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The run (an id from `ipcperf history`, or `last`).
+    #[arg(value_parser = parse_run_id)]
+    pub id: RunId,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
+    #[arg(long, value_parser = units::parse_size)]
+    pub rank_size: Option<usize>,
+}
+
+pub fn run(a: ShowArgs) -> Result<i32, Fail> {
+    let mut store = a.db.open()?;
+    let (id, run) = load(&mut store, a.id)?;
+    if !run.complete {
+        eprintln!(
+            "ipcperf: run {id} is incomplete (stopped, killed or still running): {} cases kept",
+            run.cases.len()
+        );
+    }
+    let out = export::render(&run, a.format, a.rank_size);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    Ok(0)
+}

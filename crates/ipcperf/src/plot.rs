@@ -1,0 +1,294 @@
+//! Charts of a run (plotters): MB/s against block size on a log₂ axis, one line
+//! per mechanism, mode and placement. SVG (text, for files and the HTML report)
+//! or PNG. Text is drawn with the DejaVu Sans font compiled into the binary, so
+//! nothing depends on the fonts installed on the machine.
+
+use std::path::Path;
+use std::sync::Once;
+
+use ipcperf_core::record::{CaseRecord, RunRecord};
+use std::ops::Range;
+
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::units::fmt_size;
+
+/// DejaVu Sans (fonts-dejavu-core; free licence, see assets/DejaVuSans.LICENSE).
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+
+fn fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The font is ours and known good; a failure here would be a build defect.
+        if register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
+            eprintln!("ipcperf: warning: the bundled font did not load; charts will lack text");
+        }
+    });
+}
+
+/// A block-size axis: values are log₂(bytes); ticks at whole powers of two,
+/// labelled in B, KiB, MiB.
+struct Log2Axis(f64, f64);
+
+impl Ranged for Log2Axis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.0) / (self.1 - self.0);
+        limit.0 + (f * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        let (lo, hi) = (self.0.ceil() as i64, self.1.floor() as i64);
+        let n = (hi - lo + 1).max(1) as usize;
+        let step = n.div_ceil(hint.max_num_points().max(1)).max(1);
+        (lo..=hi).step_by(step).map(|e| e as f64).collect()
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.0..self.1
+    }
+}
+
+impl ValueFormatter<f64> for Log2Axis {
+    fn format(v: &f64) -> String {
+        fmt_size(2f64.powf(*v).round() as u64)
+    }
+}
+
+/// Line colours: Tableau 10 (distinct, readable on white), then Palette99.
+fn color(i: usize) -> RGBAColor {
+    const T10: [(u8, u8, u8); 10] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+    ];
+    match T10.get(i) {
+        Some(&(r, g, b)) => RGBColor(r, g, b).to_rgba(),
+        None => Palette99::pick(i).to_rgba(),
+    }
+}
+
+/// One line of the throughput chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub label: String,
+    /// (block size, MB/s), by size.
+    pub points: Vec<(u64, f64)>,
+}
+
+/// The lines of the throughput chart: every case that ran, grouped by mechanism,
+/// mode, placement (and payload treatment when the run used several).
+pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
+    let payloads: Vec<_> = run.cases.iter().map(|c| c.payload).collect();
+    let many_payloads = payloads.iter().any(|p| *p != payloads[0]);
+    let label = |c: &CaseRecord| {
+        let mut s = format!("{} {} {}", c.mechanism, c.mode.name(), c.placement.label);
+        if many_payloads {
+            s.push_str(&format!(" {}", c.payload.name()));
+        }
+        if c.wait != "block" {
+            s.push_str(&format!(" {}", c.wait));
+        }
+        s
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    for c in &run.cases {
+        let Some(m) = c.median_bytes_per_sec.filter(|m| *m > 0.0) else {
+            continue;
+        };
+        let l = label(c);
+        let i = match lines.iter().position(|x| x.label == l) {
+            Some(i) => i,
+            None => {
+                lines.push(Line {
+                    label: l,
+                    points: Vec::new(),
+                });
+                lines.len() - 1
+            }
+        };
+        lines[i].points.push((c.block_size, m / 1e6));
+    }
+    for l in &mut lines {
+        l.points.sort_by_key(|p| p.0);
+    }
+    lines
+}
+
+/// The chart's title: what, where.
+pub fn title(run: &RunRecord) -> String {
+    format!(
+        "MB/s against block size — {} (Linux {})",
+        run.machine.hostname, run.machine.kernel
+    )
+}
+
+type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    run: &RunRecord,
+) -> DrawResult<DB::ErrorType> {
+    fonts();
+    root.fill(&WHITE)?;
+    let lines = throughput_lines(run);
+    if lines.is_empty() {
+        root.draw(&Text::new(
+            "no case in this run moved any data",
+            (40, 40),
+            (FAMILY, 20).into_font(),
+        ))?;
+        return root.present();
+    }
+    let sizes = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let (lo, hi) = sizes.fold((u64::MAX, 0), |(a, b), s| (a.min(s), b.max(s)));
+    let (x0, x1) = (
+        (lo as f64).log2().floor(),
+        (hi as f64)
+            .log2()
+            .ceil()
+            .max((lo as f64).log2().floor() + 1.0),
+    );
+    let rates = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let (ymin, ymax) = rates.fold((f64::MAX, 0f64), |(a, b), r| (a.min(r), b.max(r)));
+    // Whole decades around the data, so the log axis has labelled ticks.
+    let (y0, y1) = (
+        10f64.powf(ymin.log10().floor()),
+        10f64
+            .powf(ymax.log10().ceil())
+            .max(10f64.powf(ymin.log10().floor() + 1.0)),
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title(run), (FAMILY, 22).into_font())
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(Log2Axis(x0, x1), (y0..y1).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("block size (log₂)")
+        .y_desc("MB/s (10⁶ bytes/s, log)")
+        .label_style((FAMILY, 14).into_font())
+        .axis_desc_style((FAMILY, 16).into_font())
+        .x_labels(16)
+        .y_label_formatter(&|y| {
+            if *y >= 1.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y}")
+            }
+        })
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (i, l) in lines.iter().enumerate() {
+        let color = color(i);
+        let pts: Vec<(f64, f64)> = l
+            .points
+            .iter()
+            .map(|&(s, m)| ((s as f64).log2(), m))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(l.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .label_font((FAMILY, 13).into_font())
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()
+}
+
+/// Chart size in pixels.
+pub const SIZE: (u32, u32) = (1000, 640);
+
+/// The throughput chart as an SVG document.
+pub fn throughput_svg(run: &RunRecord) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw(root, run).map_err(|e| format!("cannot draw the chart: {e}"))?;
+    }
+    Ok(out)
+}
+
+/// The throughput chart as a PNG file at `path`.
+pub fn throughput_png(run: &RunRecord, path: &Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw(root, run).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    #[test]
+    fn one_line_per_mechanism_mode_and_placement() {
+        let lines = throughput_lines(&testdata::run());
+        let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "pipe processes same-cpu",
+                "pipe processes cross-cpu",
+                "unix processes same-cpu",
+                "unix processes cross-cpu",
+                "tcp processes same-cpu",
+                "tcp processes cross-cpu"
+            ]
+        );
+        assert_eq!(lines[0].points.len(), 3);
+        assert_eq!(lines[0].points[2].0, 65536);
+        assert!((lines[0].points[2].1 - 1000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn svg_has_title_units_and_legend_as_text() {
+        let svg = throughput_svg(&testdata::run()).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
+        for needle in [
+            "testhost",
+            "6.1.0-test",
+            "64 B",
+            "4 KiB",
+            "64 KiB",
+            "pipe processes same-cpu",
+            "MB/s",
+        ] {
+            assert!(svg.contains(needle), "the SVG lacks {needle:?}");
+        }
+    }
+
+    #[test]
+    fn png_is_written_with_drawn_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.png");
+        throughput_png(&testdata::run(), &p).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(
+            bytes.len() > 10_000,
+            "a chart with text and lines is not {} bytes",
+            bytes.len()
+        );
+    }
+}

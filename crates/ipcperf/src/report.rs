@@ -1,0 +1,441 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no scripts, no
+//! outside requests) with each run's machine, every table, the chart, Stover's
+//! relative-throughput table, Bradford's pipe-versus-socket ratio and his question
+//! of how many network links this host's loopback rate would fill. Records in,
+//! text out.
+
+use ipcperf_core::record::{CaseRecord, RunRecord};
+
+use crate::export::view::{self, Table};
+use crate::units::{fmt_mbps, fmt_size};
+use crate::{compare, plot};
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A view table as HTML.
+pub fn table_html(t: &Table) -> String {
+    let mut o = format!("<table>\n<caption>{}</caption>\n", esc(&t.title));
+    // A table without a header is a list of names and values, left-aligned.
+    let numeric = !t.header.is_empty();
+    if numeric {
+        o.push_str("<thead><tr>");
+        for h in &t.header {
+            o.push_str(&format!("<th>{}</th>", esc(h)));
+        }
+        o.push_str("</tr></thead>\n");
+    }
+    o.push_str("<tbody>\n");
+    for r in &t.rows {
+        o.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if i > 0 && numeric { " class=\"n\"" } else { "" };
+            o.push_str(&format!("<td{class}>{}</td>", esc(c)));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody>\n</table>\n");
+    for n in &t.notes {
+        o.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
+    }
+    o
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Stover's table: for the configurations (mode, block size, placement) every
+/// mechanism ran in, each mechanism's total time per megabyte, and the slowest
+/// total divided by each (1.00 for the slowest, larger is faster).
+pub fn stover(run: &RunRecord) -> Option<Table> {
+    let ok: Vec<&CaseRecord> = run
+        .cases
+        .iter()
+        .filter(|c| c.median_bytes_per_sec.is_some_and(|m| m > 0.0))
+        .collect();
+    let mut mechs: Vec<&str> = Vec::new();
+    for c in &ok {
+        if !mechs.contains(&c.mechanism.as_str()) {
+            mechs.push(&c.mechanism);
+        }
+    }
+    if mechs.len() < 2 {
+        return None;
+    }
+    let config = |c: &CaseRecord| (c.mode, c.block_size, c.placement.label.clone(), c.payload);
+    let mut configs: Vec<_> = Vec::new();
+    for c in &ok {
+        let k = config(c);
+        if !configs.contains(&k)
+            && mechs
+                .iter()
+                .all(|m| ok.iter().any(|d| d.mechanism == *m && config(d) == k))
+        {
+            configs.push(k);
+        }
+    }
+    if configs.is_empty() {
+        return None;
+    }
+    // Seconds per MB summed over the shared configurations, like Stover's sums of run times.
+    let sums: Vec<(&str, f64)> = mechs
+        .iter()
+        .map(|m| {
+            let s = ok
+                .iter()
+                .filter(|c| c.mechanism == *m && configs.contains(&config(c)))
+                .map(|c| 1e6 / c.median_bytes_per_sec.unwrap_or(1.0))
+                .sum();
+            (*m, s)
+        })
+        .collect();
+    let slowest = sums.iter().map(|s| s.1).fold(0.0, f64::max);
+    let mut rows: Vec<(&str, f64, f64)> = sums.iter().map(|&(m, s)| (m, s, slowest / s)).collect();
+    rows.sort_by(|a, b| b.2.total_cmp(&a.2));
+    Some(Table {
+        title: "Stover's relative throughput: every mechanism against the slowest".into(),
+        header: strs(&[
+            "mechanism",
+            "time for 1 MB, summed (ms)",
+            "relative throughput",
+        ]),
+        rows: rows
+            .iter()
+            .map(|(m, s, r)| vec![m.to_string(), format!("{:.3}", s * 1e3), format!("{r:.2}")])
+            .collect(),
+        notes: vec![format!(
+            "Summed over the {} configurations (mode, block size, placement) that every \
+             mechanism ran in; 1.00 is the slowest, larger is faster.",
+            configs.len()
+        )],
+    })
+}
+
+/// Highest median MB/s (and its block size) of `mech` for each mode and placement.
+fn peaks(run: &RunRecord, mech: &str) -> Vec<(String, String, f64, u64)> {
+    let mut v: Vec<(String, String, f64, u64)> = Vec::new();
+    for c in run.cases.iter().filter(|c| c.mechanism == mech) {
+        let Some(m) = c.median_bytes_per_sec else {
+            continue;
+        };
+        let (mode, pl) = (c.mode.name().to_string(), c.placement.label.clone());
+        match v.iter_mut().find(|p| p.0 == mode && p.1 == pl) {
+            Some(p) if p.2 >= m => {}
+            Some(p) => {
+                p.2 = m;
+                p.3 = c.block_size;
+            }
+            None => v.push((mode, pl, m, c.block_size)),
+        }
+    }
+    v
+}
+
+/// Bradford's comparison: the best pipe rate against the best socket rate
+/// (TCP as he measured, and Unix sockets), for each mode and placement.
+pub fn bradford_ratio(run: &RunRecord) -> Option<Table> {
+    let pipe = peaks(run, "pipe");
+    let tcp = peaks(run, "tcp");
+    let unix = peaks(run, "unix");
+    let mut rows = Vec::new();
+    for (mode, pl, p, ps) in &pipe {
+        let find = |v: &[(String, String, f64, u64)]| {
+            v.iter()
+                .find(|x| &x.0 == mode && &x.1 == pl)
+                .map(|x| (x.2, x.3))
+        };
+        let (t, u) = (find(&tcp), find(&unix));
+        if t.is_none() && u.is_none() {
+            continue;
+        }
+        let rate = |x: Option<(f64, u64)>| {
+            x.map(|(m, s)| format!("{} at {}", fmt_mbps(m), fmt_size(s)))
+                .unwrap_or_else(|| "-".into())
+        };
+        let ratio = |x: Option<(f64, u64)>| {
+            x.map(|(m, _)| format!("{:.2}×", p / m))
+                .unwrap_or_else(|| "-".into())
+        };
+        rows.push(vec![
+            mode.clone(),
+            pl.clone(),
+            format!("{} at {}", fmt_mbps(*p), fmt_size(*ps)),
+            rate(t),
+            ratio(t),
+            rate(u),
+            ratio(u),
+        ]);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: "Bradford's pipe-versus-socket ratio (best rate of each)".into(),
+        header: strs(&[
+            "mode",
+            "placement",
+            "pipe MB/s",
+            "tcp MB/s",
+            "pipe/tcp",
+            "unix MB/s",
+            "pipe/unix",
+        ]),
+        rows,
+        notes: vec![
+            "Bradford (2001) found Linux pipes roughly 5 times faster than Linux (TCP) sockets."
+                .into(),
+        ],
+    })
+}
+
+/// Mechanisms that would carry data between machines.
+pub fn is_network(mech: &str) -> bool {
+    ["tcp", "udp", "sctp"].iter().any(|p| mech.starts_with(p))
+}
+
+/// Link speeds Bradford's question is asked for, in Gb/s.
+pub const LINKS_GBPS: [f64; 4] = [1.0, 10.0, 25.0, 100.0];
+
+/// Bradford's question: this host's best loopback rate over each network
+/// mechanism, and how many 1, 10, 25 and 100 Gb/s links it would fill.
+pub fn links(run: &RunRecord) -> Option<Table> {
+    let mut mechs: Vec<&str> = Vec::new();
+    for c in &run.cases {
+        if is_network(&c.mechanism) && !mechs.contains(&c.mechanism.as_str()) {
+            mechs.push(&c.mechanism);
+        }
+    }
+    let mut rows = Vec::new();
+    for m in mechs {
+        for (mode, pl, rate, size) in peaks(run, m) {
+            let gbps = rate * 8.0 / 1e9;
+            let mut row = vec![
+                m.to_string(),
+                mode,
+                pl,
+                format!("{} at {}", fmt_mbps(rate), fmt_size(size)),
+                format!("{gbps:.2}"),
+            ];
+            row.extend(LINKS_GBPS.iter().map(|l| format!("{:.2}", gbps / l)));
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: "Bradford's question: how many network links would this host's loopback rate fill?".into(),
+        header: strs(&["mechanism", "mode", "placement", "best MB/s", "Gb/s", "1 Gb/s links", "10 Gb/s links", "25 Gb/s links", "100 Gb/s links"]),
+        rows,
+        notes: vec!["Loopback moves no data through an adapter: this is the rate the CPU and kernel sustain, the ceiling a real link would meet.".into()],
+    })
+}
+
+fn machine_table(id: &str, run: &RunRecord) -> Table {
+    let m = &run.machine;
+    let rows = vec![
+        vec!["run".to_string(), id.to_string()],
+        vec![
+            "started".into(),
+            crate::cmd::history::fmt_utc(run.started_ms),
+        ],
+        vec![
+            "status".into(),
+            if run.complete {
+                "complete".into()
+            } else {
+                "INCOMPLETE: stopped before its end".to_string()
+            },
+        ],
+        vec!["ipcperf".into(), run.ipcperf_version.clone()],
+        vec!["command line".into(), run.command_line.join(" ")],
+        vec!["host".into(), m.hostname.clone()],
+        vec!["kernel".into(), m.kernel.clone()],
+        vec!["OS".into(), m.os.clone()],
+        vec!["architecture".into(), m.arch.clone()],
+        vec!["CPU".into(), m.cpu_model.clone()],
+        vec!["CPUs".into(), m.cpus.to_string()],
+        vec![
+            "memory".into(),
+            format!("{:.1} GiB", m.memory_bytes as f64 / (1u64 << 30) as f64),
+        ],
+        vec![
+            "virtualization".into(),
+            m.virtualization
+                .clone()
+                .unwrap_or_else(|| "none seen".into()),
+        ],
+        vec![
+            "CPU governor".into(),
+            m.cpu_governor
+                .clone()
+                .unwrap_or_else(|| "not exposed".into()),
+        ],
+    ];
+    Table {
+        title: format!("Machine of run {id}"),
+        header: vec![],
+        rows,
+        notes: vec![],
+    }
+}
+
+/// The IPC limits and vulnerability mitigations of the run's machine.
+fn limits_table(run: &RunRecord) -> Table {
+    let m = &run.machine;
+    let mut rows: Vec<Vec<String>> = m
+        .limits
+        .iter()
+        .map(|(k, v)| vec![k.clone(), v.clone()])
+        .collect();
+    rows.extend(
+        m.mitigations
+            .iter()
+            .map(|(k, v)| vec![format!("vulnerability {k}"), v.clone()]),
+    );
+    Table {
+        title: "IPC limits and vulnerability mitigations".into(),
+        header: vec![],
+        rows,
+        notes: vec![],
+    }
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
+table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}\
+th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right}\
+.note{font-size:90%;color:#555;margin:.2em 0 1em}.chart svg{max-width:100%;height:auto;border:1px solid #ddd}\
+h2{border-bottom:2px solid #444;margin-top:2em}summary{cursor:pointer;margin:1em 0}";
+
+/// The whole report for `runs` (id, record), in the order given.
+pub fn html(runs: &[(String, RunRecord)]) -> String {
+    let ids: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
+    let mut o = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>ipcperf report: run {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>ipcperf report: run {}</h1>\n",
+        esc(&ids.join(", ")),
+        esc(&ids.join(", "))
+    );
+    for (id, run) in runs {
+        o.push_str(&format!(
+            "<section id=\"run-{0}\">\n<h2>Run {0}: {1} (Linux {2})</h2>\n",
+            esc(id),
+            esc(&run.machine.hostname),
+            esc(&run.machine.kernel)
+        ));
+        o.push_str(&table_html(&machine_table(id, run)));
+        o.push_str("<h3>Throughput against block size</h3>\n<div class=\"chart\">\n");
+        match plot::throughput_svg(run) {
+            Ok(svg) => o.push_str(&svg),
+            Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
+        }
+        o.push_str("</div>\n<h3>Tables</h3>\n");
+        for t in view::build(run, None).tables {
+            o.push_str(&table_html(&t));
+        }
+        for t in [stover(run), bradford_ratio(run), links(run)]
+            .into_iter()
+            .flatten()
+        {
+            o.push_str(&table_html(&t));
+        }
+        let limits = limits_table(run);
+        if !limits.rows.is_empty() {
+            o.push_str("<details>\n<summary>IPC limits and vulnerability mitigations</summary>\n");
+            o.push_str(&table_html(&limits));
+            o.push_str("</details>\n");
+        }
+        o.push_str("</section>\n");
+    }
+    if runs.len() >= 2 {
+        o.push_str("<section id=\"compare\">\n<h2>Comparisons</h2>\n");
+        let (a_id, a) = &runs[0];
+        for (b_id, b) in &runs[1..] {
+            let v = compare::view(a_id, a, b_id, b);
+            o.push_str(&format!("<p><b>{}</b></p>\n", esc(&v.heading)));
+            for t in &v.tables {
+                o.push_str(&table_html(t));
+            }
+        }
+        o.push_str("</section>\n");
+    }
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    #[test]
+    fn stover_normalises_to_the_slowest() {
+        let t = stover(&testdata::run()).unwrap();
+        // pipe 1000, unix 800, tcp 500 at every configuration: 2.00, 1.60, 1.00.
+        let rel: Vec<(&str, &str)> = t
+            .rows
+            .iter()
+            .map(|r| (r[0].as_str(), r[2].as_str()))
+            .collect();
+        assert_eq!(rel, [("pipe", "2.00"), ("unix", "1.60"), ("tcp", "1.00")]);
+        assert!(t.notes[0].contains("6 configurations"), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn bradford_ratio_and_links() {
+        let r = testdata::run();
+        let b = bradford_ratio(&r).unwrap();
+        assert_eq!(b.rows[0][4], "2.00×"); // pipe 1000 / tcp 500
+        assert_eq!(b.rows[0][6], "1.25×"); // pipe 1000 / unix 800
+        let l = links(&r).unwrap();
+        // tcp same-cpu peaks at 500 MB/s = 4 Gb/s: 4 one-gigabit links, 0.4 ten-gigabit.
+        assert_eq!(l.rows[0][0], "tcp");
+        assert_eq!(&l.rows[0][4..], ["4.00", "4.00", "0.40", "0.16", "0.04"]);
+        assert_eq!(l.rows.len(), 2);
+    }
+
+    #[test]
+    fn html_is_self_contained_and_escaped() {
+        let mut r = testdata::run();
+        r.machine.hostname = "<b>host&co</b>".into();
+        let h = html(&[("7".into(), r.clone()), ("8".into(), r)]);
+        assert!(h.contains("&lt;b&gt;host&amp;co&lt;/b&gt;"));
+        assert!(!h.contains("<b>host"));
+        assert_eq!(h.matches("<svg").count(), 2);
+        for outside in ["http://", "https://", "<script", "<link", "@import", "url("] {
+            let allowed = h.matches("http://www.w3.org/").count();
+            if outside == "http://" {
+                assert_eq!(
+                    h.matches(outside).count(),
+                    allowed,
+                    "outside reference in the report"
+                );
+            } else {
+                assert!(!h.contains(outside), "the report holds {outside}");
+            }
+        }
+        for needle in [
+            "Stover",
+            "Bradford",
+            "100 Gb/s links",
+            "Comparing run 7 with run 8",
+            "KVM",
+        ] {
+            assert!(h.contains(needle), "the report lacks {needle}");
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The schema and its migrations, from the first one on.
+//!
+//! `schema_version` holds one row per migration applied. Each migration runs in
+//! its own transaction (both SQLite and PostgreSQL roll DDL back), re-checking the
+//! version once it holds the lock, so two processes opening the store at once
+//! apply each migration exactly once. Never edit a released migration: add one.
+
+use ipcperf_core::record::CaseRecord;
+
+use super::{tx, unjson, Conn, Dialect, Kind, Result, StoreError, Val};
+
+/// One step of the schema.
+pub struct Migration {
+    pub version: usize,
+    pub what: &'static str,
+    /// The DDL, for a dialect.
+    pub ddl: fn(Dialect) -> String,
+    /// Data moved or derived after the DDL, in the same transaction.
+    pub backfill: Option<fn(&mut dyn Conn) -> Result<()>>,
+}
+
+fn id_column(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
+        Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+    }
+}
+
+/// Version 1: runs (with the machine as JSON) and cases (each record whole, plus
+/// the columns one filters on).
+fn v1(d: Dialect) -> String {
+    format!(
+        "CREATE TABLE runs (
+            id {id},
+            started_ms BIGINT NOT NULL,
+            finished_ms BIGINT,
+            complete BIGINT NOT NULL DEFAULT 0,
+            ipcperf_version TEXT NOT NULL,
+            command_line TEXT NOT NULL,
+            hostname TEXT NOT NULL,
+            kernel TEXT NOT NULL,
+            machine TEXT NOT NULL
+        );
+        CREATE TABLE cases (
+            run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq BIGINT NOT NULL,
+            workload TEXT NOT NULL,
+            mechanism TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            block_size BIGINT NOT NULL,
+            placement TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL,
+            median_bytes_per_sec DOUBLE PRECISION,
+            record TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        );",
+        id = id_column(d)
+    )
+}
+
+/// Version 2: every series' raw figures in a table of their own (so SQL can reach
+/// them), and an index for looking a case up across runs.
+fn v2(_: Dialect) -> String {
+    "CREATE TABLE series (
+        run_id BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        n BIGINT NOT NULL,
+        blocks BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        elapsed_ns BIGINT NOT NULL,
+        PRIMARY KEY (run_id, seq, n),
+        FOREIGN KEY (run_id, seq) REFERENCES cases(run_id, seq) ON DELETE CASCADE
+    );
+    CREATE INDEX cases_by_case ON cases (mechanism, mode, workload, block_size, placement);"
+        .to_string()
+}
+
+/// Fill `series` from the case records kept before version 2.
+fn v2_backfill(c: &mut dyn Conn) -> Result<()> {
+    let rows = c.query(
+        "SELECT run_id, seq, record FROM cases ORDER BY run_id, seq",
+        &[],
+        &[Kind::Int, Kind::Int, Kind::Text],
+    )?;
+    for r in rows {
+        let case: CaseRecord = unjson(r[2].text().unwrap_or(""), "case")?;
+        insert_series(c, r[0].int().unwrap_or(0), r[1].int().unwrap_or(0), &case)?;
+    }
+    Ok(())
+}
+
+/// Every migration, in order; the last is the current schema.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        what: "runs and cases",
+        ddl: v1,
+        backfill: None,
+    },
+    Migration {
+        version: 2,
+        what: "raw series table, case index",
+        ddl: v2,
+        backfill: Some(v2_backfill),
+    },
+];
+
+/// The raw series of case (`run_id`, `seq`), once the series table exists.
+pub fn insert_series(c: &mut dyn Conn, run_id: i64, seq: i64, case: &CaseRecord) -> Result<()> {
+    for (n, s) in case.series.iter().enumerate() {
+        c.exec(
+            "INSERT INTO series (run_id, seq, n, blocks, bytes, elapsed_ns) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                Val::Int(Some(run_id)),
+                Val::Int(Some(seq)),
+                Val::Int(Some(n as i64)),
+                Val::Int(Some(s.blocks as i64)),
+                Val::Int(Some(s.bytes as i64)),
+                Val::Int(Some(s.elapsed_ns as i64)),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (
+    version BIGINT PRIMARY KEY,
+    applied_ms BIGINT NOT NULL
+)";
+
+/// The highest migration applied (0 for an empty database).
+pub fn version(c: &mut dyn Conn) -> Result<usize> {
+    c.batch(VERSION_TABLE)?;
+    let rows = c.query(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        &[],
+        &[Kind::Int],
+    )?;
+    Ok(rows.first().and_then(|r| r[0].int()).unwrap_or(0) as usize)
+}
+
+/// Apply migrations up to and including `target`.
+pub fn migrate(c: &mut dyn Conn, target: usize) -> Result<()> {
+    let now = version(c)?;
+    if now > MIGRATIONS.len() {
+        return Err(StoreError::new(format!(
+            "the database has schema version {now}, newer than this ipcperf knows ({}): \
+             upgrade ipcperf",
+            MIGRATIONS.len()
+        )));
+    }
+    for m in MIGRATIONS
+        .iter()
+        .filter(|m| m.version > now && m.version <= target)
+    {
+        tx(c, |c| {
+            if c.dialect() == Dialect::Postgres {
+                // Serialize migrations between clients sharing one server.
+                c.query("SELECT pg_advisory_xact_lock(7243101)", &[], &[])?;
+            }
+            // Another process may have applied it while we waited for the lock.
+            let done = c.query(
+                "SELECT COUNT(*) FROM schema_version WHERE version = $1",
+                &[Val::Int(Some(m.version as i64))],
+                &[Kind::Int],
+            )?;
+            if done.first().and_then(|r| r[0].int()).unwrap_or(0) > 0 {
+                return Ok(());
+            }
+            c.batch(&(m.ddl)(c.dialect())).map_err(|e| {
+                StoreError::new(format!("migration {} ({}): {e}", m.version, m.what))
+            })?;
+            if let Some(f) = m.backfill {
+                f(c)?;
+            }
+            c.exec(
+                "INSERT INTO schema_version (version, applied_ms) VALUES ($1, $2)",
+                &[
+                    Val::Int(Some(m.version as i64)),
+                    Val::Int(Some(ipcperf_core::record::unix_ms() as i64)),
+                ],
+            )?;
+            Ok(())
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,266 @@
+//! Store tests, run on SQLite always and on PostgreSQL when `IPCPERF_TEST_PG`
+//! names a server (an admin URL such as postgres://ipcperf:ipcperf@127.0.0.1/postgres;
+//! `.ci/run` starts one). Each PostgreSQL test gets a database of its own.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::postgres::PgConn;
+use super::sqlite::SqliteConn;
+use super::*;
+use crate::testdata;
+
+/// A fresh, empty database of one kind, removed when dropped.
+enum Fresh {
+    Sqlite(tempfile::TempDir),
+    Pg {
+        admin: String,
+        url: String,
+        name: String,
+    },
+}
+
+impl Fresh {
+    fn conn(&self) -> Box<dyn Conn> {
+        match self {
+            Fresh::Sqlite(d) => Box::new(SqliteConn::open(&d.path().join("t.db")).unwrap()),
+            Fresh::Pg { url, .. } => Box::new(PgConn::open(url).unwrap()),
+        }
+    }
+    fn store(&self) -> Store {
+        Store::on(self.conn(), "test".into()).unwrap()
+    }
+}
+
+impl Drop for Fresh {
+    fn drop(&mut self) {
+        if let Fresh::Pg { admin, name, .. } = self {
+            if let Ok(mut c) = PgConn::open(admin) {
+                let _ = c.batch(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+fn sqlite() -> Fresh {
+    Fresh::Sqlite(tempfile::tempdir().unwrap())
+}
+
+/// A fresh PostgreSQL database, or None (with the reason printed) when no server is given.
+fn pg(test: &str) -> Option<Fresh> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let Ok(admin) = std::env::var("IPCPERF_TEST_PG") else {
+        eprintln!(
+            "skipped {test} on PostgreSQL: IPCPERF_TEST_PG is not set (an admin URL such as \
+             postgres://ipcperf:ipcperf@127.0.0.1/postgres; .ci/run starts a server and sets it)"
+        );
+        return None;
+    };
+    let name = format!(
+        "ipcperf_test_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut c =
+        PgConn::open(&admin).expect("IPCPERF_TEST_PG is set but the server does not answer");
+    c.batch(&format!("CREATE DATABASE {name}")).unwrap();
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+    Some(Fresh::Pg {
+        url: format!("{base}/{name}"),
+        admin,
+        name,
+    })
+}
+
+fn both(test: &str, f: impl Fn(&Fresh)) {
+    f(&sqlite());
+    if let Some(p) = pg(test) {
+        f(&p);
+    }
+}
+
+#[test]
+fn store_then_load_gives_the_same_run() {
+    both("store_then_load", |db| {
+        let run = testdata::run();
+        let mut s = db.store();
+        let id = s.insert_run(&run).unwrap();
+        let back = s.load_run(id).unwrap().unwrap();
+        assert_eq!(back, run);
+        // A second store on the same database sees it too.
+        let mut s2 = db.store();
+        assert_eq!(s2.load_run(id).unwrap().unwrap(), run);
+        assert_eq!(s2.load_run(id + 1).unwrap(), None);
+        let h = s2.list_runs().unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].id, id);
+        assert!(h[0].complete);
+        assert_eq!(h[0].cases, run.cases.len() as u64);
+        assert_eq!(h[0].mechanisms, ["pipe", "unix", "tcp", "fifo", "file"]);
+        assert_eq!(h[0].hostname, "testhost");
+    });
+}
+
+#[test]
+fn fields_unknown_to_the_columns_flow_through_the_record() {
+    both("fields_flow_through", |db| {
+        let mut run = testdata::run();
+        run.cases[0]
+            .options
+            .insert("pipe_size_granted".into(), "1048576".into());
+        run.cases[0].message = Some("quoted 'text' and ünïcode".into());
+        run.machine
+            .mitigations
+            .insert("spectre_v2".into(), "Mitigation: Retpolines".into());
+        run.machine.cpu_governor = Some("performance".into());
+        let mut s = db.store();
+        let id = s.insert_run(&run).unwrap();
+        assert_eq!(s.load_run(id).unwrap().unwrap(), run);
+    });
+}
+
+#[test]
+fn a_run_cut_short_keeps_its_finished_cases_and_shows_incomplete() {
+    both("run_cut_short", |db| {
+        let full = testdata::run();
+        let mut start = full.clone();
+        start.cases.clear();
+        start.finished_ms = None;
+        start.complete = false;
+        let mut s = db.store();
+        let id = s.begin_run(&start).unwrap();
+        s.add_case(id, 0, &full.cases[0]).unwrap();
+        s.add_case(id, 1, &full.cases[1]).unwrap();
+        drop(s); // as if the process died here
+        let mut s = db.store();
+        let back = s.load_run(id).unwrap().unwrap();
+        assert!(!back.complete);
+        assert_eq!(back.finished_ms, None);
+        assert_eq!(back.cases, full.cases[..2]);
+        let h = s.list_runs().unwrap();
+        assert!(!h[0].complete);
+        assert_eq!(h[0].cases, 2);
+        // The same case number twice is refused, and the refusal changes nothing.
+        assert!(s.add_case(id, 1, &full.cases[2]).is_err());
+        assert_eq!(s.load_run(id).unwrap().unwrap().cases.len(), 2);
+        s.finish_run(id, 5, true).unwrap();
+        assert!(s.load_run(id).unwrap().unwrap().complete);
+        assert!(s.finish_run(id + 100, 5, true).is_err());
+    });
+}
+
+fn count(c: &mut dyn Conn, sql: &str) -> i64 {
+    c.query(sql, &[], &[Kind::Int]).unwrap()[0][0]
+        .int()
+        .unwrap()
+}
+
+#[test]
+fn migrations_on_an_empty_database() {
+    both("migrations_empty", |db| {
+        let mut c = db.conn();
+        assert_eq!(schema::version(c.as_mut()).unwrap(), 0);
+        schema::migrate(c.as_mut(), schema::MIGRATIONS.len()).unwrap();
+        assert_eq!(
+            schema::version(c.as_mut()).unwrap(),
+            schema::MIGRATIONS.len()
+        );
+        // Applying them again changes nothing.
+        schema::migrate(c.as_mut(), schema::MIGRATIONS.len()).unwrap();
+        assert_eq!(count(c.as_mut(), "SELECT COUNT(*) FROM schema_version"), 2);
+        assert_eq!(count(c.as_mut(), "SELECT COUNT(*) FROM runs"), 0);
+        assert_eq!(count(c.as_mut(), "SELECT COUNT(*) FROM series"), 0);
+    });
+}
+
+#[test]
+fn migrations_on_a_database_made_by_the_previous_schema() {
+    both("migrations_previous", |db| {
+        let run = testdata::run();
+        // Build a version-1 database by hand, as ipcperf 1 wrote it.
+        let mut c = db.conn();
+        schema::migrate(c.as_mut(), 1).unwrap();
+        assert_eq!(schema::version(c.as_mut()).unwrap(), 1);
+        let id = c
+            .query(
+                "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, command_line, \
+                 hostname, kernel, machine) VALUES ($1, $2, 1, $3, $4, $5, $6, $7) RETURNING id",
+                &[
+                    Val::Int(Some(run.started_ms as i64)),
+                    Val::Int(run.finished_ms.map(|v| v as i64)),
+                    Val::Text(Some(run.ipcperf_version.clone())),
+                    Val::Text(Some(serde_json::to_string(&run.command_line).unwrap())),
+                    Val::Text(Some(run.machine.hostname.clone())),
+                    Val::Text(Some(run.machine.kernel.clone())),
+                    Val::Text(Some(serde_json::to_string(&run.machine).unwrap())),
+                ],
+                &[Kind::Int],
+            )
+            .unwrap()[0][0]
+            .int()
+            .unwrap();
+        for (i, case) in run.cases.iter().enumerate() {
+            c.exec(
+                "INSERT INTO cases (run_id, seq, workload, mechanism, mode, block_size, placement, \
+                 payload, status, median_bytes_per_sec, record) \
+                 VALUES ($1, $2, 'stream', $3, 'processes', $4, $5, 'touch', 'ok', $6, $7)",
+                &[
+                    Val::Int(Some(id)),
+                    Val::Int(Some(i as i64)),
+                    Val::Text(Some(case.mechanism.clone())),
+                    Val::Int(Some(case.block_size as i64)),
+                    Val::Text(Some(case.placement.label.clone())),
+                    Val::Real(case.median_bytes_per_sec),
+                    Val::Text(Some(serde_json::to_string(case).unwrap())),
+                ],
+            )
+            .unwrap();
+        }
+        drop(c);
+        // Opening the store brings it to the current schema and fills the series table.
+        let mut s = db.store();
+        assert_eq!(s.schema_version().unwrap(), schema::MIGRATIONS.len());
+        assert_eq!(s.load_run(id).unwrap().unwrap(), run);
+        let mut c = db.conn();
+        let series: usize = run.cases.iter().map(|c| c.series.len()).sum();
+        assert_eq!(
+            count(c.as_mut(), "SELECT COUNT(*) FROM series"),
+            series as i64
+        );
+        assert_eq!(
+            count(
+                c.as_mut(),
+                "SELECT CAST(SUM(bytes) AS BIGINT) FROM series WHERE seq = 0"
+            ),
+            run.cases[0]
+                .series
+                .iter()
+                .map(|s| s.bytes as i64)
+                .sum::<i64>()
+        );
+        // And new runs go in as usual.
+        let id2 = s.insert_run(&run).unwrap();
+        assert_eq!(s.load_run(id2).unwrap().unwrap(), run);
+    });
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let db = sqlite();
+    let mut c = db.conn();
+    schema::migrate(c.as_mut(), schema::MIGRATIONS.len()).unwrap();
+    c.exec(
+        "INSERT INTO schema_version (version, applied_ms) VALUES ($1, 0)",
+        &[Val::Int(Some(99))],
+    )
+    .unwrap();
+    let e = Store::on(c, "t".into()).err().unwrap();
+    assert!(e.to_string().contains("newer"), "{e}");
+}
+
+#[test]
+fn sqlite_file_uses_wal() {
+    let db = sqlite();
+    let mut c = db.conn();
+    let mode = c.query("PRAGMA journal_mode", &[], &[Kind::Text]).unwrap();
+    assert_eq!(mode[0][0].text(), Some("wal"));
+}

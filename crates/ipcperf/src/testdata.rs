@@ -1,0 +1,114 @@
+//! Hand-built records for tests: fixed figures, so exporters, the store, plots,
+//! reports and comparisons can be checked exactly.
+
+use std::collections::BTreeMap;
+
+use ipcperf_core::machine::Machine;
+use ipcperf_core::mode::Mode;
+use ipcperf_core::payload::Payload;
+use ipcperf_core::record::{CaseRecord, CaseStatus, PlacementRecord, RunRecord, SeriesRecord};
+use ipcperf_core::workload::Workload;
+
+/// A case whose series move `mb_per_s` MB/s each (one figure per series).
+pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) -> CaseRecord {
+    let (w, r) = if place == "same-cpu" { (0, 0) } else { (0, 1) };
+    let series = mb_per_s
+        .iter()
+        .map(|&m| {
+            // 1 s per series; bytes chosen to give the rate exactly.
+            let bytes = (m * 1e6) as u64;
+            SeriesRecord {
+                blocks: bytes / size,
+                bytes,
+                elapsed_ns: 1_000_000_000,
+                writer_cpu_ns: 900_000_000,
+                reader_cpu_ns: Some(800_000_000),
+            }
+        })
+        .collect();
+    let mut c = CaseRecord {
+        workload: Workload::Stream,
+        mechanism: mech.to_string(),
+        mode,
+        block_size: size,
+        placement: PlacementRecord {
+            label: place.to_string(),
+            writer_cpu: Some(w),
+            reader_cpu: Some(r),
+            seen_writer_cpu: Some(w),
+            seen_reader_cpu: Some(r),
+        },
+        payload: Payload::Touch,
+        wait: "block".into(),
+        include_setup: false,
+        options: BTreeMap::new(),
+        status: CaseStatus::Ok,
+        message: None,
+        series,
+        median_bytes_per_sec: None,
+        min_bytes_per_sec: None,
+        max_bytes_per_sec: None,
+        median_blocks_per_sec: None,
+        median_cpu_load: None,
+        sync: None,
+        datagrams: None,
+        latency: None,
+    };
+    c.summarize();
+    c
+}
+
+/// The machine every test run claims.
+pub fn machine() -> Machine {
+    Machine {
+        hostname: "testhost".into(),
+        kernel: "6.1.0-test".into(),
+        os: "Debian GNU/Linux 12 (bookworm)".into(),
+        arch: "x86_64".into(),
+        cpu_model: "Test CPU @ 2.0GHz".into(),
+        cpus: 2,
+        memory_bytes: 4 << 30,
+        virtualization: Some("KVM".into()),
+        limits: [("fs.pipe-max-size".to_string(), "1048576".to_string())]
+            .into_iter()
+            .collect(),
+        ..Machine::default()
+    }
+}
+
+/// A small run: pipe, unix and tcp between processes at 64 B, 4 KiB and 64 KiB on
+/// two placements, one refused case, one failed case.
+pub fn run() -> RunRecord {
+    let mut cases = Vec::new();
+    for (mech, base) in [("pipe", 1000.0), ("unix", 800.0), ("tcp", 500.0)] {
+        for (size, scale) in [(64u64, 0.05), (4096, 0.6), (65536, 1.0)] {
+            for (place, p) in [("same-cpu", 1.0), ("cross-cpu", 0.5)] {
+                let m = base * scale * p;
+                cases.push(case(
+                    mech,
+                    Mode::Processes,
+                    size,
+                    place,
+                    &[m * 0.98, m, m * 1.02],
+                ));
+            }
+        }
+    }
+    let mut refused = case("fifo", Mode::Processes, 65536, "same-cpu", &[]);
+    refused.status = CaseStatus::Refused;
+    refused.message = Some("pipe size 16 MiB is above fs.pipe-max-size (1 MiB)".into());
+    cases.push(refused);
+    let mut failed = case("file", Mode::Processes, 65536, "same-cpu", &[]);
+    failed.status = CaseStatus::Failed;
+    failed.message = Some("write /tmp/x: No space left on device (ENOSPC)".into());
+    cases.push(failed);
+    RunRecord {
+        ipcperf_version: "0.1.0".into(),
+        command_line: vec!["ipcperf".into(), "run".into(), "pipe,unix,tcp".into()],
+        started_ms: 1_763_700_000_000,
+        finished_ms: Some(1_763_700_060_000),
+        complete: true,
+        machine: machine(),
+        cases,
+    }
+}

@@ -1,0 +1,296 @@
+//! The run history end to end through the binary: saving, a run killed with
+//! SIGKILL, history/show/export/import, plots, the HTML report (opened in headless
+//! Chromium when it is installed) and compare.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::prelude::*;
+
+/// `ipcperf <subcommand> --db <db> <args...>`.
+fn cmd(db: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ipcperf"));
+    c.env_remove("IPCPERF_DB")
+        .arg(args[0])
+        .arg("--db")
+        .arg(db)
+        .args(&args[1..]);
+    c
+}
+
+fn stdout(c: &mut Command) -> String {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{c:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A short real run saved in `db`: pipe and unix sockets between threads.
+fn quick_run(db: &Path, mechs: &str) {
+    cmd(
+        db,
+        &[
+            "run",
+            mechs,
+            "--mode",
+            "threads",
+            "--sizes",
+            "64,4k,64k",
+            "--count",
+            "300",
+            "--repeat",
+            "2",
+            "--format",
+            "json",
+        ],
+    )
+    .assert()
+    .success();
+}
+
+#[test]
+fn a_run_is_saved_and_shown_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    quick_run(&db, "pipe,unix");
+    let h = stdout(&mut cmd(&db, &["history"]));
+    assert!(h.contains("pipe unix"), "{h}");
+    assert!(h.contains("complete"), "{h}");
+    assert!(!h.contains("incomplete"), "{h}");
+    let show = stdout(&mut cmd(&db, &["show", "1"]));
+    assert!(show.contains("pipe · threads · touch"), "{show}");
+    assert!(show.contains("64 KiB"), "{show}");
+    // Unknown runs and bad ids are bad input.
+    cmd(&db, &["show", "99"]).assert().code(2);
+    cmd(&db, &["show", "x"]).assert().code(2);
+}
+
+#[test]
+fn export_then_import_gives_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    quick_run(&a, "pipe");
+    let json = dir.path().join("run.json");
+    cmd(&a, &["export", "last", "--format", "json", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let out = stdout(cmd(&b, &["import"]).arg(&json));
+    assert!(out.contains("kept as run 1"), "{out}");
+    let again = stdout(&mut cmd(&b, &["export", "1", "--format", "json"]));
+    assert_eq!(again, std::fs::read_to_string(&json).unwrap());
+    for (fmt, needle) in [("csv", "median_bytes_per_sec"), ("markdown", "| block |")] {
+        let f = dir.path().join(format!("x.{fmt}"));
+        cmd(&b, &["export", "1", "--format", fmt, "-o"])
+            .arg(&f)
+            .assert()
+            .success();
+        assert!(std::fs::read_to_string(&f).unwrap().contains(needle));
+    }
+    // Not a run record: bad input, nothing kept.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"not\": \"a run\"}").unwrap();
+    cmd(&b, &["import"]).arg(&bad).assert().code(2);
+    assert_eq!(
+        stdout(&mut cmd(&b, &["history"]))
+            .matches("complete")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn no_save_keeps_nothing_and_the_default_is_the_xdg_data_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .env_remove("IPCPERF_DB")
+            .env("XDG_DATA_HOME", dir.path())
+            .args([
+                "run", "pipe", "--mode", "single", "--sizes", "4k", "--count", "100", "--repeat",
+                "1",
+            ])
+            .args(extra)
+            .assert()
+            .success()
+    };
+    let db = dir.path().join("ipcperf").join("ipcperf.db");
+    run(&["--no-save"]);
+    assert!(!db.exists());
+    let a = run(&[]);
+    assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("saved as run 1"));
+    assert!(db.exists());
+}
+
+#[test]
+fn a_run_killed_midway_leaves_a_readable_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    // Many cases, each short: killed after the first few are saved.
+    let mut child = cmd(
+        &db,
+        &[
+            "run",
+            "pipe",
+            "--mode",
+            "threads",
+            "--sizes",
+            "16..16M",
+            "--duration",
+            "100ms",
+            "--repeat",
+            "2",
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let saved = |db: &PathBuf| -> usize {
+        let out = cmd(db, &["export", "last", "--format", "json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .ok()
+            .and_then(|v| v["cases"].as_array().map(|a| a.len()))
+            .unwrap_or(0)
+    };
+    while saved(&db) < 2 {
+        assert!(Instant::now() < deadline, "no case was saved within 60 s");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let h = stdout(&mut cmd(&db, &["history"]));
+    assert!(h.contains("incomplete"), "{h}");
+    let show = cmd(&db, &["show", "1"]).output().unwrap();
+    assert!(show.status.success());
+    assert!(String::from_utf8_lossy(&show.stderr).contains("incomplete"));
+    assert!(String::from_utf8_lossy(&show.stdout).contains("pipe · threads"));
+    assert!(saved(&db) >= 2);
+}
+
+#[test]
+fn plots_are_written_as_svg_and_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    quick_run(&db, "pipe,unix");
+    let svg = dir.path().join("c.svg");
+    cmd(&db, &["plot", "1", "-o"]).arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("pipe threads unpinned") && text.contains("64 KiB"));
+    let png = dir.path().join("c.png");
+    cmd(&db, &["plot", "1", "-o"]).arg(&png).assert().success();
+    let img = image::open(&png).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (1000, 640));
+    cmd(&db, &["plot", "1", "-o"])
+        .arg(dir.path().join("c.gif"))
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn compare_reports_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    quick_run(&db, "pipe");
+    quick_run(&db, "pipe");
+    let out = stdout(&mut cmd(&db, &["compare", "1", "2"]));
+    assert!(
+        out.contains("faster,") && out.contains("slower,") && out.contains("unchanged"),
+        "{out}"
+    );
+    cmd(&db, &["compare", "1", "3"]).assert().code(2);
+}
+
+/// Saturated pixels: chart lines, not the black and grey of text and tables.
+fn colored_pixels(img: &image::RgbImage) -> usize {
+    img.pixels()
+        .filter(|p| {
+            let (mx, mn) = (p.0.iter().max().unwrap(), p.0.iter().min().unwrap());
+            mx - mn > 80
+        })
+        .count()
+}
+
+#[test]
+fn the_report_opens_in_headless_chromium_with_its_charts() {
+    let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        eprintln!(
+            "skipped: chromium is not installed (Debian: apt-get install chromium; .ci/run does)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    quick_run(&db, "pipe,unix,tcp");
+    quick_run(&db, "pipe,unix,tcp");
+    let html = dir.path().join("report.html");
+    cmd(&db, &["report", "1", "2", "-o"])
+        .arg(&html)
+        .assert()
+        .success();
+    let shot = dir.path().join("shot.png");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--hide-scrollbars",
+            "--window-size=1200,1600",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {log}");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE(")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let img = image::open(&shot).unwrap().to_rgb8();
+    // The first chart is on the first screen: several thousand pixels of coloured lines.
+    let n = colored_pixels(&img);
+    assert!(
+        n > 2000,
+        "the screenshot shows no chart ({n} coloured pixels)"
+    );
+    // Keep it for a person to look at when asked.
+    if let Ok(keep) = std::env::var("IPCPERF_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}
