@@ -168,7 +168,7 @@ pub fn summary(rows: &[Row]) -> String {
     }
     if n(Verdict::NotComparable) > 0 {
         s.push_str(&format!(
-            ", {} not comparable (ran in one run only)",
+            ", {} not comparable (absent from or not run in one of them)",
             n(Verdict::NotComparable)
         ));
     }
@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(rows.len(), run_a.cases.len());
         assert_eq!(
             summary(&rows),
-            "6 faster, 0 slower, 6 unchanged (within the noise), 8 not comparable (ran in one run only)"
+            "6 faster, 0 slower, 6 unchanged (within the noise), 8 not comparable (absent from or not run in one of them)"
         );
     }
 }

@@ -11,6 +11,9 @@ pub mod sync;
 mod table;
 pub mod view;
 
+#[cfg(test)]
+mod snapshot_tests;
+
 use ipcperf_core::record::RunRecord;
 
 use crate::cli::Format;

@@ -11,7 +11,13 @@ pub struct PgConn {
 }
 
 fn err(what: &str, e: postgres::Error) -> StoreError {
-    StoreError::new(format!("PostgreSQL: {what}: {e}"))
+    // The error's own text is often just "db error": say what the server said.
+    let why = match (e.as_db_error(), std::error::Error::source(&e)) {
+        (Some(db), _) => format!("{} ({})", db.message(), db.code().code()),
+        (None, Some(src)) => format!("{e}: {src}"),
+        (None, None) => e.to_string(),
+    };
+    StoreError::new(format!("PostgreSQL: {what}: {why}"))
 }
 
 impl PgConn {
