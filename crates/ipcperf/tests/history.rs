@@ -244,6 +244,18 @@ fn the_report_opens_in_headless_chromium_with_its_charts() {
         .arg(&html)
         .assert()
         .success();
+    // Nothing in it can make a request: no scripts, links, imports or URLs but the
+    // SVG namespace.
+    let text = std::fs::read_to_string(&html).unwrap();
+    for outside in [
+        "<script", "<link", "<img", "<iframe", "@import", "url(", "https://",
+    ] {
+        assert!(!text.contains(outside), "the report holds {outside}");
+    }
+    assert_eq!(
+        text.matches("http://").count(),
+        text.matches("http://www.w3.org/").count()
+    );
     let shot = dir.path().join("shot.png");
     let mut child = Command::new(chromium)
         .args([
@@ -280,7 +292,8 @@ fn the_report_opens_in_headless_chromium_with_its_charts() {
     let out = child.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chromium failed: {log}");
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE(")).collect();
+    // Chromium logs every console message as `...:INFO:CONSOLE:<line>] "text", source: ...`.
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
     let img = image::open(&shot).unwrap().to_rgb8();
     // The first chart is on the first screen: several thousand pixels of coloured lines.
