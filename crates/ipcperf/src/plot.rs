@@ -217,6 +217,187 @@ fn draw<DB: DrawingBackend>(
     root.present()
 }
 
+/// A percentile axis in "nines": x = −log10(1 − p), so p50, p90, p99, p99.9 and
+/// p99.99 are evenly spaced and the tail gets the room it deserves.
+struct NinesAxis(f64, f64);
+
+/// The percentiles a latency chart can show, as (label, fraction).
+pub const PERCENTILES: [(&str, f64); 5] = [
+    ("p50", 0.5),
+    ("p90", 0.9),
+    ("p99", 0.99),
+    ("p99.9", 0.999),
+    ("p99.99", 0.9999),
+];
+
+fn nines(p: f64) -> f64 {
+    -(1.0 - p).log10()
+}
+
+impl Ranged for NinesAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        Log2Axis(self.0, self.1).map(v, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, _hint: H) -> Vec<f64> {
+        PERCENTILES
+            .iter()
+            .map(|p| nines(p.1))
+            .filter(|x| *x >= self.0 - 1e-9 && *x <= self.1 + 1e-9)
+            .collect()
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.0..self.1
+    }
+}
+
+impl ValueFormatter<f64> for NinesAxis {
+    fn format(v: &f64) -> String {
+        PERCENTILES
+            .iter()
+            .find(|p| (nines(p.1) - v).abs() < 1e-6)
+            .map(|p| p.0.to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// One latency curve: (percentile as a fraction, nanoseconds), by percentile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyLine {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Latency percentile curves of a run, one per mechanism (or primitive), mode and
+/// placement. Today they come from the sync workload's set/clear latencies; other
+/// latency sections of the record join here as they land.
+pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
+    let mut v = Vec::new();
+    for c in &run.cases {
+        let Some(l) = c.sync.as_ref().and_then(|s| s.set_clear_latency.as_ref()) else {
+            continue;
+        };
+        if l.samples == 0 {
+            continue;
+        }
+        let pts = [
+            (0.5, l.p50_ns),
+            (0.9, l.p90_ns),
+            (0.99, l.p99_ns),
+            (0.999, l.p999_ns),
+        ];
+        v.push(LatencyLine {
+            label: format!(
+                "{} {} {} set/clear",
+                c.mechanism,
+                c.mode.name(),
+                c.placement.label
+            ),
+            // A zero (below the clock's resolution once its cost is taken off)
+            // cannot sit on a log axis: it is left out, not bent to fit.
+            points: pts
+                .iter()
+                .filter(|p| p.1 > 0)
+                .map(|&(p, ns)| (p, ns as f64))
+                .collect(),
+        });
+    }
+    v.retain(|l| !l.points.is_empty());
+    v
+}
+
+fn draw_latency<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    run: &RunRecord,
+    lines: &[LatencyLine],
+) -> DrawResult<DB::ErrorType> {
+    fonts();
+    root.fill(&WHITE)?;
+    let xs = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| nines(p.0)));
+    let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let (x0, x1) = (x0.min(nines(0.5)), x1.max(nines(0.999)));
+    let ns = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let (lo, hi) = ns.fold((f64::MAX, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (y0, y1) = (
+        10f64.powf(lo.log10().floor()),
+        10f64
+            .powf(hi.log10().ceil())
+            .max(10f64.powf(lo.log10().floor() + 1.0)),
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "Latency percentiles — {} (Linux {})",
+                run.machine.hostname, run.machine.kernel
+            ),
+            (FAMILY, 22).into_font(),
+        )
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(NinesAxis(x0 - 0.1, x1 + 0.1), (y0..y1).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile")
+        .y_desc("latency (ns, log)")
+        .label_style((FAMILY, 14).into_font())
+        .axis_desc_style((FAMILY, 16).into_font())
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (i, l) in lines.iter().enumerate() {
+        let color = color(i);
+        let pts: Vec<(f64, f64)> = l.points.iter().map(|&(p, v)| (nines(p), v)).collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(l.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .label_font((FAMILY, 13).into_font())
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()
+}
+
+/// The latency chart as an SVG document; None when the run has no latency figures.
+pub fn latency_svg(run: &RunRecord) -> Option<Result<String, String>> {
+    let lines = latency_lines(run);
+    if lines.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let r = {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw_latency(root, run, &lines).map_err(|e| format!("cannot draw the chart: {e}"))
+    };
+    Some(r.map(|()| out))
+}
+
+/// The latency chart as a PNG file; None when the run has no latency figures.
+pub fn latency_png(run: &RunRecord, path: &Path) -> Option<Result<(), String>> {
+    let lines = latency_lines(run);
+    if lines.is_empty() {
+        return None;
+    }
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    Some(
+        draw_latency(root, run, &lines).map_err(|e| format!("cannot draw {}: {e}", path.display())),
+    )
+}
+
 /// Chart size in pixels.
 pub const SIZE: (u32, u32) = (1000, 640);
 
@@ -273,6 +454,33 @@ mod tests {
             "64 KiB",
             "pipe processes same-cpu",
             "MB/s",
+        ] {
+            assert!(svg.contains(needle), "the SVG lacks {needle:?}");
+        }
+    }
+
+    #[test]
+    fn latency_curves_from_sync_cases() {
+        let mut run = testdata::run();
+        assert!(latency_lines(&run).is_empty());
+        assert!(latency_svg(&run).is_none());
+        run.cases
+            .push(testdata::sync_case("futex", 900, 1_500, 6_000, 40_000));
+        run.cases
+            .push(testdata::sync_case("sysv-sem", 0, 3_000, 9_000, 70_000));
+        let lines = latency_lines(&run);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].label, "futex threads cross-cpu set/clear");
+        assert_eq!(lines[0].points[0], (0.5, 900.0));
+        assert_eq!(lines[0].points.len(), 4);
+        // A zero p50 (below the clock's resolution) is left out, not drawn at 1 ns.
+        assert_eq!(lines[1].points[0], (0.9, 3000.0));
+        let svg = latency_svg(&run).unwrap().unwrap();
+        for needle in [
+            "p50",
+            "p99.9",
+            "futex threads cross-cpu set/clear",
+            "Latency percentiles",
         ] {
             assert!(svg.contains(needle), "the SVG lacks {needle:?}");
         }

@@ -338,12 +338,23 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             esc(&run.machine.kernel)
         ));
         o.push_str(&table_html(&machine_table(id, run)));
-        o.push_str("<h3>Throughput against block size</h3>\n<div class=\"chart\">\n");
-        match plot::throughput_svg(run) {
-            Ok(svg) => o.push_str(&svg),
-            Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
+        if !plot::throughput_lines(run).is_empty() {
+            o.push_str("<h3>Throughput against block size</h3>\n<div class=\"chart\">\n");
+            match plot::throughput_svg(run) {
+                Ok(svg) => o.push_str(&svg),
+                Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
+            }
+            o.push_str("</div>\n");
         }
-        o.push_str("</div>\n<h3>Tables</h3>\n");
+        if let Some(svg) = plot::latency_svg(run) {
+            o.push_str("<h3>Latency percentiles</h3>\n<div class=\"chart\">\n");
+            match svg {
+                Ok(svg) => o.push_str(&svg),
+                Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
+            }
+            o.push_str("</div>\n");
+        }
+        o.push_str("<h3>Tables</h3>\n");
         for t in view::build(run, None).tables {
             o.push_str(&table_html(&t));
         }
@@ -416,6 +427,13 @@ mod tests {
         assert!(h.contains("&lt;b&gt;host&amp;co&lt;/b&gt;"));
         assert!(!h.contains("<b>host"));
         assert_eq!(h.matches("<svg").count(), 2);
+        // A run with latency figures gets their chart too.
+        let mut lat = testdata::run();
+        lat.cases
+            .push(testdata::sync_case("futex", 900, 1_500, 6_000, 40_000));
+        let h2 = html(&[("9".into(), lat)]);
+        assert!(h2.contains("Latency percentiles"));
+        assert_eq!(h2.matches("<svg").count(), 2);
         for outside in ["http://", "https://", "<script", "<link", "@import", "url("] {
             let allowed = h.matches("http://www.w3.org/").count();
             if outside == "http://" {

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use ipcperf_core::machine::Machine;
 use ipcperf_core::mode::Mode;
 use ipcperf_core::payload::Payload;
-use ipcperf_core::record::{CaseRecord, CaseStatus, PlacementRecord, RunRecord, SeriesRecord};
+use ipcperf_core::record::{
+    CaseRecord, CaseStatus, LatencySummary, PlacementRecord, RunRecord, SeriesRecord, SyncRecord,
+};
 use ipcperf_core::workload::Workload;
 
 /// A case whose series move `mb_per_s` MB/s each (one figure per series).
@@ -111,4 +113,35 @@ pub fn run() -> RunRecord {
         machine: machine(),
         cases,
     }
+}
+
+/// A sync case (threads, cross-cpu) with set/clear latency percentiles in ns.
+pub fn sync_case(primitive: &str, p50: u64, p90: u64, p99: u64, p999: u64) -> CaseRecord {
+    let mut c = case(primitive, Mode::Threads, 0, "cross-cpu", &[]);
+    c.workload = Workload::Sync;
+    c.sync = Some(SyncRecord {
+        primitive: primitive.into(),
+        mode: Mode::Threads,
+        request_release_per_sec: None,
+        set_clear_per_sec: None,
+        request_release_ns: None,
+        set_clear_ns: None,
+        request_release_tare_ns: None,
+        set_clear_tare_ns: None,
+        request_release_note: None,
+        set_clear_note: None,
+        request_release_series: vec![],
+        set_clear_series: vec![],
+        set_clear_latency: Some(LatencySummary {
+            samples: 10_000,
+            clock_cost_ns: 20,
+            p50_ns: p50,
+            p90_ns: p90,
+            p99_ns: p99,
+            p999_ns: p999,
+            max_ns: p999 * 3,
+        }),
+        robustness: None,
+    });
+    c
 }

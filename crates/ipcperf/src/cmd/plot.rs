@@ -1,6 +1,7 @@
-//! `ipcperf plot ID -o chart.svg|chart.png`.
+//! `ipcperf plot ID -o chart.svg|chart.png`: throughput against block size, and latency
+//! percentiles when the run has them (in `chart-latency.svg` beside it when it has both).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -37,18 +38,71 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
     };
     let mut store = a.db.open()?;
     let (id, run) = load(&mut store, a.id)?;
-    if run.cases.iter().all(|c| c.median_bytes_per_sec.is_none()) {
+    let throughput = run.cases.iter().any(|c| c.median_bytes_per_sec.is_some());
+    let latency = !plot::latency_lines(&run).is_empty();
+    if !throughput && !latency {
         return Err(Fail::usage(format!(
-            "run {id} has no case that moved data: nothing to plot"
+            "run {id} has no case that moved data or timed latencies: nothing to plot"
         )));
     }
-    if png {
-        plot::throughput_png(&run, &a.output).map_err(Fail::failure)?;
-    } else {
-        let svg = plot::throughput_svg(&run).map_err(Fail::failure)?;
-        std::fs::write(&a.output, svg)
-            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", a.output.display())))?;
+    let write = |path: &Path, svg: Result<String, String>| -> Result<(), Fail> {
+        let svg = svg.map_err(Fail::failure)?;
+        std::fs::write(path, svg)
+            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))
+    };
+    if throughput {
+        if png {
+            plot::throughput_png(&run, &a.output).map_err(Fail::failure)?;
+        } else {
+            write(&a.output, plot::throughput_svg(&run))?;
+        }
+        eprintln!(
+            "ipcperf: run {id}: throughput drawn in {}",
+            a.output.display()
+        );
     }
-    eprintln!("ipcperf: run {id} drawn in {}", a.output.display());
+    if latency {
+        // Both kinds: the latency chart goes beside the throughput one, as NAME-latency.EXT.
+        let path = if throughput {
+            latency_path(&a.output)
+        } else {
+            a.output.clone()
+        };
+        if png {
+            plot::latency_png(&run, &path)
+                .unwrap_or(Ok(()))
+                .map_err(Fail::failure)?;
+        } else if let Some(svg) = plot::latency_svg(&run) {
+            write(&path, svg)?;
+        }
+        eprintln!(
+            "ipcperf: run {id}: latency percentiles drawn in {}",
+            path.display()
+        );
+    }
     Ok(0)
+}
+
+/// `dir/x.svg` → `dir/x-latency.svg`.
+fn latency_path(p: &Path) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = p
+        .extension()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    p.with_file_name(format!("{stem}-latency.{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn latency_path_sits_beside() {
+        assert_eq!(
+            super::latency_path(std::path::Path::new("/a/b/x.png")),
+            std::path::PathBuf::from("/a/b/x-latency.png")
+        );
+    }
 }
