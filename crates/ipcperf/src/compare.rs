@@ -3,6 +3,7 @@
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::{relative_spread, spread};
+use ipcperf_core::workload::Workload;
 
 use crate::export::view::{Table, View};
 use crate::units::{fmt_mbps, fmt_size};
@@ -62,7 +63,9 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord) -> Row {
     let (ra, rb) = (rates(a), rates(b));
     let case = key(a);
     let (Some(sa), Some(sb)) = (spread(&ra), spread(&rb)) else {
-        let why = if ra.is_empty() {
+        let why = if a.workload != Workload::Stream {
+            "compare covers stream throughput only"
+        } else if ra.is_empty() {
             "did not run in A"
         } else {
             "did not run in B"

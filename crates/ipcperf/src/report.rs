@@ -6,7 +6,7 @@
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 
-use crate::export::view::{self, Table};
+use crate::export::view::Table;
 use crate::units::{fmt_mbps, fmt_size};
 use crate::{compare, plot};
 
@@ -355,8 +355,10 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             o.push_str("</div>\n");
         }
         o.push_str("<h3>Tables</h3>\n");
-        for t in view::build(run, None).tables {
-            o.push_str(&table_html(&t));
+        for v in crate::export::views(run, None) {
+            for t in v.tables {
+                o.push_str(&table_html(&t));
+            }
         }
         for t in [stover(run), bradford_ratio(run), links(run)]
             .into_iter()

@@ -10,7 +10,10 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 
 fn ipcperf() -> assert_cmd::Command {
-    cargo_bin_cmd!("ipcperf")
+    let mut c = cargo_bin_cmd!("ipcperf");
+    // Tests keep nothing in the user's run history.
+    c.env("IPCPERF_NO_SAVE", "1");
+    c
 }
 
 /// Exit 2, nothing on stdout, and exactly one `ipcperf: error:` / `error:` line first.
@@ -164,6 +167,7 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 
 fn long_run(mech: &str, dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .env("IPCPERF_NO_SAVE", "1")
         .args([
             "run",
             mech,

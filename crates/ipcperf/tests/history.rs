@@ -12,6 +12,7 @@ use assert_cmd::prelude::*;
 fn cmd(db: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ipcperf"));
     c.env_remove("IPCPERF_DB")
+        .env_remove("IPCPERF_NO_SAVE")
         .arg(args[0])
         .arg("--db")
         .arg(db)
@@ -109,6 +110,7 @@ fn no_save_keeps_nothing_and_the_default_is_the_xdg_data_dir() {
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_ipcperf"))
             .env_remove("IPCPERF_DB")
+            .env_remove("IPCPERF_NO_SAVE")
             .env("XDG_DATA_HOME", dir.path())
             .args([
                 "run", "pipe", "--mode", "single", "--sizes", "4k", "--count", "100", "--repeat",

@@ -6,7 +6,10 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 fn ipcperf() -> Command {
-    Command::cargo_bin("ipcperf").expect("the ipcperf binary is built")
+    let mut c = Command::cargo_bin("ipcperf").expect("the ipcperf binary is built");
+    // Tests keep nothing in the user's run history.
+    c.env("IPCPERF_NO_SAVE", "1");
+    c
 }
 
 fn gen(args: &[&str]) -> Vec<u8> {

@@ -24,8 +24,8 @@ pub struct DbArgs {
 pub struct SaveArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Do not keep this run in the history.
-    #[arg(long, conflicts_with = "db")]
+    /// Do not keep this run in the history (wins over --db).
+    #[arg(long, env = "IPCPERF_NO_SAVE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_save: bool,
 }
 
@@ -111,7 +111,8 @@ impl Saver {
         })
     }
 
-    fn save_case(&mut self, r: &CaseRecord) {
+    /// Keep one finished case (for commands that run cases without an observer).
+    pub fn save_case(&mut self, r: &CaseRecord) {
         if let Some((store, id)) = &mut self.store {
             if let Err(e) = store.add_case(*id, self.next, r) {
                 eprintln!("ipcperf: warning: this run is no longer being saved: {e}");

@@ -26,7 +26,7 @@ pub struct ExportArgs {
 pub fn run(a: ExportArgs) -> Result<i32, Fail> {
     let mut store = a.db.open()?;
     let (_, run) = load(&mut store, a.id)?;
-    let out = export::render(&run, a.format, None);
+    let out = export::render_any(&run, a.format, None);
     write_out(a.output.as_deref(), out.as_bytes())
 }
 

@@ -32,7 +32,7 @@ pub fn run(a: ShowArgs) -> Result<i32, Fail> {
             run.cases.len()
         );
     }
-    let out = export::render(&run, a.format, a.rank_size);
+    let out = export::render_any(&run, a.format, a.rank_size);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();

@@ -64,6 +64,9 @@ pub struct SyncArgs {
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::cmd::db::SaveArgs,
 }
 
 const DEFAULT_SERIES_MS: u64 = 300;
@@ -177,6 +180,7 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
         machine: Machine::collect(),
         cases: Vec::new(),
     };
+    let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
     for (i, s) in specs.iter().enumerate() {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprint!(
@@ -194,6 +198,7 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
         };
         for r in recs {
             report_problem(&r);
+            saver.save_case(&r);
             run.cases.push(r);
         }
     }
@@ -202,6 +207,7 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     }
     run.finished_ms = Some(unix_ms());
     run.complete = true;
+    saver.finish(&run);
 
     let out = export::sync::render(&run, a.format);
     let mut stdout = std::io::stdout().lock();

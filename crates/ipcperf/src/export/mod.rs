@@ -15,6 +15,7 @@ pub mod view;
 mod snapshot_tests;
 
 use ipcperf_core::record::RunRecord;
+use ipcperf_core::workload::Workload;
 
 use crate::cli::Format;
 
@@ -45,6 +46,61 @@ pub fn render_latency(run: &RunRecord, format: Format, one_way: bool) -> String 
         Format::Table => table::render(&latency::build(run, one_way)),
         Format::Markdown => markdown::render(&latency::build(run, one_way)),
     }
+}
+
+/// The run's cases grouped by workload, each group shown by its own view, in the
+/// order the workloads first appear.
+pub fn split(run: &RunRecord) -> Vec<(Workload, RunRecord)> {
+    let mut order: Vec<Workload> = Vec::new();
+    for c in &run.cases {
+        if !order.contains(&c.workload) {
+            order.push(c.workload);
+        }
+    }
+    order
+        .into_iter()
+        .map(|w| {
+            let mut r = run.clone();
+            r.cases.retain(|c| c.workload == w);
+            (w, r)
+        })
+        .collect()
+}
+
+/// The views of a kept run, whatever workloads it holds.
+pub fn views(run: &RunRecord, rank_size: Option<usize>) -> Vec<view::View> {
+    let parts = split(run);
+    if parts.is_empty() {
+        return vec![view::build(run, rank_size)];
+    }
+    parts
+        .iter()
+        .map(|(w, r)| match w {
+            Workload::Stream => view::build(r, rank_size),
+            Workload::RoundTrip => latency::build(r, false),
+            Workload::Sync => sync::build(r),
+        })
+        .collect()
+}
+
+/// Render a kept run, whatever workloads it holds (`show`, `export`). JSON is the
+/// whole record; other formats show each workload with its own view.
+pub fn render_any(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
+    let parts = split(run);
+    if format == Format::Json
+        || parts.len() <= 1 && parts.first().is_none_or(|p| p.0 == Workload::Stream)
+    {
+        return render(run, format, rank_size);
+    }
+    parts
+        .iter()
+        .map(|(w, r)| match w {
+            Workload::Stream => render(r, format, rank_size),
+            Workload::RoundTrip => render_latency(r, format, false),
+            Workload::Sync => sync::render(r, format),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Render an already built view as a table (markdown for `Format::Markdown`).
