@@ -309,3 +309,40 @@ fn the_report_opens_in_headless_chromium_with_its_charts() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+#[test]
+fn a_shared_postgres_history_through_the_cli() {
+    let Ok(admin) = std::env::var("IPCPERF_TEST_PG") else {
+        eprintln!(
+            "skipped: IPCPERF_TEST_PG is not set (an admin URL such as \
+             postgres://ipcperf:ipcperf@127.0.0.1/postgres; .ci/run starts a server and sets it)"
+        );
+        return;
+    };
+    let name = format!("ipcperf_cli_{}", std::process::id());
+    let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap().to_string();
+    let url = format!("{base}/{name}");
+    let result = std::panic::catch_unwind(|| {
+        let db = Path::new(&url);
+        quick_run(db, "pipe");
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        cmd(db, &["export", "1", "-o"])
+            .arg(&json)
+            .assert()
+            .success();
+        cmd(db, &["import"]).arg(&json).assert().success();
+        let h = stdout(&mut cmd(db, &["history"]));
+        assert_eq!(h.matches("complete").count(), 2, "{h}");
+        assert!(!h.contains(":ipcperf@"), "the password is shown: {h}");
+        let out = stdout(&mut cmd(db, &["compare", "1", "2"]));
+        // The same run imported again: every case equal, none marked.
+        assert!(out.contains("0 faster, 0 slower"), "{out}");
+    });
+    let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
