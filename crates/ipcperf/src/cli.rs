@@ -59,7 +59,7 @@ pub enum Command {
     Export(crate::cmd::export::ExportArgs),
     /// Keep runs exported on another machine (JSON run records).
     Import(crate::cmd::import::ImportArgs),
-    /// Draw a run: MB/s against block size (SVG or PNG).
+    /// Draw a run (SVG or PNG): MB/s against block size, and latency percentiles.
     Plot(crate::cmd::plot::PlotArgs),
     /// One self-contained HTML file: machine, tables, charts, ratios.
     Report(crate::cmd::report::ReportArgs),
