@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Once;
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
+use ipcperf_core::workload::Workload;
 use std::ops::Range;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
@@ -104,7 +105,7 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
         s
     };
     let mut lines: Vec<Line> = Vec::new();
-    for c in &run.cases {
+    for c in run.cases.iter().filter(|c| c.workload == Workload::Stream) {
         let Some(m) = c.median_bytes_per_sec.filter(|m| *m > 0.0) else {
             continue;
         };
@@ -272,11 +273,39 @@ pub struct LatencyLine {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Latency percentile curves of a run, one per mechanism (or primitive), mode and
-/// placement. Today they come from the sync workload's set/clear latencies; other
-/// latency sections of the record join here as they land.
+/// Latency percentile curves of a run: round trips (p50 to p99.99, one per
+/// mechanism, mode, size and placement) and the sync workload's set/clear
+/// latencies (p50 to p99.9, one per primitive, mode and placement).
 pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
     let mut v = Vec::new();
+    // Round trips (the latency workload): p50 to p99.99 from the full histogram's summary.
+    for c in &run.cases {
+        let Some(l) = &c.latency else { continue };
+        if l.round_trips == 0 {
+            continue;
+        }
+        let pts = [
+            (0.5, l.p50_ns),
+            (0.9, l.p90_ns),
+            (0.99, l.p99_ns),
+            (0.999, l.p999_ns),
+            (0.9999, l.p9999_ns),
+        ];
+        v.push(LatencyLine {
+            label: format!(
+                "{} {} {} {} round trip",
+                c.mechanism,
+                c.mode.name(),
+                fmt_size(c.block_size),
+                c.placement.label
+            ),
+            points: pts
+                .iter()
+                .filter(|p| p.1 > 0)
+                .map(|&(p, ns)| (p, ns as f64))
+                .collect(),
+        });
+    }
     for c in &run.cases {
         let Some(l) = c.sync.as_ref().and_then(|s| s.set_clear_latency.as_ref()) else {
             continue;

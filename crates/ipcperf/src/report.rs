@@ -5,6 +5,7 @@
 //! text out.
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
+use ipcperf_core::workload::Workload;
 
 use crate::export::view::Table;
 use crate::units::{fmt_mbps, fmt_size};
@@ -64,6 +65,7 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
     let ok: Vec<&CaseRecord> = run
         .cases
         .iter()
+        .filter(|c| c.workload == Workload::Stream)
         .filter(|c| c.median_bytes_per_sec.is_some_and(|m| m > 0.0))
         .collect();
     let mut mechs: Vec<&str> = Vec::new();
@@ -127,7 +129,11 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
 /// Highest median MB/s (and its block size) of `mech` for each mode and placement.
 fn peaks(run: &RunRecord, mech: &str) -> Vec<(String, String, f64, u64)> {
     let mut v: Vec<(String, String, f64, u64)> = Vec::new();
-    for c in run.cases.iter().filter(|c| c.mechanism == mech) {
+    for c in run
+        .cases
+        .iter()
+        .filter(|c| c.mechanism == mech && c.workload == Workload::Stream)
+    {
         let Some(m) = c.median_bytes_per_sec else {
             continue;
         };

@@ -37,6 +37,7 @@ fn clean_removes_the_orphans_of_a_killed_run_only() {
     let mut child = Command::new(BIN)
         .args(["latency", "sysv-msg", "fifo", "-d", "20s", "-f", "json"])
         .env("TMPDIR", tmp.path())
+        .env("IPCPERF_NO_SAVE", "1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -346,3 +346,36 @@ fn a_shared_postgres_history_through_the_cli() {
         std::panic::resume_unwind(e);
     }
 }
+
+#[test]
+fn a_latency_run_is_saved_shown_and_drawn_as_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    cmd(
+        &db,
+        &[
+            "latency", "pipe", "--mode", "threads", "-d", "100ms", "-f", "json",
+        ],
+    )
+    .assert()
+    .success();
+    let show = stdout(&mut cmd(&db, &["show", "1"]));
+    assert!(
+        show.contains("Round-trip latency") && show.contains("p99.99"),
+        "{show}"
+    );
+    let png = dir.path().join("l.png");
+    let out = cmd(&db, &["plot", "1", "-o"]).arg(&png).output().unwrap();
+    assert!(out.status.success());
+    // No throughput chart for a latency-only run: the percentiles go to the file named.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("latency percentiles drawn"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("throughput drawn"));
+    assert!(image::open(&png).is_ok());
+    let svg = dir.path().join("l.svg");
+    cmd(&db, &["plot", "1", "-o"]).arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("p99.99") && text.contains("pipe threads"),
+        "{text}"
+    );
+}

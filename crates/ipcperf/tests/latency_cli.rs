@@ -4,7 +4,10 @@ use assert_cmd::Command;
 use predicates::str::contains;
 
 fn ipcperf() -> Command {
-    Command::cargo_bin("ipcperf").unwrap()
+    let mut c = Command::cargo_bin("ipcperf").unwrap();
+    // Tests keep nothing in the user's run history.
+    c.env("IPCPERF_NO_SAVE", "1");
+    c
 }
 
 #[test]

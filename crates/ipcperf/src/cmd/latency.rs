@@ -109,6 +109,9 @@ pub struct LatencyArgs {
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::cmd::db::SaveArgs,
 }
 
 /// Every mechanism that can carry round trips, in the order `list` shows them.
@@ -238,11 +241,13 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         machine: Machine::collect(),
         cases: Vec::new(),
     };
+    let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
     let mut console = Console::new(&specs);
-    run.cases = runner::run_all_latency(&specs, &env, &mut console);
+    run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
     console.finish();
     run.finished_ms = Some(unix_ms());
     run.complete = true;
+    saver.finish(&run);
 
     let out = export::render_latency(&run, a.format, a.one_way);
     let mut stdout = std::io::stdout().lock();

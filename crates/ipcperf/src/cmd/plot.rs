@@ -38,7 +38,7 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
     };
     let mut store = a.db.open()?;
     let (id, run) = load(&mut store, a.id)?;
-    let throughput = run.cases.iter().any(|c| c.median_bytes_per_sec.is_some());
+    let throughput = !plot::throughput_lines(&run).is_empty();
     let latency = !plot::latency_lines(&run).is_empty();
     if !throughput && !latency {
         return Err(Fail::usage(format!(
