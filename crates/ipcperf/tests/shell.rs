@@ -268,10 +268,41 @@ fn pipeline_produces_every_row_and_leaves_nothing() {
             assert!(s["elapsed_ns"].as_u64().unwrap() > 0, "{name}");
         }
     }
-    for must_run in ["tmp-file", "unix", "sh-pipe", "cat", "dev-null"] {
+    for must_run in ROWS {
         let c = cases.iter().find(|c| c["mechanism"] == must_run).unwrap();
         assert_eq!(c["status"], "ok", "{must_run}: {c}");
     }
+}
+
+#[test]
+fn pipeline_is_saved_like_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .env_remove("IPCPERF_NO_SAVE")
+            .env_remove("IPCPERF_DB")
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        out
+    };
+    let saved = run(&[
+        "pipeline", "--bytes", "64k", "--repeat", "1", "--format", "json",
+    ]);
+    assert!(String::from_utf8_lossy(&saved.stderr).contains("saved as run"));
+    let printed: Value = serde_json::from_slice(&saved.stdout).unwrap();
+    let kept: Value =
+        serde_json::from_slice(&run(&["export", "last", "--format", "json"]).stdout).unwrap();
+    assert_eq!(
+        kept["cases"], printed["cases"],
+        "the kept run is the printed one"
+    );
+    assert_eq!(kept["complete"], true);
+    assert_eq!(kept["cases"].as_array().unwrap().len(), ROWS.len());
 }
 
 #[test]

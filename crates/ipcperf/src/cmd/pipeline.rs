@@ -27,6 +27,7 @@ use ipcperf_sys::names::PrivateDir;
 use super::gen::random_seed;
 use super::sink::SinkReport;
 use crate::cli::Format;
+use crate::cmd::db::{SaveArgs, Saver};
 use crate::export::{self, view};
 use crate::units::{self, fmt_mbps, fmt_size};
 use crate::Fail;
@@ -52,6 +53,9 @@ pub struct PipelineArgs {
     /// Output format (json is the run record).
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 /// How one of Stover's methods runs.
@@ -339,6 +343,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
         set.seed,
     );
     let mut run = RunRecord::begin(std::env::args().collect());
+    let mut saver = Saver::start(&a.save, &run)?;
     let mut records: Vec<CaseRecord> = methods.iter().map(|m| set.record(m)).collect();
     let progress = std::io::stderr().is_terminal();
     for round in 1..=a.repeat {
@@ -358,9 +363,14 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     for r in records.iter_mut().filter(|r| r.is_ok()) {
         r.summarize();
     }
+    // A case gathers its series over every round, so each is kept once all have run.
+    for r in &records {
+        saver.save_case(r);
+    }
     run.cases = records;
     run.finished_ms = Some(unix_ms());
     run.complete = true;
+    saver.finish(&run);
 
     let view = || build_view(&run, &methods, a.bytes, a.chunk, a.repeat);
     print!("{}", export::render_with(&run, a.format, view));
