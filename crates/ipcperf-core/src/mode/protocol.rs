@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mechanism::{open_peer, ByteStream, Endpoint, PeerHandoff, OPEN_TIMEOUT_MS};
-use crate::payload::Payload;
+use crate::payload::{AlignedBuf, Payload};
 use crate::record::DatagramCounts;
 use crate::workload::{roundtrip, stream};
 use ipcperf_sys::clock::thread_cpu_ns;
@@ -136,7 +136,7 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
         }
         PeerRole::StreamReader => {
             let mut ep = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
-            let mut buf = vec![0u8; setup.block_size];
+            let mut buf = AlignedBuf::new(setup.block_size);
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
                 match ch.recv()? {
@@ -186,7 +186,7 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                 None => None,
             };
             let mut end = crate::mode::roundtrip::Duplex::for_peer(fwd, back);
-            let mut buf = vec![0u8; setup.block_size];
+            let mut buf = AlignedBuf::new(setup.block_size);
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
                 match ch.recv()? {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::mechanism::{
     self, open_peer, ByteStream, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS,
 };
-use crate::payload::{check_pattern, fill_pattern, Payload};
+use crate::payload::{check_pattern, fill_pattern, AlignedBuf, Payload};
 use crate::plan::{CaseSpec, RunEnv};
 use crate::workload::stream;
 
@@ -40,8 +40,8 @@ pub struct StreamSession {
     /// Single mode: the reader lives in this thread too.
     reader: Option<Endpoint>,
     peer: Option<Box<dyn PeerHandle>>,
-    wbuf: Vec<u8>,
-    rbuf: Vec<u8>,
+    wbuf: AlignedBuf,
+    rbuf: AlignedBuf,
     pub facts: Vec<(String, String)>,
     _watchdog: Option<Watchdog>,
     _pin: PinGuard,
@@ -78,15 +78,15 @@ impl StreamSession {
             writer: None,
             reader: None,
             peer: None,
-            wbuf: vec![0u8; block],
-            rbuf: Vec::new(),
+            wbuf: AlignedBuf::new(block),
+            rbuf: AlignedBuf::new(0),
             facts: Vec::new(),
             _watchdog: None,
             _pin: pin,
             _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
         };
         if spec.mechanism == MechanismKind::Memcpy {
-            s.rbuf = vec![0u8; block];
+            s.rbuf = AlignedBuf::new(block);
             s._link = link;
             return Ok(s);
         }
@@ -98,7 +98,7 @@ impl StreamSession {
                 // The reader first: a FIFO's writer can only open once a reader has.
                 let mut r = open_peer(link.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let mut w = link.open_local(OPEN_TIMEOUT_MS)?;
-                s.rbuf = vec![0u8; block];
+                s.rbuf = AlignedBuf::new(block);
                 // Bounded waits on both ends: one thread must never block on itself.
                 // (Message endpoints check their limits before the run instead.)
                 if let (Some(wf), Some(rf)) = (w.as_fd_stream(), r.as_fd_stream()) {
