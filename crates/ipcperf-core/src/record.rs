@@ -202,12 +202,7 @@ impl CaseRecord {
                 seen_reader_cpu: None,
             },
             payload: spec.payload,
-            wait: if spec.opts.nonblocking {
-                "poll"
-            } else {
-                "block"
-            }
-            .to_string(),
+            wait: spec.opts.wait_label(spec.mechanism),
             include_setup: spec.include_setup,
             options: spec.opts.describe(spec.mechanism).into_iter().collect(),
             status: CaseStatus::Ok,

@@ -114,6 +114,7 @@ pub enum Endpoint {
     Udp(super::udp::UdpEnd),
     Vmsplice(super::vmsplice::VmspliceEnd),
     Cma(super::cma::CmaEnd),
+    Shm(super::shm_ring::ShmRing),
 }
 
 /// Run `$body` with `$e` bound to the concrete endpoint inside `$ep` (a `&mut Endpoint`).
@@ -127,6 +128,7 @@ macro_rules! with_endpoint {
             $crate::mechanism::Endpoint::Udp($e) => $body,
             $crate::mechanism::Endpoint::Vmsplice($e) => $body,
             $crate::mechanism::Endpoint::Cma($e) => $body,
+            $crate::mechanism::Endpoint::Shm($e) => $body,
         }
     };
 }

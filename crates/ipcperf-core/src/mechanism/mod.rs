@@ -12,6 +12,7 @@ mod fifo;
 mod file;
 pub mod msgq;
 mod pipe;
+pub mod shm;
 pub mod shm_ring;
 mod sockpair;
 mod tcp;
@@ -50,6 +51,7 @@ pub enum MechanismKind {
     Udp,
     Vmsplice,
     Cma,
+    Shm,
 }
 
 /// What a user can know about a mechanism before running it.
@@ -198,6 +200,15 @@ pub const MECHANISMS: &[MechanismInfo] = &[
         reader_after_writer: false,
         names: "none",
     },
+    MechanismInfo {
+        kind: MechanismKind::Shm,
+        name: "shm",
+        summary: "SPSC ring in shared memory (memfd; --shm-named: POSIX object); --wake spin|futex|eventfd|sem",
+        modes: &[Mode::Threads, Mode::Processes],
+        solo: false,
+        reader_after_writer: false,
+        names: "none (memfd); /ipcperf-<pid>-...-ring with --shm-named",
+    },
 ];
 
 impl MechanismKind {
@@ -236,6 +247,15 @@ pub struct MechOptions {
     /// POSIX message queues: the priority every message is sent with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mq_priority: Option<u32>,
+    /// shm: how a waiting side is woken (default futex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_wake: Option<shm_ring::Wake>,
+    /// shm: a named POSIX object the peer opens by name, instead of a memfd.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shm_named: bool,
+    /// shm: the ring's capacity in bytes (a power of two; default 1 MiB or 4 blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_capacity: Option<usize>,
 }
 
 impl MechOptions {
@@ -281,12 +301,30 @@ impl MechOptions {
                     v.push(("rcvbuf".into(), s.to_string()));
                 }
             }
+            MechanismKind::Shm => {
+                v.push((
+                    "memory".into(),
+                    if self.shm_named { "posix-shm" } else { "memfd" }.into(),
+                ));
+                if let Some(c) = self.shm_capacity {
+                    v.push(("ring_capacity".into(), c.to_string()));
+                }
+            }
             _ => {}
         }
-        if self.nonblocking && !kind.info().solo {
+        if self.nonblocking && !kind.info().solo && kind != MechanismKind::Shm {
             v.push(("nonblocking".into(), "poll".into()));
         }
         v
+    }
+
+    /// How a side waits, for the record's `wait` field: the shm ring's wake-up
+    /// strategy, else `poll` (non-blocking descriptors) or `block`.
+    pub fn wait_label(&self, kind: MechanismKind) -> String {
+        if kind == MechanismKind::Shm {
+            return self.shm_wake.unwrap_or(shm_ring::Wake::Futex).name().into();
+        }
+        if self.nonblocking { "poll" } else { "block" }.into()
     }
 
     pub fn base_dir(&self) -> PathBuf {
@@ -331,6 +369,11 @@ pub enum PeerAddr {
     /// A cma sender or receiver (two notification pipe ends travel with it).
     Cma {
         sender: bool,
+    },
+    /// An shm ring end (its memfd, unless named, and eventfds travel with it).
+    Shm {
+        ring: shm_ring::RingHandoff,
+        producer: bool,
     },
 }
 
@@ -397,6 +440,7 @@ pub fn setup_for(kind: MechanismKind, opts: &MechOptions, block: usize) -> Resul
         MechanismKind::Udp => udp::setup(opts, block),
         MechanismKind::Vmsplice => vmsplice::setup(opts),
         MechanismKind::Cma => cma::setup(opts),
+        MechanismKind::Shm => shm::setup(opts, block),
         _ => setup(kind, opts),
     }
 }
@@ -424,7 +468,8 @@ pub fn setup(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
         | MechanismKind::UnixSeqpacket
         | MechanismKind::Udp
         | MechanismKind::Vmsplice
-        | MechanismKind::Cma => Err(Error::Invalid(format!(
+        | MechanismKind::Cma
+        | MechanismKind::Shm => Err(Error::Invalid(format!(
             "{} is sized by its message: set it up with setup_for",
             kind.name()
         ))),
@@ -558,6 +603,12 @@ pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<Endpoint> {
                 .next()
                 .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
             return Ok(Endpoint::Udp(udp::UdpEnd::new(fd, *asker)?));
+        }
+        PeerAddr::Shm { ring, producer } => {
+            let fds = std::mem::take(&mut h.fds);
+            return Ok(Endpoint::Shm(shm_ring::ShmRing::open_end(
+                ring, fds, *producer,
+            )?));
         }
         PeerAddr::Mq { name, write, .. } => {
             return Ok(Endpoint::Mq(msgq::MqEnd::open(name, *write, &h.opts)?))

@@ -9,7 +9,10 @@
 //! after publishing, wakes it only if the flag is up (so the steady state makes no
 //! system call). Every wait is bounded (ticks of 250 ms, at most [`RING_WAIT`]).
 //!
-//! Not yet registered as a mechanism of `ipcperf run` / `latency`: see the report.
+//! Registered as the `shm` mechanism: [`RingObject`] is the set-up object (kept by
+//! the link), each side opens its end with [`ShmRing::open_end`]. A watchdog that
+//! sees the peer die raises the `dead` word and wakes both directions
+//! ([`RingObject::on_peer_death`]), so no side waits out [`RING_WAIT`].
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
@@ -62,6 +65,7 @@ const OFF_CLOSED: usize = 256;
 const OFF_WAITING: [usize; 2] = [384, 512];
 const OFF_SEQ: [usize; 2] = [448, 576];
 const OFF_SEM: [usize; 2] = [640, 704];
+const OFF_DEAD: usize = 768;
 const DATA: usize = 0;
 const SPACE: usize = 1;
 
@@ -82,7 +86,8 @@ pub struct ShmRing {
     wake: Wake,
     sems: Vec<ShmSem>,
     efds: Vec<Eventfd>,
-    _name: Option<ShmName>,
+    /// Set when this end also owns the object (made by [`ShmRing::create`]).
+    _owner: Option<RingObject>,
 }
 
 fn pow2(capacity: usize) -> Result<usize> {
@@ -94,23 +99,24 @@ fn pow2(capacity: usize) -> Result<usize> {
     Ok(capacity)
 }
 
-impl ShmRing {
-    /// Create the ring; returns the producer end, the handoff and the descriptors
-    /// (memfd unless named, then the eventfds) for the consumer.
-    pub fn create(
-        capacity: usize,
-        wake: Wake,
-        named: bool,
-    ) -> Result<(ShmRing, RingHandoff, Vec<OwnedFd>)> {
+/// The ring's shared memory and wake-up objects, as created: owns the POSIX name
+/// (removed on drop) and the semaphores (initialized here).
+pub struct RingObject {
+    mem: Arc<SharedMem>,
+    _sems: Vec<ShmSem>,
+    efds: Vec<Eventfd>,
+    _name: Option<ShmName>,
+    pub handoff: RingHandoff,
+}
+
+impl RingObject {
+    pub fn create(capacity: usize, wake: Wake, named: bool) -> Result<RingObject> {
         let cap = pow2(capacity)?;
-        let mut fds = Vec::new();
         let (mem, name) = if named {
             let (g, m) = shm_create("ring", HDR + cap)?;
             (Arc::new(m), Some(g))
         } else {
-            let m = SharedMem::memfd("ring", HDR + cap)?;
-            fds.push(m.dup_fd()?);
-            (Arc::new(m), None)
+            (Arc::new(SharedMem::memfd("ring", HDR + cap)?), None)
         };
         let mut sems = Vec::new();
         let mut efds = Vec::new();
@@ -122,9 +128,7 @@ impl ShmRing {
             }
             Wake::Eventfd => {
                 for _ in 0..2 {
-                    let e = Eventfd::semaphore(0)?;
-                    fds.push(e.try_clone_fd()?);
-                    efds.push(e);
+                    efds.push(Eventfd::semaphore(0)?);
                 }
             }
             _ => {}
@@ -134,23 +138,85 @@ impl ShmRing {
             wake,
             name: name.as_ref().map(|n| n.name().to_string()),
         };
-        Ok((
-            ShmRing {
-                mem,
-                cap,
-                producer: true,
-                wake,
-                sems,
-                efds,
-                _name: name,
-            },
+        Ok(RingObject {
+            mem,
+            _sems: sems,
+            efds,
+            _name: name,
             handoff,
-            fds,
-        ))
+        })
+    }
+
+    /// The descriptors one end needs: the memfd (unless named), then the eventfds.
+    pub fn end_fds(&self) -> Result<Vec<OwnedFd>> {
+        let mut fds = Vec::new();
+        if self.handoff.name.is_none() {
+            fds.push(self.mem.dup_fd()?);
+        }
+        for e in &self.efds {
+            fds.push(e.try_clone_fd()?);
+        }
+        Ok(fds)
+    }
+
+    /// What wakes both sides for good when the peer is gone: the `dead` word is
+    /// raised and every wake-up object is signalled.
+    pub fn on_peer_death(&self) -> Result<impl Fn() + Send + 'static> {
+        let mem = self.mem.clone();
+        let wake = self.handoff.wake;
+        let sems: Vec<ShmSem> = if wake == Wake::Sem {
+            OFF_SEM
+                .iter()
+                .map(|&o| ShmSem::attach(mem.clone(), o))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let efds = self
+            .efds
+            .iter()
+            .map(|e| e.try_clone_fd().map(Eventfd::from_fd))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(move || {
+            mem.atomic_u32(OFF_DEAD).store(1, Ordering::SeqCst);
+            for off in OFF_SEQ {
+                let seq = mem.atomic_u32(off);
+                seq.fetch_add(1, Ordering::SeqCst);
+                let _ = futex::wake(seq, i32::MAX as u32);
+            }
+            for s in &sems {
+                let _ = s.post();
+            }
+            for e in &efds {
+                let _ = e.write(1);
+            }
+        })
+    }
+}
+
+impl ShmRing {
+    /// Create the ring; returns the producer end (which owns the object), the
+    /// handoff and the descriptors for the consumer.
+    pub fn create(
+        capacity: usize,
+        wake: Wake,
+        named: bool,
+    ) -> Result<(ShmRing, RingHandoff, Vec<OwnedFd>)> {
+        let obj = RingObject::create(capacity, wake, named)?;
+        let h = obj.handoff.clone();
+        let mut w = ShmRing::open_end(&h, obj.end_fds()?, true)?;
+        let fds = obj.end_fds()?;
+        w._owner = Some(obj);
+        Ok((w, h, fds))
     }
 
     /// The consumer end, from the handoff and its descriptors.
-    pub fn open(h: &RingHandoff, mut fds: Vec<OwnedFd>) -> Result<ShmRing> {
+    pub fn open(h: &RingHandoff, fds: Vec<OwnedFd>) -> Result<ShmRing> {
+        ShmRing::open_end(h, fds, false)
+    }
+
+    /// One end (`producer` or consumer), from the handoff and its descriptors.
+    pub fn open_end(h: &RingHandoff, mut fds: Vec<OwnedFd>, producer: bool) -> Result<ShmRing> {
         let cap = pow2(h.capacity)?;
         let mem = Arc::new(match &h.name {
             Some(n) => shm_open_existing(n, HDR + cap)?,
@@ -180,11 +246,11 @@ impl ShmRing {
         Ok(ShmRing {
             mem,
             cap,
-            producer: false,
+            producer,
             wake: h.wake,
             sems,
             efds,
-            _name: None,
+            _owner: None,
         })
     }
 
@@ -203,6 +269,10 @@ impl ShmRing {
     #[inline]
     fn closed(&self) -> &AtomicU32 {
         self.mem.atomic_u32(OFF_CLOSED)
+    }
+    #[inline]
+    fn dead(&self) -> bool {
+        self.mem.atomic_u32(OFF_DEAD).load(Ordering::Relaxed) != 0
     }
 
     /// Wake the other side if it waits for `what` (DATA or SPACE).
@@ -240,8 +310,13 @@ impl ShmRing {
             while !ready(self) {
                 std::hint::spin_loop();
                 i = i.wrapping_add(1);
-                if i.is_multiple_of(4096) && start.elapsed() > RING_WAIT {
-                    return Err(self.stuck());
+                if i.is_multiple_of(4096) {
+                    if self.dead() {
+                        return Err(self.gone());
+                    }
+                    if start.elapsed() > RING_WAIT {
+                        return Err(self.stuck());
+                    }
                 }
             }
             return Ok(());
@@ -275,10 +350,18 @@ impl ShmRing {
                 flag.store(0, Ordering::Relaxed);
                 return Ok(());
             }
+            if self.dead() {
+                return Err(self.gone());
+            }
             if start.elapsed() > RING_WAIT {
                 return Err(self.stuck());
             }
         }
+    }
+
+    #[cold]
+    fn gone(&self) -> Error {
+        Error::Peer("the other end of the shm ring is gone (its process or thread ended)".into())
     }
 
     fn stuck(&self) -> Error {
@@ -286,6 +369,16 @@ impl ShmRing {
             "the other end of the shm ring did not move within {} s",
             RING_WAIT.as_secs()
         ))
+    }
+}
+
+impl std::fmt::Debug for ShmRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShmRing")
+            .field("cap", &self.cap)
+            .field("producer", &self.producer)
+            .field("wake", &self.wake)
+            .finish()
     }
 }
 

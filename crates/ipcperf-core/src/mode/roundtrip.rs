@@ -21,6 +21,7 @@ use super::Mode;
 use crate::error::{Error, Result};
 use crate::mechanism::cma::CmaEnd;
 use crate::mechanism::msgq::MqEnd;
+use crate::mechanism::shm_ring::ShmRing;
 use crate::mechanism::{self, open_peer, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS};
 use crate::plan::{CaseSpec, RunEnv};
 use crate::record::DatagramCounts;
@@ -45,9 +46,11 @@ pub fn shape(kind: MechanismKind) -> Option<RoundTripShape> {
         | MechanismKind::UnixSeqpacket
         | MechanismKind::Udp
         | MechanismKind::SysvMsg => Some(RoundTripShape::TwoWay),
-        MechanismKind::Pipe | MechanismKind::Fifo | MechanismKind::PosixMq | MechanismKind::Cma => {
-            Some(RoundTripShape::OneWayPair)
-        }
+        MechanismKind::Pipe
+        | MechanismKind::Fifo
+        | MechanismKind::PosixMq
+        | MechanismKind::Cma
+        | MechanismKind::Shm => Some(RoundTripShape::OneWayPair),
         // vmsplice: the receiver splices the pages away and holds nothing to send back.
         MechanismKind::File
         | MechanismKind::Null
@@ -66,6 +69,7 @@ pub enum Duplex {
     TwoFd(Pair<FdStream, FdStream>),
     TwoMq(Pair<MqEnd, MqEnd>),
     TwoCma(Pair<CmaEnd, CmaEnd>),
+    TwoShm(Pair<ShmRing, ShmRing>),
     /// Any other mix (one branch per call).
     Two(Pair<Endpoint, Endpoint>),
 }
@@ -78,6 +82,7 @@ impl Duplex {
             (Endpoint::Fd(tx), Some(Endpoint::Fd(rx))) => Duplex::TwoFd(Pair { tx, rx }),
             (Endpoint::Mq(tx), Some(Endpoint::Mq(rx))) => Duplex::TwoMq(Pair { tx, rx }),
             (Endpoint::Cma(tx), Some(Endpoint::Cma(rx))) => Duplex::TwoCma(Pair { tx, rx }),
+            (Endpoint::Shm(tx), Some(Endpoint::Shm(rx))) => Duplex::TwoShm(Pair { tx, rx }),
             (tx, Some(rx)) => Duplex::Two(Pair { tx, rx }),
         }
     }
@@ -94,7 +99,7 @@ impl Duplex {
     pub fn take_datagram_counts(&mut self) -> Option<DatagramCounts> {
         match self {
             Duplex::One(e) => e.take_datagram_counts(),
-            Duplex::TwoFd(_) | Duplex::TwoMq(_) | Duplex::TwoCma(_) => None,
+            Duplex::TwoFd(_) | Duplex::TwoMq(_) | Duplex::TwoCma(_) | Duplex::TwoShm(_) => None,
             Duplex::Two(p) => p.rx.take_datagram_counts(),
         }
     }
@@ -109,6 +114,7 @@ macro_rules! with_duplex {
             $crate::mode::roundtrip::Duplex::TwoFd($e) => $body,
             $crate::mode::roundtrip::Duplex::TwoMq($e) => $body,
             $crate::mode::roundtrip::Duplex::TwoCma($e) => $body,
+            $crate::mode::roundtrip::Duplex::TwoShm($e) => $body,
             $crate::mode::roundtrip::Duplex::Two($e) => $body,
         }
     };

@@ -74,6 +74,20 @@ pub struct LatencyArgs {
     #[arg(long)]
     pub one_way: bool,
 
+    /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
+    /// eventfd or sem (POSIX semaphores in the shared page).
+    #[arg(long, value_parser = units::parse_wake, default_value = "futex")]
+    pub wake: ipcperf_core::mechanism::shm_ring::Wake,
+
+    /// shm: a named POSIX shared-memory object the peer opens by name (default: a
+    /// memfd handed over with SCM_RIGHTS).
+    #[arg(long)]
+    pub shm_named: bool,
+
+    /// shm: ring capacity, a power of two >= 4k (default: 1M, or 4 blocks if larger).
+    #[arg(long, value_parser = units::parse_size)]
+    pub shm_capacity: Option<usize>,
+
     /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ).
     #[arg(long, value_parser = units::parse_size)]
     pub pipe_size: Option<usize>,
@@ -205,6 +219,9 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
         ipv6: a.ipv6,
         dir: a.dir.clone(),
         mq_priority: a.priority,
+        shm_wake: Some(a.wake),
+        shm_named: a.shm_named,
+        shm_capacity: a.shm_capacity,
     };
     let mut specs = Vec::new();
     for &m in &mechs {

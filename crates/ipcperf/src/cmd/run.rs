@@ -139,6 +139,9 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         nonblocking: a.nonblocking,
         ipv6: a.ipv6,
         dir: a.dir.clone(),
+        shm_wake: Some(a.wake),
+        shm_named: a.shm_named,
+        shm_capacity: a.shm_capacity,
         ..Default::default()
     };
     if let Some(d) = &a.dir {

@@ -1,0 +1,46 @@
+//! `shm`: the single-producer single-consumer ring of [`super::shm_ring`] as a
+//! mechanism. The memory is a memfd handed over with the other descriptors (a
+//! thread, or a peer process through SCM_RIGHTS), or with `--shm-named` a POSIX
+//! object `/ipcperf-<pid>-...` the peer opens by name (owned by the link's guard:
+//! removed on success, error, Ctrl-C and peer death).
+
+use super::shm_ring::{RingObject, Wake};
+use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use crate::error::Result;
+
+/// The ring's default capacity: 1 MiB, or 4 blocks when that is more.
+pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
+    opts.shm_capacity
+        .unwrap_or_else(|| (block.saturating_mul(4)).max(1 << 20).next_power_of_two())
+}
+
+pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+    let wake = opts.shm_wake.unwrap_or(Wake::Futex);
+    let obj = RingObject::create(capacity_for(opts, block), wake, opts.shm_named)?;
+    let end = |producer: bool, obj: &RingObject| -> Result<PeerHandoff> {
+        Ok(PeerHandoff {
+            kind: MechanismKind::Shm,
+            addr: PeerAddr::Shm {
+                ring: obj.handoff.clone(),
+                producer,
+            },
+            opts: opts.clone(),
+            fds: obj.end_fds()?,
+        })
+    };
+    let mut link = Link::new(
+        MechanismKind::Shm,
+        opts,
+        Some(LocalEnd::Handoff(end(true, &obj)?)),
+        Some(end(false, &obj)?),
+        None,
+    );
+    link.facts
+        .push(("ring_capacity".into(), obj.handoff.capacity.to_string()));
+    if let Some(n) = &obj.handoff.name {
+        link.facts.push(("shm_name".into(), n.clone()));
+    }
+    link.on_peer_death.push(Box::new(obj.on_peer_death()?));
+    link.guards.push(Box::new(obj));
+    Ok(link)
+}
