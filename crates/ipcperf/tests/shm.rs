@@ -1,0 +1,136 @@
+//! Conformance for `shm` (the SPSC ring in shared memory) with every wake-up
+//! strategy, in threads and processes, over memfd and over a named POSIX object:
+//! every byte delivered and verified (streams and round trips), the named object
+//! gone afterwards, and a peer killed with SIGKILL an error within 2 s.
+
+use std::time::{Duration, Instant};
+
+use ipcperf_core::mechanism::shm_ring::Wake;
+use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::mode::roundtrip::RoundTripSession;
+use ipcperf_core::mode::{Mode, Placement};
+use ipcperf_core::observer::Quiet;
+use ipcperf_core::payload::Payload;
+use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::record::{CaseRecord, CaseStatus};
+use ipcperf_core::runner::{run_case, run_latency_case};
+
+fn env() -> RunEnv {
+    RunEnv::new(PeerCommand {
+        program: env!("CARGO_BIN_EXE_ipcperf").into(),
+        args: vec!["__peer".into()],
+    })
+}
+
+fn spec(wake: Wake, named: bool, mode: Mode, block: usize, n: u64) -> CaseSpec {
+    CaseSpec {
+        mechanism: MechanismKind::Shm,
+        mode,
+        block_size: block,
+        placement: Placement::UNPINNED,
+        payload: Payload::Verify,
+        length: Length::Count { blocks: n },
+        repeat: 2,
+        include_setup: false,
+        opts: MechOptions {
+            shm_wake: Some(wake),
+            shm_named: named,
+            // Small, so that blocks wrap around and sides wait for each other.
+            shm_capacity: Some(16 * 1024),
+            ..MechOptions::default()
+        },
+    }
+}
+
+fn check_named(r: &CaseRecord, named: bool) {
+    match r.options.get("shm_name") {
+        Some(n) => {
+            assert!(named, "a memfd ring recorded a name {n}");
+            assert!(!ipcperf_sys::shm::shm_exists(n), "{n} left behind");
+        }
+        None => assert!(!named, "a named ring recorded no name"),
+    }
+}
+
+#[test]
+fn streams_verified_with_every_wake_in_threads_and_processes() {
+    for wake in Wake::ALL {
+        for mode in [Mode::Threads, Mode::Processes] {
+            for named in [false, true] {
+                for size in [1usize, 4093, 65536] {
+                    let blocks = 41;
+                    let r = run_case(&spec(wake, named, mode, size, blocks), &env(), &mut Quiet);
+                    let what = format!("{} {} named={named} {size} B", wake.name(), mode.name());
+                    assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
+                    assert_eq!(r.wait, wake.name(), "{what}: the wait strategy is named");
+                    assert_eq!(r.series.len(), 2);
+                    for s in &r.series {
+                        assert_eq!(s.bytes, blocks * size as u64, "{what}");
+                    }
+                    check_named(&r, named);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn round_trips_verified_with_every_wake_in_threads_and_processes() {
+    for wake in Wake::ALL {
+        for mode in [Mode::Threads, Mode::Processes] {
+            for named in [false, true] {
+                let mut s = spec(wake, named, mode, 5000, 200);
+                s.repeat = 1;
+                let r = run_latency_case(&s, &env(), &mut Quiet);
+                let what = format!("{} {} named={named}", wake.name(), mode.name());
+                assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
+                assert_eq!(r.wait, wake.name());
+                let l = r.latency.as_ref().unwrap();
+                assert_eq!(l.round_trips, 200, "{what}");
+                assert_eq!(r.series[0].bytes, 2 * 5000 * 200, "{what}");
+                check_named(&r, named);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_killed_peer_is_an_error_within_two_seconds_with_every_wake() {
+    for wake in Wake::ALL {
+        let s = spec(wake, true, Mode::Processes, 64, 10);
+        let mut sess = RoundTripSession::open(&s, &env()).unwrap();
+        sess.series(50, RunEnv::STALL_NS).unwrap();
+        let name = sess
+            .facts
+            .iter()
+            .find(|(k, _)| k == "shm_name")
+            .map(|(_, v)| v.clone())
+            .expect("a named ring records its name");
+        assert!(ipcperf_sys::shm::shm_exists(&name));
+        let pid = sess.peer_pid().unwrap();
+        ipcperf_sys::signal::kill(pid as i32);
+        let t0 = Instant::now();
+        let r = sess.series(5_000_000, RunEnv::STALL_NS);
+        let took = t0.elapsed();
+        assert!(r.is_err(), "{}: a dead peer went unnoticed", wake.name());
+        assert!(
+            took < Duration::from_secs(2),
+            "{}: took {took:?}",
+            wake.name()
+        );
+        let msg = r.unwrap_err().to_string();
+        assert!(msg.contains("peer") || msg.contains("gone"), "{msg}");
+        drop(sess);
+        assert!(!ipcperf_sys::shm::shm_exists(&name), "{name} left behind");
+    }
+}
+
+#[test]
+fn a_capacity_that_is_not_a_power_of_two_is_refused() {
+    let mut s = spec(Wake::Futex, false, Mode::Threads, 64, 10);
+    s.opts.shm_capacity = Some(10_000);
+    let r = run_case(&s, &env(), &mut Quiet);
+    assert_eq!(r.status, CaseStatus::Refused);
+    assert!(r.message.unwrap().contains("power of two"));
+}
