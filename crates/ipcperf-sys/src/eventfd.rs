@@ -22,6 +22,14 @@ impl Eventfd {
         Ok(Eventfd(OwnedFd::from(fd)))
     }
 
+    /// A counter-mode (not semaphore), blocking, close-on-exec eventfd: a read takes
+    /// the whole counter and resets it to 0; a read of 0 blocks.
+    pub fn counter(initial: u32) -> SysResult<Eventfd> {
+        let fd = EventFd::from_value_and_flags(initial, EfdFlags::EFD_CLOEXEC)
+            .ctx("eventfd", &"counter")?;
+        Ok(Eventfd(OwnedFd::from(fd)))
+    }
+
     /// An eventfd received from another side.
     pub fn from_fd(fd: OwnedFd) -> Eventfd {
         Eventfd(fd)

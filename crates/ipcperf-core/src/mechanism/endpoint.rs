@@ -115,6 +115,7 @@ pub enum Endpoint {
     Vmsplice(super::vmsplice::VmspliceEnd),
     Cma(super::cma::CmaEnd),
     Shm(super::shm_ring::ShmRing),
+    Eventfd(super::eventfd::EventfdEnd),
 }
 
 /// Run `$body` with `$e` bound to the concrete endpoint inside `$ep` (a `&mut Endpoint`).
@@ -129,6 +130,7 @@ macro_rules! with_endpoint {
             $crate::mechanism::Endpoint::Vmsplice($e) => $body,
             $crate::mechanism::Endpoint::Cma($e) => $body,
             $crate::mechanism::Endpoint::Shm($e) => $body,
+            $crate::mechanism::Endpoint::Eventfd($e) => $body,
         }
     };
 }

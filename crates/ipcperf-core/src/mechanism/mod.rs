@@ -8,6 +8,7 @@
 
 pub mod cma;
 pub mod endpoint;
+pub mod eventfd;
 mod fifo;
 mod file;
 pub mod msgq;
@@ -52,6 +53,7 @@ pub enum MechanismKind {
     Vmsplice,
     Cma,
     Shm,
+    Eventfd,
 }
 
 /// What a user can know about a mechanism before running it.
@@ -208,6 +210,15 @@ pub const MECHANISMS: &[MechanismInfo] = &[
         solo: false,
         reader_after_writer: false,
         names: "none (memfd); /ipcperf-<pid>-...-ring with --shm-named",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Eventfd,
+        name: "eventfd",
+        summary: "wake-up carrying an 8-byte counter, one eventfd per direction (latency only, 8 B)",
+        modes: &[Mode::Threads, Mode::Processes],
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
     },
 ];
 
@@ -370,6 +381,10 @@ pub enum PeerAddr {
     Cma {
         sender: bool,
     },
+    /// An eventfd end (the first descriptor), sending or receiving.
+    Eventfd {
+        sender: bool,
+    },
     /// An shm ring end (its memfd, unless named, and eventfds travel with it).
     Shm {
         ring: shm_ring::RingHandoff,
@@ -424,6 +439,7 @@ pub struct Link {
 pub fn refuse_payload(kind: MechanismKind, p: crate::payload::Payload) -> Option<String> {
     match kind {
         MechanismKind::Vmsplice => vmsplice::refuse_payload(p),
+        MechanismKind::Eventfd => Some(eventfd::refuse_stream()),
         _ => None,
     }
 }
@@ -441,6 +457,7 @@ pub fn setup_for(kind: MechanismKind, opts: &MechOptions, block: usize) -> Resul
         MechanismKind::Vmsplice => vmsplice::setup(opts),
         MechanismKind::Cma => cma::setup(opts),
         MechanismKind::Shm => shm::setup(opts, block),
+        MechanismKind::Eventfd => eventfd::setup(opts, block),
         _ => setup(kind, opts),
     }
 }
@@ -469,7 +486,8 @@ pub fn setup(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
         | MechanismKind::Udp
         | MechanismKind::Vmsplice
         | MechanismKind::Cma
-        | MechanismKind::Shm => Err(Error::Invalid(format!(
+        | MechanismKind::Shm
+        | MechanismKind::Eventfd => Err(Error::Invalid(format!(
             "{} is sized by its message: set it up with setup_for",
             kind.name()
         ))),
@@ -603,6 +621,14 @@ pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<Endpoint> {
                 .next()
                 .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
             return Ok(Endpoint::Udp(udp::UdpEnd::new(fd, *asker)?));
+        }
+        PeerAddr::Eventfd { sender } => {
+            let fd = h
+                .fds
+                .drain(..)
+                .next()
+                .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
+            return Ok(Endpoint::Eventfd(eventfd::EventfdEnd::new(fd, *sender)));
         }
         PeerAddr::Shm { ring, producer } => {
             let fds = std::mem::take(&mut h.fds);

@@ -50,7 +50,8 @@ pub fn shape(kind: MechanismKind) -> Option<RoundTripShape> {
         | MechanismKind::Fifo
         | MechanismKind::PosixMq
         | MechanismKind::Cma
-        | MechanismKind::Shm => Some(RoundTripShape::OneWayPair),
+        | MechanismKind::Shm
+        | MechanismKind::Eventfd => Some(RoundTripShape::OneWayPair),
         // vmsplice: the receiver splices the pages away and holds nothing to send back.
         MechanismKind::File
         | MechanismKind::Null
