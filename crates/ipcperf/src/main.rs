@@ -65,6 +65,13 @@ fn parse_args() -> cli::Cli {
 }
 
 fn main() {
+    // Before any thread exists (the Ctrl-C thread, peers, watchdogs), so that every
+    // thread of this process, and of a `__peer` process, inherits the blocked mask:
+    // the `signal` mechanism's real-time signals are then queued, never fatal.
+    if let Err(e) = ipcperf_sys::rtsig::block_all() {
+        eprintln!("ipcperf: {e}");
+        std::process::exit(1);
+    }
     let cli = parse_args();
     let result = match cli.command {
         cli::Command::Peer => {

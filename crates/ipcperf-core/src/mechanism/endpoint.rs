@@ -116,6 +116,7 @@ pub enum Endpoint {
     Cma(super::cma::CmaEnd),
     Shm(super::shm_ring::ShmRing),
     Eventfd(super::eventfd::EventfdEnd),
+    Signal(super::signal::SignalEnd),
 }
 
 /// Run `$body` with `$e` bound to the concrete endpoint inside `$ep` (a `&mut Endpoint`).
@@ -131,6 +132,7 @@ macro_rules! with_endpoint {
             $crate::mechanism::Endpoint::Cma($e) => $body,
             $crate::mechanism::Endpoint::Shm($e) => $body,
             $crate::mechanism::Endpoint::Eventfd($e) => $body,
+            $crate::mechanism::Endpoint::Signal($e) => $body,
         }
     };
 }

@@ -15,6 +15,7 @@ pub mod msgq;
 mod pipe;
 pub mod shm;
 pub mod shm_ring;
+pub mod signal;
 mod sockpair;
 mod tcp;
 pub mod udp;
@@ -54,6 +55,7 @@ pub enum MechanismKind {
     Cma,
     Shm,
     Eventfd,
+    Signal,
 }
 
 /// What a user can know about a mechanism before running it.
@@ -215,6 +217,15 @@ pub const MECHANISMS: &[MechanismInfo] = &[
         kind: MechanismKind::Eventfd,
         name: "eventfd",
         summary: "wake-up carrying an 8-byte counter, one eventfd per direction (latency only, 8 B)",
+        modes: &[Mode::Threads, Mode::Processes],
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    },
+    MechanismInfo {
+        kind: MechanismKind::Signal,
+        name: "signal",
+        summary: "real-time signal with sigqueue carrying a 32-bit value (latency only, <= 4 B)",
         modes: &[Mode::Threads, Mode::Processes],
         solo: false,
         reader_after_writer: false,
@@ -385,6 +396,14 @@ pub enum PeerAddr {
     Eventfd {
         sender: bool,
     },
+    /// A real-time signal end: `sig` sent (to the owner, or to the peer whose pid
+    /// arrives at open) or taken.
+    Signal {
+        sig: i32,
+        sender: bool,
+        owner_pid: i32,
+        link_id: u64,
+    },
     /// An shm ring end (its memfd, unless named, and eventfds travel with it).
     Shm {
         ring: shm_ring::RingHandoff,
@@ -440,6 +459,7 @@ pub fn refuse_payload(kind: MechanismKind, p: crate::payload::Payload) -> Option
     match kind {
         MechanismKind::Vmsplice => vmsplice::refuse_payload(p),
         MechanismKind::Eventfd => Some(eventfd::refuse_stream()),
+        MechanismKind::Signal => Some(signal::refuse_stream()),
         _ => None,
     }
 }
@@ -458,6 +478,7 @@ pub fn setup_for(kind: MechanismKind, opts: &MechOptions, block: usize) -> Resul
         MechanismKind::Cma => cma::setup(opts),
         MechanismKind::Shm => shm::setup(opts, block),
         MechanismKind::Eventfd => eventfd::setup(opts, block),
+        MechanismKind::Signal => signal::setup(opts, block, true),
         _ => setup(kind, opts),
     }
 }
@@ -487,7 +508,8 @@ pub fn setup(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
         | MechanismKind::Vmsplice
         | MechanismKind::Cma
         | MechanismKind::Shm
-        | MechanismKind::Eventfd => Err(Error::Invalid(format!(
+        | MechanismKind::Eventfd
+        | MechanismKind::Signal => Err(Error::Invalid(format!(
             "{} is sized by its message: set it up with setup_for",
             kind.name()
         ))),
@@ -621,6 +643,16 @@ pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<Endpoint> {
                 .next()
                 .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
             return Ok(Endpoint::Udp(udp::UdpEnd::new(fd, *asker)?));
+        }
+        PeerAddr::Signal {
+            sig,
+            sender,
+            owner_pid,
+            link_id,
+        } => {
+            return Ok(Endpoint::Signal(signal::SignalEnd::open(
+                *sig, *sender, *owner_pid, *link_id,
+            )?))
         }
         PeerAddr::Eventfd { sender } => {
             let fd = h

@@ -51,7 +51,8 @@ pub fn shape(kind: MechanismKind) -> Option<RoundTripShape> {
         | MechanismKind::PosixMq
         | MechanismKind::Cma
         | MechanismKind::Shm
-        | MechanismKind::Eventfd => Some(RoundTripShape::OneWayPair),
+        | MechanismKind::Eventfd
+        | MechanismKind::Signal => Some(RoundTripShape::OneWayPair),
         // vmsplice: the receiver splices the pages away and holds nothing to send back.
         MechanismKind::File
         | MechanismKind::Null
@@ -184,7 +185,12 @@ impl RoundTripSession {
         let (back_handoff, back_rx) = match shape {
             RoundTripShape::TwoWay => (None, None),
             RoundTripShape::OneWayPair => {
-                let mut back = mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?;
+                let mut back = if spec.mechanism == MechanismKind::Signal {
+                    // The way back is the other signal (pong), not a second ping.
+                    mechanism::signal::setup_back(&spec.opts, spec.block_size)?
+                } else {
+                    mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?
+                };
                 // Our reading end first: a FIFO's writer opens only once a reader has.
                 let rx = open_peer(back.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let h = back.local_as_handoff()?;
