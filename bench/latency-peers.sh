@@ -138,3 +138,6 @@ for pin in 0,0 0,1; do
     echo "  ratio vmsplice / pipe ($pin): $(spread "${vs_ratios[@]}")   target >= 2"
     echo
 done
+
+# The shm targets (throughput vs memcpy, round trip vs pipe) in their own script.
+[ -x bench/shm-peers.sh ] && bench/shm-peers.sh

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue 3's shm targets, each pair measured side by side in one ipcperf run and
+# printed as ratios. Repeated REPS times; the spread of each ratio is shown.
+#
+#   shm (--wake spin, threads, 64 KiB, --no-touch, CPUs 0,1) throughput
+#       vs ipcperf memcpy at 64 KiB                        target: >= 0.5x
+#   shm (--wake spin) round-trip p50 vs pipe round-trip p50, two processes,
+#       SIZE bytes (default 512, Duncan's), both on CPUs 0,1  target: <= 0.1x
+#
+# Spin waiting needs both sides on a CPU of their own: on a loaded machine a
+# descheduled spinner shows as "CPUs busy" well under 2 and a low figure.
+# Environment: REPS (default 3), COUNT round trips (default 100000), SIZE (512),
+# RT_MODE (processes|threads, default processes), PIN (default 0,1).
+# Needs: cargo, jq.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPS=${REPS:-3}
+COUNT=${COUNT:-100000}
+SIZE=${SIZE:-512}
+RT_MODE=${RT_MODE:-processes}
+PIN=${PIN:-0,1}
+
+cargo build --release -q -p ipcperf
+BIN=target/release/ipcperf
+command -v jq >/dev/null || { echo "shm-peers: jq is needed to read ipcperf's JSON" >&2; exit 1; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+spread() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "n/a"; exit }
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "median %.3f (min %.3f, max %.3f, %d runs)", m, v[1], v[NR], NR }'
+}
+
+echo "shm-peers: $REPS runs; $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo "== shm (spin, threads, CPUs $PIN) vs memcpy throughput, 64 KiB, --no-touch"
+tp=()
+for i in $(seq "$REPS"); do
+    json=$("$BIN" run memcpy shm --mode threads --sizes 64k --no-touch --wake spin \
+        --pin "$PIN" --duration 1s --repeat 3 --format json 2>/dev/null)
+    s=$(jq -r '.cases[] | select(.mechanism == "shm") | if .status == "ok" then .median_bytes_per_sec else 0 end' <<<"$json")
+    busy=$(jq -r '.cases[] | select(.mechanism == "shm") | .median_cpu_load // "n/a"' <<<"$json")
+    m=$(jq -r '.cases[] | select(.mechanism == "memcpy") | if .status == "ok" then .median_bytes_per_sec else 0 end' <<<"$json")
+    r=$(ratio "$s" "$m")
+    tp+=("$r")
+    printf '  run %d: shm %.0f MB/s (CPUs busy %s) | memcpy %.0f MB/s | ratio %s\n' \
+        "$i" "$(awk -v x="$s" 'BEGIN{print x/1e6}')" "$busy" "$(awk -v x="$m" 'BEGIN{print x/1e6}')" "$r"
+done
+echo "  ratio shm spin / memcpy: $(spread "${tp[@]}")   target >= 0.5"
+echo
+
+echo "== shm (spin) vs pipe round trip p50, $RT_MODE, $SIZE B, CPUs $PIN"
+rt=()
+for i in $(seq "$REPS"); do
+    json=$("$BIN" latency pipe shm --wake spin --mode "$RT_MODE" --sizes "$SIZE" --pin "$PIN" \
+        --count "$COUNT" --repeat 1 --format json 2>/dev/null)
+    s=$(jq -r '.cases[] | select(.mechanism == "shm") | if .status == "ok" then .p50_ns else 0 end' <<<"$json")
+    p=$(jq -r '.cases[] | select(.mechanism == "pipe") | if .status == "ok" then .p50_ns else 0 end' <<<"$json")
+    r=$(ratio "$s" "$p")
+    rt+=("$r")
+    printf '  run %d: shm p50 %s ns | pipe p50 %s ns | ratio %s\n' "$i" "$s" "$p" "$r"
+done
+echo "  ratio shm spin p50 / pipe p50: $(spread "${rt[@]}")   target <= 0.1"
