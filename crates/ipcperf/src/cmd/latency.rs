@@ -225,8 +225,16 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     };
     let mut specs = Vec::new();
     for &m in &mechs {
+        // Without --sizes, the wake-up mechanisms run at the one size they carry
+        // (eventfd: its 8-byte counter; signal: a 4-byte sigval) instead of a refusal.
+        let own = match m {
+            MechanismKind::Eventfd if a.sizes.is_none() => Some(vec![8]),
+            MechanismKind::Signal if a.sizes.is_none() => Some(vec![4]),
+            _ => None,
+        };
+        let m_sizes = own.as_ref().unwrap_or(&sizes);
         for &mode in &modes {
-            for &size in &sizes {
+            for &size in m_sizes {
                 for &pl in &placements {
                     specs.push(CaseSpec {
                         mechanism: m,
