@@ -107,6 +107,12 @@ pub fn fmt_rate(r: f64) -> String {
     }
 }
 
+/// `spin`, `futex`, `eventfd` or `sem`: how an shm ring's waiting side is woken.
+pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, String> {
+    ipcperf_core::mechanism::shm_ring::Wake::from_name(s)
+        .ok_or_else(|| format!("unknown wake-up '{s}' (known: spin, futex, eventfd, sem)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,10 +150,4 @@ mod tests {
         assert_eq!(fmt_mbps(6.0e9), "6000");
         assert_eq!(fmt_rate(1_234_567.0), "1.23M");
     }
-}
-
-/// `spin`, `futex`, `eventfd` or `sem`: how an shm ring's waiting side is woken.
-pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, String> {
-    ipcperf_core::mechanism::shm_ring::Wake::from_name(s)
-        .ok_or_else(|| format!("unknown wake-up '{s}' (known: spin, futex, eventfd, sem)"))
 }
