@@ -7,7 +7,10 @@ use assert_cmd::Command;
 use predicates::str::contains;
 
 fn ipcperf() -> Command {
-    Command::cargo_bin("ipcperf").unwrap()
+    let mut c = Command::cargo_bin("ipcperf").unwrap();
+    // Keep the user's history out of it (and tests off each other's database).
+    c.env("IPCPERF_NO_SAVE", "1");
+    c
 }
 
 fn latency_json(args: &[&str]) -> Vec<serde_json::Value> {
