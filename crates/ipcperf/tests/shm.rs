@@ -9,6 +9,7 @@ use ipcperf_core::mechanism::shm_ring::Wake;
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::roundtrip::RoundTripSession;
+use ipcperf_core::mode::session::StreamSession;
 use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::observer::Quiet;
 use ipcperf_core::payload::Payload;
@@ -133,4 +134,32 @@ fn a_capacity_that_is_not_a_power_of_two_is_refused() {
     let r = run_case(&s, &env(), &mut Quiet);
     assert_eq!(r.status, CaseStatus::Refused);
     assert!(r.message.unwrap().contains("power of two"));
+}
+
+#[test]
+fn a_killed_stream_reader_is_an_error_within_two_seconds_with_every_wake() {
+    for wake in Wake::ALL {
+        let s = spec(wake, true, Mode::Processes, 4096, 10);
+        let mut sess = StreamSession::open(&s, &env()).unwrap();
+        sess.series(100, RunEnv::STALL_NS).unwrap();
+        let name = sess
+            .facts
+            .iter()
+            .find(|(k, _)| k == "shm_name")
+            .map(|(_, v)| v.clone())
+            .expect("a named ring records its name");
+        ipcperf_sys::signal::kill(sess.peer_pid().unwrap() as i32);
+        let t0 = Instant::now();
+        // Far more than the 16 KiB ring holds: the writer must wait for a dead reader.
+        let r = sess.series(1_000_000, RunEnv::STALL_NS);
+        let took = t0.elapsed();
+        assert!(r.is_err(), "{}: a dead reader went unnoticed", wake.name());
+        assert!(
+            took < Duration::from_secs(2),
+            "{}: took {took:?}",
+            wake.name()
+        );
+        drop(sess);
+        assert!(!ipcperf_sys::shm::shm_exists(&name), "{name} left behind");
+    }
 }

@@ -44,6 +44,7 @@ pub struct StreamSession {
     rbuf: AlignedBuf,
     pub facts: Vec<(String, String)>,
     _watchdog: Option<Watchdog>,
+    peer_pid: Option<u32>,
     _pin: PinGuard,
     /// Dropped last: removes the named objects after both ends are closed.
     _link: Link,
@@ -82,6 +83,7 @@ impl StreamSession {
             rbuf: AlignedBuf::new(0),
             facts: Vec::new(),
             _watchdog: None,
+            peer_pid: None,
             _pin: pin,
             _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
         };
@@ -129,6 +131,7 @@ impl StreamSession {
                     Box::new(t)
                 } else {
                     let p = ProcessPeer::spawn(&env.peer, setup)?;
+                    s.peer_pid = Some(p.pid());
                     s._watchdog = Watchdog::start(p.pid(), std::mem::take(&mut link.on_peer_death));
                     Box::new(p)
                 };
@@ -149,6 +152,11 @@ impl StreamSession {
         s.facts = std::mem::take(&mut link.facts);
         s._link = link;
         Ok(s)
+    }
+
+    /// The peer process's pid (two-process cases).
+    pub fn peer_pid(&self) -> Option<u32> {
+        self.peer_pid
     }
 
     /// Run one series of `blocks` blocks and time it. A peer process that has not
