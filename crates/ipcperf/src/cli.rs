@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::units;
+use crate::Fail;
+use ipcperf_core::mechanism::MechOptions;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -131,6 +133,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub include_setup: bool,
 
+    #[command(flatten)]
+    pub mech: MechArgs,
+
+    /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
+    #[arg(long, value_parser = units::parse_size)]
+    pub rank_size: Option<usize>,
+
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::cmd::db::SaveArgs,
+}
+
+/// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
+#[derive(Args, Debug, Clone)]
+pub struct MechArgs {
     /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
     /// eventfd or sem (POSIX semaphores in the shared page).
     #[arg(long, value_parser = units::parse_wake, default_value = "futex")]
@@ -165,24 +185,44 @@ pub struct RunArgs {
     #[arg(long)]
     pub nonblocking: bool,
 
-    /// TCP over ::1 instead of 127.0.0.1.
+    /// TCP and UDP over ::1 instead of 127.0.0.1.
     #[arg(long)]
     pub ipv6: bool,
+
+    /// POSIX message queues: send every message with this priority.
+    #[arg(long)]
+    pub priority: Option<u32>,
 
     /// Directory for FIFOs, socket paths and temp files (tmpfs or disk).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+}
 
-    /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
-    #[arg(long, value_parser = units::parse_size)]
-    pub rank_size: Option<usize>,
-
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-
-    #[command(flatten)]
-    pub save: crate::cmd::db::SaveArgs,
+impl MechArgs {
+    /// The mechanism options these flags ask for; a `--dir` that is not a directory is bad input.
+    pub fn options(&self) -> Result<MechOptions, Fail> {
+        if let Some(d) = &self.dir {
+            if !d.is_dir() {
+                return Err(Fail::usage(format!(
+                    "--dir {}: no such directory",
+                    d.display()
+                )));
+            }
+        }
+        Ok(MechOptions {
+            pipe_size: self.pipe_size,
+            nodelay: self.nodelay,
+            sndbuf: self.sndbuf,
+            rcvbuf: self.rcvbuf,
+            nonblocking: self.nonblocking,
+            ipv6: self.ipv6,
+            dir: self.dir.clone(),
+            mq_priority: self.priority,
+            shm_wake: Some(self.wake),
+            shm_named: self.shm_named,
+            shm_capacity: self.shm_capacity,
+        })
+    }
 }
 
 #[derive(Args, Debug)]

@@ -1,11 +1,10 @@
 //! `ipcperf latency`: round-trip latency percentiles, mechanism by mechanism.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::Args;
 use ipcperf_core::machine::Machine;
-use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
+use ipcperf_core::mechanism::{MechanismKind, MECHANISMS};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::roundtrip::shape;
 use ipcperf_core::mode::Mode;
@@ -74,51 +73,8 @@ pub struct LatencyArgs {
     #[arg(long)]
     pub one_way: bool,
 
-    /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
-    /// eventfd or sem (POSIX semaphores in the shared page).
-    #[arg(long, value_parser = units::parse_wake, default_value = "futex")]
-    pub wake: ipcperf_core::mechanism::shm_ring::Wake,
-
-    /// shm: a named POSIX shared-memory object the peer opens by name (default: a
-    /// memfd handed over with SCM_RIGHTS).
-    #[arg(long)]
-    pub shm_named: bool,
-
-    /// shm: ring capacity, a power of two >= 4k (default: 1M, or 4 blocks if larger).
-    #[arg(long, value_parser = units::parse_size)]
-    pub shm_capacity: Option<usize>,
-
-    /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ).
-    #[arg(long, value_parser = units::parse_size)]
-    pub pipe_size: Option<usize>,
-
-    /// TCP_NODELAY: turn off Nagle's algorithm.
-    #[arg(long)]
-    pub nodelay: bool,
-
-    /// SO_SNDBUF for sockets.
-    #[arg(long, value_parser = units::parse_size)]
-    pub sndbuf: Option<usize>,
-
-    /// SO_RCVBUF for sockets.
-    #[arg(long, value_parser = units::parse_size)]
-    pub rcvbuf: Option<usize>,
-
-    /// Non-blocking descriptors, waited on with poll(2).
-    #[arg(long)]
-    pub nonblocking: bool,
-
-    /// TCP and UDP over ::1 instead of 127.0.0.1.
-    #[arg(long)]
-    pub ipv6: bool,
-
-    /// POSIX message queues: send every message with this priority.
-    #[arg(long)]
-    pub priority: Option<u32>,
-
-    /// Directory for FIFOs and socket paths.
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub mech: crate::cli::MechArgs,
 
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
@@ -202,27 +158,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     } else {
         Payload::Touch
     };
-    if let Some(d) = &a.dir {
-        if !d.is_dir() {
-            return Err(Fail::usage(format!(
-                "--dir {}: no such directory",
-                d.display()
-            )));
-        }
-    }
-    let opts = MechOptions {
-        pipe_size: a.pipe_size,
-        nodelay: a.nodelay,
-        sndbuf: a.sndbuf,
-        rcvbuf: a.rcvbuf,
-        nonblocking: a.nonblocking,
-        ipv6: a.ipv6,
-        dir: a.dir.clone(),
-        mq_priority: a.priority,
-        shm_wake: Some(a.wake),
-        shm_named: a.shm_named,
-        shm_capacity: a.shm_capacity,
-    };
+    let opts = a.mech.options()?;
     let mut specs = Vec::new();
     for &m in &mechs {
         // Without --sizes, the wake-up mechanisms run at the one size they carry

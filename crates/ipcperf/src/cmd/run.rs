@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
+use ipcperf_core::mechanism::{MechanismKind, MECHANISMS};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::payload::Payload;
@@ -131,27 +131,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     } else {
         Payload::Touch
     };
-    let opts = MechOptions {
-        pipe_size: a.pipe_size,
-        nodelay: a.nodelay,
-        sndbuf: a.sndbuf,
-        rcvbuf: a.rcvbuf,
-        nonblocking: a.nonblocking,
-        ipv6: a.ipv6,
-        dir: a.dir.clone(),
-        shm_wake: Some(a.wake),
-        shm_named: a.shm_named,
-        shm_capacity: a.shm_capacity,
-        ..Default::default()
-    };
-    if let Some(d) = &a.dir {
-        if !d.is_dir() {
-            return Err(Fail::usage(format!(
-                "--dir {}: no such directory",
-                d.display()
-            )));
-        }
-    }
+    let opts = a.mech.options()?;
     let mut specs: Vec<CaseSpec> = Vec::new();
     for &m in &mechs {
         let info = m.info();
