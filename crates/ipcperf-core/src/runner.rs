@@ -131,17 +131,7 @@ pub fn run_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRe
     let mut rec = CaseRecord::for_spec(spec);
     match run_inner(spec, env, obs, &mut rec) {
         Ok(()) => rec.summarize(),
-        Err(e) => {
-            rec.status = match e {
-                Error::Refused(_) | Error::Invalid(_) => CaseStatus::Refused,
-                _ => CaseStatus::Failed,
-            };
-            rec.message = Some(match e {
-                Error::Refused(m) | Error::Invalid(m) => m,
-                e => e.to_string(),
-            });
-            rec.series.clear();
-        }
+        Err(e) => fail_record(&mut rec, e),
     }
     obs.case_done(&rec);
     rec
@@ -279,6 +269,7 @@ pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -
     rec
 }
 
+/// Record a refusal or failure: its status and reason, and no figures.
 fn fail_record(rec: &mut CaseRecord, e: Error) {
     rec.status = match e {
         Error::Refused(_) | Error::Invalid(_) => CaseStatus::Refused,

@@ -8,13 +8,12 @@ use ipcperf_core::mechanism::{MechanismKind, MECHANISMS};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::roundtrip::shape;
 use ipcperf_core::mode::Mode;
-use ipcperf_core::payload::Payload;
-use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::plan::{CaseSpec, RunEnv};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 use ipcperf_core::runner;
 
 use crate::cli::{parse_pin, parse_size_list, Format, ModeArg, PinArg, SizeList};
-use crate::cmd::run::{parse_mechanisms, placements};
+use crate::cmd::run::{parse_mechanisms, payload, placements, series_length};
 use crate::console::Console;
 use crate::export;
 use crate::units;
@@ -137,27 +136,14 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
         .as_ref()
         .map(|s| s.0.clone())
         .unwrap_or_else(|| vec![DEFAULT_SIZE]);
-    let length = match (a.count, a.duration) {
-        (Some(n), _) => Length::Count { blocks: n },
-        (None, Some(d)) => Length::Duration {
-            ns: d.as_nanos() as u64,
-        },
-        (None, None) => Length::Duration {
-            ns: if all {
-                ALL_SERIES_MS
-            } else {
-                EXPLICIT_SERIES_MS
-            } * 1_000_000,
-        },
-    };
-    let placements = placements(&a.pin, false)?;
-    let payload = if a.verify {
-        Payload::Verify
-    } else if a.no_touch {
-        Payload::NoTouch
+    let default_ms = if all {
+        ALL_SERIES_MS
     } else {
-        Payload::Touch
+        EXPLICIT_SERIES_MS
     };
+    let length = series_length(a.count, a.duration, default_ms);
+    let placements = placements(&a.pin, false)?;
+    let payload = payload(a.verify, a.no_touch);
     let opts = a.mech.options()?;
     let mut specs = Vec::new();
     for &m in &mechs {

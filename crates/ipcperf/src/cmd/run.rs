@@ -85,6 +85,34 @@ pub fn placements(pins: &[PinArg], default_suite: bool) -> Result<Vec<Placement>
     Ok(v)
 }
 
+/// `--count N` or `--duration D`, else `default_ms` per series.
+pub fn series_length(
+    count: Option<u64>,
+    duration: Option<std::time::Duration>,
+    default_ms: u64,
+) -> Length {
+    match (count, duration) {
+        (Some(n), _) => Length::Count { blocks: n },
+        (None, Some(d)) => Length::Duration {
+            ns: d.as_nanos() as u64,
+        },
+        (None, None) => Length::Duration {
+            ns: default_ms * 1_000_000,
+        },
+    }
+}
+
+/// `--verify` wins over `--no-touch`; by default every byte is touched.
+pub fn payload(verify: bool, no_touch: bool) -> Payload {
+    if verify {
+        Payload::Verify
+    } else if no_touch {
+        Payload::NoTouch
+    } else {
+        Payload::Touch
+    }
+}
+
 /// Turn the arguments into the list of cases, in the order they run.
 pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let default_suite = a.mechanisms.is_empty();
@@ -110,27 +138,14 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         .as_ref()
         .map(|s| s.0.clone())
         .unwrap_or_else(|| DEFAULT_SIZES.to_vec());
-    let length = match (a.count, a.duration) {
-        (Some(n), _) => Length::Count { blocks: n },
-        (None, Some(d)) => Length::Duration {
-            ns: d.as_nanos() as u64,
-        },
-        (None, None) => Length::Duration {
-            ns: if default_suite {
-                SUITE_SERIES_MS
-            } else {
-                EXPLICIT_SERIES_MS
-            } * 1_000_000,
-        },
-    };
-    let placements = placements(&a.pin, default_suite)?;
-    let payload = if a.verify {
-        Payload::Verify
-    } else if a.no_touch {
-        Payload::NoTouch
+    let default_ms = if default_suite {
+        SUITE_SERIES_MS
     } else {
-        Payload::Touch
+        EXPLICIT_SERIES_MS
     };
+    let length = series_length(a.count, a.duration, default_ms);
+    let placements = placements(&a.pin, default_suite)?;
+    let payload = payload(a.verify, a.no_touch);
     let opts = a.mech.options()?;
     let mut specs: Vec<CaseSpec> = Vec::new();
     for &m in &mechs {
