@@ -35,20 +35,42 @@ spread() {
 
 echo "shm-peers: $REPS runs; $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# The floor: a minimal ring in C (bench/floor/spsc-ring.c), the same protocol with
+# nothing else, against memcpy in the same program. If it lands where ipcperf does,
+# the ratio is this machine's, not the harness's.
+FLOOR=$(mktemp -d)
+trap 'rm -rf "$FLOOR"' EXIT
+RING=
+if command -v cc >/dev/null && cc -O2 -pthread -o "$FLOOR/spsc-ring" bench/floor/spsc-ring.c 2>/dev/null; then
+    RING=$FLOOR/spsc-ring
+fi
+
 echo "== shm (spin, threads, CPUs $PIN) vs memcpy throughput, 64 KiB, --no-touch"
 tp=()
+cr=()
 for i in $(seq "$REPS"); do
     json=$("$BIN" run memcpy shm --mode threads --sizes 64k --no-touch --wake spin \
         --pin "$PIN" --duration 1s --repeat 3 --format json 2>/dev/null)
     s=$(jq -r '.cases[] | select(.mechanism == "shm") | if .status == "ok" then .median_bytes_per_sec else 0 end' <<<"$json")
-    busy=$(jq -r '.cases[] | select(.mechanism == "shm") | .median_cpu_load // "n/a"' <<<"$json")
+    busy=$(jq -r '.cases[] | select(.mechanism == "shm") | if .median_cpu_load then (.median_cpu_load * 100 | round / 100) else "n/a" end' <<<"$json")
     m=$(jq -r '.cases[] | select(.mechanism == "memcpy") | if .status == "ok" then .median_bytes_per_sec else 0 end' <<<"$json")
     r=$(ratio "$s" "$m")
     tp+=("$r")
     printf '  run %d: shm %.0f MB/s (CPUs busy %s) | memcpy %.0f MB/s | ratio %s\n' \
         "$i" "$(awk -v x="$s" 'BEGIN{print x/1e6}')" "$busy" "$(awk -v x="$m" 'BEGIN{print x/1e6}')" "$r"
+    if [ -n "$RING" ]; then
+        read -r _ cm _ cg _ c < <("$RING" 100000 65536 1048576)
+        cr+=("$c")
+        printf '         C floor: ring %.0f MB/s | memcpy %.0f MB/s | ratio %s\n' \
+            "$(awk -v x="$cg" 'BEGIN{print x/1e6}')" "$(awk -v x="$cm" 'BEGIN{print x/1e6}')" "$c"
+    fi
 done
 echo "  ratio shm spin / memcpy: $(spread "${tp[@]}")   target >= 0.5"
+if [ -n "$RING" ]; then
+    echo "  ratio C ring / memcpy (floor, CPUs 0,1): $(spread "${cr[@]}")"
+else
+    echo "  C floor skipped: no C compiler (cc)"
+fi
 echo
 
 echo "== shm (spin) vs pipe round trip p50, $RT_MODE, $SIZE B, CPUs $PIN"
