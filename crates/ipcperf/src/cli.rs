@@ -136,6 +136,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub mech: MechArgs,
 
+    /// Start the writer's buffer this many bytes past a page boundary (0..4095;
+    /// default 0, page-aligned like dd's). Copies slow down when source and
+    /// destination are out of line: `memcpy --buffer-offset 16` lays its buffers
+    /// out as `perf bench mem memcpy`'s malloc does.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..4096))]
+    pub buffer_offset: u16,
+
     /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
     #[arg(long, value_parser = units::parse_size)]
     pub rank_size: Option<usize>,
@@ -221,6 +228,7 @@ impl MechArgs {
             shm_wake: Some(self.wake),
             shm_named: self.shm_named,
             shm_capacity: self.shm_capacity,
+            buffer_offset: 0,
         })
     }
 }

@@ -44,6 +44,41 @@ fn bad_input_exits_2_with_a_clear_line() {
         &["run", "pipe", "--dir", "/nonexistent/x"],
         "no such directory",
     );
+    bad_input(
+        &["run", "memcpy", "--buffer-offset", "4096"],
+        "--buffer-offset",
+    );
+}
+
+#[test]
+fn an_offset_writer_buffer_delivers_verified_bytes_and_is_recorded() {
+    for mech in ["memcpy", "pipe", "unix"] {
+        let out = ipcperf()
+            .args([
+                "run",
+                mech,
+                "--sizes",
+                "1000",
+                "--count",
+                "300",
+                "--repeat",
+                "1",
+                "--verify",
+                "--buffer-offset",
+                "13",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mech}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &v["cases"][0];
+        assert_eq!(c["status"], "ok", "{mech}: {c}");
+        assert_eq!(c["series"][0]["bytes"], 300 * 1000, "{mech}");
+        assert_eq!(c["options"]["buffer_offset"], "13", "{mech}: {c}");
+    }
 }
 
 #[test]

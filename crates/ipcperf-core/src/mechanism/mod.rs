@@ -278,6 +278,14 @@ pub struct MechOptions {
     /// shm: the ring's capacity in bytes (a power of two; default 1 MiB or 4 blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_capacity: Option<usize>,
+    /// Throughput: the writer's buffer starts this many bytes past a page boundary
+    /// (0: page-aligned, like dd's). The reader's buffer stays page-aligned.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub buffer_offset: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl MechOptions {
@@ -336,6 +344,9 @@ impl MechOptions {
         }
         if self.nonblocking && !kind.info().solo && kind != MechanismKind::Shm {
             v.push(("nonblocking".into(), "poll".into()));
+        }
+        if self.buffer_offset != 0 {
+            v.push(("buffer_offset".into(), self.buffer_offset.to_string()));
         }
         v
     }

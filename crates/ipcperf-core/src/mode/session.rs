@@ -79,7 +79,7 @@ impl StreamSession {
             writer: None,
             reader: None,
             peer: None,
-            wbuf: AlignedBuf::new(block),
+            wbuf: AlignedBuf::with_offset(block, spec.opts.buffer_offset),
             rbuf: AlignedBuf::new(0),
             facts: Vec::new(),
             _watchdog: None,
