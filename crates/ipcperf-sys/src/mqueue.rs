@@ -167,12 +167,22 @@ pub fn exists(name: &str) -> bool {
     }
 }
 
-/// Names of the queues in /dev/mqueue (None when it is not mounted here).
+/// Names (`/name`) of this IPC namespace's POSIX queues, read from a mounted
+/// mqueue file system. When none is mounted (as on machines without systemd), one
+/// is mounted for the look on a fresh directory and detached right after; that
+/// needs CAP_SYS_ADMIN. None: there is no way to list them here.
 pub fn list() -> Option<Vec<String>> {
-    if !is_mounted() {
-        return None;
+    match mount_point() {
+        Some(dir) => read_names(&dir),
+        None => {
+            let look = Look::mount()?;
+            read_names(&look.dir)
+        }
     }
-    let rd = std::fs::read_dir("/dev/mqueue").ok()?;
+}
+
+fn read_names(dir: &std::path::Path) -> Option<Vec<String>> {
+    let rd = std::fs::read_dir(dir).ok()?;
     Some(
         rd.filter_map(|e| e.ok())
             .map(|e| format!("/{}", e.file_name().to_string_lossy()))
@@ -180,11 +190,82 @@ pub fn list() -> Option<Vec<String>> {
     )
 }
 
-fn is_mounted() -> bool {
-    std::fs::read_to_string("/proc/self/mounts")
-        .map(|m| {
-            m.lines()
-                .any(|l| l.split_whitespace().nth(2) == Some("mqueue"))
-        })
-        .unwrap_or(false)
+/// Where an mqueue file system is mounted in this process's view, if anywhere.
+fn mount_point() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (_, at, kind) = (f.next()?, f.next()?, f.next()?);
+        // Paths with spaces are escaped (\040): not ones we can use as they are.
+        (kind == "mqueue" && !at.contains('\\')).then(|| at.into())
+    })
+}
+
+/// An mqueue file system mounted on a fresh directory for one look; detached and
+/// the (empty) directory removed on drop. The directory's name does not start
+/// with [`crate::names::PREFIX`], so `ipcperf clean` never takes it for a dead
+/// run's directory, and it is only ever removed with rmdir: never recursively,
+/// which through the mount would delete the queues themselves.
+struct Look {
+    dir: std::path::PathBuf,
+}
+
+impl Look {
+    fn mount() -> Option<Look> {
+        use nix::mount::{mount, MsFlags};
+        use std::os::unix::fs::DirBuilderExt;
+        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(".mqueue-look-{}-{n}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
+        let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+        match mount(Some("mqueue"), &dir, Some("mqueue"), flags, None::<&str>) {
+            Ok(()) => Some(Look { dir }),
+            Err(_) => {
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Look {
+    fn drop(&mut self) {
+        if nix::mount::umount2(&self.dir, nix::mount::MntFlags::MNT_DETACH).is_ok() {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_made_here_is_listed_and_the_look_leaves_no_mount() {
+        let name = format!("/{}", crate::names::unique("mq-list"));
+        let q = MqName::create(&name, 4, 64).unwrap();
+        let Some(names) = list() else {
+            eprintln!(
+                "skipped: no mqueue file system mounted and none can be (needs CAP_SYS_ADMIN)"
+            );
+            return;
+        };
+        assert!(names.contains(&name), "{name} not in {names:?}");
+        let mine = format!(".mqueue-look-{}-", std::process::id());
+        let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&mine))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+        assert!(!mounts.contains(&mine), "still mounted: {mounts}");
+        drop(q);
+        assert!(
+            !list().unwrap().contains(&name),
+            "{name} still listed after drop"
+        );
+    }
 }

@@ -14,6 +14,34 @@ fn our_queues_of(pid: u32) -> Vec<i32> {
         .collect()
 }
 
+/// Our POSIX queues of run `pid`; None when they cannot be listed here.
+fn posix_queues_of(pid: u32) -> Option<Vec<String>> {
+    let prefix = format!("/ipcperf-{pid}-");
+    ipcperf_sys::mqueue::list().map(|v| v.into_iter().filter(|n| n.starts_with(&prefix)).collect())
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(f(), "{what}");
+}
+
+fn long_latency_run(mechs: &[&str], tmp: &std::path::Path) -> std::process::Child {
+    Command::new(BIN)
+        .arg("latency")
+        .args(mechs)
+        .args(["-d", "20s", "-f", "json"])
+        .env("TMPDIR", tmp)
+        .env("IPCPERF_NO_SAVE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+// One test, one `clean`: two tests cleaning at once would take each other's orphans.
 #[test]
 fn clean_removes_the_orphans_of_a_killed_run_only() {
     let tmp = tempfile::tempdir().unwrap();
@@ -34,28 +62,43 @@ fn clean_removes_the_orphans_of_a_killed_run_only() {
     std::fs::create_dir(&orphan_dir).unwrap();
     std::fs::write(orphan_dir.join("fifo"), b"").unwrap();
 
-    let mut child = Command::new(BIN)
-        .args(["latency", "sysv-msg", "fifo", "-d", "20s", "-f", "json"])
-        .env("TMPDIR", tmp.path())
-        .env("IPCPERF_NO_SAVE", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = long_latency_run(&["sysv-msg", "fifo"], tmp.path());
     let pid = child.id();
-    // Wait until the run has made its objects (a SysV queue; then the FIFO dir).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while our_queues_of(pid).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+    // A second killed run, on a POSIX queue, where queues can be listed (root, or
+    // an mqueue file system mounted).
+    let can_list_mq = ipcperf_sys::mqueue::list().is_some();
+    if !can_list_mq {
+        eprintln!("POSIX queue part skipped: no mqueue file system, and none can be mounted here");
     }
-    assert!(!our_queues_of(pid).is_empty(), "the run made no SysV queue");
+    let mut mq_child = can_list_mq.then(|| long_latency_run(&["posix-mq"], tmp.path()));
+    // Wait until the runs have made their objects.
+    wait_until("the run made no SysV queue", || {
+        !our_queues_of(pid).is_empty()
+    });
+    if let Some(c) = &mq_child {
+        let p = c.id();
+        wait_until("the run made no POSIX queue", || {
+            !posix_queues_of(p).unwrap().is_empty()
+        });
+    }
     ipcperf_sys::signal::kill(pid as i32);
     child.wait().unwrap();
+    let mq_pid = mq_child.as_mut().map(|c| {
+        ipcperf_sys::signal::kill(c.id() as i32);
+        c.wait().unwrap();
+        c.id()
+    });
     std::thread::sleep(Duration::from_millis(100));
     assert!(
         !our_queues_of(pid).is_empty(),
         "SIGKILL leaves the queue behind"
     );
+    if let Some(p) = mq_pid {
+        assert!(
+            !posix_queues_of(p).unwrap().is_empty(),
+            "SIGKILL leaves the POSIX queue behind"
+        );
+    }
 
     let out = Command::new(BIN)
         .args(["clean"])
@@ -66,6 +109,14 @@ fn clean_removes_the_orphans_of_a_killed_run_only() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("SysV message queue"), "{text}");
     assert!(our_queues_of(pid).is_empty(), "clean left the queue");
+    if let Some(p) = mq_pid {
+        assert!(text.contains("POSIX message queue"), "{text}");
+        assert_eq!(
+            posix_queues_of(p).unwrap(),
+            Vec::<String>::new(),
+            "clean left the POSIX queue"
+        );
+    }
     assert!(!orphan_dir.exists(), "clean left a dead run's directory");
     assert!(live.exists(), "clean removed a live process's directory");
     assert!(other.exists(), "clean removed a directory that is not ours");

@@ -2,8 +2,9 @@
 //! when the run that made it is dead.
 //!
 //! Ours means: a name `ipcperf-<pid>-...` (private directories in the temp
-//! directory, /dev/shm entries including `sem.ipcperf-...` semaphores, and
-//! /dev/mqueue entries), or a SysV message queue or semaphore set whose key is
+//! directory, /dev/shm entries including `sem.ipcperf-...` semaphores, and POSIX
+//! queues, listed through an mqueue file system: see `ipcperf_sys::mqueue::list`),
+//! or a SysV message queue or semaphore set whose key is
 //! `0x7000_0000 | pid << 6 | seq` (queues also mode 0600) with our uid (see
 //! `ipcperf_sys::sysv_msg`, `ipcperf_sys::sem`). The pid in the name or key must
 //! not be alive.
@@ -83,8 +84,9 @@ fn find(base: &std::path::Path) -> (Vec<Orphan>, Vec<String>) {
             }
         }
         None => notes.push(
-            "/dev/mqueue is not mounted: POSIX queues cannot be listed here \
-             (mount -t mqueue none /dev/mqueue to let clean see them)"
+            "no mqueue file system is mounted and this user cannot mount one: POSIX \
+             queues cannot be listed (as root, clean mounts one for the look; or \
+             mount -t mqueue none /dev/mqueue)"
                 .to_string(),
         ),
     }
