@@ -1,5 +1,7 @@
 //! Two runs case by case: the ratio of their medians, marked as a change only when
-//! it exceeds the spread of both runs' series. Records in, a view out.
+//! it exceeds the spread of both runs' series and a minimum change (default 5%:
+//! with three series a run's spread can come out small by chance, while runs
+//! taken minutes apart on a shared machine differ by more). Records in, a view out.
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::{relative_spread, spread};
@@ -58,8 +60,12 @@ fn rates(c: &CaseRecord) -> Vec<f64> {
     c.series.iter().map(|s| s.bytes_per_sec()).collect()
 }
 
-/// Compare one case in two runs.
-pub fn compare_case(a: &CaseRecord, b: &CaseRecord) -> Row {
+/// The smallest change marked by default: 5%.
+pub const DEFAULT_MIN_CHANGE: f64 = 0.05;
+
+/// Compare one case in two runs; a change must exceed both spreads and `min_change`
+/// (a fraction: 0.05 = 5%).
+pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
     let (ra, rb) = (rates(a), rates(b));
     let case = key(a);
     let (Some(sa), Some(sb)) = (spread(&ra), spread(&rb)) else {
@@ -91,19 +97,33 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord) -> Row {
     }
     let ratio = sb.median / sa.median;
     let noise = relative_spread(&sa).max(relative_spread(&sb));
+    let bar = noise.max(min_change);
     let (verdict, why) = if ra.len() < 2 || rb.len() < 2 {
         (
             Verdict::NoiseUnknown,
             "one series only: no spread to judge by".to_string(),
         )
-    } else if ratio.ln().abs() > (1.0 + noise).ln() {
+    } else if ratio.ln().abs() > (1.0 + bar).ln() {
         (
             if ratio > 1.0 {
                 Verdict::Faster
             } else {
                 Verdict::Slower
             },
-            format!("beyond the spread of both runs (±{:.0}%)", noise * 100.0),
+            format!(
+                "beyond the spread of both runs (±{:.0}%) and the {:.0}% threshold",
+                noise * 100.0,
+                min_change * 100.0
+            ),
+        )
+    } else if ratio.ln().abs() > (1.0 + noise).ln() {
+        (
+            Verdict::Unchanged,
+            format!(
+                "beyond the spread (±{:.0}%) but under the {:.0}% threshold",
+                noise * 100.0,
+                min_change * 100.0
+            ),
         )
     } else {
         (
@@ -122,12 +142,12 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord) -> Row {
 }
 
 /// Every case of `a` and `b`, in `a`'s order then `b`'s new ones.
-pub fn compare(a: &RunRecord, b: &RunRecord) -> Vec<Row> {
+pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
     let mut rows = Vec::new();
     for ca in &a.cases {
         let k = key(ca);
         match b.cases.iter().find(|cb| key(cb) == k) {
-            Some(cb) => rows.push(compare_case(ca, cb)),
+            Some(cb) => rows.push(compare_case(ca, cb, min_change)),
             None => rows.push(Row {
                 case: k,
                 a: ca.median_bytes_per_sec,
@@ -186,8 +206,8 @@ fn describe(label: &str, id: &str, r: &RunRecord) -> String {
 }
 
 /// The comparison as a view for the table and markdown renderers.
-pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord) -> View {
-    let rows = compare(a, b);
+pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f64) -> View {
+    let rows = compare(a, b, min_change);
     let mark = |v: Verdict| match v {
         Verdict::Faster => "FASTER",
         Verdict::Slower => "SLOWER",
@@ -218,9 +238,11 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord) -> View {
             })
             .collect(),
         notes: vec![
-            "MB/s: median over each run's series. A change is marked only when B/A lies beyond \
-             the relative spread (max−min)/median of both runs."
-                .into(),
+            format!(
+                "MB/s: median over each run's series. A change is marked only when B/A lies \
+                 beyond the relative spread (max−min)/median of both runs and beyond {:.0}%.",
+                min_change * 100.0
+            ),
             summary(&rows),
         ],
     };
@@ -252,10 +274,13 @@ mod tests {
             "same-cpu",
             &[196.0, 200.0, 204.0],
         );
-        let r = compare_case(&a, &b);
+        let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
         assert_eq!(r.verdict, Verdict::Faster);
         assert!((r.ratio.unwrap() - 2.0).abs() < 1e-9);
-        assert_eq!(compare_case(&b, &a).verdict, Verdict::Slower);
+        assert_eq!(
+            compare_case(&b, &a, DEFAULT_MIN_CHANGE).verdict,
+            Verdict::Slower
+        );
     }
 
     #[test]
@@ -275,9 +300,10 @@ mod tests {
             "same-cpu",
             &[95.0, 105.0, 115.0],
         );
-        let r = compare_case(&a, &b);
+        let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
         assert_eq!(r.verdict, Verdict::Unchanged, "{r:?}");
-        // The same 5% with tight series is a change.
+        // The same 5% with tight series is beyond the spread, but not beyond the
+        // default threshold; with no threshold it is a change, and 10% is one anyway.
         let a = testdata::case(
             "pipe",
             Mode::Processes,
@@ -292,7 +318,21 @@ mod tests {
             "same-cpu",
             &[104.9, 105.0, 105.1],
         );
-        assert_eq!(compare_case(&a, &b).verdict, Verdict::Faster);
+        let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
+        assert_eq!(r.verdict, Verdict::Unchanged, "{r:?}");
+        assert!(r.why.contains("threshold"), "{r:?}");
+        assert_eq!(compare_case(&a, &b, 0.0).verdict, Verdict::Faster);
+        let c = testdata::case(
+            "pipe",
+            Mode::Processes,
+            4096,
+            "same-cpu",
+            &[109.9, 110.0, 110.1],
+        );
+        assert_eq!(
+            compare_case(&a, &c, DEFAULT_MIN_CHANGE).verdict,
+            Verdict::Faster
+        );
     }
 
     #[test]
@@ -311,14 +351,20 @@ mod tests {
             "same-cpu",
             &[80.0, 130.0, 180.0],
         );
-        assert_eq!(compare_case(&a, &b).verdict, Verdict::Unchanged);
+        assert_eq!(
+            compare_case(&a, &b, DEFAULT_MIN_CHANGE).verdict,
+            Verdict::Unchanged
+        );
     }
 
     #[test]
     fn single_series_and_missing_cases_are_not_judged() {
         let a = testdata::case("pipe", Mode::Processes, 64, "same-cpu", &[100.0]);
         let b = testdata::case("pipe", Mode::Processes, 64, "same-cpu", &[300.0]);
-        assert_eq!(compare_case(&a, &b).verdict, Verdict::NoiseUnknown);
+        assert_eq!(
+            compare_case(&a, &b, DEFAULT_MIN_CHANGE).verdict,
+            Verdict::NoiseUnknown
+        );
 
         let run_a = testdata::run();
         let mut run_b = testdata::run();
@@ -331,7 +377,7 @@ mod tests {
                 c.summarize();
             }
         }
-        let rows = compare(&run_a, &run_b);
+        let rows = compare(&run_a, &run_b, DEFAULT_MIN_CHANGE);
         assert_eq!(rows.len(), run_a.cases.len());
         assert_eq!(
             summary(&rows),

@@ -384,7 +384,7 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
         o.push_str("<section id=\"compare\">\n<h2>Comparisons</h2>\n");
         let (a_id, a) = &runs[0];
         for (b_id, b) in &runs[1..] {
-            let v = compare::view(a_id, a, b_id, b);
+            let v = compare::view(a_id, a, b_id, b, compare::DEFAULT_MIN_CHANGE);
             o.push_str(&format!("<p><b>{}</b></p>\n", esc(&v.heading)));
             for t in &v.tables {
                 o.push_str(&table_html(t));

@@ -107,6 +107,16 @@ pub fn fmt_rate(r: f64) -> String {
     }
 }
 
+/// A percentage, `5%` or `5`, as a fraction (0.05); 0 to 100.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    match t.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
+        Ok(_) => Err(format!("'{s}': a percentage from 0 to 100")),
+        Err(_) => Err(format!("'{s}' is not a percentage (5%, 2.5)")),
+    }
+}
+
 /// `spin`, `futex`, `eventfd` or `sem`: how an shm ring's waiting side is woken.
 pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, String> {
     ipcperf_core::mechanism::shm_ring::Wake::from_name(s)
@@ -116,6 +126,16 @@ pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_percent("5%").unwrap(), 0.05);
+        assert_eq!(parse_percent("2.5").unwrap(), 0.025);
+        assert_eq!(parse_percent("0").unwrap(), 0.0);
+        assert!(parse_percent("101%").is_err());
+        assert!(parse_percent("-1").is_err());
+        assert!(parse_percent("five").is_err());
+    }
 
     #[test]
     fn sizes() {

@@ -16,6 +16,10 @@ pub struct CompareArgs {
     pub b: RunId,
     #[command(flatten)]
     pub db: DbArgs,
+    /// Smallest change to mark, beyond both runs' spread (5%, 2.5; 0 marks every
+    /// difference beyond the spread).
+    #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
+    pub threshold: f64,
     /// Output format (table or markdown).
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -28,7 +32,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let mut store = a.db.open()?;
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
-    let v = compare::view(&ia.to_string(), &ra, &ib.to_string(), &rb);
+    let v = compare::view(&ia.to_string(), &ra, &ib.to_string(), &rb, a.threshold);
     print!("{}", export::render_view(&v, a.format));
     Ok(0)
 }

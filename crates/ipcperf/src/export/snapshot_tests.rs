@@ -68,6 +68,6 @@ fn snapshot_compare() {
         }
         c.summarize();
     }
-    let v = crate::compare::view("1", &a, "2", &b);
+    let v = crate::compare::view("1", &a, "2", &b, crate::compare::DEFAULT_MIN_CHANGE);
     check("compare.md", &super::render_view(&v, Format::Markdown));
 }
