@@ -64,6 +64,28 @@ fn calibrate(s: &mut StreamSession, spec: &CaseSpec, stall_ns: u64) -> Result<Ca
     }
 }
 
+/// A `file` series writes all its bytes before the reader starts: refuse one that
+/// would take more than 90% of the free space where the file goes (a 30 s series at
+/// a few GB/s is tens of GB), rather than fill the disk or fail half-way.
+fn file_fits(spec: &CaseSpec, blocks: u64) -> Result<()> {
+    if spec.mechanism != crate::mechanism::MechanismKind::File {
+        return Ok(());
+    }
+    let dir = spec.opts.base_dir();
+    let free = ipcperf_sys::fd::free_bytes(&dir)?;
+    let need = blocks.saturating_mul(spec.block_size as u64);
+    if need as f64 > free as f64 * 0.9 {
+        return Err(Error::Refused(format!(
+            "a series would write {:.1} GB to a file, and {} has {:.1} GB free: \
+             use --count, a shorter --duration or another --dir",
+            need as f64 / 1e9,
+            dir.display(),
+            free as f64 / 1e9
+        )));
+    }
+    Ok(())
+}
+
 fn keep(
     rec: &mut CaseRecord,
     spec: &CaseSpec,
@@ -103,10 +125,14 @@ fn run_inner(
     if spec.repeat == 0 {
         return Err(Error::Invalid("--repeat 0".into()));
     }
+    if let Length::Count { blocks } = spec.length {
+        file_fits(spec, blocks)?;
+    }
     let mut s = StreamSession::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
     let cal = calibrate(&mut s, spec, env.stall_ns)?;
     let blocks = cal.blocks;
+    file_fits(spec, blocks)?;
     if !spec.include_setup {
         for _ in 0..spec.repeat {
             let o = s.series(blocks, cal.budget_ns())?;

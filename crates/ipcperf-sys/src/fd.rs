@@ -37,6 +37,12 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>, on: bool) -> SysResult<()> {
 }
 
 /// Make a FIFO (mode 0600) at `path`.
+/// Bytes an unprivileged writer may still put on the file system holding `path`.
+pub fn free_bytes(path: &Path) -> SysResult<u64> {
+    let v = nix::sys::statvfs::statvfs(path).ctx("statvfs", &path.display())?;
+    Ok(v.blocks_available() as u64 * v.fragment_size() as u64)
+}
+
 pub fn mkfifo(path: &Path) -> SysResult<()> {
     nix::unistd::mkfifo(path, Mode::S_IRUSR | Mode::S_IWUSR).ctx("mkfifo", &path.display())
 }

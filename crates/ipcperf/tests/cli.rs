@@ -51,6 +51,33 @@ fn bad_input_exits_2_with_a_clear_line() {
 }
 
 #[test]
+fn a_file_series_bigger_than_the_free_space_is_refused_before_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 100 billion 64 KiB blocks: 6.5 PB, more than any disk here.
+    let out = ipcperf()
+        .args([
+            "run",
+            "file",
+            "--sizes",
+            "64k",
+            "--count",
+            "100000000000",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("GB free") && err.contains("--count"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "wrote nothing, left nothing"
+    );
+}
+
+#[test]
 fn an_offset_writer_buffer_delivers_verified_bytes_and_is_recorded() {
     for mech in ["memcpy", "pipe", "unix"] {
         let out = ipcperf()
