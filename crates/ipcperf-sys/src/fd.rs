@@ -43,6 +43,65 @@ pub fn free_bytes(path: &Path) -> SysResult<u64> {
     Ok(v.blocks_available() as u64 * v.fragment_size() as u64)
 }
 
+/// Another thread's way to cut short the writes of a descriptor's owner, when
+/// nothing else would (a file writer never blocks, so it never notices that its
+/// reader died): [`Poison::poison`] replaces the descriptor in place (dup2) with
+/// /dev/full, and the owner's next write fails with ENOSPC.
+///
+/// The owner keeps the [`PoisonGuard`] beside the descriptor and drops it first;
+/// once the guard is gone, poisoning does nothing, so a descriptor number closed
+/// and reused by someone else is never touched.
+pub fn poisonable(fd: &OwnedFd) -> SysResult<(PoisonGuard, Poison)> {
+    let full = open(
+        "/dev/full",
+        OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .ctx("open", &"/dev/full")?;
+    let target = std::sync::Arc::new(std::sync::Mutex::new(Some(fd.as_raw_fd())));
+    Ok((
+        PoisonGuard {
+            target: target.clone(),
+        },
+        Poison { target, full },
+    ))
+}
+
+/// Held by a poisonable descriptor's owner; see [`poisonable`].
+#[derive(Debug)]
+pub struct PoisonGuard {
+    target: std::sync::Arc<std::sync::Mutex<Option<std::os::fd::RawFd>>>,
+}
+
+impl Drop for PoisonGuard {
+    fn drop(&mut self) {
+        *self.target.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Held by whoever may cut the owner's writes short; see [`poisonable`].
+#[derive(Debug)]
+pub struct Poison {
+    target: std::sync::Arc<std::sync::Mutex<Option<std::os::fd::RawFd>>>,
+    full: OwnedFd,
+}
+
+impl Poison {
+    /// Make the owner's next write fail (ENOSPC); nothing once its guard is gone.
+    pub fn poison(&self) {
+        let target = self.target.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = *target {
+            // SAFETY: `fd` is still open and still the owner's: the owner drops its
+            // guard (which takes this lock and clears the number) before it closes
+            // the descriptor, and we hold the lock. dup2 swaps the open file behind
+            // the number atomically; `self.full` is our own open descriptor.
+            unsafe {
+                libc::dup2(self.full.as_raw_fd(), fd);
+            }
+        }
+    }
+}
+
 pub fn mkfifo(path: &Path) -> SysResult<()> {
     nix::unistd::mkfifo(path, Mode::S_IRUSR | Mode::S_IWUSR).ctx("mkfifo", &path.display())
 }
@@ -112,4 +171,29 @@ pub fn rewind(fd: BorrowedFd<'_>, truncate: bool) -> SysResult<()> {
 /// A raw fd number for messages.
 pub fn raw<F: AsFd>(f: &F) -> i32 {
     f.as_fd().as_raw_fd()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poison_fails_the_next_write_and_does_nothing_once_the_guard_is_gone() {
+        let (_r, w) = pipe().unwrap();
+        let (guard, poison) = poisonable(&w).unwrap();
+        assert_eq!(write(w.as_fd(), b"x"), Ok(1));
+        poison.poison();
+        assert_eq!(write(w.as_fd(), b"x"), Err(Errno::ENOSPC));
+        drop(guard);
+
+        let (_r2, w2) = pipe().unwrap();
+        let (guard2, poison2) = poisonable(&w2).unwrap();
+        drop(guard2);
+        poison2.poison();
+        assert_eq!(
+            write(w2.as_fd(), b"x"),
+            Ok(1),
+            "poisoned after its guard was gone"
+        );
+    }
 }

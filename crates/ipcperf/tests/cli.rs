@@ -228,19 +228,18 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 }
 
 fn long_run(mech: &str, dir: &Path) -> Child {
+    // A file series writes everything first: keep it long but small (1-byte writes,
+    // ~50 MB), where a 30 s series of 64 KiB blocks would be tens of GB.
+    let length: &[&str] = if mech == "file" {
+        &["--sizes", "1", "--count", "50000000"]
+    } else {
+        &["--sizes", "64k", "--duration", "30s"]
+    };
     Command::new(env!("CARGO_BIN_EXE_ipcperf"))
         .env("IPCPERF_NO_SAVE", "1")
-        .args([
-            "run",
-            mech,
-            "--sizes",
-            "64k",
-            "--duration",
-            "30s",
-            "--repeat",
-            "1",
-            "--dir",
-        ])
+        .args(["run", mech])
+        .args(length)
+        .args(["--repeat", "1", "--dir"])
         .arg(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -250,7 +249,7 @@ fn long_run(mech: &str, dir: &Path) -> Child {
 
 #[test]
 fn killed_peer_is_an_error_within_2s_and_leaves_nothing() {
-    for mech in ["pipe", "fifo", "unix", "tcp"] {
+    for mech in ["pipe", "fifo", "unix", "tcp", "file"] {
         let dir = tempfile::tempdir().unwrap();
         let mut child = long_run(mech, dir.path());
         let peer = wait_for("the peer process", || children(child.id()).first().copied());

@@ -26,6 +26,8 @@ pub trait ByteStream {
 /// Non-blocking descriptors wait in poll(2) for at most [`WAIT_MS`].
 #[derive(Debug)]
 pub struct FdStream {
+    /// Declared before `fd`, so it is dropped before the descriptor is closed.
+    _poison_guard: Option<fd::PoisonGuard>,
     fd: OwnedFd,
     what: &'static str,
     is_file: bool,
@@ -34,7 +36,19 @@ pub struct FdStream {
 impl FdStream {
     pub fn new(fd: OwnedFd, what: &'static str, nonblocking: bool, is_file: bool) -> Result<Self> {
         fd::set_nonblocking(fd.as_fd(), nonblocking)?;
-        Ok(FdStream { fd, what, is_file })
+        Ok(FdStream {
+            _poison_guard: None,
+            fd,
+            what,
+            is_file,
+        })
+    }
+
+    /// Keep the guard of a poisonable descriptor (see [`fd::poisonable`]) for as
+    /// long as the descriptor is open.
+    pub fn with_guard(mut self, guard: Option<fd::PoisonGuard>) -> Self {
+        self._poison_guard = guard;
+        self
     }
 
     pub fn set_nonblocking(&mut self, on: bool) -> Result<()> {

@@ -23,13 +23,20 @@ pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
         opts: opts.clone(),
         fds: Vec::new(),
     };
-    Ok(Link::new(
+    // The writer writes everything before the reader starts and never blocks, so
+    // it would not notice a dead reader until its whole series is written: when the
+    // peer dies, its descriptor is swapped for /dev/full and the next write fails.
+    let (guard, poison) = fd::poisonable(&w)?;
+    let mut link = Link::new(
         MechanismKind::File,
         opts,
         Some(LocalEnd::Ready(w)),
         Some(peer),
         Some(dir),
-    ))
+    );
+    link.write_guard = Some(guard);
+    link.on_peer_death.push(Box::new(move || poison.poison()));
+    Ok(link)
 }
 
 pub(super) fn open_reader(path: &Path) -> Result<OwnedFd> {

@@ -450,6 +450,10 @@ pub enum LocalEnd {
 /// A set-up mechanism: the owner's end, the peer's handoff, and the guard of the
 /// named objects (dropped last, so paths are removed when the link goes).
 pub struct Link {
+    /// The guard of a local end that `on_peer_death` may poison (a file writer):
+    /// it goes with the descriptor into the local end's stream. First, so that it
+    /// is dropped before `local` closes the descriptor.
+    pub write_guard: Option<ipcperf_sys::fd::PoisonGuard>,
     pub kind: MechanismKind,
     pub local: Option<LocalEnd>,
     pub peer: Option<PeerHandoff>,
@@ -544,6 +548,7 @@ impl Link {
             dir,
             guards: Vec::new(),
             on_peer_death: Vec::new(),
+            write_guard: None,
         }
     }
 
@@ -554,6 +559,8 @@ impl Link {
             .local
             .take()
             .ok_or_else(|| Error::Invalid("local end already opened".into()))?;
+        // The descriptor leaves this process's keeping: it may no longer be poisoned.
+        self.write_guard = None;
         let (addr, fds) = match local {
             LocalEnd::Ready(fd) => (PeerAddr::Fd, vec![fd]),
             LocalEnd::FifoWriter(p) => (PeerAddr::FifoWriter(p), Vec::new()),
@@ -602,12 +609,15 @@ impl Link {
             LocalEnd::TcpListener(l) => tcp::accept(&l, &self.opts, timeout_ms)?,
             LocalEnd::Handoff(h) => return open_peer(h, timeout_ms),
         };
-        Ok(Endpoint::Fd(FdStream::new(
-            fd,
-            what,
-            self.opts.nonblocking,
-            self.kind == MechanismKind::File,
-        )?))
+        Ok(Endpoint::Fd(
+            FdStream::new(
+                fd,
+                what,
+                self.opts.nonblocking,
+                self.kind == MechanismKind::File,
+            )?
+            .with_guard(self.write_guard.take()),
+        ))
     }
 }
 
