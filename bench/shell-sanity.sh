@@ -5,13 +5,14 @@
 # `ipcperf run pipe --sizes 1k` (two processes), ROUNDS times alternately, and prints
 # each round's ratio gen / pipe and their spread. Target: ratio >= 5.
 #
-# Usage: bench/shell-sanity.sh [ROUNDS] [BYTES]   (defaults: 3 rounds, 2G per gen run)
+# Usage: bench/shell-sanity.sh [ROUNDS] [BYTES]   (defaults: 5 rounds, 8G per gen run: about a second,
+#        so the 10 ms resolution of GNU time is under 1%)
 #        IPCPERF=path to use a built binary (default target/release/ipcperf, built if missing)
 # Needs: jq, numfmt (coreutils), GNU time (/usr/bin/time).
 set -eu
 
-ROUNDS=${1:-3}
-BYTES=${2:-2G}
+ROUNDS=${1:-5}
+BYTES=${2:-8G}
 cd "$(dirname "$0")/.."
 IPCPERF=${IPCPERF:-target/release/ipcperf}
 if [ ! -x "$IPCPERF" ]; then
