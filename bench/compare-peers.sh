@@ -10,6 +10,8 @@
 #
 # Needs: dd (coreutils), iperf3, perf (Debian: linux-perf). Missing tools are installed
 # with apt-get when run as root, otherwise the pair is skipped with the reason.
+# Benchmarks keep nothing in the run history.
+export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

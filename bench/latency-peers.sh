@@ -20,6 +20,8 @@
 # TCP_PIN "A,B" CPUs for the tcp pair (default 0,0), SP_PORT (default 11211),
 # SP_TIME seconds of sockperf ping-pong (default 3).
 # Needs: cargo, jq, taskset; perf (Debian package linux-perf), sockperf.
+# Benchmarks keep nothing in the run history.
+export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -9,6 +9,8 @@
 #        so the 10 ms resolution of GNU time is under 1%)
 #        IPCPERF=path to use a built binary (default target/release/ipcperf, built if missing)
 # Needs: jq, numfmt (coreutils), GNU time (/usr/bin/time).
+# Benchmarks keep nothing in the run history.
+export IPCPERF_NO_SAVE=1
 set -eu
 
 ROUNDS=${1:-5}

@@ -12,6 +12,8 @@
 # Environment: REPS (default 3), COUNT round trips (default 100000), SIZE (512),
 # RT_MODE (processes|threads, default processes), PIN (default 0,1).
 # Needs: cargo, jq.
+# Benchmarks keep nothing in the run history.
+export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,6 +8,8 @@
 # prints every run's ratios and their spread (the machine is shared and noisy).
 #
 # Usage: bench/sync-sanity.sh [RUNS] [DURATION]     (defaults: 3 runs, 300ms series)
+# Benchmarks keep nothing in the run history.
+export IPCPERF_NO_SAVE=1
 set -euo pipefail
 RUNS=${1:-3}
 DURATION=${2:-300ms}
