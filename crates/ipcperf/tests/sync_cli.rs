@@ -75,6 +75,15 @@ fn json_carries_primitive_mode_and_both_rates() {
         .unwrap()
         .starts_with("not applicable"));
     assert_eq!(cases[0]["workload"], "sync");
+    // The fields at the top level of each case, as the section has them.
+    for c in cases {
+        assert_eq!(c["primitive"], c["sync"]["primitive"], "{c}");
+        assert_eq!(c["mode"], c["sync"]["mode"], "{c}");
+        for k in ["request_release_per_sec", "set_clear_per_sec"] {
+            assert!(c.get(k).is_some(), "{k} missing at the top: {c}");
+            assert_eq!(c[k], c["sync"][k], "{k}");
+        }
+    }
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub fn render(run: &RunRecord, format: Format, rank_size: Option<usize>) -> Stri
 pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view::View) -> String {
     match format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(run).expect("records serialize");
+            let mut s = serde_json::to_string_pretty(&json(run)).expect("records serialize");
             s.push('\n');
             s
         }
@@ -37,6 +37,30 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
         Format::Table => table::render(&view()),
         Format::Markdown => markdown::render(&view()),
     }
+}
+
+/// The run record as JSON, with a sync case's headline figures (`primitive`,
+/// `request_release_per_sec`, `set_clear_per_sec`) also at the top level of the
+/// case, beside `mechanism` and `mode`, as round-trip cases carry `p50_ns`. The
+/// record itself keeps them in its `sync` section; import ignores the copies.
+pub fn json(run: &RunRecord) -> serde_json::Value {
+    let mut v = serde_json::to_value(run).expect("records serialize");
+    if let Some(cases) = v.get_mut("cases").and_then(|c| c.as_array_mut()) {
+        for c in cases {
+            let Some(obj) = c.as_object_mut() else {
+                continue;
+            };
+            let Some(sync) = obj.get("sync").and_then(|s| s.as_object()).cloned() else {
+                continue;
+            };
+            for key in ["primitive", "request_release_per_sec", "set_clear_per_sec"] {
+                if let Some(x) = sync.get(key) {
+                    obj.entry(key).or_insert_with(|| x.clone());
+                }
+            }
+        }
+    }
+    v
 }
 
 /// Render a run of round-trip cases in `format`; `one_way` adds RTT/2 columns, labelled.
