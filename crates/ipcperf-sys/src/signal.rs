@@ -16,16 +16,15 @@ pub fn cleanup_on_interrupt() {
     if nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
         return;
     }
-    std::thread::Builder::new()
-        .name("ipcperf-signals".into())
-        .spawn(move || {
-            if let Ok(sig) = set.wait() {
-                crate::cleanup::run_all();
-                eprintln!("ipcperf: interrupted by {sig:?}; named objects removed");
-                std::process::exit(128 + sig as i32);
-            }
-        })
-        .ok();
+    // Its own descriptor table: the thread that measures must not share one.
+    crate::fd::spawn_helper("ipcperf-signals", move || {
+        if let Ok(sig) = set.wait() {
+            crate::cleanup::run_all();
+            eprintln!("ipcperf: interrupted by {sig:?}; named objects removed");
+            std::process::exit(128 + sig as i32);
+        }
+    })
+    .ok();
 }
 
 /// Send SIGKILL to a process.

@@ -119,10 +119,9 @@ impl ProcessPeer {
         let armed_at = Arc::new(AtomicU64::new(0));
         let pid = child.id();
         let (w2, a2) = (watch.clone(), armed_at.clone());
-        let watchdog = std::thread::Builder::new()
-            .name("ipcperf-watchdog".into())
-            .spawn(move || watchdog(pid, w2, a2))
-            .ok();
+        // Its own descriptor table: the thread that measures must not share one.
+        let watchdog =
+            ipcperf_sys::fd::spawn_helper("ipcperf-watchdog", move || watchdog(pid, w2, a2)).ok();
         let mut peer = ProcessPeer {
             ctl,
             child,
