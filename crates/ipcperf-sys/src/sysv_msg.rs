@@ -134,8 +134,17 @@ pub fn send(id: i32, mtype: i64, msg: &[u8], b: &mut MsgBuf, nowait: bool) -> Re
     b.text_mut()[..n].copy_from_slice(&msg[..n]);
     let flags = if nowait { libc::IPC_NOWAIT } else { 0 };
     loop {
+        // The system call itself, not glibc's cancellable wrapper (see `fd::write`).
         // SAFETY: `words` is a valid msgbuf (mtype then at least `n` bytes of text).
-        let r = unsafe { libc::msgsnd(id, b.words.as_ptr().cast(), n, flags) };
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_msgsnd,
+                id,
+                b.words.as_ptr(),
+                n,
+                flags as libc::c_long,
+            )
+        };
         if r == 0 {
             return Ok(());
         }
@@ -150,14 +159,16 @@ pub fn send(id: i32, mtype: i64, msg: &[u8], b: &mut MsgBuf, nowait: bool) -> Re
 #[inline]
 pub fn recv(id: i32, mtype: i64, out: &mut [u8], b: &mut MsgBuf) -> Result<usize, Errno> {
     loop {
+        // The system call itself, not glibc's cancellable wrapper (see `fd::write`).
         // SAFETY: `words` is a valid msgbuf with room for `b.max` bytes of text.
         let r = unsafe {
-            libc::msgrcv(
+            libc::syscall(
+                libc::SYS_msgrcv,
                 id,
-                b.words.as_mut_ptr().cast(),
+                b.words.as_mut_ptr(),
                 b.max,
                 mtype as libc::c_long,
-                0,
+                0 as libc::c_long,
             )
         };
         if r >= 0 {
