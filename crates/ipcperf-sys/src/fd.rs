@@ -36,6 +36,49 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>, on: bool) -> SysResult<()> {
     Ok(())
 }
 
+/// writev(2), the system call itself (see [`write`]): one datagram on a connected
+/// datagram socket.
+pub fn writev(fd: BorrowedFd<'_>, iov: &[std::io::IoSlice<'_>]) -> Result<usize, Errno> {
+    loop {
+        // SAFETY: IoSlice is ABI-compatible with struct iovec on Unix; every slice is
+        // readable for the duration of the call, and `iov.len()` is their count.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_writev,
+                fd.as_raw_fd(),
+                iov.as_ptr(),
+                iov.len() as libc::c_long,
+            )
+        };
+        match Errno::result(r) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+            Ok(n) => return Ok(n as usize),
+        }
+    }
+}
+
+/// readv(2), the system call itself (see [`write`]).
+pub fn readv(fd: BorrowedFd<'_>, iov: &mut [std::io::IoSliceMut<'_>]) -> Result<usize, Errno> {
+    loop {
+        // SAFETY: IoSliceMut is ABI-compatible with struct iovec on Unix; every slice
+        // is writable for the duration of the call, and `iov.len()` is their count.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_readv,
+                fd.as_raw_fd(),
+                iov.as_mut_ptr(),
+                iov.len() as libc::c_long,
+            )
+        };
+        match Errno::result(r) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+            Ok(n) => return Ok(n as usize),
+        }
+    }
+}
+
 /// Give the calling thread a descriptor table of its own, holding only stdin,
 /// stdout and stderr. While a process's threads share one table, the kernel takes
 /// and drops a reference on the file at every read and write (fdget): the

@@ -11,8 +11,8 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use nix::sys::socket::{
-    bind, connect, getsockname, recvmsg, sendmsg, setsockopt, socket, sockopt, AddressFamily,
-    MsgFlags, SockFlag, SockType, SockaddrStorage,
+    bind, connect, getsockname, setsockopt, socket, sockopt, AddressFamily, SockFlag, SockType,
+    SockaddrStorage,
 };
 use nix::sys::time::TimeVal;
 
@@ -152,16 +152,14 @@ impl UdpEnd {
     fn send_seq(&mut self, seq: u64, buf: &[u8]) -> Result<()> {
         let hdr = seq.to_le_bytes();
         let iov = [IoSlice::new(&hdr), IoSlice::new(buf)];
-        loop {
-            match sendmsg::<()>(self.fd.as_raw_fd(), &iov, &[], MsgFlags::empty(), None) {
-                Ok(_) => {
-                    self.counts.sent += 1;
-                    return Ok(());
-                }
-                Err(Errno::EINTR) => continue,
-                Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
-                Err(e) => return Err(Error::io("sendmsg", "udp", e)),
+        // writev on the connected socket: one datagram, header and block.
+        match ipcperf_sys::fd::writev(std::os::fd::AsFd::as_fd(&self.fd), &iov) {
+            Ok(_) => {
+                self.counts.sent += 1;
+                Ok(())
             }
+            Err(Errno::ECONNREFUSED) => Err(Self::closed()),
+            Err(e) => Err(Error::io("writev", "udp", e)),
         }
     }
 
@@ -225,12 +223,11 @@ impl UdpEnd {
         loop {
             let n = {
                 let mut iov = [IoSliceMut::new(&mut hdr), IoSliceMut::new(buf)];
-                match recvmsg::<()>(self.fd.as_raw_fd(), &mut iov, None, MsgFlags::empty()) {
-                    Ok(m) => m.bytes,
-                    Err(Errno::EINTR) => continue,
+                match ipcperf_sys::fd::readv(std::os::fd::AsFd::as_fd(&self.fd), &mut iov) {
+                    Ok(n) => n,
                     Err(Errno::EAGAIN) => return Err(self.lost()),
                     Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
-                    Err(e) => return Err(Error::io("recvmsg", "udp", e)),
+                    Err(e) => return Err(Error::io("readv", "udp", e)),
                 }
             };
             if n < SEQ_BYTES {
