@@ -132,7 +132,9 @@ fn run_inner(
     rec.options.extend(s.facts.drain(..));
     let cal = calibrate(&mut s, spec, env.stall_ns)?;
     let blocks = cal.blocks;
-    file_fits(spec, blocks)?;
+    if let Length::Duration { .. } = spec.length {
+        file_fits(spec, blocks)?;
+    }
     if !spec.include_setup {
         for _ in 0..spec.repeat {
             let o = s.series(blocks, cal.budget_ns())?;
@@ -163,17 +165,27 @@ pub fn run_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRe
     rec
 }
 
-/// Run every case in order, reporting to `obs`.
-pub fn run_all(specs: &[CaseSpec], env: &RunEnv, obs: &mut dyn Observer) -> Vec<CaseRecord> {
+/// Run every case in order with `one` (a stream or a round-trip runner), reporting to `obs`.
+fn run_each(
+    specs: &[CaseSpec],
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    one: fn(&CaseSpec, &RunEnv, &mut dyn Observer) -> CaseRecord,
+) -> Vec<CaseRecord> {
     let total = specs.len();
     specs
         .iter()
         .enumerate()
         .map(|(i, spec)| {
             obs.case_started(spec, i, total);
-            run_case(spec, env, obs)
+            one(spec, env, obs)
         })
         .collect()
+}
+
+/// Run every stream case in order, reporting to `obs`.
+pub fn run_all(specs: &[CaseSpec], env: &RunEnv, obs: &mut dyn Observer) -> Vec<CaseRecord> {
+    run_each(specs, env, obs, run_case)
 }
 
 /// Warm up (round trips not recorded) and find how many round trips a series needs.
@@ -315,13 +327,5 @@ pub fn run_all_latency(
     env: &RunEnv,
     obs: &mut dyn Observer,
 ) -> Vec<CaseRecord> {
-    let total = specs.len();
-    specs
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| {
-            obs.case_started(spec, i, total);
-            run_latency_case(spec, env, obs)
-        })
-        .collect()
+    run_each(specs, env, obs, run_latency_case)
 }

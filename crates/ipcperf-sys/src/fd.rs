@@ -36,21 +36,15 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>, on: bool) -> SysResult<()> {
     Ok(())
 }
 
-/// writev(2), the system call itself (see [`write`]): one datagram on a connected
-/// datagram socket.
-pub fn writev(fd: BorrowedFd<'_>, iov: &[std::io::IoSlice<'_>]) -> Result<usize, Errno> {
+/// Run a raw system call (`libc::syscall`, which returns -1 and sets errno on
+/// failure) until it is not interrupted; its result as a byte count. The measured
+/// loops call the kernel this way rather than through glibc's wrappers, which add
+/// cancellation bookkeeping once a process has had a second thread (a cost of the
+/// harness, not of the mechanism: dd, single-threaded, never pays it).
+#[inline(always)]
+pub(crate) fn retry_syscall(mut call: impl FnMut() -> libc::c_long) -> Result<usize, Errno> {
     loop {
-        // SAFETY: IoSlice is ABI-compatible with struct iovec on Unix; every slice is
-        // readable for the duration of the call, and `iov.len()` is their count.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_writev,
-                fd.as_raw_fd(),
-                iov.as_ptr(),
-                iov.len() as libc::c_long,
-            )
-        };
-        match Errno::result(r) {
+        match Errno::result(call()) {
             Err(Errno::EINTR) => continue,
             Err(e) => return Err(e),
             Ok(n) => return Ok(n as usize),
@@ -58,25 +52,33 @@ pub fn writev(fd: BorrowedFd<'_>, iov: &[std::io::IoSlice<'_>]) -> Result<usize,
     }
 }
 
+/// writev(2), the system call itself (see [`write`]): one datagram on a connected
+/// datagram socket.
+pub fn writev(fd: BorrowedFd<'_>, iov: &[std::io::IoSlice<'_>]) -> Result<usize, Errno> {
+    // SAFETY: IoSlice is ABI-compatible with struct iovec on Unix; every slice is
+    // readable for the duration of the call, and `iov.len()` is their count.
+    retry_syscall(|| unsafe {
+        libc::syscall(
+            libc::SYS_writev,
+            fd.as_raw_fd(),
+            iov.as_ptr(),
+            iov.len() as libc::c_long,
+        )
+    })
+}
+
 /// readv(2), the system call itself (see [`write`]).
 pub fn readv(fd: BorrowedFd<'_>, iov: &mut [std::io::IoSliceMut<'_>]) -> Result<usize, Errno> {
-    loop {
-        // SAFETY: IoSliceMut is ABI-compatible with struct iovec on Unix; every slice
-        // is writable for the duration of the call, and `iov.len()` is their count.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_readv,
-                fd.as_raw_fd(),
-                iov.as_mut_ptr(),
-                iov.len() as libc::c_long,
-            )
-        };
-        match Errno::result(r) {
-            Err(Errno::EINTR) => continue,
-            Err(e) => return Err(e),
-            Ok(n) => return Ok(n as usize),
-        }
-    }
+    // SAFETY: IoSliceMut is ABI-compatible with struct iovec on Unix; every slice
+    // is writable for the duration of the call, and `iov.len()` is their count.
+    retry_syscall(|| unsafe {
+        libc::syscall(
+            libc::SYS_readv,
+            fd.as_raw_fd(),
+            iov.as_mut_ptr(),
+            iov.len() as libc::c_long,
+        )
+    })
 }
 
 /// Give the calling thread a descriptor table of its own, holding only stdin,
@@ -201,36 +203,21 @@ pub use nix::fcntl::OFlag as OpenFlags;
 /// One write(2). Returns bytes written; EINTR is retried.
 #[inline]
 pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> Result<usize, Errno> {
-    loop {
-        // The system call itself, not glibc's write(): once a process has ever had a
-        // second thread, glibc wraps every write in cancellation bookkeeping, a cost
-        // of the harness and not of the mechanism (dd, single-threaded, never pays it).
-        // SAFETY: `fd` is a valid borrowed descriptor and `buf` is readable for its
-        // whole length for the duration of the call.
-        let r = unsafe { libc::syscall(libc::SYS_write, fd.as_raw_fd(), buf.as_ptr(), buf.len()) };
-        match Errno::result(r) {
-            Err(Errno::EINTR) => continue,
-            Err(e) => return Err(e),
-            Ok(n) => return Ok(n as usize),
-        }
-    }
+    // SAFETY: `fd` is a valid borrowed descriptor and `buf` is readable for its
+    // whole length for the duration of the call.
+    retry_syscall(|| unsafe {
+        libc::syscall(libc::SYS_write, fd.as_raw_fd(), buf.as_ptr(), buf.len())
+    })
 }
 
 /// One read(2). Returns bytes read (0 at end of file); EINTR is retried.
 #[inline]
 pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
-    loop {
-        // The system call itself, as in [`write`].
-        // SAFETY: `fd` is a valid borrowed descriptor and `buf` is writable for its
-        // whole length for the duration of the call.
-        let r =
-            unsafe { libc::syscall(libc::SYS_read, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
-        match Errno::result(r) {
-            Err(Errno::EINTR) => continue,
-            Err(e) => return Err(e),
-            Ok(n) => return Ok(n as usize),
-        }
-    }
+    // SAFETY: `fd` is a valid borrowed descriptor and `buf` is writable for its
+    // whole length for the duration of the call.
+    retry_syscall(|| unsafe {
+        libc::syscall(libc::SYS_read, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len())
+    })
 }
 
 /// Wait until `fd` is readable (or writable when `write` is set), for at most `timeout_ms`.
@@ -269,6 +256,60 @@ pub fn raw<F: AsFd>(f: &F) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether threads `a` and `b` share one descriptor table (kcmp with
+    /// KCMP_FILES = 2); None where kcmp is not built into the kernel.
+    fn same_fd_table(a: libc::pid_t, b: libc::pid_t) -> Option<bool> {
+        // SAFETY: kcmp only compares kernel objects of the two tasks; no memory is passed.
+        let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, 2 as libc::c_int, 0u64, 0u64) };
+        (r >= 0).then_some(r == 0)
+    }
+
+    /// A thread that reports its tid, then waits until told to end.
+    fn parked(
+        start: impl FnOnce(Box<dyn FnOnce() + Send>) -> std::thread::JoinHandle<()>,
+    ) -> (
+        libc::pid_t,
+        std::sync::mpsc::Sender<()>,
+        std::thread::JoinHandle<()>,
+    ) {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (quit_tx, quit_rx) = std::sync::mpsc::channel::<()>();
+        let join = start(Box::new(move || {
+            // SAFETY: gettid takes no arguments.
+            tid_tx.send(unsafe { libc::gettid() }).unwrap();
+            let _ = quit_rx.recv();
+        }));
+        (tid_rx.recv().unwrap(), quit_tx, join)
+    }
+
+    #[test]
+    fn a_helper_thread_has_its_own_table_and_holds_no_earlier_descriptor() {
+        let (r, w) = pipe().unwrap();
+        // SAFETY: gettid takes no arguments.
+        let me = unsafe { libc::gettid() };
+        let (plain, plain_quit, plain_join) = parked(std::thread::spawn);
+        let (helper, helper_quit, helper_join) =
+            parked(|f| spawn_helper("test-helper", f).unwrap());
+        match (same_fd_table(me, plain), same_fd_table(me, helper)) {
+            // A plain thread shares the table (the control), the helper must not.
+            (Some(true), Some(shared)) => assert!(!shared, "the helper shares our table"),
+            other => eprintln!("kcmp part skipped: kcmp(KCMP_FILES) answered {other:?}"),
+        }
+        plain_quit.send(()).unwrap();
+        plain_join.join().unwrap();
+        // The helper started after the pipe was made; closing our write end must
+        // still give end-of-file, so the helper holds no copy of it.
+        drop(w);
+        let mut b = [0u8; 1];
+        assert_eq!(
+            read(r.as_fd(), &mut b),
+            Ok(0),
+            "the helper kept a pipe end open"
+        );
+        helper_quit.send(()).unwrap();
+        helper_join.join().unwrap();
+    }
 
     #[test]
     fn poison_fails_the_next_write_and_does_nothing_once_the_guard_is_gone() {

@@ -37,27 +37,20 @@ impl Mq {
     #[inline]
     pub fn send(&self, msg: &[u8], prio: u32) -> Result<(), Errno> {
         let fd = std::os::fd::AsRawFd::as_raw_fd(self.mqd());
-        loop {
-            // mq_timedsend with no time-out, the system call itself: glibc's mq_send
-            // adds cancellation bookkeeping in a process with threads (see `fd::write`).
-            // SAFETY: `fd` is this open queue descriptor, `msg` is readable for its
-            // length, and a null timeout means "block".
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_mq_timedsend,
-                    fd,
-                    msg.as_ptr(),
-                    msg.len(),
-                    prio as libc::c_long,
-                    std::ptr::null::<libc::timespec>(),
-                )
-            };
-            match Errno::result(r) {
-                Err(Errno::EINTR) => continue,
-                Err(e) => return Err(e),
-                Ok(_) => return Ok(()),
-            }
-        }
+        // mq_timedsend with no time-out, the system call itself (see `fd::retry_syscall`).
+        // SAFETY: `fd` is this open queue descriptor, `msg` is readable for its
+        // length, and a null timeout means "block".
+        crate::fd::retry_syscall(|| unsafe {
+            libc::syscall(
+                libc::SYS_mq_timedsend,
+                fd,
+                msg.as_ptr(),
+                msg.len(),
+                prio as libc::c_long,
+                std::ptr::null::<libc::timespec>(),
+            )
+        })
+        .map(|_| ())
     }
 
     /// Send without waiting (hang-up notes on the way out).
@@ -100,26 +93,19 @@ impl Mq {
     pub fn receive(&self, buf: &mut [u8]) -> Result<usize, Errno> {
         let mut prio = 0u32;
         let fd = std::os::fd::AsRawFd::as_raw_fd(self.mqd());
-        loop {
-            // mq_timedreceive with no time-out, the system call itself (see `send`).
-            // SAFETY: `fd` is this open queue descriptor, `buf` is writable for its
-            // length, `prio` is a valid u32, and a null timeout means "block".
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_mq_timedreceive,
-                    fd,
-                    buf.as_mut_ptr(),
-                    buf.len(),
-                    &mut prio as *mut u32,
-                    std::ptr::null::<libc::timespec>(),
-                )
-            };
-            match Errno::result(r) {
-                Err(Errno::EINTR) => continue,
-                Err(e) => return Err(e),
-                Ok(n) => return Ok(n as usize),
-            }
-        }
+        // mq_timedreceive with no time-out, the system call itself (see `send`).
+        // SAFETY: `fd` is this open queue descriptor, `buf` is writable for its
+        // length, `prio` is a valid u32, and a null timeout means "block".
+        crate::fd::retry_syscall(|| unsafe {
+            libc::syscall(
+                libc::SYS_mq_timedreceive,
+                fd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut prio as *mut u32,
+                std::ptr::null::<libc::timespec>(),
+            )
+        })
     }
 
     pub fn name(&self) -> &str {

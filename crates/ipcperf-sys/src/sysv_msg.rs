@@ -133,54 +133,38 @@ pub fn send(id: i32, mtype: i64, msg: &[u8], b: &mut MsgBuf, nowait: bool) -> Re
     b.words[0] = mtype as libc::c_long;
     b.text_mut()[..n].copy_from_slice(&msg[..n]);
     let flags = if nowait { libc::IPC_NOWAIT } else { 0 };
-    loop {
-        // The system call itself, not glibc's cancellable wrapper (see `fd::write`).
-        // SAFETY: `words` is a valid msgbuf (mtype then at least `n` bytes of text).
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_msgsnd,
-                id,
-                b.words.as_ptr(),
-                n,
-                flags as libc::c_long,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-        match Errno::last() {
-            Errno::EINTR => continue,
-            e => return Err(e),
-        }
-    }
+    // The system call itself (see `fd::retry_syscall`).
+    // SAFETY: `words` is a valid msgbuf (mtype then at least `n` bytes of text).
+    crate::fd::retry_syscall(|| unsafe {
+        libc::syscall(
+            libc::SYS_msgsnd,
+            id,
+            b.words.as_ptr(),
+            n,
+            flags as libc::c_long,
+        )
+    })
+    .map(|_| ())
 }
 
 /// msgrcv(2) of the next message of type `mtype` into `out`; blocks. Returns its length.
 #[inline]
 pub fn recv(id: i32, mtype: i64, out: &mut [u8], b: &mut MsgBuf) -> Result<usize, Errno> {
-    loop {
-        // The system call itself, not glibc's cancellable wrapper (see `fd::write`).
-        // SAFETY: `words` is a valid msgbuf with room for `b.max` bytes of text.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_msgrcv,
-                id,
-                b.words.as_mut_ptr(),
-                b.max,
-                mtype as libc::c_long,
-                0 as libc::c_long,
-            )
-        };
-        if r >= 0 {
-            let n = (r as usize).min(out.len());
-            out[..n].copy_from_slice(&b.text()[..n]);
-            return Ok(r as usize);
-        }
-        match Errno::last() {
-            Errno::EINTR => continue,
-            e => return Err(e),
-        }
-    }
+    // The system call itself (see `fd::retry_syscall`).
+    // SAFETY: `words` is a valid msgbuf with room for `b.max` bytes of text.
+    let len = crate::fd::retry_syscall(|| unsafe {
+        libc::syscall(
+            libc::SYS_msgrcv,
+            id,
+            b.words.as_mut_ptr(),
+            b.max,
+            mtype as libc::c_long,
+            0 as libc::c_long,
+        )
+    })?;
+    let n = len.min(out.len());
+    out[..n].copy_from_slice(&b.text()[..n]);
+    Ok(len)
 }
 
 /// One queue as /proc/sysvipc/msg shows it.
