@@ -112,6 +112,36 @@ impl Mq {
         &self.name
     }
 
+    /// Take ownership of a queue descriptor (one handed over with SCM_RIGHTS or
+    /// kept from [`Mq::try_clone`]).
+    pub fn from_fd(fd: std::os::fd::OwnedFd, name: &str) -> Mq {
+        let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
+        // SAFETY: `raw` came out of an OwnedFd, so it is open and now owned by the
+        // MqdT alone (closed once, by `mq_close` in Drop).
+        let mqd = unsafe { std::os::fd::FromRawFd::from_raw_fd(raw) };
+        Mq {
+            mqd: Some(mqd),
+            name: name.to_string(),
+        }
+    }
+
+    /// A second descriptor sharing this one's open file description (so its
+    /// O_NONBLOCK flag), as an owned fd that can travel.
+    pub fn try_clone_fd(&self) -> SysResult<std::os::fd::OwnedFd> {
+        std::os::fd::AsFd::as_fd(self.mqd())
+            .try_clone_to_owned()
+            .ctx("dup", &self.name)
+    }
+
+    /// Make every send and receive through this open description (and every
+    /// descriptor sharing it) fail with EAGAIN instead of waiting: how a watchdog
+    /// stops a side whose peer has died.
+    pub fn set_nonblocking(&self) -> SysResult<()> {
+        nix::mqueue::mq_set_nonblock(self.mqd())
+            .map(|_| ())
+            .ctx("mq_setattr", &self.name)
+    }
+
     /// A second descriptor for the same queue (for a watchdog's hang-up note).
     pub fn reopen_for_writing(&self) -> SysResult<Mq> {
         Mq::open(&self.name, true)
@@ -189,6 +219,11 @@ pub fn exists(name: &str) -> bool {
 /// is mounted for the look on a fresh directory and detached right after; that
 /// needs CAP_SYS_ADMIN. None: there is no way to list them here.
 pub fn list() -> Option<Vec<String>> {
+    list_owned().map(|v| v.into_iter().map(|(n, _)| n).collect())
+}
+
+/// As [`list`], with each queue's owner uid.
+pub fn list_owned() -> Option<Vec<(String, u32)>> {
     match mount_point() {
         Some(dir) => read_names(&dir),
         None => {
@@ -198,11 +233,15 @@ pub fn list() -> Option<Vec<String>> {
     }
 }
 
-fn read_names(dir: &std::path::Path) -> Option<Vec<String>> {
+fn read_names(dir: &std::path::Path) -> Option<Vec<(String, u32)>> {
+    use std::os::unix::fs::MetadataExt;
     let rd = std::fs::read_dir(dir).ok()?;
     Some(
         rd.filter_map(|e| e.ok())
-            .map(|e| format!("/{}", e.file_name().to_string_lossy()))
+            .filter_map(|e| {
+                let uid = e.metadata().ok()?.uid();
+                Some((format!("/{}", e.file_name().to_string_lossy()), uid))
+            })
             .collect(),
     )
 }

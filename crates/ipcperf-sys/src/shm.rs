@@ -63,7 +63,7 @@ impl SharedMem {
     pub fn memfd(tag: &str, len: usize) -> SysResult<SharedMem> {
         let name = unique(tag);
         let fd = memfd_create(name.as_str(), MFdFlags::MFD_CLOEXEC).ctx("memfd_create", &name)?;
-        nix::unistd::ftruncate(&fd, len as libc::off_t).ctx("ftruncate", &name)?;
+        reserve(&fd, len, &name)?;
         Self::map(Some(fd), len, &name)
     }
 
@@ -177,6 +177,17 @@ impl Drop for ShmName {
     }
 }
 
+/// Size a fresh shared-memory file to `len` bytes and reserve every page of it now,
+/// so a full tmpfs is an error here (ENOSPC, naming the object and the size) and
+/// never a SIGBUS at the first touch of a page during the run.
+fn reserve(fd: &OwnedFd, len: usize, what: &str) -> SysResult<()> {
+    let n = libc::off_t::try_from(len)
+        .map_err(|_| SysError::new("ftruncate", what.to_string(), Errno::EFBIG))?;
+    nix::unistd::ftruncate(fd, n).ctx("ftruncate", &what)?;
+    nix::fcntl::fallocate(fd, nix::fcntl::FallocateFlags::empty(), 0, n)
+        .ctx("reserve", &format_args!("{len} bytes for {what}"))
+}
+
 /// Create a named POSIX shared-memory object `/ipcperf-<pid>-<n>-<tag>` of `len`
 /// bytes (exclusive, mode 0600) and map it.
 pub fn shm_create(tag: &str, len: usize) -> SysResult<(ShmName, SharedMem)> {
@@ -194,7 +205,7 @@ pub fn shm_create(tag: &str, len: usize) -> SysResult<(ShmName, SharedMem)> {
             let _ = shm_unlink(n2.as_str());
         }))),
     };
-    nix::unistd::ftruncate(&fd, len as libc::off_t).ctx("ftruncate", &name)?;
+    reserve(&fd, len, &format!("/dev/shm{name}"))?;
     let mem = SharedMem::map(Some(fd), len, &name)?;
     Ok((guard, mem))
 }

@@ -31,3 +31,40 @@ pub fn cleanup_on_interrupt() {
 pub fn kill(pid: i32) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
 }
+
+/// Die (SIGKILL) when the thread that started this process ends: for helper
+/// processes (`gen`, `sink` under a pipeline's shell) that must not outlive a
+/// killed ipcperf. Checks the parent after arming, so a parent that died first is
+/// not missed.
+pub fn die_with_parent() {
+    let parent = nix::unistd::getppid();
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    if nix::unistd::getppid() != parent {
+        std::process::exit(1);
+    }
+}
+
+/// Have the process `cmd` starts die (SIGKILL) when the calling thread ends, even
+/// if ipcperf itself is killed with SIGKILL.
+pub fn command_dies_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the child between fork and exec, and calls only
+    // prctl, getppid and _exit, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent.as_raw() {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Send SIGINT to a process (what Ctrl-C sends).
+pub fn interrupt(pid: i32) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGINT);
+}

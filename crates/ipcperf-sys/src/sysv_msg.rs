@@ -96,6 +96,16 @@ pub fn exists(id: i32) -> bool {
     }
 }
 
+/// The most bytes queue `id` may hold at once (msg_qbytes, set from
+/// kernel.msgmnb when it was made); None when it cannot be read.
+pub fn qbytes(id: i32) -> Option<usize> {
+    // SAFETY: `ds` is a valid, writable msqid_ds for IPC_STAT to fill.
+    unsafe {
+        let mut ds: libc::msqid_ds = std::mem::zeroed();
+        (libc::msgctl(id, libc::IPC_STAT, &mut ds) == 0).then_some(ds.msg_qbytes as usize)
+    }
+}
+
 /// A message buffer: the `long mtype` header then room for `max` bytes of text.
 #[derive(Debug)]
 pub struct MsgBuf {

@@ -52,12 +52,19 @@ pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
         Some(end(false)?),
         None,
     );
-    let once = std::sync::atomic::AtomicBool::new(false);
+    // The peer is gone. Every end shares this eventfd's open description, so making
+    // it non-blocking makes the survivor's next wait fail (EAGAIN) instead of
+    // waiting forever; the hang-up wakes a read already waiting (its counter is 0
+    // then). Tried every tick until it fits; never a blocking write here, which
+    // would hang this thread (and the session that joins it) on a full counter.
+    let done = std::sync::atomic::AtomicBool::new(false);
     link.on_peer_death.push(Box::new(move || {
-        if !once.swap(true, std::sync::atomic::Ordering::SeqCst)
-            && ipcperf_sys::fd::wait_ready(e.as_fd(), true, 0).unwrap_or(false)
-        {
-            let _ = e.write(HANGUP);
+        if done.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let _ = ipcperf_sys::fd::set_nonblocking(e.as_fd(), true);
+        if e.write(HANGUP).is_ok() {
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }));
     Ok(link)
@@ -95,9 +102,12 @@ impl ByteStream for EventfdEnd {
                 u64::from_ne_bytes(b)
             )));
         }
-        self.e
-            .write(c)
-            .map_err(|e| Error::io("write", "eventfd", e))
+        self.e.write(c).map_err(|e| match e {
+            ipcperf_sys::error::Errno::EAGAIN => {
+                Error::Peer("write on eventfd: the other side is gone (the peer ended)".into())
+            }
+            e => Error::io("write", "eventfd", e),
+        })
     }
 
     #[inline]
@@ -105,7 +115,13 @@ impl ByteStream for EventfdEnd {
         if buf.len() < MESSAGE {
             return Err(Error::Invalid("eventfd reads 8 bytes at a time".into()));
         }
-        let c = self.e.read().map_err(|e| Error::io("read", "eventfd", e))?;
+        let c = self.e.read().map_err(|e| match e {
+            // Only the watchdog makes the eventfd non-blocking: the peer has died.
+            ipcperf_sys::error::Errno::EAGAIN => {
+                Error::Peer("read on eventfd: the other side is gone (the peer ended)".into())
+            }
+            e => Error::io("read", "eventfd", e),
+        })?;
         if c >= HANGUP {
             return Ok(0); // the other side hung up
         }

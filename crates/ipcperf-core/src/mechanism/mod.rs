@@ -690,7 +690,8 @@ pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<Endpoint> {
             )?));
         }
         PeerAddr::Mq { name, write, .. } => {
-            return Ok(Endpoint::Mq(msgq::MqEnd::open(name, *write, &h.opts)?))
+            let fd = h.fds.drain(..).next();
+            return Ok(Endpoint::Mq(msgq::MqEnd::open(name, *write, fd, &h.opts)?));
         }
     };
     Ok(Endpoint::Fd(FdStream::new(

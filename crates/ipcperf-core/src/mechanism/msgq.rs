@@ -50,6 +50,16 @@ pub(super) fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
     check_limit(MechanismKind::SysvMsg, block)?;
     let q = SysvMsgQueue::create()?;
     let id = q.id();
+    // A message bigger than the whole queue would wait for room forever.
+    if let Some(cap) = sysv_msg::qbytes(id) {
+        if block > cap {
+            return Err(Error::Refused(format!(
+                "a {block}-byte message does not fit a sysv-msg queue here, which holds at \
+                 most {cap} bytes: kernel.msgmnb = {cap} (raise it with \
+                 `sysctl -w kernel.msgmnb={block}`)"
+            )));
+        }
+    }
     let end = |send_type, recv_type| PeerHandoff {
         kind: MechanismKind::SysvMsg,
         addr: PeerAddr::SysvMsg {
@@ -83,35 +93,46 @@ pub(super) fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
         .clamp(1, 10);
     let name = format!("/{}", ipcperf_sys::names::unique("mq"));
     let q = MqName::create(&name, maxmsg, block)?;
-    let end = |write| PeerHandoff {
-        kind: MechanismKind::PosixMq,
-        addr: PeerAddr::Mq {
-            name: name.clone(),
-            write,
-            max: block,
-        },
-        opts: opts.clone(),
-        fds: Vec::new(),
+    // Both ends are opened here and travel as descriptors, so the watchdog keeps a
+    // descriptor sharing each end's open description: on the peer's death it makes
+    // both non-blocking, and the surviving side's next wait fails (EAGAIN) instead
+    // of waiting for a message or a free slot that never comes.
+    let writer = Mq::open(&name, true)?;
+    let reader = Mq::open(&name, false)?;
+    let w = Mq::from_fd(writer.try_clone_fd()?, &name);
+    let r = Mq::from_fd(reader.try_clone_fd()?, &name);
+    let end = |write: bool, mq: Mq| -> Result<PeerHandoff> {
+        Ok(PeerHandoff {
+            kind: MechanismKind::PosixMq,
+            addr: PeerAddr::Mq {
+                name: name.clone(),
+                write,
+                max: block,
+            },
+            opts: opts.clone(),
+            fds: vec![mq.try_clone_fd()?],
+        })
     };
     let mut link = Link::new(
         MechanismKind::PosixMq,
         opts,
-        Some(LocalEnd::Handoff(end(true))),
-        Some(end(false)),
+        Some(LocalEnd::Handoff(end(true, writer)?)),
+        Some(end(false, reader)?),
         None,
     );
     link.facts.push(("mq_maxmsg".into(), maxmsg.to_string()));
     link.facts.push(("mq_name".into(), name.clone()));
-    // The peer is gone: make room for a blocked sender and wake a blocked receiver.
-    let w = Mq::open(&name, true)?;
-    let r = Mq::open(&name, false)?;
-    let _ = (r.name(), w.name());
-    let mut scratch = vec![0u8; block];
-    let scratch = std::sync::Mutex::new(std::mem::take(&mut scratch));
+    let scratch = std::sync::Mutex::new(vec![0u8; block]);
     link.on_peer_death.push(Box::new(move || {
+        let _ = w.set_nonblocking();
+        let _ = r.set_nonblocking();
+        // A writer blocked on a full queue: taking one message moves its message
+        // in and wakes it. A reader blocked on an empty queue: a hang-up (a
+        // zero-length message) wakes it. Never both, or the hang-up fills the slot.
         let mut s = scratch.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = r.try_receive(&mut s);
-        let _ = w.try_send(&[]);
+        if r.try_receive(&mut s).is_none() {
+            let _ = w.try_send(&[]);
+        }
     }));
     link.guards.push(Box::new(q));
     Ok(link)
@@ -186,12 +207,33 @@ pub struct MqEnd {
 }
 
 impl MqEnd {
-    pub(super) fn open(name: &str, write: bool, opts: &MechOptions) -> Result<MqEnd> {
+    /// This end from the descriptor set up with the link (or, without one, by name).
+    pub(super) fn open(
+        name: &str,
+        write: bool,
+        fd: Option<std::os::fd::OwnedFd>,
+        opts: &MechOptions,
+    ) -> Result<MqEnd> {
+        let q = match fd {
+            Some(fd) => Mq::from_fd(fd, name),
+            None => Mq::open(name, write)?,
+        };
         Ok(MqEnd {
-            q: Mq::open(name, write)?,
+            q,
             prio: opts.mq_priority.unwrap_or(0),
             write,
         })
+    }
+
+    #[cold]
+    fn err(op: &'static str, e: Errno) -> Error {
+        match e {
+            // Only the watchdog makes a queue non-blocking: the peer has died.
+            Errno::EAGAIN => Error::Peer(format!(
+                "{op} on posix-mq: the other side is gone (the peer ended)"
+            )),
+            e => Error::io(op, "posix-mq", e),
+        }
     }
 }
 
@@ -200,14 +242,12 @@ impl ByteStream for MqEnd {
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
         self.q
             .send(buf, self.prio)
-            .map_err(|e| Error::io("mq_send", "posix-mq", e))
+            .map_err(|e| Self::err("mq_send", e))
     }
 
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
-        self.q
-            .receive(buf)
-            .map_err(|e| Error::io("mq_receive", "posix-mq", e))
+        self.q.receive(buf).map_err(|e| Self::err("mq_receive", e))
     }
 }
 

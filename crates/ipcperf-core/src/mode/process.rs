@@ -282,6 +282,19 @@ impl PeerChannel for SocketChannel {
 /// The peer process's whole life: read the handoff from standard input (the control
 /// socket), serve until told to quit. Dies with its parent.
 pub fn peer_main() -> Result<()> {
+    // ipcperf hands its peer a Unix socket as standard input; anything else is
+    // somebody typing `ipcperf __peer`.
+    let is_socket = nix::sys::stat::fstat(std::io::stdin().as_fd()).is_ok_and(|st| {
+        nix::sys::stat::SFlag::from_bits_truncate(st.st_mode) & nix::sys::stat::SFlag::S_IFMT
+            == nix::sys::stat::SFlag::S_IFSOCK
+    });
+    if !is_socket {
+        return Err(Error::Invalid(
+            "`__peer` is internal: ipcperf starts it itself, with a control socket on \
+             standard input (try `ipcperf run` or `ipcperf latency`)"
+                .into(),
+        ));
+    }
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     let fd = std::io::stdin()
         .as_fd()
