@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::units;
 use crate::Fail;
-use ipcperf_core::mechanism::MechOptions;
+use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -160,8 +160,8 @@ pub struct RunArgs {
 pub struct MechArgs {
     /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
     /// eventfd or sem (POSIX semaphores in the shared page).
-    #[arg(long, value_parser = units::parse_wake, default_value = "futex")]
-    pub wake: ipcperf_core::mechanism::shm_ring::Wake,
+    #[arg(long, value_parser = units::parse_wake)]
+    pub wake: Option<ipcperf_core::mechanism::shm_ring::Wake>,
 
     /// shm: a named POSIX shared-memory object the peer opens by name (default: a
     /// memfd handed over with SCM_RIGHTS).
@@ -169,11 +169,11 @@ pub struct MechArgs {
     pub shm_named: bool,
 
     /// shm: ring capacity, a power of two >= 4k (default: 1M, or 4 blocks if larger).
-    #[arg(long, value_parser = units::parse_size)]
+    #[arg(long, value_parser = units::parse_block)]
     pub shm_capacity: Option<usize>,
 
     /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ), e.g. 1M.
-    #[arg(long, value_parser = units::parse_size)]
+    #[arg(long, value_parser = units::parse_block)]
     pub pipe_size: Option<usize>,
 
     /// TCP_NODELAY: turn off Nagle's algorithm.
@@ -181,11 +181,11 @@ pub struct MechArgs {
     pub nodelay: bool,
 
     /// SO_SNDBUF for sockets.
-    #[arg(long, value_parser = units::parse_size)]
+    #[arg(long, value_parser = units::parse_block)]
     pub sndbuf: Option<usize>,
 
     /// SO_RCVBUF for sockets.
-    #[arg(long, value_parser = units::parse_size)]
+    #[arg(long, value_parser = units::parse_block)]
     pub rcvbuf: Option<usize>,
 
     /// Non-blocking descriptors, waited on with poll(2).
@@ -206,8 +206,26 @@ pub struct MechArgs {
 }
 
 impl MechArgs {
-    /// The mechanism options these flags ask for; a `--dir` that is not a directory is bad input.
-    pub fn options(&self) -> Result<MechOptions, Fail> {
+    /// The mechanism options these flags ask for, for a run of `mechs`; a `--dir`
+    /// that is not a directory, or an shm flag where no mechanism is shm, is bad input.
+    pub fn options(&self, mechs: &[MechanismKind]) -> Result<MechOptions, Fail> {
+        if !mechs.contains(&MechanismKind::Shm) {
+            let given = [
+                ("--wake", self.wake.is_some()),
+                ("--shm-named", self.shm_named),
+                ("--shm-capacity", self.shm_capacity.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+                return Err(Fail::usage(format!(
+                    "{flag} applies to the shm mechanism only, and none of {} is shm",
+                    mechs
+                        .iter()
+                        .map(|m| m.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
         if let Some(d) = &self.dir {
             if !d.is_dir() {
                 return Err(Fail::usage(format!(
@@ -225,7 +243,10 @@ impl MechArgs {
             ipv6: self.ipv6,
             dir: self.dir.clone(),
             mq_priority: self.priority,
-            shm_wake: Some(self.wake),
+            shm_wake: Some(
+                self.wake
+                    .unwrap_or(ipcperf_core::mechanism::shm_ring::Wake::Futex),
+            ),
             shm_named: self.shm_named,
             shm_capacity: self.shm_capacity,
             buffer_offset: 0,

@@ -78,6 +78,10 @@ fn main() {
             // The peer reports its errors to its owner over the control socket.
             std::process::exit(match ipcperf_core::mode::process::peer_main() {
                 Ok(()) => 0,
+                Err(ipcperf_core::error::Error::Invalid(why)) => {
+                    eprintln!("ipcperf: error: {why}");
+                    2
+                }
                 Err(_) => 1,
             });
         }

@@ -15,6 +15,19 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     usize::try_from(v).map_err(|_| format!("'{s}' is too large"))
 }
 
+/// The largest block, chunk or buffer any flag takes: 1 GiB. Larger ones are not
+/// IPC blocks, and would fail (or abort) allocating their buffers.
+pub const MAX_BLOCK: usize = 1 << 30;
+
+/// A size for one block, chunk or buffer: as [`parse_size`], at most [`MAX_BLOCK`].
+pub fn parse_block(s: &str) -> Result<usize, String> {
+    let v = parse_size(s)?;
+    if v > MAX_BLOCK {
+        return Err(format!("'{s}' is more than a block may be (at most 1G)"));
+    }
+    Ok(v)
+}
+
 /// A list of sizes: comma-separated sizes, power-of-two ranges `lo..hi`, or the
 /// preset `bradford` (his pipespeed2 sizes, 1 B to 4 KiB). Sorted, duplicates removed.
 pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
@@ -23,13 +36,13 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
         if item.eq_ignore_ascii_case("bradford") {
             v.extend_from_slice(&BRADFORD_SIZES);
         } else if let Some((lo, hi)) = item.split_once("..") {
-            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+            let (lo, hi) = (parse_block(lo)?, parse_block(hi)?);
             if hi < lo {
                 return Err(format!("'{item}': the range ends below where it starts"));
             }
             v.extend(pow2_range(lo, hi));
         } else {
-            v.push(parse_size(item)?);
+            v.push(parse_block(item)?);
         }
     }
     if v.is_empty() {
@@ -39,6 +52,10 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
     v.dedup();
     Ok(v)
 }
+
+/// The longest duration any flag takes: a day. Longer ones are typing mistakes, and
+/// some (2^64 s) do not fit a `Duration` at all.
+pub const MAX_DURATION_SECS: f64 = 86_400.0;
 
 /// `2s`, `500ms`, `1.5s`, `100us`, `1m`; a bare number is seconds. Must be > 0.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -68,6 +85,12 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let secs = n * scale;
     if !(secs > 0.0 && secs.is_finite()) {
         return Err(format!("'{s}': a duration must be more than zero"));
+    }
+    if secs > MAX_DURATION_SECS {
+        return Err(format!(
+            "'{s}' is longer than ipcperf measures (at most {}h)",
+            MAX_DURATION_SECS / 3600.0
+        ));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
 }

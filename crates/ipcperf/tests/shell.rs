@@ -124,7 +124,16 @@ fn gen_stops_quietly_when_the_reader_goes() {
 fn sink_counts_exactly_and_verifies_every_byte() {
     let data = gen(&["--bytes", "300007", "--chunk", "1k", "--seed", "9"]);
     let out = sink(
-        &["--chunk", "4k", "--format", "json", "--verify-seed", "9"],
+        &[
+            "--chunk",
+            "4k",
+            "--format",
+            "json",
+            "--verify-seed",
+            "9",
+            "--bytes",
+            "300007",
+        ],
         &data,
     );
     assert!(out.status.success(), "{out:?}");
@@ -170,7 +179,7 @@ fn sink_reads_in_chunks() {
 fn sink_names_the_offset_of_a_changed_byte() {
     let mut data = gen(&["--bytes", "100000", "--seed", "3"]);
     data[77_777] = if data[77_777] == b'A' { b'B' } else { b'A' };
-    let out = sink(&["--verify-seed", "3"], &data);
+    let out = sink(&["--verify-seed", "3", "--bytes", "100000"], &data);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(text.lines().count(), 1, "{text}");
@@ -178,10 +187,27 @@ fn sink_names_the_offset_of_a_changed_byte() {
 
     // The right bytes against the wrong seed fail at once.
     let out = sink(
-        &["--verify-seed", "4"],
+        &["--verify-seed", "4", "--bytes", "1000"],
         &gen(&["--bytes", "1000", "--seed", "3"]),
     );
     assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+#[test]
+fn sink_fails_a_stream_cut_short() {
+    let data = gen(&["--bytes", "100000", "--seed", "5"]);
+    // Every byte it got is right, but 1000 are missing at the end.
+    let out = sink(
+        &["--verify-seed", "5", "--bytes", "100000"],
+        &data[..99_000],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("99000 bytes where 100000"), "{text}");
+    assert!(text.contains("cut short"), "{text}");
+    // And the whole stream passes.
+    let out = sink(&["--verify-seed", "5", "--bytes", "100000"], &data);
+    assert!(out.status.success(), "{out:?}");
 }
 
 #[test]
@@ -190,7 +216,7 @@ fn gen_pipes_into_sink_through_the_shell() {
     let out = Command::new("/bin/sh")
         .arg("-c")
         .arg(format!(
-            "'{0}' gen --bytes 2M --chunk 1k --seed 11 | '{0}' sink --verify-seed 11 --format json",
+            "'{0}' gen --bytes 2M --chunk 1k --seed 11 | '{0}' sink --verify-seed 11 --bytes 2M --format json",
             exe.display()
         ))
         .output()
@@ -206,6 +232,13 @@ fn bad_input_is_one_line_and_exit_2() {
         &["gen", "--chunk", "12q"],
         &["sink", "--chunk", "0"],
         &["sink", "--verify-seed", "x"],
+        &["sink", "--verify-seed", "1"],
+        &["sink", "--chunk", "8E"],
+        &["sink", "--chunk", "1T"],
+        &["gen", "--chunk", "2G"],
+        &["pipeline", "--bytes", "8E", "--chunk", "8E"],
+        &["pipeline", "--bytes", "1T", "--chunk", "1T"],
+        &["pipeline", "--bytes", "64T", "--chunk", "1k"],
         &["pipeline", "--bytes", "0"],
         &["pipeline", "--chunk", "12q"],
         &["pipeline", "--bytes", "1000", "--chunk", "1k"],

@@ -7,7 +7,9 @@
 //! or a SysV message queue or semaphore set whose key is
 //! `0x7000_0000 | pid << 6 | seq` (queues also mode 0600) with our uid (see
 //! `ipcperf_sys::sysv_msg`, `ipcperf_sys::sem`). The pid in the name or key must
-//! not be alive.
+//! not be alive. And ours means owned by the user `clean` runs as: root touches
+//! another user's objects only when `--user UID` names that user, and never
+//! follows a symbolic link planted under our prefix.
 
 use std::path::PathBuf;
 
@@ -26,6 +28,39 @@ pub struct CleanArgs {
     /// The directory private directories were made in (default: $TMPDIR or /tmp).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+
+    /// Also remove the orphans of this user (a numeric uid; repeat for several).
+    /// Root only: without it, clean touches only objects of the user it runs as.
+    #[arg(long = "user", value_name = "UID")]
+    pub users: Vec<u32>,
+}
+
+/// Whose objects clean may remove: the user it runs as, plus those named.
+struct Owners {
+    me: u32,
+    also: Vec<u32>,
+}
+
+impl Owners {
+    fn allows(&self, uid: u32) -> bool {
+        uid == self.me || self.also.contains(&uid)
+    }
+
+    /// "" for our own; " (uid N)" for another user's, so the output names them.
+    fn tag(&self, uid: u32) -> String {
+        if uid == self.me {
+            String::new()
+        } else {
+            format!(" (uid {uid})")
+        }
+    }
+}
+
+/// The effective uid: the owner of our own /proc entry.
+fn effective_uid() -> Option<u32> {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .ok()
 }
 
 /// An orphan: what it is, and how to remove it.
@@ -38,44 +73,57 @@ fn dead_owner(name: &str) -> bool {
     owner_pid(name).is_some_and(|p| p != std::process::id() as i32 && !pid_alive(p))
 }
 
-fn entries(dir: &std::path::Path) -> Vec<(String, PathBuf)> {
+/// Entries of `dir` under our prefix: name, path, and the entry itself (not what a
+/// symbolic link points to).
+fn entries(dir: &std::path::Path) -> Vec<(String, PathBuf, std::fs::Metadata)> {
     std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .filter(|(n, _)| n.strip_prefix("sem.").unwrap_or(n).starts_with(PREFIX))
+                .filter_map(|e| {
+                    let meta = std::fs::symlink_metadata(e.path()).ok()?;
+                    Some((e.file_name().to_string_lossy().into_owned(), e.path(), meta))
+                })
+                .filter(|(n, _, _)| n.strip_prefix("sem.").unwrap_or(n).starts_with(PREFIX))
                 .collect()
         })
         .unwrap_or_default()
 }
 
-fn find(base: &std::path::Path) -> (Vec<Orphan>, Vec<String>) {
+fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
     let mut v: Vec<Orphan> = Vec::new();
     let mut notes = Vec::new();
-    for (n, p) in entries(base) {
-        if dead_owner(&n) && p.is_dir() {
+    for (n, p, meta) in entries(base) {
+        // A real directory of an allowed user; never a link someone planted.
+        if dead_owner(&n) && meta.file_type().is_dir() && who.allows(meta.uid()) {
             v.push(Orphan {
-                what: format!("directory {}", p.display()),
+                what: format!("directory {}{}", p.display(), who.tag(meta.uid())),
                 remove: Box::new(move || std::fs::remove_dir_all(&p)),
             });
         }
     }
-    for (n, p) in entries(std::path::Path::new("/dev/shm")) {
+    for (n, p, meta) in entries(std::path::Path::new("/dev/shm")) {
         // POSIX named semaphores live there as `sem.<name>`.
-        if dead_owner(n.strip_prefix("sem.").unwrap_or(&n)) {
+        if dead_owner(n.strip_prefix("sem.").unwrap_or(&n))
+            && meta.file_type().is_file()
+            && who.allows(meta.uid())
+        {
             v.push(Orphan {
-                what: format!("shared memory {}", p.display()),
+                what: format!("shared memory {}{}", p.display(), who.tag(meta.uid())),
                 remove: Box::new(move || std::fs::remove_file(&p)),
             });
         }
     }
-    match mqueue::list() {
+    match mqueue::list_owned() {
         Some(names) => {
-            for name in names {
-                if name.trim_start_matches('/').starts_with(PREFIX) && dead_owner(&name) {
+            for (name, quid) in names {
+                if name.trim_start_matches('/').starts_with(PREFIX)
+                    && dead_owner(&name)
+                    && who.allows(quid)
+                {
                     let n2 = name.clone();
                     v.push(Orphan {
-                        what: format!("POSIX message queue {name}"),
+                        what: format!("POSIX message queue {name}{}", who.tag(quid)),
                         remove: Box::new(move || {
                             mqueue::unlink(&n2).map_err(|e| std::io::Error::other(e.to_string()))
                         }),
@@ -90,24 +138,21 @@ fn find(base: &std::path::Path) -> (Vec<Orphan>, Vec<String>) {
                 .to_string(),
         ),
     }
-    // Our uid: the owner of our own /proc entry.
-    let uid = std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-        .ok();
     for q in sysv_msg::list() {
         let Some(pid) = sysv_msg::owner_of_key(q.key) else {
             continue;
         };
         if q.mode & 0o777 == 0o600
-            && Some(q.uid) == uid
+            && who.allows(q.uid)
             && pid != std::process::id() as i32
             && !pid_alive(pid)
         {
             let id = q.id;
             v.push(Orphan {
                 what: format!(
-                    "SysV message queue id {id} (key 0x{:08x}, pid {pid})",
-                    q.key
+                    "SysV message queue id {id} (key 0x{:08x}, pid {pid}){}",
+                    q.key,
+                    who.tag(q.uid)
                 ),
                 remove: Box::new(move || {
                     sysv_msg::remove(id).map_err(|e| std::io::Error::other(e.to_string()))
@@ -119,9 +164,12 @@ fn find(base: &std::path::Path) -> (Vec<Orphan>, Vec<String>) {
         let Some(pid) = ipcperf_sys::sem::sem_owner_of_key(key) else {
             continue;
         };
-        if Some(quid) == uid && pid != std::process::id() as i32 && !pid_alive(pid) {
+        if who.allows(quid) && pid != std::process::id() as i32 && !pid_alive(pid) {
             v.push(Orphan {
-                what: format!("SysV semaphore set id {id} (key 0x{key:08x}, pid {pid})"),
+                what: format!(
+                    "SysV semaphore set id {id} (key 0x{key:08x}, pid {pid}){}",
+                    who.tag(quid)
+                ),
                 remove: Box::new(move || {
                     ipcperf_sys::sem::sysv_sem_remove(id);
                     Ok(())
@@ -137,7 +185,17 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
         .dir
         .clone()
         .unwrap_or_else(ipcperf_sys::names::default_base);
-    let (orphans, notes) = find(&base);
+    let me = effective_uid().ok_or_else(|| Fail::failure("cannot tell which user this is"))?;
+    if !a.users.is_empty() && me != 0 {
+        return Err(Fail::usage(
+            "--user: only root may remove another user's objects",
+        ));
+    }
+    let who = Owners {
+        me,
+        also: a.users.clone(),
+    };
+    let (orphans, notes) = find(&base, &who);
     for n in notes {
         eprintln!("ipcperf: note: {n}");
     }

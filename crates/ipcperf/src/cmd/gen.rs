@@ -17,7 +17,7 @@ pub struct GenArgs {
     pub bytes: usize,
 
     /// Bytes per write(2) (the last write may be shorter).
-    #[arg(long, short, default_value = "1k", value_parser = units::parse_size)]
+    #[arg(long, short, default_value = "1k", value_parser = units::parse_block)]
     pub chunk: usize,
 
     /// The same seed writes the same bytes (check them with `sink --verify-seed`).
@@ -35,6 +35,8 @@ pub fn random_seed() -> u64 {
 }
 
 pub fn run(a: GenArgs) -> Result<i32, Fail> {
+    // Under a pipeline's shell: never outlive it.
+    ipcperf_sys::signal::die_with_parent();
     let mut stream = Printable::new(a.seed.unwrap_or_else(random_seed));
     let mut scratch = vec![0u8; a.chunk.min(a.bytes)];
     let stdout = std::io::stdout();

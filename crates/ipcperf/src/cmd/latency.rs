@@ -144,7 +144,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     let length = series_length(a.count, a.duration, default_ms);
     let placements = placements(&a.pin, false)?;
     let payload = payload(a.verify, a.no_touch);
-    let opts = a.mech.options()?;
+    let opts = a.mech.options(&mechs)?;
     let mut specs = Vec::new();
     for &m in &mechs {
         // Without --sizes, the wake-up mechanisms run at the one size they carry

@@ -39,7 +39,7 @@ pub struct PipelineArgs {
     pub bytes: usize,
 
     /// Bytes per write and per read (Stover: 1k).
-    #[arg(long, short, default_value = "1k", value_parser = units::parse_size)]
+    #[arg(long, short, default_value = "1k", value_parser = units::parse_block)]
     pub chunk: usize,
 
     /// Rounds; each round runs every method once, in Stover's column order.
@@ -150,13 +150,16 @@ struct ShellRun {
 fn time_shell(script: &str, limit: Duration) -> Result<ShellRun, String> {
     let cpu0 = children_cpu_ns();
     let t0 = now_ns();
-    let child = Command::new("/bin/sh")
-        .arg("-c")
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
         .arg(script)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .process_group(0)
+        .process_group(0);
+    // Killed with us, even by SIGKILL; gen and sink die with the shell in turn.
+    ipcperf_sys::signal::command_dies_with_parent(&mut cmd);
+    let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start /bin/sh: {e}"))?;
     let group = child.id() as i32;
@@ -164,11 +167,18 @@ fn time_shell(script: &str, limit: Duration) -> Result<ShellRun, String> {
     // (a negative pid names a process group).
     let _kill = register(Undo::Kill(-group));
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        // Reads stderr to end of file, then reaps the shell: every process is gone.
-        let out = child.wait_with_output();
-        let _ = tx.send((now_ns(), out));
-    });
+    let waiter = std::thread::Builder::new()
+        .name("ipcperf-shell".into())
+        .spawn(move || {
+            // Reads stderr to end of file, then reaps the shell: every process is gone.
+            let out = child.wait_with_output();
+            let _ = tx.send((now_ns(), out));
+        });
+    if let Err(e) = waiter {
+        // The child went with the closure: the group still runs. End it.
+        ipcperf_sys::signal::kill(-group);
+        return Err(format!("cannot start a thread to wait for /bin/sh: {e}"));
+    }
     match rx.recv_timeout(limit) {
         Ok((t1, Ok(out))) => Ok(ShellRun {
             elapsed_ns: t1 - t0,
@@ -319,6 +329,22 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
             "--dir {}: no such directory",
             d.display()
         )));
+    }
+    // The temp-file method writes all of --bytes there first.
+    let base = a
+        .dir
+        .clone()
+        .unwrap_or_else(ipcperf_sys::names::default_base);
+    if let Ok(free) = ipcperf_sys::fd::free_bytes(&base) {
+        if a.bytes as u64 > free / 10 * 9 {
+            return Err(Fail::usage(format!(
+                "--bytes {}: the temp-file method would not fit in {} ({} free); \
+                 give fewer bytes or --dir on a larger file system",
+                fmt_size(a.bytes as u64),
+                base.display(),
+                fmt_size(free)
+            )));
+        }
     }
     let exe = std::env::current_exe()
         .map_err(|e| Fail::failure(format!("cannot find this executable: {e}")))?;

@@ -146,7 +146,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let length = series_length(a.count, a.duration, default_ms);
     let placements = placements(&a.pin, default_suite)?;
     let payload = payload(a.verify, a.no_touch);
-    let mut opts = a.mech.options()?;
+    let mut opts = a.mech.options(&mechs)?;
     opts.buffer_offset = a.buffer_offset.into();
     let mut specs: Vec<CaseSpec> = Vec::new();
     for &m in &mechs {

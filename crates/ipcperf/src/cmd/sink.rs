@@ -22,13 +22,19 @@ pub enum SinkFormat {
 #[derive(Args, Debug)]
 pub struct SinkArgs {
     /// Bytes per read(2).
-    #[arg(long, short, default_value = "1k", value_parser = units::parse_size)]
+    #[arg(long, short, default_value = "1k", value_parser = units::parse_block)]
     pub chunk: usize,
 
     /// Check every byte against what `ipcperf gen --seed S` writes; a difference
-    /// fails (exit 1) and names its offset.
-    #[arg(long, value_name = "S")]
+    /// fails (exit 1) and names its offset. Needs --bytes, so a stream cut short
+    /// fails too.
+    #[arg(long, value_name = "S", requires = "bytes")]
     pub verify_seed: Option<u64>,
+
+    /// The bytes expected (as given to gen --bytes: k = 1024); any other count
+    /// fails (exit 1).
+    #[arg(long, short, value_parser = units::parse_size)]
+    pub bytes: Option<usize>,
 
     /// How the report on stderr is written.
     #[arg(long, short, value_enum, default_value_t = SinkFormat::Text)]
@@ -49,6 +55,8 @@ pub struct SinkReport {
 }
 
 pub fn run(a: SinkArgs) -> Result<i32, Fail> {
+    // Under a pipeline's shell: never outlive it.
+    ipcperf_sys::signal::die_with_parent();
     let mut buf = vec![0u8; a.chunk];
     let mut verify = a
         .verify_seed
@@ -76,6 +84,16 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
         reads += 1;
     }
     let seconds = (now_ns() - t0).max(1) as f64 / 1e9;
+    if let Some(want) = a.bytes.filter(|&w| w as u64 != bytes) {
+        return Err(Fail::failure(format!(
+            "sink: got {bytes} bytes where {want} were expected{}",
+            if (bytes as usize) < want {
+                " (the stream was cut short)"
+            } else {
+                ""
+            }
+        )));
+    }
     let report = SinkReport {
         bytes,
         reads,
