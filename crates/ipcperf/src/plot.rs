@@ -44,6 +44,9 @@ impl Ranged for Log2Axis {
     }
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if !(self.0.is_finite() && self.1.is_finite()) {
+            return Vec::new();
+        }
         let (lo, hi) = (self.0.ceil() as i64, self.1.floor() as i64);
         let n = (hi - lo + 1).max(1) as usize;
         let step = n.div_ceil(hint.max_num_points().max(1)).max(1);
@@ -106,9 +109,14 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
     };
     let mut lines: Vec<Line> = Vec::new();
     for c in run.cases.iter().filter(|c| c.workload == Workload::Stream) {
-        let Some(m) = c.median_bytes_per_sec.filter(|m| *m > 0.0) else {
+        // A point needs a size on the log axis and a finite rate (an imported or
+        // hand-edited record may carry neither).
+        let Some(m) = c.median_bytes_per_sec.filter(|m| *m > 0.0 && m.is_finite()) else {
             continue;
         };
+        if c.block_size == 0 {
+            continue;
+        }
         let l = label(c);
         let i = match lines.iter().position(|x| x.label == l) {
             Some(i) => i,

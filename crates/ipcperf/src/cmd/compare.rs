@@ -29,7 +29,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     if matches!(a.format, Format::Json | Format::Csv) {
         return Err(Fail::usage("compare prints a table or markdown"));
     }
-    let mut store = a.db.open()?;
+    let mut store = a.db.open_read()?;
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
     let v = compare::view(&ia.to_string(), &ra, &ib.to_string(), &rb, a.threshold);

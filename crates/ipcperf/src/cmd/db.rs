@@ -39,6 +39,21 @@ impl DbArgs {
         let loc = self.location()?;
         Store::open(&loc).map_err(|e| Fail::failure(format!("run history: {e}")))
     }
+
+    /// Open the store to read it: as [`DbArgs::open`], or, where an existing
+    /// SQLite file cannot be written (a read-only mount, another user's file),
+    /// read-only.
+    pub fn open_read(&self) -> Result<Store, Fail> {
+        let loc = self.location()?;
+        match Store::open(&loc) {
+            Ok(s) => Ok(s),
+            Err(e) => match &loc {
+                crate::store::Location::Sqlite(p) if p.is_file() => Store::open_read_only(&loc)
+                    .map_err(|e2| Fail::failure(format!("run history: {e}; read-only: {e2}"))),
+                _ => Err(Fail::failure(format!("run history: {e}"))),
+            },
+        }
+    }
 }
 
 /// A run as named on the command line: its number, or `last`.

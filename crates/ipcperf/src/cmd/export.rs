@@ -7,6 +7,7 @@ use clap::Args;
 use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::cli::Format;
 use crate::{export, Fail};
+use ipcperf_core::record::RunRecord;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
@@ -24,10 +25,36 @@ pub struct ExportArgs {
 }
 
 pub fn run(a: ExportArgs) -> Result<i32, Fail> {
-    let mut store = a.db.open()?;
+    let mut store = a.db.open_read()?;
     let (_, run) = load(&mut store, a.id)?;
+    if a.format == Format::Json {
+        // Straight to the file or stdout, case by case: a large run is never
+        // held twice more as a JSON tree and a string.
+        return write_json_out(a.output.as_deref(), &run);
+    }
     let out = export::render_any(&run, a.format, None);
     write_out(a.output.as_deref(), out.as_bytes())
+}
+
+fn write_json_out(path: Option<&std::path::Path>, run: &RunRecord) -> Result<i32, Fail> {
+    use std::io::Write;
+    let shown = path.map_or("standard output".to_string(), |p| p.display().to_string());
+    let fail = |e: &dyn std::fmt::Display| Fail::failure(format!("cannot write {shown}: {e}"));
+    let sink: Box<dyn Write> = match path {
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| fail(&e))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut w = std::io::BufWriter::new(sink);
+    let done = export::write_json(run, &mut w)
+        .map_err(std::io::Error::from)
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush());
+    match done {
+        Ok(()) => Ok(0),
+        // A reader that went away (`| head`) is not a failure of ours.
+        Err(e) if path.is_none() && e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(fail(&e)),
+    }
 }
 
 /// Write to `path` (or stdout when None), saying why on failure.

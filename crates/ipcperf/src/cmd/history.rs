@@ -51,7 +51,7 @@ fn status(r: &RunSummary) -> String {
 }
 
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
-    let mut store = a.db.open()?;
+    let mut store = a.db.open_read()?;
     let mut runs = store
         .list_runs()
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;

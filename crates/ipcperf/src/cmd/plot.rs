@@ -36,7 +36,7 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
             )))
         }
     };
-    let mut store = a.db.open()?;
+    let mut store = a.db.open_read()?;
     let (id, run) = load(&mut store, a.id)?;
     let throughput = !plot::throughput_lines(&run).is_empty();
     let latency = !plot::latency_lines(&run).is_empty();

@@ -21,7 +21,7 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<i32, Fail> {
-    let mut store = a.db.open()?;
+    let mut store = a.db.open_read()?;
     let mut runs = Vec::new();
     for id in &a.ids {
         let (n, r) = load(&mut store, *id)?;

@@ -24,7 +24,7 @@ pub struct ShowArgs {
 }
 
 pub fn run(a: ShowArgs) -> Result<i32, Fail> {
-    let mut store = a.db.open()?;
+    let mut store = a.db.open_read()?;
     let (id, run) = load(&mut store, a.id)?;
     if !run.complete {
         eprintln!(

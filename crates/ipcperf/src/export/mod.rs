@@ -29,7 +29,10 @@ pub fn render(run: &RunRecord, format: Format, rank_size: Option<usize>) -> Stri
 pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view::View) -> String {
     match format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&json(run)).expect("records serialize");
+            let mut out = Vec::new();
+            // Writing into memory fails only if a record cannot serialize.
+            let _ = write_json(run, &mut out);
+            let mut s = String::from_utf8(out).unwrap_or_default();
             s.push('\n');
             s
         }
@@ -39,20 +42,47 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
     }
 }
 
-/// The run record as JSON, with a sync case's headline figures (`primitive`,
+/// Write the run as `--format json` shows it (see [`json`]) to `w`, case by case:
+/// no copy of the whole run is built as a JSON tree first.
+pub fn write_json(run: &RunRecord, w: impl std::io::Write) -> serde_json::Result<()> {
+    use serde::ser::{SerializeSeq, SerializeStruct};
+    struct Cases<'a>(&'a [ipcperf_core::record::CaseRecord]);
+    impl serde::Serialize for Cases<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(Some(self.0.len()))?;
+            for c in self.0 {
+                seq.serialize_element(&case_json(c).map_err(serde::ser::Error::custom)?)?;
+            }
+            seq.end()
+        }
+    }
+    struct Run<'a>(&'a RunRecord);
+    impl serde::Serialize for Run<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let r = self.0;
+            // The fields of RunRecord, in its order.
+            let mut st = s.serialize_struct("RunRecord", 7)?;
+            st.serialize_field("ipcperf_version", &r.ipcperf_version)?;
+            st.serialize_field("command_line", &r.command_line)?;
+            st.serialize_field("started_ms", &r.started_ms)?;
+            st.serialize_field("finished_ms", &r.finished_ms)?;
+            st.serialize_field("complete", &r.complete)?;
+            st.serialize_field("machine", &r.machine)?;
+            st.serialize_field("cases", &Cases(&r.cases))?;
+            st.end()
+        }
+    }
+    serde_json::to_writer_pretty(w, &Run(run))
+}
+
+/// One case as JSON, with a sync case's headline figures (`primitive`,
 /// `request_release_per_sec`, `set_clear_per_sec`) also at the top level of the
 /// case, beside `mechanism` and `mode`, as round-trip cases carry `p50_ns`. The
 /// record itself keeps them in its `sync` section; import ignores the copies.
-pub fn json(run: &RunRecord) -> serde_json::Value {
-    let mut v = serde_json::to_value(run).expect("records serialize");
-    if let Some(cases) = v.get_mut("cases").and_then(|c| c.as_array_mut()) {
-        for c in cases {
-            let Some(obj) = c.as_object_mut() else {
-                continue;
-            };
-            let Some(sync) = obj.get("sync").and_then(|s| s.as_object()).cloned() else {
-                continue;
-            };
+fn case_json(c: &ipcperf_core::record::CaseRecord) -> serde_json::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(c)?;
+    if let Some(obj) = v.as_object_mut() {
+        if let Some(sync) = obj.get("sync").and_then(|s| s.as_object()).cloned() {
             for key in ["primitive", "request_release_per_sec", "set_clear_per_sec"] {
                 if let Some(x) = sync.get(key) {
                     obj.entry(key).or_insert_with(|| x.clone());
@@ -60,7 +90,7 @@ pub fn json(run: &RunRecord) -> serde_json::Value {
             }
         }
     }
-    v
+    Ok(v)
 }
 
 /// Render a run of round-trip cases in `format`; `one_way` adds RTT/2 columns, labelled.

@@ -126,6 +126,26 @@ impl Location {
         }
     }
 
+    /// `--db` checked: empty, or a URL of a database ipcperf does not speak, is
+    /// refused (rather than taken for a file path such as `mysql:/x`).
+    pub fn parse_checked(s: &str) -> Result<Location> {
+        if s.trim().is_empty() {
+            return Err(StoreError::new(
+                "--db '': give a file path or a postgres:// URL (or leave --db out)",
+            ));
+        }
+        if let Some((scheme, _)) = s.split_once("://") {
+            if !matches!(scheme, "postgres" | "postgresql") {
+                return Err(StoreError::new(format!(
+                    "--db {}: ipcperf keeps runs in SQLite (a file path) or PostgreSQL \
+                     (postgres://...), not {scheme}",
+                    redact(s)
+                )));
+            }
+        }
+        Ok(Location::parse(s))
+    }
+
     /// `$XDG_DATA_HOME/ipcperf/ipcperf.db`, else `~/.local/share/ipcperf/ipcperf.db`.
     pub fn default_sqlite() -> Result<Location> {
         let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
@@ -145,8 +165,8 @@ impl Location {
     /// The location from `--db`, or the default.
     pub fn from_arg(db: Option<&str>) -> Result<Location> {
         match db {
-            Some(s) if !s.is_empty() => Ok(Location::parse(s)),
-            _ => Location::default_sqlite(),
+            Some(s) => Location::parse_checked(s),
+            None => Location::default_sqlite(),
         }
     }
 
@@ -200,6 +220,34 @@ impl Store {
         Store::on(conn, loc.display())
     }
 
+    /// Open an existing history only to read it, where it cannot be written (a
+    /// read-only mount, another user's file): no migration, so its schema must be
+    /// this version's.
+    pub fn open_read_only(loc: &Location) -> Result<Store> {
+        let Location::Sqlite(p) = loc else {
+            return Store::open(loc);
+        };
+        let mut conn: Box<dyn Conn> = Box::new(sqlite::SqliteConn::open_read_only(p)?);
+        let rows = conn.query(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+            &[],
+            &[Kind::Int],
+        )?;
+        let v = rows.first().and_then(|r| r[0].int()).unwrap_or(0) as usize;
+        if v != schema::MIGRATIONS.len() {
+            return Err(StoreError::new(format!(
+                "{}: schema version {v}, and this ipcperf reads version {}; it cannot \
+                 be brought up to date because the file cannot be written",
+                loc.display(),
+                schema::MIGRATIONS.len()
+            )));
+        }
+        Ok(Store {
+            conn,
+            location: loc.display(),
+        })
+    }
+
     /// Use an open connection, migrating it to the current schema.
     pub fn on(mut conn: Box<dyn Conn>, location: String) -> Result<Store> {
         schema::migrate(conn.as_mut(), schema::MIGRATIONS.len())?;
@@ -244,29 +292,7 @@ impl Store {
 
     /// Keep one finished case of run `id` (case number `seq`, from 0), in one transaction.
     pub fn add_case(&mut self, id: i64, seq: usize, case: &CaseRecord) -> Result<()> {
-        let record = json(case)?;
-        let seq = seq as i64;
-        self.tx(|c| {
-            c.exec(
-                "INSERT INTO cases (run_id, seq, workload, mechanism, mode, block_size, \
-                 placement, payload, status, median_bytes_per_sec, record) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-                &[
-                    Val::Int(Some(id)),
-                    Val::Int(Some(seq)),
-                    Val::Text(Some(case.workload.name().to_string())),
-                    Val::Text(Some(case.mechanism.clone())),
-                    Val::Text(Some(case.mode.name().to_string())),
-                    Val::Int(Some(to_i64(case.block_size))),
-                    Val::Text(Some(case.placement.label.clone())),
-                    Val::Text(Some(case.payload.name().to_string())),
-                    Val::Text(Some(enum_name(&case.status))),
-                    Val::Real(case.median_bytes_per_sec),
-                    Val::Text(Some(record)),
-                ],
-            )?;
-            schema::insert_series(c, id, seq, case)
-        })
+        self.tx(|c| insert_case(c, id, seq, case))
     }
 
     /// Mark run `id` finished (complete or not) at `finished_ms`.
@@ -287,7 +313,70 @@ impl Store {
         })
     }
 
-    /// Keep a whole run (an import); returns its new id.
+    /// Keep an imported run, all of it or nothing, in one transaction: `fill` hands
+    /// each case to the sink as it reads it (so the run is never whole in memory)
+    /// and returns the run's own fields (its `cases` left empty). A run already
+    /// kept (same start, host, version and command line) is refused with its id.
+    pub fn import_run(
+        &mut self,
+        fill: impl FnOnce(&mut CaseSink<'_>) -> Result<RunRecord>,
+    ) -> Result<(i64, RunRecord, usize)> {
+        self.tx(|c| {
+            let rows = c.query(
+                "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, \
+                 command_line, hostname, kernel, machine) \
+                 VALUES (0, NULL, 0, '', '[]', '', '', '{}') RETURNING id",
+                &[],
+                &[Kind::Int],
+            )?;
+            let id = rows
+                .first()
+                .and_then(|r| r[0].int())
+                .ok_or_else(|| StoreError::new("the database gave no id for the new run"))?;
+            let mut sink = CaseSink { c, id, next: 0 };
+            let head = fill(&mut sink)?;
+            let cases = sink.next;
+            let cmd = json(&head.command_line)?;
+            let dup = c.query(
+                "SELECT id FROM runs WHERE id <> $1 AND started_ms = $2 AND hostname = $3 \
+                 AND ipcperf_version = $4 AND command_line = $5 ORDER BY id",
+                &[
+                    Val::Int(Some(id)),
+                    Val::Int(Some(to_i64(head.started_ms))),
+                    Val::Text(Some(head.machine.hostname.clone())),
+                    Val::Text(Some(head.ipcperf_version.clone())),
+                    Val::Text(Some(cmd.clone())),
+                ],
+                &[Kind::Int],
+            )?;
+            if let Some(old) = dup.first().and_then(|r| r[0].int()) {
+                return Err(StoreError::new(format!(
+                    "this run is already kept as run {old} (same start, host, version \
+                     and command line): not imported again"
+                )));
+            }
+            c.exec(
+                "UPDATE runs SET started_ms = $1, finished_ms = $2, complete = $3, \
+                 ipcperf_version = $4, command_line = $5, hostname = $6, kernel = $7, \
+                 machine = $8 WHERE id = $9",
+                &[
+                    Val::Int(Some(to_i64(head.started_ms))),
+                    Val::Int(head.finished_ms.map(to_i64)),
+                    Val::Int(Some(head.complete as i64)),
+                    Val::Text(Some(head.ipcperf_version.clone())),
+                    Val::Text(Some(cmd)),
+                    Val::Text(Some(head.machine.hostname.clone())),
+                    Val::Text(Some(head.machine.kernel.clone())),
+                    Val::Text(Some(json(&head.machine)?)),
+                    Val::Int(Some(id)),
+                ],
+            )?;
+            Ok((id, head, cases))
+        })
+    }
+
+    /// Keep a whole run at once (tests; imports stream through [`Store::import_run`]).
+    #[cfg(test)]
     pub fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
         let id = self.begin_run(run)?;
         if let Some(end) = run.finished_ms {
@@ -385,6 +474,46 @@ impl Store {
     pub fn schema_version(&mut self) -> Result<usize> {
         schema::version(self.conn.as_mut())
     }
+}
+
+/// Where an import puts its cases, one at a time, inside its transaction.
+pub struct CaseSink<'a> {
+    c: &'a mut dyn Conn,
+    id: i64,
+    next: usize,
+}
+
+impl CaseSink<'_> {
+    pub fn add(&mut self, case: &CaseRecord) -> Result<()> {
+        insert_case(self.c, self.id, self.next, case)?;
+        self.next += 1;
+        Ok(())
+    }
+}
+
+/// The rows of one case (the record whole, its columns, its series).
+fn insert_case(c: &mut dyn Conn, id: i64, seq: usize, case: &CaseRecord) -> Result<()> {
+    let record = json(case)?;
+    let seq = seq as i64;
+    c.exec(
+        "INSERT INTO cases (run_id, seq, workload, mechanism, mode, block_size, \
+         placement, payload, status, median_bytes_per_sec, record) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        &[
+            Val::Int(Some(id)),
+            Val::Int(Some(seq)),
+            Val::Text(Some(case.workload.name().to_string())),
+            Val::Text(Some(case.mechanism.clone())),
+            Val::Text(Some(case.mode.name().to_string())),
+            Val::Int(Some(to_i64(case.block_size))),
+            Val::Text(Some(case.placement.label.clone())),
+            Val::Text(Some(case.payload.name().to_string())),
+            Val::Text(Some(enum_name(&case.status))),
+            Val::Real(case.median_bytes_per_sec),
+            Val::Text(Some(record)),
+        ],
+    )?;
+    schema::insert_series(c, id, seq, case)
 }
 
 /// Run `f` in one transaction on `c`.

@@ -55,6 +55,54 @@ impl SqliteConn {
             .map_err(|e| err(&path, "pragmas", e))?;
         Ok(SqliteConn { db, path })
     }
+
+    /// Open an existing database only to read it: a file this user may not write
+    /// (another user's), or one on a read-only mount. SQLite's WAL mode wants to
+    /// create its `-shm` file beside the database; where it cannot, the file is
+    /// read as immutable (nothing else can be writing to a read-only mount).
+    pub fn open_read_only(path: &Path) -> Result<SqliteConn> {
+        use rusqlite::OpenFlags;
+        let shown = path.display().to_string();
+        if !path.is_file() {
+            return Err(StoreError::new(format!("{shown}: no such database")));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut last = None;
+        for query in ["mode=ro", "mode=ro&immutable=1"] {
+            let uri = format!("file:{}?{query}", uri_path(path));
+            match Connection::open_with_flags(&uri, flags) {
+                Ok(db) => {
+                    // Opening is lazy: read the schema to know the file is usable.
+                    match db.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                        r.get::<_, i64>(0)
+                    }) {
+                        Ok(_) => return Ok(SqliteConn { db, path: shown }),
+                        Err(e) => last = Some(e),
+                    }
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(match last {
+            Some(e) => err(&shown, "cannot open to read", e),
+            None => StoreError::new(format!("{shown}: cannot open to read")),
+        })
+    }
+}
+
+/// A path as a `file:` URI path: `%`, `?` and `#` escaped, made absolute.
+fn uri_path(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for b in abs.to_string_lossy().bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(b as char),
+        }
+    }
+    out
 }
 
 impl Conn for SqliteConn {
