@@ -68,3 +68,23 @@ pub fn command_dies_with_parent(cmd: &mut std::process::Command) {
 pub fn interrupt(pid: i32) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGINT);
 }
+
+/// Wait for child `pid` to end; returns its raw wait status and the most memory it
+/// held at once (ru_maxrss, KiB). For tests that bound a command's memory.
+pub fn wait_with_max_rss(pid: u32) -> Result<(i32, u64), crate::error::Errno> {
+    let mut status = 0;
+    // SAFETY: `rusage` is a zeroed, writable struct for wait4 to fill; `status` is a
+    // valid int; `pid` names one child of ours.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: as above.
+        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut ru) };
+        if r >= 0 {
+            return Ok((status, ru.ru_maxrss.max(0) as u64));
+        }
+        match crate::error::Errno::last() {
+            crate::error::Errno::EINTR => continue,
+            e => return Err(e),
+        }
+    }
+}

@@ -480,6 +480,21 @@ mod tests {
     }
 
     #[test]
+    fn a_case_of_no_size_is_left_out_not_a_panic() {
+        // An imported or hand-made record: block size 0 has no place on a log axis.
+        let mut run = testdata::run();
+        run.cases[0].block_size = 0;
+        let lines = throughput_lines(&run);
+        assert!(lines.iter().all(|l| l.points.iter().all(|p| p.0 > 0)));
+        assert!(throughput_svg(&run).unwrap().starts_with("<svg"));
+        for c in &mut run.cases {
+            c.block_size = 0;
+        }
+        assert!(throughput_lines(&run).is_empty());
+        assert!(throughput_svg(&run).is_ok());
+    }
+
+    #[test]
     fn svg_has_title_units_and_legend_as_text() {
         let svg = throughput_svg(&testdata::run()).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..80]);

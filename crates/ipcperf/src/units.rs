@@ -76,9 +76,10 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         "us" | "µs" => 1e-6,
         "ns" => 1e-9,
         "m" | "min" => 60.0,
+        "h" => 3600.0,
         u => {
             return Err(format!(
-                "'{s}': unknown unit '{u}' (use ns, us, ms, s or m)"
+                "'{s}': unknown unit '{u}' (use ns, us, ms, s, m or h)"
             ))
         }
     };

@@ -50,6 +50,34 @@ fn bad_input_exits_2_with_a_clear_line() {
     );
 }
 
+/// Values that panicked, aborted or were silently ignored: each is one line, exit 2.
+#[test]
+fn absurd_values_and_flags_that_do_not_apply_exit_2() {
+    for cmd in ["run", "latency", "sync"] {
+        for d in [
+            "99999999999999999999999",
+            "18446744073709551615",
+            "400000000000000000m",
+            "25h",
+        ] {
+            bad_input(&[cmd, "pipe", "--duration", d], "longer than");
+        }
+    }
+    bad_input(&["run", "pipe", "--sizes", "8E"], "more than a block");
+    bad_input(&["latency", "pipe", "--sizes", "2G"], "more than a block");
+    bad_input(&["run", "shm", "--shm-capacity", "8E"], "more than a block");
+    bad_input(&["run", "pipe", "--pipe-size", "8E"], "more than a block");
+    bad_input(
+        &["run", "pipe", "--wake", "spin"],
+        "--wake applies to the shm",
+    );
+    bad_input(&["latency", "unix", "tcp", "--shm-named"], "--shm-named");
+    bad_input(&["run", "pipe", "--shm-capacity", "64k"], "--shm-capacity");
+    bad_input(&["history", "--db", "mysql://x"], "not mysql");
+    bad_input(&["history", "--db", ""], "--db ''");
+    bad_input(&["__peer"], "internal");
+}
+
 #[test]
 fn a_file_series_bigger_than_the_free_space_is_refused_before_it_writes() {
     let dir = tempfile::tempdir().unwrap();

@@ -210,14 +210,16 @@ impl StreamSession {
         let write_end = now_ns();
         let writer_cpu_ns = thread_cpu_ns() - cpu0;
         if let Err(e) = wrote {
-            // The peer's own account of what went wrong beats our broken pipe; a
-            // peer that is alive and silent says nothing, so then ours stands. A
-            // reader that only starts after the writer (a file) has not begun: it
-            // can only have died (which poisons our writes), so a short look does.
+            // The peer's own account of what went wrong beats our broken pipe (its
+            // death, or the stall watchdog's time-out). A reader that only starts
+            // after the writer (a file) has not begun: it can only have died (which
+            // poisons our writes), so a short look does, and a silent peer leaves
+            // the write's own error (a full disk) standing.
             let look_ms = if after { 200 } else { 2_000 };
             return Err(match peer.recv(look_ms) {
                 Ok(FromPeer::Failed { message }) => Error::Peer(message),
                 Err(pe @ Error::Peer(_)) => pe,
+                Err(pe @ Error::Timeout(_)) if !after => pe,
                 _ => e,
             });
         }

@@ -162,11 +162,41 @@ impl Location {
         Ok(Location::Sqlite(base.join("ipcperf").join("ipcperf.db")))
     }
 
-    /// The location from `--db`, or the default.
+    /// The location from `--db`, or the default (whose directory is made, 0700,
+    /// if it is missing). A `--db` file path must be in a directory that exists:
+    /// ipcperf makes no directory a user did not ask for.
     pub fn from_arg(db: Option<&str>) -> Result<Location> {
         match db {
-            Some(s) => Location::parse_checked(s),
-            None => Location::default_sqlite(),
+            Some(s) => {
+                let loc = Location::parse_checked(s)?;
+                if let Location::Sqlite(p) = &loc {
+                    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                    if let Some(d) = dir.filter(|d| !d.is_dir()) {
+                        return Err(StoreError::new(format!(
+                            "--db {}: no such directory {}",
+                            p.display(),
+                            d.display()
+                        )));
+                    }
+                }
+                Ok(loc)
+            }
+            None => {
+                let loc = Location::default_sqlite()?;
+                if let Location::Sqlite(p) = &loc {
+                    if let Some(d) = p.parent().filter(|d| !d.is_dir()) {
+                        use std::os::unix::fs::DirBuilderExt;
+                        std::fs::DirBuilder::new()
+                            .recursive(true)
+                            .mode(0o700)
+                            .create(d)
+                            .map_err(|e| {
+                                StoreError::new(format!("cannot create {}: {e}", d.display()))
+                            })?;
+                    }
+                }
+                Ok(loc)
+            }
         }
     }
 

@@ -33,10 +33,8 @@ impl SqliteConn {
     /// Open or create the database at `path` (and its directory).
     pub fn open(path: &Path) -> Result<SqliteConn> {
         let shown = path.display().to_string();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError::new(format!("cannot create {}: {e}", dir.display())))?;
-        }
+        // The directory must exist: only the default location's is made (by
+        // `Location::default_sqlite`), never one a --db path names.
         let db = Connection::open(path).map_err(|e| err(&shown, "cannot open", e))?;
         let path = shown;
         db.busy_timeout(Duration::from_secs(10))

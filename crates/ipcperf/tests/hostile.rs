@@ -1,0 +1,627 @@
+//! ipcperf tried as a hostile user would: lowered limits, full file systems,
+//! another user's objects and databases, killed imports and pipelines. Each test
+//! here failed before the fix it names. Those that need root (a private IPC or
+//! mount namespace, another user) say so and skip without it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+const NOBODY: &str = "65534";
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+}
+
+/// Root and the tools a test needs, or a printed reason to skip.
+fn can(what: &str, tools: &[&str]) -> bool {
+    if !is_root() {
+        eprintln!("skipped: {what} needs root");
+        return false;
+    }
+    for t in tools {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {t}")])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            eprintln!("skipped: {what} needs {t}");
+            return false;
+        }
+    }
+    true
+}
+
+/// `nobody` can run the binary (its path may sit under a private home).
+fn nobody_can_run() -> bool {
+    let ok = as_nobody(&["--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: user nobody cannot execute {BIN}");
+    }
+    ok
+}
+
+fn as_nobody(args: &[&str]) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid",
+        NOBODY,
+        "--regid",
+        NOBODY,
+        "--clear-groups",
+        "--",
+        BIN,
+    ])
+    .args(args);
+    c
+}
+
+/// Run `c` with a time limit; a command still running then is killed and fails the test.
+fn bounded(mut c: Command, limit: Duration) -> Output {
+    let child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            ipcperf_sys::signal::kill(pid as i32);
+            panic!("{c:?} did not end within {limit:?}");
+        }
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A shell script run in fresh namespaces (`unshare FLAGS sh -c SCRIPT`), with
+/// `$B` the binary.
+fn unshared(flags: &[&str], script: &str) -> Output {
+    let mut c = Command::new("unshare");
+    c.args(flags)
+        .args(["sh", "-c", script])
+        .env("B", BIN)
+        .env("IPCPERF_NO_SAVE", "1");
+    bounded(c, Duration::from_secs(30))
+}
+
+fn assert_no_signal(out: &Output, what: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        out.status.signal().is_none() && !text(&out.stderr).contains("panicked"),
+        "{what}: {:?}\n{}",
+        out.status,
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_message_bigger_than_a_sysv_queue_is_refused_naming_kernel_msgmnb() {
+    if !can("a private IPC namespace", &["unshare", "sysctl"]) {
+        return;
+    }
+    for cmd in [
+        "$B run sysv-msg --mode threads --sizes 1k --count 200",
+        "$B run sysv-msg --mode processes --sizes 1k --count 200",
+        "$B latency sysv-msg --sizes 1k --count 200",
+    ] {
+        let out = unshared(
+            &["--ipc"],
+            &format!(
+                "sysctl -qw kernel.msgmnb=512 && {cmd}; rc=$?; ipcs -q | grep -c 0x7 ; exit $rc"
+            ),
+        );
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {out:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("kernel.msgmnb = 512"), "{cmd}: {err}");
+        // No queue left in that namespace.
+        assert_eq!(
+            text(&out.stdout).lines().last(),
+            Some("0"),
+            "{cmd}: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn a_full_dev_shm_is_an_error_naming_the_object_never_a_sigbus() {
+    if !can("a private mount namespace", &["unshare", "mount"]) {
+        return;
+    }
+    for (size, cmd) in [
+        (
+            "64k",
+            "$B run shm --shm-named --mode processes --sizes 4k -d 50ms",
+        ),
+        (
+            "64k",
+            "$B latency shm --shm-named --wake sem --sizes 64 -d 50ms",
+        ),
+        (
+            "1m",
+            "$B run shm --shm-named --mode processes --sizes 64k -d 50ms",
+        ),
+    ] {
+        let out = unshared(
+            &["--mount", "--propagation", "private"],
+            &format!(
+                "mount -t tmpfs -o size={size} tmpfs /dev/shm && {cmd}; rc=$?; \
+                 [ -z \"$(ls /dev/shm)\" ] || echo LEFT: $(ls /dev/shm) >&2; exit $rc"
+            ),
+        );
+        assert_no_signal(&out, cmd);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {out:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("No space left") && err.contains("/dev/shm/ipcperf-"),
+            "{cmd}: {err}"
+        );
+        assert!(!err.contains("LEFT:"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn a_full_temp_directory_is_named_as_the_reason_a_file_run_fails() {
+    if !can("a private mount namespace", &["unshare", "mount"]) {
+        return;
+    }
+    let out = unshared(
+        &["--mount", "--propagation", "private"],
+        "d=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs $d && \
+         TMPDIR=$d $B run file --sizes 4k -d 100ms; rc=$?; \
+         [ -z \"$(ls $d)\" ] || echo LEFT: $(ls $d) >&2; exit $rc",
+    );
+    assert_no_signal(&out, "run file");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("did not answer"), "{err}");
+    assert!(!err.contains("LEFT:"), "{err}");
+}
+
+#[test]
+fn pipeline_under_a_tiny_process_limit_fails_with_a_line_not_a_panic() {
+    if !can("another user's process limit", &["setpriv", "prlimit"]) || !nobody_can_run() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    for n in 1..=6 {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--nproc={n}:{n}"))
+            .args([
+                "setpriv",
+                "--reuid",
+                NOBODY,
+                "--regid",
+                NOBODY,
+                "--clear-groups",
+                "--",
+            ])
+            .arg(BIN)
+            .args([
+                "pipeline",
+                "--bytes",
+                "64k",
+                "--repeat",
+                "1",
+                "--no-save",
+                "--dir",
+            ])
+            .arg(dir.path());
+        let out = bounded(c, Duration::from_secs(60));
+        if text(&out.stderr).starts_with("setpriv: failed to execute") {
+            continue; // the limit stopped setpriv's exec, before ipcperf
+        }
+        assert_no_signal(&out, &format!("nproc {n}"));
+        assert!(
+            matches!(out.status.code(), Some(0..=2)),
+            "nproc {n}: {out:?}"
+        );
+    }
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = text(&c).replace('\0', " ");
+            if c.contains(needle) {
+                v.push(format!("{}: {c}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn a_killed_pipeline_takes_its_shell_and_generators_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "pipeline", "--bytes", "8G", "--chunk", "64k", "--repeat", "1",
+        ])
+        .args(["--no-save", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = dir.path().to_string_lossy().into_owned();
+    // Until its shell runs `gen > tmp` (the second method).
+    let t0 = Instant::now();
+    while processes_with(" gen ")
+        .iter()
+        .all(|p| !p.contains("--chunk 65536"))
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no gen started");
+        assert!(child.try_wait().unwrap().is_none(), "pipeline ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!processes_with(&needle).is_empty());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    let mut left = processes_with(&needle);
+    // Zombies of reparented children are reaped by init: only live ones count.
+    left.retain(|p| !p.ends_with(": "));
+    while !left.is_empty() && t.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_with(&needle);
+        left.retain(|p| !p.ends_with(": "));
+    }
+    assert!(left.is_empty(), "left running: {left:?}");
+    let out = Command::new(BIN)
+        .args(["clean", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let p = c.id();
+    c.wait().unwrap();
+    p
+}
+
+fn chown(p: &Path, uid: u32) {
+    let st = Command::new("chown")
+        .args(["-h", &uid.to_string()])
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn clean_as_root_leaves_other_users_objects_unless_named() {
+    if !can("another user's objects", &["setpriv", "chown"]) || !nobody_can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = dead_pid();
+    // Another user's private directory, /dev/shm file, and a link planted under
+    // our prefix pointing at a directory that must survive.
+    let theirs = tmp.path().join(format!("ipcperf-{dead}-0-fifo"));
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("f"), b"x").unwrap();
+    chown(&theirs, 65534);
+    let shm = PathBuf::from(format!("/dev/shm/ipcperf-{dead}-1-ring"));
+    std::fs::write(&shm, b"x").unwrap();
+    chown(&shm, 65534);
+    let target = tempfile::tempdir().unwrap();
+    std::fs::write(target.path().join("keep"), b"x").unwrap();
+    let link = tmp.path().join(format!("ipcperf-{dead}-2-x"));
+    std::os::unix::fs::symlink(target.path(), &link).unwrap();
+    // Another user's dead run with a POSIX queue and a SysV queue.
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let spawn = |mech: &str| {
+        as_nobody(&["latency", mech, "-d", "20s", "--no-save"])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // setpriv execs ipcperf in place: the pids are the runs'.
+    let mut sysv_run = spawn("sysv-msg");
+    let mut mq_run = spawn("posix-mq");
+    let (sysv_pid, mq_pid) = (sysv_run.id(), mq_run.id());
+    let queues = || {
+        ipcperf_sys::sysv_msg::list()
+            .into_iter()
+            .filter(|q| ipcperf_sys::sysv_msg::owner_of_key(q.key) == Some(sysv_pid as i32))
+            .count()
+    };
+    let posix = || {
+        ipcperf_sys::mqueue::list()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n.starts_with(&format!("/ipcperf-{mq_pid}-")))
+            .count()
+    };
+    let posix_listed = ipcperf_sys::mqueue::list().is_some();
+    let t0 = Instant::now();
+    while queues() == 0 || (posix_listed && posix() == 0) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "nobody's runs made no queues"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for r in [&mut sysv_run, &mut mq_run] {
+        ipcperf_sys::signal::kill(r.id() as i32);
+        r.wait().unwrap();
+    }
+    let posix_listed = ipcperf_sys::mqueue::list().is_some();
+
+    let clean = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("clean")
+            .args(extra)
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        text(&out.stdout)
+    };
+    let said = clean(&["--dry-run"]);
+    assert!(!said.contains(&format!("ipcperf-{dead}-")), "{said}");
+    clean(&[]);
+    assert!(theirs.exists(), "removed another user's directory");
+    assert!(shm.exists(), "removed another user's /dev/shm file");
+    assert!(queues() > 0, "removed another user's SysV queue");
+    if posix_listed {
+        assert!(posix() > 0, "removed another user's POSIX queue");
+    }
+    // Named: theirs go, with the owner said; the link is never followed.
+    let said = clean(&["--user", NOBODY]);
+    assert!(said.contains("(uid 65534)"), "{said}");
+    assert!(!theirs.exists() && !shm.exists(), "{said}");
+    assert_eq!(queues(), 0, "{said}");
+    if posix_listed {
+        assert_eq!(posix(), 0, "{said}");
+    }
+    assert!(
+        target.path().join("keep").exists(),
+        "followed a planted link"
+    );
+    let _ = std::fs::remove_file(&link);
+    // Only root may name another user.
+    let out = bounded(
+        as_nobody(&["clean", "--user", "0"]),
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+fn make_db(dir: &Path) -> PathBuf {
+    let db = dir.join("h.db");
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--sizes", "4k", "-d", "20ms", "--repeat", "1", "--db",
+        ])
+        .arg(&db)
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    db
+}
+
+#[test]
+fn a_database_that_cannot_be_written_is_still_read() {
+    if !can(
+        "a read-only mount and another user",
+        &["unshare", "mount", "setpriv"],
+    ) || !nobody_can_run()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let db = make_db(dir.path());
+    let d = dir.path().display();
+    let reads = [
+        "history",
+        "show last",
+        "export last",
+        "report last -o /dev/null",
+    ];
+    for r in reads {
+        // A read-only mount.
+        let out = unshared(
+            &["--mount", "--propagation", "private"],
+            &format!("mount --bind -o ro {d} {d} && $B {r} --db {}", db.display()),
+        );
+        assert!(out.status.success(), "ro mount, {r}: {out:?}");
+        // A file of root's, read by nobody.
+        let mut args: Vec<&str> = r.split(' ').collect();
+        let dbs = db.display().to_string();
+        args.extend(["--db", &dbs]);
+        let out = bounded(as_nobody(&args), Duration::from_secs(20));
+        assert!(out.status.success(), "another user's file, {r}: {out:?}");
+    }
+}
+
+/// A run file of `cases` copies of one real case, written as a stream: a forked
+/// child's peak memory counts its parent's, so this process must stay small.
+fn big_run_file(dir: &Path, cases: usize) -> PathBuf {
+    use std::io::Write;
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--sizes", "4k", "-d", "10ms", "--repeat", "1", "-f", "json",
+        ])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = serde_json::to_string(&v["cases"][0]).unwrap();
+    v["cases"] = serde_json::Value::Array(Vec::new());
+    let head = serde_json::to_string(&v).unwrap();
+    let head = head.strip_suffix("[]}").expect("cases come last");
+    let p = dir.join(format!("run-{cases}.json"));
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+    w.write_all(head.as_bytes()).unwrap();
+    w.write_all(b"[").unwrap();
+    for i in 0..cases {
+        if i > 0 {
+            w.write_all(b",").unwrap();
+        }
+        w.write_all(case.as_bytes()).unwrap();
+    }
+    w.write_all(b"]}").unwrap();
+    w.flush().unwrap();
+    p
+}
+
+#[test]
+fn an_import_streams_in_bounded_memory_and_a_killed_one_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = big_run_file(dir.path(), 60_000);
+    let db = dir.path().join("h.db");
+    // Bounded memory: the whole file is ~50 MB; the import holds one case at a time.
+    // Reaped by wait4 (for its peak memory), not by `Child::wait`.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(BIN)
+        .arg("import")
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (status, rss_kb) = ipcperf_sys::signal::wait_with_max_rss(child.id()).unwrap();
+    assert_eq!(status, 0, "import failed");
+    assert!(rss_kb < 64 * 1024, "import peaked at {rss_kb} KiB");
+    // The same run again is refused, naming the run it is.
+    let out = Command::new(BIN)
+        .arg("import")
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("already kept as run 1"),
+        "{out:?}"
+    );
+
+    // Killed while keeping: nothing of it is kept.
+    let db2 = dir.path().join("h2.db");
+    let wal = dir.path().join("h2.db-wal");
+    let mut child = Command::new(BIN)
+        .arg("import")
+        .arg(&file)
+        .arg("--db")
+        .arg(&db2)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Into the transaction: the write-ahead log has grown past the schema.
+    while std::fs::metadata(&wal).map_or(0, |m| m.len()) < 4 << 20 {
+        assert!(child.try_wait().unwrap().is_none(), "import ended first");
+        assert!(t0.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = Command::new(BIN)
+        .args(["history", "--db"])
+        .arg(&db2)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(text(&out.stdout).contains("No runs kept"), "{out:?}");
+
+    // A file past the bound is refused before it is read.
+    let huge = dir.path().join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(129 << 20)
+        .unwrap();
+    let out = Command::new(BIN)
+        .arg("import")
+        .arg(&huge)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("more than a run import takes"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn absurd_imported_values_are_refused_with_the_field_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = big_run_file(dir.path(), 2);
+    let db = dir.path().join("h.db");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 3] = [
+        ("cases[1].block_size", |v| {
+            v["cases"][1]["block_size"] = 0.into()
+        }),
+        ("cases[0].block_size", |v| {
+            v["cases"][0]["block_size"] = u64::MAX.into()
+        }),
+        ("started_ms", |v| {
+            v["started_ms"] = 32_503_680_000_000u64.into()
+        }),
+    ];
+    for (field, edit) in edits {
+        let mut bad = v.clone();
+        edit(&mut bad);
+        let p = dir.path().join("bad.json");
+        std::fs::write(&p, serde_json::to_vec(&bad).unwrap()).unwrap();
+        let out = Command::new(BIN)
+            .arg("import")
+            .arg(&p)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{field}: {out:?}");
+        assert!(text(&out.stderr).contains(field), "{field}: {out:?}");
+    }
+    let out = Command::new(BIN)
+        .args(["history", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(text(&out.stdout).contains("No runs kept"), "{out:?}");
+}
