@@ -333,11 +333,26 @@ fn a_shared_postgres_history_through_the_cli() {
             .arg(&json)
             .assert()
             .success();
-        cmd(db, &["import"]).arg(&json).assert().success();
+        // The same run is refused; a copy started a millisecond later is another
+        // run with the same figures.
+        let out = cmd(db, &["import"]).arg(&json).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("already kept as run 1"));
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + 1).into();
+        std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
+        let said = stdout(cmd(db, &["import"]).arg(&json));
+        // PostgreSQL spends an id on the refused import's rolled-back row.
+        let id = said
+            .trim()
+            .rsplit_once("kept as run ")
+            .map(|(_, n)| n.to_string())
+            .unwrap_or_else(|| panic!("{said}"));
         let h = stdout(&mut cmd(db, &["history"]));
         assert_eq!(h.matches("complete").count(), 2, "{h}");
         assert!(!h.contains(":ipcperf@"), "the password is shown: {h}");
-        let out = stdout(&mut cmd(db, &["compare", "1", "2"]));
+        let out = stdout(&mut cmd(db, &["compare", "1", &id]));
         // The same run imported again: every case equal, none marked.
         assert!(out.contains("0 faster, 0 slower"), "{out}");
     });
