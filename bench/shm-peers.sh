@@ -7,6 +7,14 @@
 #   shm (--wake spin) round-trip p50 vs pipe round-trip p50, two processes,
 #       SIZE bytes (default 512, Duncan's), both on CPUs 0,1  target: <= 0.1x
 #
+#   shm (--wake spin) round-trip p50 + its clock tare vs the C floor
+#       (bench/floor/shm-rtt.c: a cache-line ping-pong carrying the payload, the
+#       fastest of four layouts), two processes, CPUs PIN, 64 B, 512 B, 4 KiB
+#                                          target: <= 1.15x (64, 512), <= 1.05x (4k)
+#   shm (--wake spin, threads, --no-touch) throughput vs the C ring
+#       (bench/floor/spsc-ring.c, the same capacity), 64 KiB and 1 MiB
+#                                          target: >= 0.95x
+#
 # Spin waiting needs both sides on a CPU of their own: on a loaded machine a
 # descheduled spinner shows as "CPUs busy" well under 2 and a low figure.
 # Environment: REPS (default 3), COUNT round trips (default 100000), SIZE (512),
@@ -45,6 +53,10 @@ trap 'rm -rf "$FLOOR"' EXIT
 RING=
 if command -v cc >/dev/null && cc -O2 -pthread -o "$FLOOR/spsc-ring" bench/floor/spsc-ring.c 2>/dev/null; then
     RING=$FLOOR/spsc-ring
+fi
+RTT=
+if command -v cc >/dev/null && cc -O2 -o "$FLOOR/shm-rtt" bench/floor/shm-rtt.c 2>/dev/null; then
+    RTT=$FLOOR/shm-rtt
 fi
 
 echo "== shm (spin, threads, CPUs $PIN) vs memcpy throughput, 64 KiB, --no-touch"
@@ -87,3 +99,55 @@ for i in $(seq "$REPS"); do
     printf '  run %d: shm p50 %s ns | pipe p50 %s ns | ratio %s\n' "$i" "$s" "$p" "$r"
 done
 echo "  ratio shm spin p50 / pipe p50: $(spread "${rt[@]}")   target <= 0.1"
+echo
+
+if [ -z "$RTT" ] || [ -z "$RING" ]; then
+    echo "C floors skipped: no C compiler (cc)"
+    exit 0
+fi
+CPU_A=${PIN%,*}
+CPU_B=${PIN#*,}
+if [ "$CPU_A" = "$CPU_B" ]; then
+    echo "floors skipped: spinning needs two CPUs (PIN=$PIN)"
+    exit 0
+fi
+
+echo "== shm (spin) round trip p50 + tare vs the C floor, processes, CPUs $PIN (rounds interleaved)"
+declare -A fr
+for i in $(seq "$REPS"); do
+    for size in 64 512 4096; do
+        floor=$("$RTT" "$size" "$COUNT" "$CPU_A" "$CPU_B" | awk '{print $NF}')
+        json=$("$BIN" latency shm --wake spin --mode processes --sizes "$size" --pin "$PIN" \
+            --count "$COUNT" --repeat 1 --format json 2>/dev/null)
+        p=$(jq -r '.cases[0] | if .status == "ok" then .p50_ns + .clock_cost_ns else 0 end' <<<"$json")
+        r=$(ratio "$p" "$floor")
+        fr[$size]+="$r "
+        printf '  run %d, %4d B: ipcperf p50+tare %s ns | floor %s ns | ratio %s\n' "$i" "$size" "$p" "$floor" "$r"
+    done
+done
+for size in 64 512 4096; do
+    # shellcheck disable=SC2086
+    echo "  ratio at $size B: $(spread ${fr[$size]})   target <= $([ "$size" = 4096 ] && echo 1.05 || echo 1.15)"
+done
+echo
+
+echo "== shm (spin, threads, --no-touch) vs the C ring throughput, CPUs $PIN (rounds interleaved)"
+declare -A tr
+for i in $(seq "$REPS"); do
+    for bs in 65536 1048576; do
+        # ipcperf's ring: 1 MiB, or 4 blocks if larger; the C ring the same.
+        cap=$(( bs * 4 > 1048576 ? bs * 4 : 1048576 ))
+        read -r _ _ _ c _ < <("$RING" $(( (4 << 30) / bs )) "$bs" "$cap")
+        json=$("$BIN" run shm --mode threads --wake spin --no-touch --sizes "$bs" --pin "$PIN" \
+            --duration 500ms --repeat 3 --format json 2>/dev/null)
+        s=$(jq -r '.cases[0] | if .status == "ok" then .median_bytes_per_sec else 0 end' <<<"$json")
+        r=$(ratio "$s" "$c")
+        tr[$bs]+="$r "
+        printf '  run %d, %7d B: ipcperf %.0f MB/s | C ring %.0f MB/s | ratio %s\n' "$i" "$bs" \
+            "$(awk -v x="$s" 'BEGIN{print x/1e6}')" "$(awk -v x="$c" 'BEGIN{print x/1e6}')" "$r"
+    done
+done
+for bs in 65536 1048576; do
+    # shellcheck disable=SC2086
+    echo "  ratio at $bs B: $(spread ${tr[$bs]})   target >= 0.95"
+done

@@ -159,9 +159,15 @@ pub struct RunArgs {
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {
     /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
-    /// eventfd or sem (POSIX semaphores in the shared page).
-    #[arg(long, value_parser = units::parse_wake)]
-    pub wake: Option<ipcperf_core::mechanism::shm_ring::Wake>,
+    /// eventfd, sem (POSIX semaphores in the shared page) or adaptive (spin for
+    /// --spin-for, then sleep on the futex). A comma list measures each, side by side.
+    #[arg(long, value_parser = units::parse_wakes, value_name = "WAKE[,WAKE...]")]
+    pub wake: Option<units::WakeList>,
+
+    /// shm with --wake adaptive: how long a waiting side spins before it sleeps
+    /// (default 5us).
+    #[arg(long, value_parser = units::parse_duration, value_name = "DURATION")]
+    pub spin_for: Option<std::time::Duration>,
 
     /// shm: a named POSIX shared-memory object the peer opens by name (default: a
     /// memfd handed over with SCM_RIGHTS).
@@ -206,6 +212,29 @@ pub struct MechArgs {
 }
 
 impl MechArgs {
+    /// The shm wake-ups asked for (futex when none).
+    pub fn wakes(&self) -> Vec<ipcperf_core::mechanism::shm_ring::Wake> {
+        match &self.wake {
+            Some(v) if !v.0.is_empty() => v.0.clone(),
+            _ => vec![ipcperf_core::mechanism::shm_ring::Wake::Futex],
+        }
+    }
+
+    /// The options of each variant of mechanism `m` to measure: one per wake-up
+    /// for shm, else `opts` alone.
+    pub fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
+        if m != MechanismKind::Shm {
+            return vec![opts.clone()];
+        }
+        self.wakes()
+            .into_iter()
+            .map(|w| MechOptions {
+                shm_wake: Some(w),
+                ..opts.clone()
+            })
+            .collect()
+    }
+
     /// The mechanism options these flags ask for, for a run of `mechs`; a `--dir`
     /// that is not a directory, or an shm flag where no mechanism is shm, is bad input.
     pub fn options(&self, mechs: &[MechanismKind]) -> Result<MechOptions, Fail> {
@@ -214,6 +243,7 @@ impl MechArgs {
                 ("--wake", self.wake.is_some()),
                 ("--shm-named", self.shm_named),
                 ("--shm-capacity", self.shm_capacity.is_some()),
+                ("--spin-for", self.spin_for.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
                 return Err(Fail::usage(format!(
@@ -243,10 +273,10 @@ impl MechArgs {
             ipv6: self.ipv6,
             dir: self.dir.clone(),
             mq_priority: self.priority,
-            shm_wake: Some(
-                self.wake
-                    .unwrap_or(ipcperf_core::mechanism::shm_ring::Wake::Futex),
-            ),
+            shm_wake: Some(self.wakes()[0]),
+            shm_spin_ns: self
+                .spin_for
+                .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
             shm_named: self.shm_named,
             shm_capacity: self.shm_capacity,
             buffer_offset: 0,

@@ -143,8 +143,25 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
 
 /// `spin`, `futex`, `eventfd` or `sem`: how an shm ring's waiting side is woken.
 pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, String> {
-    ipcperf_core::mechanism::shm_ring::Wake::from_name(s)
-        .ok_or_else(|| format!("unknown wake-up '{s}' (known: spin, futex, eventfd, sem)"))
+    ipcperf_core::mechanism::shm_ring::Wake::from_name(s.trim()).ok_or_else(|| {
+        format!("unknown wake-up '{s}' (known: spin, futex, eventfd, sem, adaptive)")
+    })
+}
+
+/// A parsed `--wake` list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WakeList(pub Vec<ipcperf_core::mechanism::shm_ring::Wake>);
+
+/// `spin,futex,adaptive`: each wake-up once, in the order given.
+pub fn parse_wakes(s: &str) -> Result<WakeList, String> {
+    let mut v = Vec::new();
+    for item in s.split(',') {
+        let w = parse_wake(item)?;
+        if !v.contains(&w) {
+            v.push(w);
+        }
+    }
+    Ok(WakeList(v))
 }
 
 #[cfg(test)]

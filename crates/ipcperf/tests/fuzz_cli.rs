@@ -112,7 +112,16 @@ const PINS: &[&str] = &[
 ];
 const MODES: &[&str] = &["single", "threads", "processes", "sideways", ""];
 const FORMATS: &[&str] = &["table", "json", "csv", "markdown", "text", "xml", ""];
-const WAKES: &[&str] = &["spin", "futex", "eventfd", "sem", "spin,futex", "nap", ""];
+const WAKES: &[&str] = &[
+    "spin",
+    "futex",
+    "eventfd",
+    "sem",
+    "adaptive",
+    "spin,futex,adaptive",
+    "nap",
+    "",
+];
 const IDS: &[&str] = &["1", "last", "0", "-1", "x", "99999999999999999999", "2"];
 const HOSTILE: &[&str] = &[
     "",
@@ -168,7 +177,13 @@ fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                             .into(),
                     ),
                     7 => push(&mut v, "--wake", r.pick(WAKES)),
-                    8 => v.push("--shm-named".into()),
+                    8 => {
+                        if r.chance(50) {
+                            v.push("--shm-named".into());
+                        } else {
+                            push(&mut v, "--spin-for", r.pick(DURATIONS));
+                        }
+                    }
                     9 => push(&mut v, "--shm-capacity", r.pick(SIZES)),
                     10 => push(&mut v, "--pipe-size", r.pick(SIZES)),
                     11 => push(&mut v, "--format", r.pick(FORMATS)),

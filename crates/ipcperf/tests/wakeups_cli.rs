@@ -101,6 +101,48 @@ fn shm_round_trips_name_their_wake_strategy() {
 }
 
 #[test]
+fn several_wakes_are_measured_side_by_side_and_told_apart() {
+    let cases = latency_json(&[
+        "shm",
+        "--sizes",
+        "64",
+        "--wake",
+        "spin,futex,adaptive",
+        "--spin-for",
+        "20us",
+    ]);
+    assert_verified_round_trips(&cases, 6, 64);
+    let waits: Vec<&str> = cases.iter().map(|c| c["wait"].as_str().unwrap()).collect();
+    for w in ["spin", "futex", "adaptive"] {
+        assert_eq!(waits.iter().filter(|x| **x == w).count(), 2, "{waits:?}");
+    }
+    for c in cases.iter().filter(|c| c["wait"] == "adaptive") {
+        assert_eq!(c["options"]["spin_ns"], "20000", "{c}");
+    }
+    // The table names each: three rows, one per wake-up.
+    let out = ipcperf()
+        .args([
+            "latency",
+            "shm",
+            "--sizes",
+            "64",
+            "--count",
+            "200",
+            "--repeat",
+            "1",
+            "--wake",
+            "spin,futex,adaptive",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let t = String::from_utf8(out.stdout).unwrap();
+    for w in ["shm (spin)", "shm (futex)", "shm (adaptive)"] {
+        assert!(t.contains(w), "{t}");
+    }
+}
+
+#[test]
 fn shm_spin_throughput_reports_the_cpu_it_burns() {
     let out = ipcperf()
         .args([

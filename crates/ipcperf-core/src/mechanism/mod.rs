@@ -278,6 +278,9 @@ pub struct MechOptions {
     /// shm: the ring's capacity in bytes (a power of two; default 1 MiB or 4 blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_capacity: Option<usize>,
+    /// shm with `adaptive` wake: how long a wait spins before it sleeps (ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_spin_ns: Option<u64>,
     /// Throughput: the writer's buffer starts this many bytes past a page boundary
     /// (0: page-aligned, like dd's). The reader's buffer stays page-aligned.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -338,6 +341,10 @@ impl MechOptions {
                 ));
                 if let Some(c) = self.shm_capacity {
                     v.push(("ring_capacity".into(), c.to_string()));
+                }
+                if self.shm_wake == Some(shm_ring::Wake::Adaptive) {
+                    let ns = self.shm_spin_ns.unwrap_or(shm_ring::DEFAULT_SPIN_NS);
+                    v.push(("spin_ns".into(), ns.to_string()));
                 }
             }
             _ => {}

@@ -16,7 +16,8 @@ pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
 
 pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let wake = opts.shm_wake.unwrap_or(Wake::Futex);
-    let obj = RingObject::create(capacity_for(opts, block), wake, opts.shm_named)?;
+    let spin = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
+    let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?;
     let end = |producer: bool, obj: &RingObject| -> Result<PeerHandoff> {
         Ok(PeerHandoff {
             kind: MechanismKind::Shm,

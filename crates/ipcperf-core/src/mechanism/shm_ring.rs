@@ -2,7 +2,9 @@
 //! as a [`ByteStream`]. The memory is a memfd (threads, or a peer handed the
 //! descriptor) or a named POSIX object (a peer that opens it by name). How a side
 //! that must wait is woken is chosen with [`Wake`]: `spin` (busy-poll, burning a
-//! CPU), `futex`, `eventfd` or `sem` (POSIX semaphores in the shared page).
+//! CPU), `futex`, `eventfd`, `sem` (POSIX semaphores in the shared page), or
+//! `adaptive` (spin for a bounded time, then sleep on the futex: what production
+//! rings do).
 //!
 //! Protocol: `head` (bytes written) and `tail` (bytes read) only grow. A side that
 //! must wait raises its `waiting` flag, looks once more, and sleeps; the other side,
@@ -36,16 +38,27 @@ pub enum Wake {
     Futex,
     Eventfd,
     Sem,
+    Adaptive,
 }
 
+/// How long an `adaptive` wait spins before it sleeps, unless told otherwise.
+pub const DEFAULT_SPIN_NS: u64 = 5_000;
+
 impl Wake {
-    pub const ALL: [Wake; 4] = [Wake::Spin, Wake::Futex, Wake::Eventfd, Wake::Sem];
+    pub const ALL: [Wake; 5] = [
+        Wake::Spin,
+        Wake::Futex,
+        Wake::Eventfd,
+        Wake::Sem,
+        Wake::Adaptive,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Wake::Spin => "spin",
             Wake::Futex => "futex",
             Wake::Eventfd => "eventfd",
             Wake::Sem => "sem",
+            Wake::Adaptive => "adaptive",
         }
     }
     pub fn from_name(s: &str) -> Option<Wake> {
@@ -74,6 +87,9 @@ const SPACE: usize = 1;
 pub struct RingHandoff {
     pub capacity: usize,
     pub wake: Wake,
+    /// `adaptive`: how long a wait spins before it sleeps.
+    #[serde(default)]
+    pub spin_ns: u64,
     /// Open this named POSIX object; None: the first descriptor is a memfd.
     pub name: Option<String>,
 }
@@ -84,8 +100,16 @@ pub struct ShmRing {
     cap: usize,
     producer: bool,
     wake: Wake,
+    spin_ns: u64,
     sems: Vec<ShmSem>,
     efds: Vec<Eventfd>,
+    /// This end's own index (head for the producer, tail for the consumer), kept
+    /// here so it is never read back from the shared line.
+    mine: u64,
+    /// The other end's index as last read: the producer looks at the shared tail
+    /// only when the ring seems full, the consumer at the shared head only when it
+    /// seems empty, so the steady state moves no line it does not need.
+    seen: u64,
     /// Set when this end also owns the object (made by [`ShmRing::create`]).
     _owner: Option<RingObject>,
 }
@@ -111,6 +135,16 @@ pub struct RingObject {
 
 impl RingObject {
     pub fn create(capacity: usize, wake: Wake, named: bool) -> Result<RingObject> {
+        RingObject::create_with_spin(capacity, wake, named, DEFAULT_SPIN_NS)
+    }
+
+    /// As [`RingObject::create`], with an `adaptive` wait's spin budget.
+    pub fn create_with_spin(
+        capacity: usize,
+        wake: Wake,
+        named: bool,
+        spin_ns: u64,
+    ) -> Result<RingObject> {
         let cap = pow2(capacity)?;
         let (mem, name) = if named {
             let (g, m) = shm_create("ring", HDR + cap)?;
@@ -136,6 +170,7 @@ impl RingObject {
         let handoff = RingHandoff {
             capacity: cap,
             wake,
+            spin_ns,
             name: name.as_ref().map(|n| n.name().to_string()),
         };
         Ok(RingObject {
@@ -243,13 +278,23 @@ impl ShmRing {
         } else {
             Vec::new()
         };
+        // A fresh ring starts at 0; an end opened later (never, today) picks up
+        // where the indices stand.
+        let (head, tail) = (
+            mem.atomic_u64(OFF_HEAD).load(Ordering::Acquire),
+            mem.atomic_u64(OFF_TAIL).load(Ordering::Acquire),
+        );
+        let (mine, seen) = if producer { (head, tail) } else { (tail, head) };
         Ok(ShmRing {
             mem,
             cap,
             producer,
             wake: h.wake,
+            spin_ns: h.spin_ns,
             sems,
             efds,
+            mine,
+            seen,
             _owner: None,
         })
     }
@@ -287,7 +332,7 @@ impl ShmRing {
             return Ok(());
         }
         match self.wake {
-            Wake::Futex => {
+            Wake::Futex | Wake::Adaptive => {
                 let seq = self.mem.atomic_u32(OFF_SEQ[what]);
                 seq.fetch_add(1, Ordering::SeqCst);
                 futex::wake(seq, 1)?;
@@ -321,6 +366,23 @@ impl ShmRing {
             }
             return Ok(());
         }
+        if self.wake == Wake::Adaptive {
+            // Spin for the budget (the clock read every 64 turns), then sleep.
+            let t0 = ipcperf_sys::clock::now_ns();
+            let mut i = 0u32;
+            while !ready(self) {
+                std::hint::spin_loop();
+                i = i.wrapping_add(1);
+                if i.is_multiple_of(64)
+                    && ipcperf_sys::clock::now_ns().saturating_sub(t0) > self.spin_ns
+                {
+                    break;
+                }
+            }
+            if ready(self) {
+                return Ok(());
+            }
+        }
         let flag = self.mem.atomic_u32(OFF_WAITING[what]);
         let seq = self.mem.atomic_u32(OFF_SEQ[what]);
         loop {
@@ -332,7 +394,7 @@ impl ShmRing {
                 return Ok(());
             }
             match self.wake {
-                Wake::Futex => {
+                Wake::Futex | Wake::Adaptive => {
                     futex::wait(seq, s, TICK)?;
                 }
                 Wake::Sem => {
@@ -386,19 +448,24 @@ impl ByteStream for ShmRing {
     fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
         debug_assert!(self.producer);
         while !buf.is_empty() {
-            let head = self.head().load(Ordering::Relaxed);
-            let mut free = self.cap - (head - self.tail().load(Ordering::Acquire)) as usize;
+            let head = self.mine;
+            let mut free = self.cap - (head - self.seen) as usize;
             if free == 0 {
-                self.wait_for(SPACE, |r| {
-                    let used = r.head().load(Ordering::Relaxed) - r.tail().load(Ordering::Acquire);
-                    (used as usize) < r.cap
-                })?;
-                free = self.cap - (head - self.tail().load(Ordering::Acquire)) as usize;
+                self.seen = self.tail().load(Ordering::Acquire);
+                free = self.cap - (head - self.seen) as usize;
+                if free == 0 {
+                    self.wait_for(SPACE, |r| {
+                        (r.mine - r.tail().load(Ordering::Acquire)) < r.cap as u64
+                    })?;
+                    self.seen = self.tail().load(Ordering::Acquire);
+                    free = self.cap - (head - self.seen) as usize;
+                }
             }
             let at = (head as usize) & (self.cap - 1);
             let n = buf.len().min(free).min(self.cap - at);
             self.mem.write_bytes(HDR + at, &buf[..n]);
-            self.head().store(head + n as u64, Ordering::Release);
+            self.mine = head + n as u64;
+            self.head().store(self.mine, Ordering::Release);
             self.notify(DATA)?;
             buf = &buf[n..];
         }
@@ -410,22 +477,28 @@ impl ByteStream for ShmRing {
         if buf.is_empty() {
             return Ok(0);
         }
-        let tail = self.tail().load(Ordering::Relaxed);
-        let mut avail = (self.head().load(Ordering::Acquire) - tail) as usize;
+        let tail = self.mine;
+        let mut avail = (self.seen - tail) as usize;
         if avail == 0 {
-            self.wait_for(DATA, |r| {
-                r.head().load(Ordering::Acquire) != r.tail().load(Ordering::Relaxed)
-                    || r.closed().load(Ordering::Acquire) != 0
-            })?;
-            avail = (self.head().load(Ordering::Acquire) - tail) as usize;
+            self.seen = self.head().load(Ordering::Acquire);
+            avail = (self.seen - tail) as usize;
             if avail == 0 {
-                return Ok(0); // closed and drained
+                self.wait_for(DATA, |r| {
+                    r.head().load(Ordering::Acquire) != r.mine
+                        || r.closed().load(Ordering::Acquire) != 0
+                })?;
+                self.seen = self.head().load(Ordering::Acquire);
+                avail = (self.seen - tail) as usize;
+                if avail == 0 {
+                    return Ok(0); // closed and drained
+                }
             }
         }
         let at = (tail as usize) & (self.cap - 1);
         let n = buf.len().min(avail).min(self.cap - at);
         self.mem.read_bytes(HDR + at, &mut buf[..n]);
-        self.tail().store(tail + n as u64, Ordering::Release);
+        self.mine = tail + n as u64;
+        self.tail().store(self.mine, Ordering::Release);
         self.notify(SPACE)?;
         Ok(n)
     }

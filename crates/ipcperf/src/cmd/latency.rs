@@ -155,20 +155,22 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
             _ => None,
         };
         let m_sizes = own.as_ref().unwrap_or(&sizes);
-        for &mode in &modes {
-            for &size in m_sizes {
-                for &pl in &placements {
-                    specs.push(CaseSpec {
-                        mechanism: m,
-                        mode,
-                        block_size: size,
-                        placement: pl,
-                        payload,
-                        length,
-                        repeat: a.repeat,
-                        include_setup: false,
-                        opts: opts.clone(),
-                    });
+        for o in a.mech.variants(m, &opts) {
+            for &mode in &modes {
+                for &size in m_sizes {
+                    for &pl in &placements {
+                        specs.push(CaseSpec {
+                            mechanism: m,
+                            mode,
+                            block_size: size,
+                            placement: pl,
+                            payload,
+                            length,
+                            repeat: a.repeat,
+                            include_setup: false,
+                            opts: o.clone(),
+                        });
+                    }
                 }
             }
         }

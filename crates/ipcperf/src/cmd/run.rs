@@ -156,31 +156,33 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
             // A solo mechanism has no reader: it runs once, in one thread.
             mech_modes = vec![Mode::Single];
         }
-        for &mode in &mech_modes {
-            for &size in &sizes {
-                for &pl in &placements {
-                    let pl = if mode == Mode::Single {
-                        // One thread: only the writer's CPU means anything.
-                        Placement {
-                            writer_cpu: pl.writer_cpu,
-                            reader_cpu: pl.writer_cpu,
+        for o in a.mech.variants(m, &opts) {
+            for &mode in &mech_modes {
+                for &size in &sizes {
+                    for &pl in &placements {
+                        let pl = if mode == Mode::Single {
+                            // One thread: only the writer's CPU means anything.
+                            Placement {
+                                writer_cpu: pl.writer_cpu,
+                                reader_cpu: pl.writer_cpu,
+                            }
+                        } else {
+                            pl
+                        };
+                        let spec = CaseSpec {
+                            mechanism: m,
+                            mode,
+                            block_size: size,
+                            placement: pl,
+                            payload,
+                            length,
+                            repeat: a.repeat,
+                            include_setup: a.include_setup,
+                            opts: o.clone(),
+                        };
+                        if !specs.contains(&spec) {
+                            specs.push(spec);
                         }
-                    } else {
-                        pl
-                    };
-                    let spec = CaseSpec {
-                        mechanism: m,
-                        mode,
-                        block_size: size,
-                        placement: pl,
-                        payload,
-                        length,
-                        repeat: a.repeat,
-                        include_setup: a.include_setup,
-                        opts: opts.clone(),
-                    };
-                    if !specs.contains(&spec) {
-                        specs.push(spec);
                     }
                 }
             }

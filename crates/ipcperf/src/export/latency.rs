@@ -69,7 +69,7 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
     let mut tares: Vec<u64> = Vec::new();
     for c in &cases {
         let mut row = vec![
-            c.mechanism.clone(),
+            super::view::mechanism_label(c),
             c.mode.name().to_string(),
             c.placement.label.clone(),
             fmt_size(c.block_size),

@@ -23,12 +23,24 @@ pub struct View {
     pub tables: Vec<Table>,
 }
 
-fn group_key(c: &CaseRecord) -> (String, String, String) {
+fn group_key(c: &CaseRecord) -> (String, String, String, String) {
     (
         c.mechanism.clone(),
         c.mode.name().to_string(),
         c.payload.name().to_string(),
+        // One table per way of waiting (shm's wake-ups side by side).
+        c.wait.clone(),
     )
+}
+
+/// A case's mechanism, with its way of waiting where it has a choice (shm's
+/// wake-ups measured side by side would otherwise look alike).
+pub fn mechanism_label(c: &CaseRecord) -> String {
+    if c.mechanism == "shm" && !c.wait.is_empty() && c.wait != "block" {
+        format!("{} ({})", c.mechanism, c.wait)
+    } else {
+        c.mechanism.clone()
+    }
 }
 
 /// The three cells of one case: MB/s (min–max), blocks/s, CPUs busy.
@@ -85,7 +97,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
     let mut tables = Vec::new();
 
     // One table per (mechanism, mode, payload), in the order they ran.
-    let mut keys: Vec<(String, String, String)> = Vec::new();
+    let mut keys: Vec<(String, String, String, String)> = Vec::new();
     for c in run.cases.iter().filter(|c| c.workload == Workload::Stream) {
         let k = group_key(c);
         if !keys.contains(&k) {
@@ -210,7 +222,7 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
         .map(|c| {
             let m = c.median_bytes_per_sec.unwrap_or(0.0);
             vec![
-                c.mechanism.clone(),
+                mechanism_label(c),
                 c.mode.name().to_string(),
                 c.placement.label.clone(),
                 fmt_mbps(m),
