@@ -14,6 +14,8 @@
 #   shm (--wake spin, threads, --no-touch) throughput vs the C ring
 #       (bench/floor/spsc-ring.c, the same capacity), 64 KiB and 1 MiB
 #                                          target: >= 0.95x
+#   shm --zero-copy vs the copying ring (spin, threads, payload touched, each at
+#       its default capacity), 64 KiB and 1 MiB     target: >= 1.5x at 1 MiB
 #
 # Spin waiting needs both sides on a CPU of their own: on a loaded machine a
 # descheduled spinner shows as "CPUs busy" well under 2 and a low figure.
@@ -150,4 +152,24 @@ done
 for bs in 65536 1048576; do
     # shellcheck disable=SC2086
     echo "  ratio at $bs B: $(spread ${tr[$bs]})   target >= 0.95"
+done
+echo
+
+echo "== shm --zero-copy vs the copying ring, spin, threads, touched, CPUs $PIN (same run)"
+declare -A zr
+for i in $(seq "$REPS"); do
+    json=$("$BIN" run shm --zero-copy --mode threads --wake spin --sizes 64k,1m --pin "$PIN" \
+        --duration 500ms --repeat 3 --format json 2>/dev/null)
+    for bs in 65536 1048576; do
+        c=$(jq -r --argjson b "$bs" '.cases[] | select(.block_size == $b and .options.zero_copy == null) | .median_bytes_per_sec // 0' <<<"$json")
+        z=$(jq -r --argjson b "$bs" '.cases[] | select(.block_size == $b and .options.zero_copy == "true") | .median_bytes_per_sec // 0' <<<"$json")
+        r=$(ratio "$z" "$c")
+        zr[$bs]+="$r "
+        printf '  run %d, %7d B: zero-copy %.0f MB/s | copying %.0f MB/s | ratio %s\n' "$i" "$bs" \
+            "$(awk -v x="$z" 'BEGIN{print x/1e6}')" "$(awk -v x="$c" 'BEGIN{print x/1e6}')" "$r"
+    done
+done
+for bs in 65536 1048576; do
+    # shellcheck disable=SC2086
+    echo "  ratio at $bs B: $(spread ${zr[$bs]})$([ "$bs" = 1048576 ] && echo '   target >= 1.5')"
 done

@@ -140,6 +140,33 @@ impl SharedMem {
         unsafe { std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), dst.len()) }
     }
 
+    /// Lend `len` bytes of the mapping at `offset` to `f` to write in place (a
+    /// zero-copy ring's loan), bounds-checked. As with [`SharedMem::write_bytes`],
+    /// the caller's protocol keeps the other side (and any other loan) off these
+    /// bytes until they are published.
+    #[inline]
+    pub fn with_bytes_mut<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        f: impl FnOnce(&mut [u8]) -> R,
+    ) -> R {
+        let p = self.at(offset, len, 1);
+        // SAFETY: the range is inside the mapping (checked by `at`) and lives as
+        // long as `self`; the ring protocol gives this side those bytes alone until
+        // it publishes them, so no other reference reads or writes them meanwhile.
+        f(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// Lend `len` bytes of the mapping at `offset` to `f` to read in place.
+    #[inline]
+    pub fn with_bytes<R>(&self, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+        let p = self.at(offset, len, 1);
+        // SAFETY: the range is inside the mapping; the protocol keeps the writer off
+        // these published bytes until this side releases them.
+        f(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
     /// The 32-bit word at `offset`, as an atomic.
     #[inline]
     pub fn atomic_u32(&self, offset: usize) -> &AtomicU32 {

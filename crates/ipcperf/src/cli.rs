@@ -164,6 +164,12 @@ pub struct MechArgs {
     #[arg(long, value_parser = units::parse_wakes, value_name = "WAKE[,WAKE...]")]
     pub wake: Option<units::WakeList>,
 
+    /// shm streams (`ipcperf run`): also measure the ring zero-copy, beside the
+    /// copying ring: the writer builds each block in the shared memory, the reader
+    /// reads it there (touching it unless --no-touch) and releases it.
+    #[arg(long)]
+    pub zero_copy: bool,
+
     /// shm with --wake adaptive: how long a waiting side spins before it sleeps
     /// (default 5us).
     #[arg(long, value_parser = units::parse_duration, value_name = "DURATION")]
@@ -226,13 +232,22 @@ impl MechArgs {
         if m != MechanismKind::Shm {
             return vec![opts.clone()];
         }
-        self.wakes()
-            .into_iter()
-            .map(|w| MechOptions {
-                shm_wake: Some(w),
-                ..opts.clone()
-            })
-            .collect()
+        let copies: &[bool] = if self.zero_copy {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let mut v = Vec::new();
+        for w in self.wakes() {
+            for &zero_copy in copies {
+                v.push(MechOptions {
+                    shm_wake: Some(w),
+                    shm_zero_copy: zero_copy,
+                    ..opts.clone()
+                });
+            }
+        }
+        v
     }
 
     /// The mechanism options these flags ask for, for a run of `mechs`; a `--dir`
@@ -244,6 +259,7 @@ impl MechArgs {
                 ("--shm-named", self.shm_named),
                 ("--shm-capacity", self.shm_capacity.is_some()),
                 ("--spin-for", self.spin_for.is_some()),
+                ("--zero-copy", self.zero_copy),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
                 return Err(Fail::usage(format!(
@@ -274,6 +290,7 @@ impl MechArgs {
             dir: self.dir.clone(),
             mq_priority: self.priority,
             shm_wake: Some(self.wakes()[0]),
+            shm_zero_copy: false,
             shm_spin_ns: self
                 .spin_for
                 .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),

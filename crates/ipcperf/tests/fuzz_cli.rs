@@ -189,7 +189,10 @@ fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                     11 => push(&mut v, "--format", r.pick(FORMATS)),
                     12 => push(&mut v, "--dir", r.pick(&[&d, &nx, "", "/dev/null"])),
                     13 => push(&mut v, "--sndbuf", r.pick(SIZES)),
-                    14 => v.push(r.pick(&["--nodelay", "--nonblocking", "--ipv6"]).into()),
+                    14 => v.push(
+                        r.pick(&["--nodelay", "--nonblocking", "--ipv6", "--zero-copy"])
+                            .into(),
+                    ),
                     _ => v.push(r.pick(HOSTILE).to_string()),
                 }
             }

@@ -163,3 +163,49 @@ fn a_killed_stream_reader_is_an_error_within_two_seconds_with_every_wake() {
         assert!(!ipcperf_sys::shm::shm_exists(&name), "{name} left behind");
     }
 }
+
+fn zero_copy(mut s: CaseSpec) -> CaseSpec {
+    s.opts.shm_zero_copy = true;
+    s
+}
+
+#[test]
+fn zero_copy_streams_are_verified_named_and_left_nothing_with_every_wake() {
+    for wake in Wake::ALL {
+        for mode in [Mode::Threads, Mode::Processes] {
+            for named in [false, true] {
+                // Odd sizes wrap the 16 KiB ring mid-block; 100 KiB is several loans.
+                for size in [1usize, 4093, 100 * 1024] {
+                    let blocks = 37;
+                    let s = zero_copy(spec(wake, named, mode, size, blocks));
+                    let r = run_case(&s, &env(), &mut Quiet);
+                    let what = format!("{} {} named={named} {size} B", wake.name(), mode.name());
+                    assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
+                    assert_eq!(
+                        r.options.get("zero_copy").map(String::as_str),
+                        Some("true"),
+                        "{what}: zero-copy is named in the record"
+                    );
+                    for s in &r.series {
+                        assert_eq!(s.bytes, blocks * size as u64, "{what}");
+                    }
+                    check_named(&r, named);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_killed_zero_copy_reader_or_writer_is_an_error_within_two_seconds() {
+    for wake in Wake::ALL {
+        let s = zero_copy(spec(wake, true, Mode::Processes, 4096, 10));
+        let mut sess = StreamSession::open(&s, &env()).unwrap();
+        sess.series(100, RunEnv::STALL_NS).unwrap();
+        ipcperf_sys::signal::kill(sess.peer_pid().unwrap() as i32);
+        let t0 = Instant::now();
+        let r = sess.series(1_000_000, RunEnv::STALL_NS);
+        assert!(r.is_err(), "{}: a dead reader went unnoticed", wake.name());
+        assert!(t0.elapsed() < Duration::from_secs(2), "{}", wake.name());
+    }
+}

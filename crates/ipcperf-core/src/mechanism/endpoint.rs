@@ -20,6 +20,23 @@ pub trait ByteStream {
     fn prepare_series(&mut self, _writer: bool) -> Result<()> {
         Ok(())
     }
+    /// Zero-copy: write `blocks` blocks of `len` bytes, each built by `P` in the
+    /// mechanism's own memory (a loan), where the mechanism lends it (shm with
+    /// `--zero-copy`). None: it does not; the caller writes from its buffer.
+    #[inline]
+    fn write_blocks_in_place<P: crate::payload::PayloadOps>(
+        &mut self,
+        _len: usize,
+        _blocks: u64,
+    ) -> Option<Result<()>> {
+        None
+    }
+    /// Zero-copy: take `total` bytes, each piece looked at by `P` where it lies,
+    /// then released. None: the mechanism lends nothing; the caller reads.
+    #[inline]
+    fn read_in_place<P: crate::payload::PayloadOps>(&mut self, _total: u64) -> Option<Result<()>> {
+        None
+    }
 }
 
 /// A descriptor-backed stream: pipe, FIFO, socket, file, /dev/null.

@@ -278,6 +278,9 @@ pub struct MechOptions {
     /// shm: the ring's capacity in bytes (a power of two; default 1 MiB or 4 blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_capacity: Option<usize>,
+    /// shm streams: the writer builds blocks in the ring, the reader reads them there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shm_zero_copy: bool,
     /// shm with `adaptive` wake: how long a wait spins before it sleeps (ns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_spin_ns: Option<u64>,
@@ -341,6 +344,9 @@ impl MechOptions {
                 ));
                 if let Some(c) = self.shm_capacity {
                     v.push(("ring_capacity".into(), c.to_string()));
+                }
+                if self.shm_zero_copy {
+                    v.push(("zero_copy".into(), "true".into()));
                 }
                 if self.shm_wake == Some(shm_ring::Wake::Adaptive) {
                     let ns = self.shm_spin_ns.unwrap_or(shm_ring::DEFAULT_SPIN_NS);

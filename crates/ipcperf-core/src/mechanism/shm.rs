@@ -8,16 +8,24 @@ use super::shm_ring::{RingObject, Wake};
 use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
 use crate::error::Result;
 
-/// The ring's default capacity: 1 MiB, or 4 blocks when that is more.
+/// The ring's default capacity: 1 MiB, or 4 blocks when that is more (a copying
+/// writer waits for room for its whole block). Zero-copy builds blocks in 64 KiB
+/// steps, so 1 MiB serves every block size and stays in cache.
 pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
-    opts.shm_capacity
-        .unwrap_or_else(|| (block.saturating_mul(4)).max(1 << 20).next_power_of_two())
+    opts.shm_capacity.unwrap_or_else(|| {
+        if opts.shm_zero_copy {
+            1 << 20
+        } else {
+            (block.saturating_mul(4)).max(1 << 20).next_power_of_two()
+        }
+    })
 }
 
 pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let wake = opts.shm_wake.unwrap_or(Wake::Futex);
     let spin = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
-    let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?;
+    let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?
+        .lend_in_place(opts.shm_zero_copy);
     let end = |producer: bool, obj: &RingObject| -> Result<PeerHandoff> {
         Ok(PeerHandoff {
             kind: MechanismKind::Shm,

@@ -71,6 +71,8 @@ pub const RING_WAIT: Duration = Duration::from_secs(5);
 const TICK: Duration = Duration::from_millis(250);
 
 const HDR: usize = 4096;
+/// Zero-copy: the most a writer builds in place before it publishes.
+const LOAN_STEP: usize = 64 * 1024;
 const OFF_HEAD: usize = 0;
 const OFF_TAIL: usize = 128;
 const OFF_CLOSED: usize = 256;
@@ -87,6 +89,10 @@ const SPACE: usize = 1;
 pub struct RingHandoff {
     pub capacity: usize,
     pub wake: Wake,
+    /// Streams lend the ring's memory: the writer builds blocks in place, the
+    /// reader looks at them in place.
+    #[serde(default)]
+    pub zero_copy: bool,
     /// `adaptive`: how long a wait spins before it sleeps.
     #[serde(default)]
     pub spin_ns: u64,
@@ -101,6 +107,7 @@ pub struct ShmRing {
     producer: bool,
     wake: Wake,
     spin_ns: u64,
+    zero_copy: bool,
     sems: Vec<ShmSem>,
     efds: Vec<Eventfd>,
     /// This end's own index (head for the producer, tail for the consumer), kept
@@ -170,6 +177,7 @@ impl RingObject {
         let handoff = RingHandoff {
             capacity: cap,
             wake,
+            zero_copy: false,
             spin_ns,
             name: name.as_ref().map(|n| n.name().to_string()),
         };
@@ -180,6 +188,12 @@ impl RingObject {
             _name: name,
             handoff,
         })
+    }
+
+    /// Lend the ring's memory to streams (see [`RingHandoff::zero_copy`]).
+    pub fn lend_in_place(mut self, on: bool) -> RingObject {
+        self.handoff.zero_copy = on;
+        self
     }
 
     /// The descriptors one end needs: the memfd (unless named), then the eventfds.
@@ -291,6 +305,7 @@ impl ShmRing {
             producer,
             wake: h.wake,
             spin_ns: h.spin_ns,
+            zero_copy: h.zero_copy,
             sems,
             efds,
             mine,
@@ -444,29 +459,70 @@ impl std::fmt::Debug for ShmRing {
     }
 }
 
+impl ShmRing {
+    /// Free bytes for the producer (at least one; waits, bounded, while full).
+    #[inline]
+    fn space(&mut self) -> Result<usize> {
+        let mut free = self.cap - (self.mine - self.seen) as usize;
+        if free == 0 {
+            self.seen = self.tail().load(Ordering::Acquire);
+            free = self.cap - (self.mine - self.seen) as usize;
+            if free == 0 {
+                self.wait_for(SPACE, |r| {
+                    (r.mine - r.tail().load(Ordering::Acquire)) < r.cap as u64
+                })?;
+                self.seen = self.tail().load(Ordering::Acquire);
+                free = self.cap - (self.mine - self.seen) as usize;
+            }
+        }
+        Ok(free)
+    }
+
+    /// Bytes ready for the consumer (0: closed and drained; waits, bounded).
+    #[inline]
+    fn ready(&mut self) -> Result<usize> {
+        let mut avail = (self.seen - self.mine) as usize;
+        if avail == 0 {
+            self.seen = self.head().load(Ordering::Acquire);
+            avail = (self.seen - self.mine) as usize;
+            if avail == 0 {
+                self.wait_for(DATA, |r| {
+                    r.head().load(Ordering::Acquire) != r.mine
+                        || r.closed().load(Ordering::Acquire) != 0
+                })?;
+                self.seen = self.head().load(Ordering::Acquire);
+                avail = (self.seen - self.mine) as usize;
+            }
+        }
+        Ok(avail)
+    }
+
+    /// Publish `n` bytes written at the head.
+    #[inline]
+    fn publish(&mut self, n: usize) -> Result<()> {
+        self.mine += n as u64;
+        self.head().store(self.mine, Ordering::Release);
+        self.notify(DATA)
+    }
+
+    /// Give back `n` bytes read at the tail.
+    #[inline]
+    fn release(&mut self, n: usize) -> Result<()> {
+        self.mine += n as u64;
+        self.tail().store(self.mine, Ordering::Release);
+        self.notify(SPACE)
+    }
+}
+
 impl ByteStream for ShmRing {
     fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
         debug_assert!(self.producer);
         while !buf.is_empty() {
-            let head = self.mine;
-            let mut free = self.cap - (head - self.seen) as usize;
-            if free == 0 {
-                self.seen = self.tail().load(Ordering::Acquire);
-                free = self.cap - (head - self.seen) as usize;
-                if free == 0 {
-                    self.wait_for(SPACE, |r| {
-                        (r.mine - r.tail().load(Ordering::Acquire)) < r.cap as u64
-                    })?;
-                    self.seen = self.tail().load(Ordering::Acquire);
-                    free = self.cap - (head - self.seen) as usize;
-                }
-            }
-            let at = (head as usize) & (self.cap - 1);
+            let free = self.space()?;
+            let at = (self.mine as usize) & (self.cap - 1);
             let n = buf.len().min(free).min(self.cap - at);
             self.mem.write_bytes(HDR + at, &buf[..n]);
-            self.mine = head + n as u64;
-            self.head().store(self.mine, Ordering::Release);
-            self.notify(DATA)?;
+            self.publish(n)?;
             buf = &buf[n..];
         }
         Ok(())
@@ -477,30 +533,70 @@ impl ByteStream for ShmRing {
         if buf.is_empty() {
             return Ok(0);
         }
-        let tail = self.mine;
-        let mut avail = (self.seen - tail) as usize;
+        let avail = self.ready()?;
         if avail == 0 {
-            self.seen = self.head().load(Ordering::Acquire);
-            avail = (self.seen - tail) as usize;
-            if avail == 0 {
-                self.wait_for(DATA, |r| {
-                    r.head().load(Ordering::Acquire) != r.mine
-                        || r.closed().load(Ordering::Acquire) != 0
-                })?;
-                self.seen = self.head().load(Ordering::Acquire);
-                avail = (self.seen - tail) as usize;
-                if avail == 0 {
-                    return Ok(0); // closed and drained
-                }
-            }
+            return Ok(0); // closed and drained
         }
-        let at = (tail as usize) & (self.cap - 1);
+        let at = (self.mine as usize) & (self.cap - 1);
         let n = buf.len().min(avail).min(self.cap - at);
         self.mem.read_bytes(HDR + at, &mut buf[..n]);
-        self.mine = tail + n as u64;
-        self.tail().store(self.mine, Ordering::Release);
-        self.notify(SPACE)?;
+        self.release(n)?;
         Ok(n)
+    }
+
+    /// Zero-copy: each block is built where it will be read (in at most two
+    /// pieces, at the wrap), then published.
+    fn write_blocks_in_place<P: crate::payload::PayloadOps>(
+        &mut self,
+        len: usize,
+        blocks: u64,
+    ) -> Option<Result<()>> {
+        if !self.zero_copy {
+            return None;
+        }
+        let mut run = || -> Result<()> {
+            for i in 0..blocks {
+                let mut off = 0usize;
+                while off < len {
+                    let free = self.space()?;
+                    let at = (self.mine as usize) & (self.cap - 1);
+                    // Published in steps, so the reader starts on a block while
+                    // its first lines are still in this CPU's cache.
+                    let n = (len - off).min(free).min(self.cap - at).min(LOAN_STEP);
+                    let pos = i * len as u64 + off as u64;
+                    self.mem.with_bytes_mut(HDR + at, n, |b| P::fill(b, pos, i));
+                    self.publish(n)?;
+                    off += n;
+                }
+            }
+            Ok(())
+        };
+        Some(run())
+    }
+
+    /// Zero-copy: each piece is looked at where it lies, then released.
+    fn read_in_place<P: crate::payload::PayloadOps>(&mut self, total: u64) -> Option<Result<()>> {
+        if !self.zero_copy {
+            return None;
+        }
+        let mut run = || -> Result<()> {
+            let mut got = 0u64;
+            while got < total {
+                let avail = self.ready()?;
+                if avail == 0 {
+                    return Err(Error::Peer(format!(
+                        "the stream ended after {got} of {total} bytes"
+                    )));
+                }
+                let at = (self.mine as usize) & (self.cap - 1);
+                let n = (avail as u64).min((self.cap - at) as u64).min(total - got) as usize;
+                self.mem.with_bytes(HDR + at, n, |b| P::check(b, got))?;
+                self.release(n)?;
+                got += n as u64;
+            }
+            Ok(())
+        };
+        Some(run())
     }
 }
 

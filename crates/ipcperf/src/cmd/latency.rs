@@ -144,6 +144,12 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     let length = series_length(a.count, a.duration, default_ms);
     let placements = placements(&a.pin, false)?;
     let payload = payload(a.verify, a.no_touch);
+    if a.mech.zero_copy {
+        return Err(Fail::usage(
+            "--zero-copy measures shm streams (ipcperf run); a round trip copies its \
+             message in and out",
+        ));
+    }
     let opts = a.mech.options(&mechs)?;
     let mut specs = Vec::new();
     for &m in &mechs {

@@ -146,6 +146,12 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let length = series_length(a.count, a.duration, default_ms);
     let placements = placements(&a.pin, default_suite)?;
     let payload = payload(a.verify, a.no_touch);
+    if a.mech.zero_copy && a.no_touch {
+        return Err(Fail::usage(
+            "--zero-copy with --no-touch would move no byte at all (nothing is copied, \
+             written or read): measure zero-copy with the payload touched or --verify",
+        ));
+    }
     let mut opts = a.mech.options(&mechs)?;
     opts.buffer_offset = a.buffer_offset.into();
     let mut specs: Vec<CaseSpec> = Vec::new();

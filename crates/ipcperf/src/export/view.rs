@@ -25,7 +25,7 @@ pub struct View {
 
 fn group_key(c: &CaseRecord) -> (String, String, String, String) {
     (
-        c.mechanism.clone(),
+        mechanism_label(c),
         c.mode.name().to_string(),
         c.payload.name().to_string(),
         // One table per way of waiting (shm's wake-ups side by side).
@@ -36,10 +36,12 @@ fn group_key(c: &CaseRecord) -> (String, String, String, String) {
 /// A case's mechanism, with its way of waiting where it has a choice (shm's
 /// wake-ups measured side by side would otherwise look alike).
 pub fn mechanism_label(c: &CaseRecord) -> String {
-    if c.mechanism == "shm" && !c.wait.is_empty() && c.wait != "block" {
-        format!("{} ({})", c.mechanism, c.wait)
-    } else {
-        c.mechanism.clone()
+    let zero_copy = c.options.get("zero_copy").is_some_and(|v| v == "true");
+    match (c.wait.as_str(), zero_copy) {
+        ("" | "block" | "poll", false) => c.mechanism.clone(),
+        ("" | "block" | "poll", true) => format!("{} (zero-copy)", c.mechanism),
+        (w, false) => format!("{} ({w})", c.mechanism),
+        (w, true) => format!("{} ({w}, zero-copy)", c.mechanism),
     }
 }
 
@@ -164,7 +166,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
             rows.push(row);
         }
         let first = cases[0];
-        let mut title = format!("{} · {} · {}", k.0, k.1, k.2);
+        let mut title = format!("{} · {} · {}", first.mechanism, k.1, k.2);
         if first.wait != "block" {
             title.push_str(&format!(" · wait={}", first.wait));
         }
