@@ -14,6 +14,9 @@
 #   shm (--wake spin, threads, --no-touch) throughput vs the C ring
 #       (bench/floor/spsc-ring.c, the same capacity), 64 KiB and 1 MiB
 #                                          target: >= 0.95x
+#   shm --wake adaptive vs spin: round-trip p50 at 64 B back to back (target
+#       <= 1.2x), and CPUs busy under a paced 10k/s load, the peer idle between
+#       requests (target <= 1.1; spin shown beside it)
 #   shm --zero-copy vs the copying ring (spin, threads, payload touched, each at
 #       its default capacity), 64 KiB and 1 MiB     target: >= 1.5x at 1 MiB
 #
@@ -173,3 +176,28 @@ for bs in 65536 1048576; do
     # shellcheck disable=SC2086
     echo "  ratio at $bs B: $(spread ${zr[$bs]})$([ "$bs" = 1048576 ] && echo '   target >= 1.5')"
 done
+echo
+
+echo "== shm --wake adaptive vs spin, processes, 64 B, CPUs $PIN (same run)"
+ar=()
+ab=()
+sb=()
+for i in $(seq "$REPS"); do
+    json=$("$BIN" latency shm --wake spin,adaptive --mode processes --sizes 64 --pin "$PIN" \
+        --count "$COUNT" --repeat 1 --format json 2>/dev/null)
+    sp=$(jq -r '.cases[] | select(.wait == "spin") | .p50_ns + .clock_cost_ns' <<<"$json")
+    ap=$(jq -r '.cases[] | select(.wait == "adaptive") | .p50_ns + .clock_cost_ns' <<<"$json")
+    r=$(ratio "$ap" "$sp")
+    ar+=("$r")
+    paced=$("$BIN" latency shm --wake spin,adaptive --mode processes --sizes 64 --pin "$PIN" \
+        --rate 10k --duration 500ms --repeat 1 --format json 2>/dev/null)
+    a=$(jq -r '.cases[] | select(.wait == "adaptive") | .median_cpu_load' <<<"$paced")
+    s=$(jq -r '.cases[] | select(.wait == "spin") | .median_cpu_load' <<<"$paced")
+    ab+=("$a")
+    sb+=("$s")
+    printf '  run %d: p50 adaptive %s ns | spin %s ns | ratio %s; paced 10k/s CPUs busy adaptive %.2f | spin %.2f\n' \
+        "$i" "$ap" "$sp" "$r" "$a" "$s"
+done
+echo "  ratio adaptive/spin p50, back to back: $(spread "${ar[@]}")   target <= 1.2"
+echo "  CPUs busy at 10k/s, adaptive: $(spread "${ab[@]}")   target <= 1.1"
+echo "  CPUs busy at 10k/s, spin (for comparison): $(spread "${sb[@]}")"

@@ -205,6 +205,8 @@ fn calibrate_round_trips(
         let o = s.series(n, stall_ns)?;
         let el = o.ping.elapsed_ns.max(1);
         if el >= target || n >= cap {
+            // Paced, the warm-up ran on the schedule too: a series gets what the
+            // offered rate fills in its time, or, saturated, what the mechanism did.
             let per = el as f64 / n as f64;
             let kept = match spec.length {
                 Length::Count { blocks } => blocks,

@@ -291,6 +291,7 @@ impl MechArgs {
             mq_priority: self.priority,
             shm_wake: Some(self.wakes()[0]),
             shm_zero_copy: false,
+            rate_per_sec: None,
             shm_spin_ns: self
                 .spin_for
                 .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),

@@ -148,6 +148,39 @@ pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, St
     })
 }
 
+/// A parsed `--rate` list: round trips per second.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateList(pub Vec<u64>);
+
+/// `10k,50k,100000`: offered loads in round trips per second (k = 1000, M = 10^6:
+/// rates are counted in tens, not in binary). From 1/s to 10M/s.
+pub fn parse_rates(s: &str) -> Result<RateList, String> {
+    let mut v = Vec::new();
+    for item in s.split(',').map(str::trim) {
+        let (num, mult) = match item.char_indices().last() {
+            Some((i, 'k' | 'K')) => (&item[..i], 1e3),
+            Some((i, 'M')) => (&item[..i], 1e6),
+            _ => (item, 1.0),
+        };
+        let r = num
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(|x| x * mult)
+            .ok_or_else(|| format!("'{item}' is not a rate; try 10k or 50000"))?;
+        if !(1.0..=1e7).contains(&r) {
+            return Err(format!(
+                "'{item}': a rate from 1 to 10M round trips per second"
+            ));
+        }
+        let r = r.round() as u64;
+        if !v.contains(&r) {
+            v.push(r);
+        }
+    }
+    Ok(RateList(v))
+}
+
 /// A parsed `--wake` list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WakeList(pub Vec<ipcperf_core::mechanism::shm_ring::Wake>);

@@ -31,7 +31,11 @@ fn json_carries_the_latency_fields_per_case() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 2);
@@ -104,3 +108,54 @@ fn bad_input_is_one_line_and_exit_2() {
 }
 
 use predicates::prelude::PredicateBooleanExt;
+
+#[test]
+fn paced_round_trips_keep_their_schedule_and_name_a_saturated_rate() {
+    let out = ipcperf()
+        .args([
+            "latency", "pipe", "--mode", "threads", "--sizes", "64", "--rate", "2k,5M", "-d",
+            "300ms", "--repeat", "2", "--verify", "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    let by_rate = |r: &str| {
+        cases
+            .iter()
+            .find(|c| c["options"]["rate_per_sec"] == r)
+            .unwrap_or_else(|| panic!("no case at {r}/s"))
+    };
+    // Far from saturation, the achieved rate is the offered one (within 2%).
+    let c = by_rate("2000");
+    assert_eq!(c["status"], "ok", "{}", c["message"]);
+    let got = c["round_trips_per_sec"].as_f64().unwrap();
+    assert!((got - 2000.0).abs() < 40.0, "achieved {got}/s of 2000");
+    // About 300 ms x 2000/s in each of 2 series (sized by a paced warm-up).
+    let n = c["round_trips"].as_u64().unwrap();
+    assert!((1100..=1260).contains(&n), "{n} round trips");
+    // 5M/s is beyond a pipe: the table says saturated, not a lower latency.
+    let c = by_rate("5000000");
+    assert_eq!(c["status"], "ok", "{}", c["message"]);
+    assert!(c["round_trips_per_sec"].as_f64().unwrap() < 0.99 * 5e6);
+    let table = ipcperf()
+        .args([
+            "latency", "pipe", "--mode", "threads", "--sizes", "64", "--rate", "5M", "-d", "100ms",
+            "--repeat", "1",
+        ])
+        .output()
+        .unwrap();
+    let t = String::from_utf8(table.stdout).unwrap();
+    assert!(t.contains("offered/s") && t.contains("saturated"), "{t}");
+    ipcperf()
+        .args(["latency", "pipe", "--rate", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("a rate from 1"));
+}

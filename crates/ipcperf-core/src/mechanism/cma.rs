@@ -28,7 +28,7 @@ pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::Cma,
         opts,
-        Some(LocalEnd::Handoff(end(vec![note_w, ack_r], true))),
+        Some(LocalEnd::Handoff(Box::new(end(vec![note_w, ack_r], true)))),
         Some(end(vec![note_r, ack_w], false)),
         None,
     );

@@ -48,7 +48,7 @@ pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::Eventfd,
         opts,
-        Some(LocalEnd::Handoff(end(true)?)),
+        Some(LocalEnd::Handoff(Box::new(end(true)?))),
         Some(end(false)?),
         None,
     );

@@ -278,6 +278,10 @@ pub struct MechOptions {
     /// shm: the ring's capacity in bytes (a power of two; default 1 MiB or 4 blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_capacity: Option<usize>,
+    /// Round trips: the offered load, round trips per second, sent on a fixed
+    /// schedule (open loop); None: back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_sec: Option<u64>,
     /// shm streams: the writer builds blocks in the ring, the reader reads them there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shm_zero_copy: bool,
@@ -360,6 +364,9 @@ impl MechOptions {
         }
         if self.buffer_offset != 0 {
             v.push(("buffer_offset".into(), self.buffer_offset.to_string()));
+        }
+        if let Some(r) = self.rate_per_sec {
+            v.push(("rate_per_sec".into(), r.to_string()));
         }
         v
     }
@@ -457,7 +464,7 @@ pub enum LocalEnd {
     TcpListener(std::net::TcpListener),
     /// Opened exactly as a peer's end is, from this handoff (mechanisms whose both
     /// ends are opened by name or id: message queues, datagram sockets).
-    Handoff(PeerHandoff),
+    Handoff(Box<PeerHandoff>),
 }
 
 /// A set-up mechanism: the owner's end, the peer's handoff, and the guard of the
@@ -577,7 +584,7 @@ impl Link {
         let (addr, fds) = match local {
             LocalEnd::Ready(fd) => (PeerAddr::Fd, vec![fd]),
             LocalEnd::FifoWriter(p) => (PeerAddr::FifoWriter(p), Vec::new()),
-            LocalEnd::Handoff(h) => return Ok(h),
+            LocalEnd::Handoff(h) => return Ok(*h),
             LocalEnd::UnixListener(_) | LocalEnd::TcpListener(_) => {
                 return Err(Error::Invalid(format!(
                     "{} is two-way: it needs no second object",
@@ -620,7 +627,7 @@ impl Link {
             }
             LocalEnd::UnixListener(l) => unix::accept(&l, &self.opts, timeout_ms)?,
             LocalEnd::TcpListener(l) => tcp::accept(&l, &self.opts, timeout_ms)?,
-            LocalEnd::Handoff(h) => return open_peer(h, timeout_ms),
+            LocalEnd::Handoff(h) => return open_peer(*h, timeout_ms),
         };
         Ok(Endpoint::Fd(
             FdStream::new(

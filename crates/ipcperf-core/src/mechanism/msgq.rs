@@ -74,7 +74,7 @@ pub(super) fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::SysvMsg,
         opts,
-        Some(LocalEnd::Handoff(end(1, 2))),
+        Some(LocalEnd::Handoff(Box::new(end(1, 2)))),
         Some(end(2, 1)),
         None,
     );
@@ -116,7 +116,7 @@ pub(super) fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::PosixMq,
         opts,
-        Some(LocalEnd::Handoff(end(true, writer)?)),
+        Some(LocalEnd::Handoff(Box::new(end(true, writer)?))),
         Some(end(false, reader)?),
         None,
     );

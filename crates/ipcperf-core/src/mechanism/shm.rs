@@ -40,7 +40,7 @@ pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::Shm,
         opts,
-        Some(LocalEnd::Handoff(end(true, &obj)?)),
+        Some(LocalEnd::Handoff(Box::new(end(true, &obj)?))),
         Some(end(false, &obj)?),
         None,
     );

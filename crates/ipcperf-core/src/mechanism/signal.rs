@@ -91,7 +91,7 @@ pub(super) fn setup(opts: &MechOptions, block: usize, to_peer: bool) -> Result<L
     let mut link = Link::new(
         MechanismKind::Signal,
         opts,
-        Some(LocalEnd::Handoff(end(true))),
+        Some(LocalEnd::Handoff(Box::new(end(true)))),
         Some(end(false)),
         None,
     );

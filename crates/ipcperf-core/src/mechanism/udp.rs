@@ -84,7 +84,7 @@ pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::Udp,
         opts,
-        Some(LocalEnd::Handoff(end(a, true))),
+        Some(LocalEnd::Handoff(Box::new(end(a, true)))),
         Some(end(b, false)),
         None,
     );

@@ -31,7 +31,7 @@ pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::Vmsplice,
         opts,
-        Some(LocalEnd::Handoff(end(w, true))),
+        Some(LocalEnd::Handoff(Box::new(end(w, true)))),
         Some(end(r, false)),
         None,
     );

@@ -276,8 +276,16 @@ impl RoundTripSession {
         let p = self.spec.payload;
         let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
         let cpu0 = thread_cpu_ns();
-        let r =
-            crate::with_duplex!(&mut self.end, e => roundtrip::ping(p, e, wbuf, rbuf, n, samples));
+        let r = match self.spec.opts.rate_per_sec.filter(|&r| r > 0) {
+            Some(rate) => {
+                ipcperf_sys::clock::tight_timer_slack();
+                let interval = (1_000_000_000 / rate).max(1);
+                crate::with_duplex!(&mut self.end, e => roundtrip::ping_paced(p, e, wbuf, rbuf, n, samples, interval))
+            }
+            None => {
+                crate::with_duplex!(&mut self.end, e => roundtrip::ping(p, e, wbuf, rbuf, n, samples))
+            }
+        };
         let owner_cpu_ns = thread_cpu_ns() - cpu0;
         let ping = match r {
             Ok(o) => o,

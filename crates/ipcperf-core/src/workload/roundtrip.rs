@@ -118,6 +118,85 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps>(
     })
 }
 
+/// How close to a paced send the sender stops sleeping and spins: a sleeping
+/// thread wakes late (by 10-25 µs on a VM without a cpuidle driver, a few µs on
+/// bare metal), and lateness would count as latency.
+pub const PACE_SPIN_NS: u64 = 30_000;
+
+/// Side A under a paced (open-loop) load: round trip `i` is due at `start + i ×
+/// interval_ns`, whatever happened before it. (The runner sizes a series from a
+/// paced warm-up, so a mechanism that cannot keep the rate gets as many round
+/// trips as it can do in the series' time, not as many as were offered.) The sender sleeps (then spins the
+/// last [`PACE_SPIN_NS`]) until a message is due, or sends at once when it is
+/// behind. Each sample runs from when the message was *due* to when its answer
+/// was whole, so a stall counts for every round trip it delays, not only the one
+/// it hit (no coordinated omission).
+#[inline(never)]
+pub fn ping_paced_loop<E: MessageEnd, P: PayloadOps>(
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+    interval_ns: u64,
+) -> Result<PingOutcome> {
+    debug_assert!(samples.capacity() - samples.len() >= n as usize);
+    let len = wbuf.len() as u64;
+    let mut lost = 0u64;
+    let start = now_ns() + interval_ns;
+    for i in 0..n {
+        let due = start + i * interval_ns;
+        let mut now = now_ns();
+        while now < due {
+            if due - now > PACE_SPIN_NS {
+                ipcperf_sys::clock::sleep_until_ns(due - PACE_SPIN_NS);
+            } else {
+                std::hint::spin_loop();
+            }
+            now = now_ns();
+        }
+        P::fill(wbuf, i * len, i);
+        e.send_msg(wbuf)?;
+        match e.recv_msg(rbuf) {
+            Ok(()) => {}
+            Err(Error::Lost(_)) => {
+                lost += 1;
+                continue;
+            }
+            Err(err) => return Err(err),
+        }
+        let t1 = now_ns();
+        if samples.len() < samples.capacity() {
+            samples.push(t1 - due);
+        }
+        P::check(rbuf, i * len)?;
+    }
+    // From the first due time to the last answer: the rate achieved.
+    let elapsed_ns = now_ns() - start;
+    Ok(PingOutcome {
+        done: n - lost,
+        lost,
+        elapsed_ns,
+    })
+}
+
+/// [`ping_paced_loop`] with the payload treatment chosen at run time.
+pub fn ping_paced<E: MessageEnd>(
+    p: Payload,
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+    interval_ns: u64,
+) -> Result<PingOutcome> {
+    match p {
+        Payload::Touch => ping_paced_loop::<E, Touch>(e, wbuf, rbuf, n, samples, interval_ns),
+        Payload::NoTouch => ping_paced_loop::<E, NoTouch>(e, wbuf, rbuf, n, samples, interval_ns),
+        Payload::Verify => ping_paced_loop::<E, Verify>(e, wbuf, rbuf, n, samples, interval_ns),
+    }
+}
+
 /// Side B: receive a message and send the same bytes back, up to `n` times.
 /// Returns how many it echoed: fewer than `n` only on a lossy mechanism, whose
 /// receive ran out of its bounded wait because a message never came.
@@ -254,5 +333,99 @@ mod tests {
         assert_eq!(p.tx.0, b"abc");
         // Closed early: an error, not a short message.
         assert!(matches!(p.recv_msg(&mut b), Err(Error::Peer(_))));
+    }
+
+    /// An echo that answers at once, except that the answer to message `stall_at`
+    /// takes `stall_ms` (a receiver that stalls once).
+    struct Staller {
+        q: VecDeque<u8>,
+        sent: u64,
+        stall_at: u64,
+        stall_ms: u64,
+    }
+    impl MessageEnd for Staller {
+        fn send_msg(&mut self, buf: &[u8]) -> Result<()> {
+            self.sent += 1;
+            if self.sent == self.stall_at {
+                std::thread::sleep(std::time::Duration::from_millis(self.stall_ms));
+            }
+            self.q.extend(buf);
+            Ok(())
+        }
+        fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()> {
+            for b in buf.iter_mut() {
+                *b = self.q.pop_front().ok_or(Error::Peer("empty".into()))?;
+            }
+            Ok(())
+        }
+    }
+
+    fn staller(stall_ms: u64) -> Staller {
+        Staller {
+            q: VecDeque::new(),
+            sent: 0,
+            stall_at: 50,
+            stall_ms,
+        }
+    }
+
+    #[test]
+    fn the_pacing_schedule_is_kept_where_the_mechanism_keeps_up() {
+        // 400 round trips at 2,000/s: 200 ms, whatever each one costs.
+        let mut e = staller(0);
+        let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut samples = Vec::with_capacity(400);
+        let o = ping_paced(
+            Payload::Verify,
+            &mut e,
+            &mut w,
+            &mut r,
+            400,
+            &mut samples,
+            500_000,
+        )
+        .unwrap();
+        let rate = o.done as f64 / (o.elapsed_ns as f64 / 1e9);
+        assert!((rate - 2000.0).abs() < 2000.0 * 0.02, "achieved {rate}/s");
+        // Sent on time: each sample is the echo's cost plus the sender's lateness.
+        samples.sort_unstable();
+        assert!(samples[200] < 200_000, "p50 {} ns", samples[200]);
+    }
+
+    #[test]
+    fn a_stall_counts_for_every_round_trip_it_delays_only_when_paced() {
+        // 1 ms apart; round trip 50 stalls 30 ms: the ~30 due during the stall
+        // wait for it, and each counts from when it was due.
+        let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut paced = Vec::with_capacity(200);
+        ping_paced(
+            Payload::Touch,
+            &mut staller(30),
+            &mut w,
+            &mut r,
+            200,
+            &mut paced,
+            1_000_000,
+        )
+        .unwrap();
+        let slow = |v: &[u64]| v.iter().filter(|&&x| x > 5_000_000).count();
+        assert!(
+            slow(&paced) >= 20,
+            "paced: {} slow round trips",
+            slow(&paced)
+        );
+        // Back to back, the same stall is one slow round trip: the others were
+        // never sent while it lasted (coordinated omission).
+        let mut b2b = Vec::with_capacity(200);
+        ping(
+            Payload::Touch,
+            &mut staller(30),
+            &mut w,
+            &mut r,
+            200,
+            &mut b2b,
+        )
+        .unwrap();
+        assert_eq!(slow(&b2b), 1, "back to back");
     }
 }

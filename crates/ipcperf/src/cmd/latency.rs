@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::Args;
 use ipcperf_core::machine::Machine;
-use ipcperf_core::mechanism::{MechanismKind, MECHANISMS};
+use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::roundtrip::shape;
 use ipcperf_core::mode::Mode;
@@ -71,6 +71,13 @@ pub struct LatencyArgs {
     /// Also show one-way figures (half the round trip), labelled so.
     #[arg(long)]
     pub one_way: bool,
+
+    /// Paced load: send round trips on a fixed schedule at this many per second
+    /// (10k, 50k; a comma list measures each). Each latency runs from when its
+    /// message was due, so a stall counts for every round trip it delays; a rate
+    /// the mechanism cannot keep is reported as saturated. Default: back to back.
+    #[arg(long, value_parser = units::parse_rates, value_name = "RATE[,RATE...]")]
+    pub rate: Option<units::RateList>,
 
     #[command(flatten)]
     pub mech: crate::cli::MechArgs,
@@ -161,21 +168,31 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
             _ => None,
         };
         let m_sizes = own.as_ref().unwrap_or(&sizes);
-        for o in a.mech.variants(m, &opts) {
-            for &mode in &modes {
-                for &size in m_sizes {
-                    for &pl in &placements {
-                        specs.push(CaseSpec {
-                            mechanism: m,
-                            mode,
-                            block_size: size,
-                            placement: pl,
-                            payload,
-                            length,
-                            repeat: a.repeat,
-                            include_setup: false,
-                            opts: o.clone(),
-                        });
+        let rates: Vec<Option<u64>> = match &a.rate {
+            Some(r) => r.0.iter().map(|&x| Some(x)).collect(),
+            None => vec![None],
+        };
+        for v in a.mech.variants(m, &opts) {
+            for &rate in &rates {
+                let o = MechOptions {
+                    rate_per_sec: rate,
+                    ..v.clone()
+                };
+                for &mode in &modes {
+                    for &size in m_sizes {
+                        for &pl in &placements {
+                            specs.push(CaseSpec {
+                                mechanism: m,
+                                mode,
+                                block_size: size,
+                                placement: pl,
+                                payload,
+                                length,
+                                repeat: a.repeat,
+                                include_setup: false,
+                                opts: o.clone(),
+                            });
+                        }
                     }
                 }
             }

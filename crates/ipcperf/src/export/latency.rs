@@ -29,6 +29,15 @@ fn heading(run: &RunRecord) -> String {
     )
 }
 
+/// A paced case that achieved less than this share of its offered load fell
+/// behind its schedule: saturated.
+pub const SATURATED: f64 = 0.99;
+
+/// The offered load of a paced case (round trips per second), if it was paced.
+pub fn offered(c: &CaseRecord) -> Option<u64> {
+    c.options.get("rate_per_sec").and_then(|v| v.parse().ok())
+}
+
 /// The latency table of a run (None when it has no round-trip cases).
 pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
     let cases: Vec<&CaseRecord> = run
@@ -39,11 +48,14 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
     if cases.is_empty() {
         return None;
     }
+    // Paced cases (--rate): the offered load beside what was achieved.
+    let paced = cases.iter().any(|c| offered(c).is_some());
     let mut header: Vec<String> = [
         "mechanism",
         "mode",
         "placement",
         "message",
+        if paced { "offered/s" } else { "" },
         "round trips/s",
         "mean",
         "p50",
@@ -54,6 +66,7 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
         "max",
     ]
     .iter()
+    .filter(|s| !s.is_empty())
     .map(|s| s.to_string())
     .collect();
     if one_way {
@@ -74,9 +87,28 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
             c.placement.label.clone(),
             fmt_size(c.block_size),
         ];
+        if paced {
+            row.push(offered(c).map_or("-".into(), |r| fmt_rate(r as f64)));
+        }
         match (&c.status, &c.latency) {
             (CaseStatus::Ok, Some(l)) => {
-                row.push(fmt_rate(l.round_trips_per_sec));
+                match offered(c) {
+                    // Behind the schedule (by more than 1% of the series at its
+                    // end): its latencies hold a growing backlog.
+                    Some(r) if l.round_trips_per_sec < SATURATED * r as f64 => {
+                        row.push(format!("{} saturated", fmt_rate(l.round_trips_per_sec)));
+                        notes.push(format!(
+                            "{} {} {}: saturated at {} of {} offered round trips/s; its \
+                             latencies count the backlog from when each was due",
+                            super::view::mechanism_label(c),
+                            fmt_size(c.block_size),
+                            c.placement.label,
+                            fmt_rate(l.round_trips_per_sec),
+                            fmt_rate(r as f64)
+                        ));
+                    }
+                    _ => row.push(fmt_rate(l.round_trips_per_sec)),
+                }
                 row.push(fmt_us(l.mean_ns));
                 for v in [
                     l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.p9999_ns, l.max_ns,
@@ -105,7 +137,7 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
                     if lo > 0 && hi as f64 > lo as f64 * 1.25 {
                         notes.push(format!(
                             "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
-                            c.mechanism,
+                            super::view::mechanism_label(c),
                             fmt_size(c.block_size),
                             c.placement.label,
                             fmt_us(lo as f64),
