@@ -11,6 +11,8 @@ mod console;
 mod export;
 mod plot;
 mod report;
+#[cfg(test)]
+mod snapshot_tests;
 mod store;
 #[cfg(test)]
 mod testdata;

@@ -254,10 +254,7 @@ fn machine_table(id: &str, run: &RunRecord) -> Table {
     let m = &run.machine;
     let rows = vec![
         vec!["run".to_string(), id.to_string()],
-        vec![
-            "started".into(),
-            crate::cmd::history::fmt_utc(run.started_ms),
-        ],
+        vec!["started".into(), crate::units::fmt_utc(run.started_ms)],
         vec![
             "status".into(),
             if run.complete {

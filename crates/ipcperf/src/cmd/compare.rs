@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
-use crate::cli::Format;
+use crate::export::Format;
 use crate::{compare, export, Fail};
 
 #[derive(Args, Debug)]

@@ -16,28 +16,6 @@ pub struct HistoryArgs {
     pub last: Option<usize>,
 }
 
-/// Milliseconds since the epoch as `2026-11-21 02:58:22 UTC`.
-pub fn fmt_utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 fn status(r: &RunSummary) -> String {
     match (r.complete, r.finished_ms) {
         (true, Some(end)) => format!(
@@ -75,7 +53,7 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     for r in &runs {
         t.add_row([
             r.id.to_string(),
-            fmt_utc(r.started_ms),
+            crate::units::fmt_utc(r.started_ms),
             r.hostname.clone(),
             r.kernel.clone(),
             r.cases.to_string(),
@@ -85,16 +63,4 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     }
     println!("Runs kept in {}\n{t}", store.location);
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(fmt_utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(fmt_utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
-        assert_eq!(fmt_utc(1_763_693_902_000), "2025-11-21 02:58:22 UTC");
-    }
 }

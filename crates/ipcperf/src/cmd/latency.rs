@@ -12,10 +12,11 @@ use ipcperf_core::plan::{CaseSpec, RunEnv};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 use ipcperf_core::runner;
 
-use crate::cli::{parse_pin, parse_size_list, Format, ModeArg, PinArg, SizeList};
+use crate::cmd::args::{parse_pin, parse_size_list, ModeArg, PinArg, SizeList};
 use crate::cmd::run::{parse_mechanisms, payload, placements, series_length};
 use crate::console::Console;
 use crate::export;
+use crate::export::Format;
 use crate::units;
 use crate::Fail;
 
@@ -80,7 +81,7 @@ pub struct LatencyArgs {
     pub rate: Option<units::RateList>,
 
     #[command(flatten)]
-    pub mech: crate::cli::MechArgs,
+    pub mech: crate::cmd::args::MechArgs,
 
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]

@@ -5,8 +5,16 @@ use ipcperf_core::machine::Machine;
 use ipcperf_core::mechanism::MECHANISMS;
 use serde_json::json;
 
-use crate::cli::{Format, ListArgs};
+use clap::Args;
+
+use crate::export::Format;
 use crate::Fail;
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
 
 pub fn run(a: ListArgs) -> Result<i32, Fail> {
     let m = Machine::collect();

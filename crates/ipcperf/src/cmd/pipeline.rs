@@ -26,8 +26,8 @@ use ipcperf_sys::names::PrivateDir;
 
 use super::gen::random_seed;
 use super::sink::SinkReport;
-use crate::cli::Format;
 use crate::cmd::db::{SaveArgs, Saver};
+use crate::export::Format;
 use crate::export::{self, view};
 use crate::units::{self, fmt_mbps, fmt_size};
 use crate::Fail;

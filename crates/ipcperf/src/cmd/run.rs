@@ -10,13 +10,83 @@ use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 use ipcperf_core::runner;
 
-use crate::cli::{ModeArg, PinArg, RunArgs};
+use clap::Args;
+
+use crate::cmd::args::{parse_pin, parse_size_list, MechArgs, ModeArg, PinArg, SizeList};
 use crate::cmd::db::Saver;
 use crate::console::Console;
-use crate::export;
+use crate::export::{self, Format};
+use crate::units;
 use crate::Fail;
 
 /// The default suite's mechanisms, block sizes and series length.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Mechanisms to measure (see `ipcperf list`); none means the default suite.
+    #[arg(value_name = "MECHANISM")]
+    pub mechanisms: Vec<String>,
+
+    /// Where the two sides run: single (one thread writes then reads back), threads,
+    /// processes. Repeat or comma-separate for several.
+    #[arg(long, short, value_enum, value_delimiter = ',')]
+    pub mode: Vec<ModeArg>,
+
+    /// Block sizes: a list (64,1k,64k), a power-of-two range (16..1M) or `bradford`
+    /// (his 1 B to 4 KiB sizes). k = 1024.
+    #[arg(long, short, value_parser = parse_size_list)]
+    pub sizes: Option<SizeList>,
+
+    /// Length of each series (2s, 500ms); the block count is calibrated in the warm-up.
+    #[arg(long, short, value_parser = units::parse_duration, conflicts_with = "count", allow_hyphen_values = true)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Blocks per series, instead of a duration.
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+
+    /// Series per case (each kept; the summary is their median, min and max).
+    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Pin writer and reader: `W,R` CPU numbers (0,0 same CPU; 0,1 different CPUs),
+    /// `same`, `cross` or `none`. Repeat to measure several placements side by side.
+    #[arg(long, value_parser = parse_pin)]
+    pub pin: Vec<PinArg>,
+
+    /// Send the buffer as it is, without writing or reading every byte.
+    #[arg(long, conflicts_with = "verify")]
+    pub no_touch: bool,
+
+    /// Fill blocks with a position-dependent pattern and check every byte received.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
+    #[arg(long)]
+    pub include_setup: bool,
+
+    #[command(flatten)]
+    pub mech: MechArgs,
+
+    /// Start the writer's buffer this many bytes past a page boundary (0..4095;
+    /// default 0, page-aligned like dd's). Copies slow down when source and
+    /// destination are out of line: `memcpy --buffer-offset 16` lays its buffers
+    /// out as `perf bench mem memcpy`'s malloc does.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..4096))]
+    pub buffer_offset: u16,
+
+    /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
+    #[arg(long, value_parser = units::parse_size)]
+    pub rank_size: Option<usize>,
+
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::cmd::db::SaveArgs,
+}
+
 pub const DEFAULT_MECHANISMS: &[MechanismKind] = &[
     MechanismKind::Pipe,
     MechanismKind::Fifo,

@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
-use crate::cli::Format;
+use crate::export::Format;
 use crate::{export, units, Fail};
 
 #[derive(Args, Debug)]

@@ -12,8 +12,8 @@ use ipcperf_core::mode::Mode;
 use ipcperf_core::record::{unix_ms, CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::sync::{self, Primitive, SyncSpec, PRIMITIVES};
 
-use crate::cli::Format;
 use crate::export;
+use crate::export::Format;
 use crate::units;
 use crate::Fail;
 
@@ -41,8 +41,8 @@ pub struct SyncArgs {
 
     /// Pin this side and the set/clear partner: `W,R` CPU numbers (0,0 same CPU; 0,1
     /// different CPUs), `same`, `cross` or `none`. Repeat for several placements.
-    #[arg(long, value_parser = crate::cli::parse_pin)]
-    pub pin: Vec<crate::cli::PinArg>,
+    #[arg(long, value_parser = crate::cmd::args::parse_pin)]
+    pub pin: Vec<crate::cmd::args::PinArg>,
 
     /// Series per measurement (the figure is their median).
     #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -11,13 +11,18 @@ pub mod sync;
 mod table;
 pub mod view;
 
-#[cfg(test)]
-mod snapshot_tests;
-
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::workload::Workload;
 
-use crate::cli::Format;
+/// How a command writes its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human-readable tables (the default).
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
 
 /// Render a run in `format`.
 pub fn render(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {

@@ -5,7 +5,7 @@
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord, SyncSeries};
 
 use super::view::{Table, View};
-use crate::cli::Format;
+use super::Format;
 use crate::units::fmt_rate;
 
 fn ns(x: Option<f64>) -> String {

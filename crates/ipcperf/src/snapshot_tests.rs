@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use super::render;
-use crate::cli::Format;
+use crate::export::render;
+use crate::export::Format;
 use crate::testdata;
 
 fn check(name: &str, got: &str) {
@@ -69,5 +69,8 @@ fn snapshot_compare() {
         c.summarize();
     }
     let v = crate::compare::view("1", &a, "2", &b, crate::compare::DEFAULT_MIN_CHANGE);
-    check("compare.md", &super::render_view(&v, Format::Markdown));
+    check(
+        "compare.md",
+        &crate::export::render_view(&v, Format::Markdown),
+    );
 }

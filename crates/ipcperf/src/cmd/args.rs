@@ -1,0 +1,199 @@
+//! Argument groups and values that several commands share: the mode, the
+//! mechanism options, block sizes, CPU pins.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+
+use crate::units;
+use crate::Fail;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Single,
+    Threads,
+    Processes,
+}
+
+/// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
+#[derive(Args, Debug, Clone)]
+pub struct MechArgs {
+    /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
+    /// eventfd, sem (POSIX semaphores in the shared page) or adaptive (spin for
+    /// --spin-for, then sleep on the futex). A comma list measures each, side by side.
+    #[arg(long, value_parser = units::parse_wakes, value_name = "WAKE[,WAKE...]")]
+    pub wake: Option<units::WakeList>,
+
+    /// shm streams (`ipcperf run`): also measure the ring zero-copy, beside the
+    /// copying ring: the writer builds each block in the shared memory, the reader
+    /// reads it there (touching it unless --no-touch) and releases it.
+    #[arg(long)]
+    pub zero_copy: bool,
+
+    /// shm with --wake adaptive: how long a waiting side spins before it sleeps
+    /// (default 5us).
+    #[arg(long, value_parser = units::parse_duration, value_name = "DURATION")]
+    pub spin_for: Option<std::time::Duration>,
+
+    /// shm: a named POSIX shared-memory object the peer opens by name (default: a
+    /// memfd handed over with SCM_RIGHTS).
+    #[arg(long)]
+    pub shm_named: bool,
+
+    /// shm: ring capacity, a power of two >= 4k (default: 1M, or 4 blocks if larger).
+    #[arg(long, value_parser = units::parse_block)]
+    pub shm_capacity: Option<usize>,
+
+    /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ), e.g. 1M.
+    #[arg(long, value_parser = units::parse_block)]
+    pub pipe_size: Option<usize>,
+
+    /// TCP_NODELAY: turn off Nagle's algorithm.
+    #[arg(long)]
+    pub nodelay: bool,
+
+    /// SO_SNDBUF for sockets.
+    #[arg(long, value_parser = units::parse_block)]
+    pub sndbuf: Option<usize>,
+
+    /// SO_RCVBUF for sockets.
+    #[arg(long, value_parser = units::parse_block)]
+    pub rcvbuf: Option<usize>,
+
+    /// Non-blocking descriptors, waited on with poll(2).
+    #[arg(long)]
+    pub nonblocking: bool,
+
+    /// TCP and UDP over ::1 instead of 127.0.0.1.
+    #[arg(long)]
+    pub ipv6: bool,
+
+    /// POSIX message queues: send every message with this priority.
+    #[arg(long)]
+    pub priority: Option<u32>,
+
+    /// Directory for FIFOs, socket paths and temp files (tmpfs or disk).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+impl MechArgs {
+    /// The shm wake-ups asked for (futex when none).
+    pub fn wakes(&self) -> Vec<ipcperf_core::mechanism::shm_ring::Wake> {
+        match &self.wake {
+            Some(v) if !v.0.is_empty() => v.0.clone(),
+            _ => vec![ipcperf_core::mechanism::shm_ring::Wake::Futex],
+        }
+    }
+
+    /// The options of each variant of mechanism `m` to measure: one per wake-up
+    /// for shm, else `opts` alone.
+    pub fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
+        if m != MechanismKind::Shm {
+            return vec![opts.clone()];
+        }
+        let copies: &[bool] = if self.zero_copy {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let mut v = Vec::new();
+        for w in self.wakes() {
+            for &zero_copy in copies {
+                v.push(MechOptions {
+                    shm_wake: Some(w),
+                    shm_zero_copy: zero_copy,
+                    ..opts.clone()
+                });
+            }
+        }
+        v
+    }
+
+    /// The mechanism options these flags ask for, for a run of `mechs`; a `--dir`
+    /// that is not a directory, or an shm flag where no mechanism is shm, is bad input.
+    pub fn options(&self, mechs: &[MechanismKind]) -> Result<MechOptions, Fail> {
+        if !mechs.contains(&MechanismKind::Shm) {
+            let given = [
+                ("--wake", self.wake.is_some()),
+                ("--shm-named", self.shm_named),
+                ("--shm-capacity", self.shm_capacity.is_some()),
+                ("--spin-for", self.spin_for.is_some()),
+                ("--zero-copy", self.zero_copy),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+                return Err(Fail::usage(format!(
+                    "{flag} applies to the shm mechanism only, and none of {} is shm",
+                    mechs
+                        .iter()
+                        .map(|m| m.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        if let Some(d) = &self.dir {
+            if !d.is_dir() {
+                return Err(Fail::usage(format!(
+                    "--dir {}: no such directory",
+                    d.display()
+                )));
+            }
+        }
+        Ok(MechOptions {
+            pipe_size: self.pipe_size,
+            nodelay: self.nodelay,
+            sndbuf: self.sndbuf,
+            rcvbuf: self.rcvbuf,
+            nonblocking: self.nonblocking,
+            ipv6: self.ipv6,
+            dir: self.dir.clone(),
+            mq_priority: self.priority,
+            shm_wake: Some(self.wakes()[0]),
+            shm_zero_copy: false,
+            rate_per_sec: None,
+            shm_spin_ns: self
+                .spin_for
+                .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
+            shm_named: self.shm_named,
+            shm_capacity: self.shm_capacity,
+            buffer_offset: 0,
+        })
+    }
+}
+
+/// A parsed `--sizes` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeList(pub Vec<usize>);
+
+pub fn parse_size_list(s: &str) -> Result<SizeList, String> {
+    units::parse_sizes(s).map(SizeList)
+}
+
+/// A placement from `--pin`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinArg {
+    Cpus(usize, usize),
+    Same,
+    Cross,
+    None,
+}
+
+pub fn parse_pin(s: &str) -> Result<PinArg, String> {
+    match s {
+        "same" => return Ok(PinArg::Same),
+        "cross" => return Ok(PinArg::Cross),
+        "none" | "unpinned" => return Ok(PinArg::None),
+        _ => {}
+    }
+    let (w, r) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}': give two CPU numbers like 0,1, or same, cross, none"))?;
+    let cpu = |x: &str| {
+        x.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("'{x}' is not a CPU number"))
+    };
+    Ok(PinArg::Cpus(cpu(w)?, cpu(r)?))
+}
