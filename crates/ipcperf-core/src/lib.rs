@@ -3,17 +3,22 @@
 //! Mechanisms (`mechanism`) open endpoints and know nothing of timing; workloads
 //! (`workload`) are the timed loops, generic over an endpoint so the hot loop is
 //! monomorphized; modes (`mode`) place the two sides in one thread, two threads or
-//! two processes; `runner` turns a [`plan::CaseSpec`] into a [`record::CaseRecord`]
-//! and reports progress to an [`observer::Observer`]. Nothing here prints.
+//! two processes and carry their messages; `runner` turns a [`plan::CaseSpec`]
+//! into a [`record::CaseRecord`] and reports progress to an
+//! [`observer::Observer`]; `peer` is a peer process's entry. The plain types they
+//! all name live in `kind`, at the bottom, so no module imports one that imports
+//! it back (tests/layout.rs in the binary checks). Nothing here prints.
 
 pub mod error;
 pub mod gen;
+pub mod kind;
 pub mod latency;
 pub mod machine;
 pub mod mechanism;
 pub mod mode;
 pub mod observer;
 pub mod payload;
+pub mod peer;
 pub mod plan;
 pub mod record;
 pub mod runner;

@@ -2,10 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::kind::PeerCommand;
+use crate::kind::Workload;
+use crate::kind::{Mode, Placement};
 use crate::mechanism::{MechOptions, MechanismKind};
-use crate::mode::process::PeerCommand;
-use crate::mode::{Mode, Placement};
 use crate::payload::Payload;
+use crate::record::{CaseRecord, CaseStatus, PlacementRecord};
 
 /// How long each series runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +86,41 @@ pub fn pow2_range(lo: usize, hi: usize) -> Vec<usize> {
         s = next;
     }
     v
+}
+
+/// The plan is above the record: a record knows nothing of the spec it came from.
+impl CaseRecord {
+    /// An empty record for `spec`, before it runs.
+    pub fn for_spec(spec: &CaseSpec) -> CaseRecord {
+        CaseRecord {
+            workload: Workload::Stream,
+            mechanism: spec.mechanism.name().to_string(),
+            mode: spec.mode,
+            block_size: spec.block_size as u64,
+            placement: PlacementRecord {
+                label: spec.placement.label().to_string(),
+                writer_cpu: spec.placement.writer_cpu,
+                reader_cpu: spec.placement.reader_cpu,
+                seen_writer_cpu: None,
+                seen_reader_cpu: None,
+            },
+            payload: spec.payload,
+            wait: spec.opts.wait_label(spec.mechanism),
+            include_setup: spec.include_setup,
+            options: spec.opts.describe(spec.mechanism).into_iter().collect(),
+            status: CaseStatus::Ok,
+            message: None,
+            series: Vec::new(),
+            median_bytes_per_sec: None,
+            min_bytes_per_sec: None,
+            max_bytes_per_sec: None,
+            median_blocks_per_sec: None,
+            median_cpu_load: None,
+            sync: None,
+            latency: None,
+            datagrams: None,
+        }
+    }
 }
 
 #[cfg(test)]

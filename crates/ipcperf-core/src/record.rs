@@ -6,13 +6,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::kind::Mode;
+use crate::kind::Workload;
 use crate::latency::LatencySummary as RoundTripLatency;
 use crate::machine::Machine;
-use crate::mode::Mode;
 use crate::payload::Payload;
-use crate::plan::CaseSpec;
 use crate::stats::{spread, Spread};
-use crate::workload::Workload;
 
 /// How a case ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,62 +162,9 @@ pub struct SyncRecord {
     pub robustness: Option<RobustnessRecord>,
 }
 
-/// Datagram accounting over the timed series (both directions summed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct DatagramCounts {
-    pub sent: u64,
-    pub received: u64,
-    /// Sequence numbers never seen.
-    pub lost: u64,
-    /// A sequence number seen twice.
-    pub duplicated: u64,
-    /// Arrived after a later sequence number.
-    pub reordered: u64,
-}
-
-impl DatagramCounts {
-    pub fn add(&mut self, o: &DatagramCounts) {
-        self.sent += o.sent;
-        self.received += o.received;
-        self.lost += o.lost;
-        self.duplicated += o.duplicated;
-        self.reordered += o.reordered;
-    }
-}
+pub use crate::kind::DatagramCounts;
 
 impl CaseRecord {
-    /// An empty record for `spec`, before it runs.
-    pub fn for_spec(spec: &CaseSpec) -> CaseRecord {
-        CaseRecord {
-            workload: Workload::Stream,
-            mechanism: spec.mechanism.name().to_string(),
-            mode: spec.mode,
-            block_size: spec.block_size as u64,
-            placement: PlacementRecord {
-                label: spec.placement.label().to_string(),
-                writer_cpu: spec.placement.writer_cpu,
-                reader_cpu: spec.placement.reader_cpu,
-                seen_writer_cpu: None,
-                seen_reader_cpu: None,
-            },
-            payload: spec.payload,
-            wait: spec.opts.wait_label(spec.mechanism),
-            include_setup: spec.include_setup,
-            options: spec.opts.describe(spec.mechanism).into_iter().collect(),
-            status: CaseStatus::Ok,
-            message: None,
-            series: Vec::new(),
-            median_bytes_per_sec: None,
-            min_bytes_per_sec: None,
-            max_bytes_per_sec: None,
-            median_blocks_per_sec: None,
-            median_cpu_load: None,
-            sync: None,
-            latency: None,
-            datagrams: None,
-        }
-    }
-
     /// Fill the summary fields from the series.
     pub fn summarize(&mut self) {
         let bps: Vec<f64> = self.series.iter().map(|s| s.bytes_per_sec()).collect();

@@ -3,14 +3,14 @@
 use ipcperf_sys::clock::now_ns;
 
 use crate::error::{Error, Result};
+use crate::kind::DatagramCounts;
+use crate::kind::Workload;
 use crate::latency;
 use crate::mode::roundtrip::RoundTripSession;
 use crate::mode::session::{SeriesOutcome, StreamSession};
 use crate::observer::Observer;
 use crate::plan::{CaseSpec, Length, RunEnv};
-use crate::record::DatagramCounts;
 use crate::record::{CaseRecord, CaseStatus, SeriesRecord};
-use crate::workload::Workload;
 
 /// How long the warm-up aims to run.
 fn warmup_target_ns(spec: &CaseSpec) -> u64 {

@@ -78,7 +78,7 @@ fn main() {
     let result = match cli.command {
         cli::Command::Peer => {
             // The peer reports its errors to its owner over the control socket.
-            std::process::exit(match ipcperf_core::mode::process::peer_main() {
+            std::process::exit(match ipcperf_core::peer::main() {
                 Ok(()) => 0,
                 Err(ipcperf_core::error::Error::Invalid(why)) => {
                     eprintln!("ipcperf: error: {why}");

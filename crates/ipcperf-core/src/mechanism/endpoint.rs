@@ -171,7 +171,7 @@ macro_rules! with_endpoint {
 impl Endpoint {
     /// Datagram counts of this end's receiving side since the last call (datagram
     /// mechanisms only).
-    pub fn take_datagram_counts(&mut self) -> Option<crate::record::DatagramCounts> {
+    pub fn take_datagram_counts(&mut self) -> Option<crate::kind::DatagramCounts> {
         match self {
             Endpoint::Udp(u) => Some(u.take_counts()),
             _ => None,

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::mode::Mode;
+use crate::kind::Mode;
 pub use endpoint::{ByteStream, Endpoint, FdStream};
 use ipcperf_sys::names::PrivateDir;
 

@@ -18,8 +18,8 @@ use nix::sys::time::TimeVal;
 
 use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
 use crate::error::{Error, Result};
+use crate::kind::DatagramCounts;
 use crate::mechanism::ByteStream;
-use crate::record::DatagramCounts;
 use ipcperf_sys::error::{Context, Errno};
 
 /// IPv4's largest UDP payload: 65,535 − 20 (IP header) − 8 (UDP header).

@@ -7,16 +7,14 @@
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
-use serde::{Deserialize, Serialize};
 
-use super::protocol::{serve, FromPeer, PeerChannel, PeerHandle, PeerSetup, ToPeer};
+use super::protocol::{FromPeer, Job, PeerChannel, PeerHandle, PeerSetup, ToPeer};
 use crate::error::{Error, Result};
 use ipcperf_sys::cleanup::{register, Registration, Undo};
 use ipcperf_sys::clock::now_ns;
@@ -25,25 +23,7 @@ use ipcperf_sys::fdpass;
 
 const MAX_MSG: usize = 1 << 16;
 
-/// How to start a peer process: the program and its arguments (the binary passes
-/// itself and `__peer`; tests pass the built binary).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeerCommand {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-}
-
-impl PeerCommand {
-    /// This executable, run as `<exe> __peer`.
-    pub fn current_exe() -> Result<PeerCommand> {
-        let program = std::env::current_exe()
-            .map_err(|e| Error::Peer(format!("cannot find this executable: {e}")))?;
-        Ok(PeerCommand {
-            program,
-            args: vec!["__peer".into()],
-        })
-    }
-}
+pub use crate::kind::PeerCommand;
 
 fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd)> {
     Ok(socketpair(
@@ -281,7 +261,7 @@ impl PeerChannel for SocketChannel {
 
 /// The peer process's whole life: read the handoff from standard input (the control
 /// socket), serve until told to quit. Dies with its parent.
-pub fn peer_main() -> Result<()> {
+pub fn peer_main(job: Job) -> Result<()> {
     // ipcperf hands its peer a Unix socket as standard input; anything else is
     // somebody typing `ipcperf __peer`.
     let is_socket = nix::sys::stat::fstat(std::io::stdin().as_fd()).is_ok_and(|st| {
@@ -323,5 +303,5 @@ pub fn peer_main() -> Result<()> {
         b.fds = setup.handoff.fds.split_off(n);
     }
     let mut ch = SocketChannel { ctl, buf };
-    serve(&mut ch, setup)
+    job(&mut ch, setup)
 }

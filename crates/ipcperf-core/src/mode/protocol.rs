@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::kind::DatagramCounts;
 use crate::mechanism::{open_peer, ByteStream, Endpoint, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::payload::{AlignedBuf, Payload};
-use crate::record::DatagramCounts;
 use crate::workload::{roundtrip, stream};
 use ipcperf_sys::clock::thread_cpu_ns;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
@@ -40,7 +40,7 @@ pub struct PeerSetup {
     pub cpu: Option<usize>,
     /// The sync primitive's objects (sync roles only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync: Option<Box<crate::sync::ends::SyncSetup>>,
+    pub sync: Option<Box<crate::kind::SyncSetup>>,
     /// Round trips over a one-way mechanism: the end the peer writes answers to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub back: Option<Box<PeerHandoff>>,
@@ -116,10 +116,16 @@ pub trait PeerHandle {
     fn arm(&mut self, _deadline_ns: Option<u64>) {}
 }
 
-/// Run the peer's side of a case until told to quit. Errors are also reported to
-/// the owner as `Failed`, so it can say what went wrong on this side.
-pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
-    let r = serve_inner(ch, setup);
+/// A peer's job: what it does with its end until told to quit. The transport (a
+/// thread or a process) runs whichever job its starter hands it.
+pub type Job = fn(&mut dyn PeerChannel, PeerSetup) -> Result<()>;
+
+/// Run `job` as the peer's side of a case: pinned where the setup says; its error
+/// is also reported to the owner as `Failed`, so it can say what went wrong here.
+pub fn run_job(ch: &mut dyn PeerChannel, setup: PeerSetup, job: Job) -> Result<()> {
+    let r = PinGuard::pin(setup.cpu)
+        .map_err(Error::from)
+        .and_then(|_pin| job(ch, setup));
     if let Err(e) = &r {
         let _ = ch.send(FromPeer::Failed {
             message: e.to_string(),
@@ -128,12 +134,16 @@ pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
     r
 }
 
+/// The stream reader's and the echo's job (the sync roles are `sync::peer`'s).
+pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
+    run_job(ch, setup, serve_inner)
+}
+
 fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
-    let _pin = PinGuard::pin(setup.cpu)?;
     match setup.role {
-        PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => {
-            crate::sync::peer::serve(ch, setup)
-        }
+        PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => Err(
+            Error::Invalid("a sync role was handed to the stream and echo job".into()),
+        ),
         PeerRole::StreamReader => {
             let mut ep = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
             let mut buf = AlignedBuf::new(setup.block_size);

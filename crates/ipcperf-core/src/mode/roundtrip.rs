@@ -19,12 +19,12 @@ use super::thread::ThreadPeer;
 use super::watchdog::Watchdog;
 use super::Mode;
 use crate::error::{Error, Result};
+use crate::kind::DatagramCounts;
 use crate::mechanism::cma::CmaEnd;
 use crate::mechanism::msgq::MqEnd;
 use crate::mechanism::shm_ring::ShmRing;
 use crate::mechanism::{self, open_peer, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS};
 use crate::plan::{CaseSpec, RunEnv};
-use crate::record::DatagramCounts;
 use crate::workload::roundtrip::{self, Pair, PingOutcome};
 
 /// How a mechanism carries a round trip.

@@ -31,7 +31,7 @@ pub struct SeriesOutcome {
     /// Lossy mechanisms (udp): the bytes that arrived (the rest was lost) and the
     /// datagram counts of both ends.
     pub delivered_bytes: Option<u64>,
-    pub datagrams: Option<crate::record::DatagramCounts>,
+    pub datagrams: Option<crate::kind::DatagramCounts>,
 }
 
 pub struct StreamSession {

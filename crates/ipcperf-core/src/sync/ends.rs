@@ -86,23 +86,7 @@ pub enum Side {
     B,
 }
 
-/// What the other side needs to open its ends (descriptors travel beside it, in
-/// the order this records).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SyncSetup {
-    pub primitive: Primitive,
-    /// SysV set id (sysv-sem).
-    pub sysv_id: Option<i32>,
-    /// Named semaphores: lock, to-B, to-A (posix-sem-named).
-    pub names: Vec<String>,
-    /// The lock file (flock, fcntl).
-    pub lock_path: Option<PathBuf>,
-    /// fds[0] is a memfd of this many bytes (posix-sem, mutex, futex).
-    pub shm_len: usize,
-    /// Descriptors handed over: eventfd lock, to-B, to-A; or pipes to-B read end,
-    /// to-A write end.
-    pub fd_count: usize,
-}
+pub use crate::kind::SyncSetup;
 
 /// The owner's objects: guards that remove every named object on drop.
 pub struct Objects {

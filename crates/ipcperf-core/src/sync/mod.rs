@@ -13,39 +13,23 @@ pub mod peer;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
+use crate::kind::Workload;
+use crate::kind::{Mode, Placement};
 use crate::mechanism::{MechOptions, MechanismKind, PeerAddr, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::mode::process::{PeerCommand, ProcessPeer};
 use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
 use crate::mode::thread::ThreadPeer;
-use crate::mode::{Mode, Placement};
 use crate::payload::Payload;
 use crate::record::{
     CaseRecord, CaseStatus, LatencySummary, PlacementRecord, RobustnessRecord, SyncRecord,
     SyncSeries,
 };
 use crate::stats::median;
-use crate::workload::Workload;
 use ends::{AnyLock, Lock, NopChannel, NopLock, Objects};
 use ipcperf_sys::clock::now_ns;
 
-/// Every primitive a Linux program can coordinate another process with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Primitive {
-    SysvSem,
-    PosixSemNamed,
-    PosixSem,
-    Mutex,
-    Futex,
-    Eventfd,
-    Flock,
-    Fcntl,
-    /// Not a primitive: a one-byte token over two pipes, the reference wake-up.
-    Pipe,
-}
+pub use crate::kind::Primitive;
 
 /// What a user can know about a primitive before running it.
 #[derive(Debug, Clone, Copy)]
@@ -310,7 +294,7 @@ pub fn start_partner(
             let pid = p.pid() as i32;
             (Box::new(p), Some(pid))
         }
-        _ => (Box::new(ThreadPeer::spawn(setup)?), None),
+        _ => (Box::new(ThreadPeer::spawn_job(setup, peer::serve)?), None),
     };
     wait_ready(peer.as_mut())?;
     Ok((peer, pid))

@@ -50,8 +50,12 @@ fn holder<L: super::ends::Lock>(ch: &mut dyn PeerChannel, l: &mut L) -> Result<(
     }
 }
 
-/// Serve a sync role until told to quit.
-pub fn serve(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
+/// The sync roles' job: serve one until told to quit.
+pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
+    crate::mode::protocol::run_job(ch, setup, serve_inner)
+}
+
+fn serve_inner(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
     // A peer process runs as `ipcperf __peer`; a peer thread shares our pid.
     let in_own_process = std::env::args().nth(1).as_deref() == Some("__peer");
     let sync = *setup
