@@ -9,6 +9,8 @@
 //! all name live in `kind`, at the bottom, so no module imports one that imports
 //! it back (tests/layout.rs in the binary checks). Nothing here prints.
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod gen;
 pub mod kind;

@@ -38,6 +38,19 @@ pub fn pid_alive(pid: i32) -> bool {
     }
 }
 
+/// Whether process `pid` runs: it exists and is not a zombie waiting to be reaped
+/// (the state letter in `/proc/<pid>/stat`, read after the command name, which
+/// may itself hold spaces and parentheses).
+pub fn process_running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(st) => st
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|c| c != 'Z' && c != 'X'),
+        Err(_) => false,
+    }
+}
+
 /// A private directory (mode 0700) for FIFOs, socket paths and temp files.
 /// Removed with everything in it on drop, or by [`crate::cleanup::run_all`].
 #[derive(Debug)]

@@ -4,6 +4,8 @@
 //! hands the records to the console and the exporters. Exit codes: 0 success,
 //! 1 a case failed, 2 bad input.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod cmd;
 mod compare;

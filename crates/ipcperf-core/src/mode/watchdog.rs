@@ -19,13 +19,7 @@ pub struct Watchdog {
 
 /// Whether process `pid` has ended (gone, or a zombie not yet reaped).
 fn ended(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_none_or(|st| st == "Z" || st == "X"),
-        Err(_) => true,
-    }
+    !ipcperf_sys::names::process_running(pid as i32)
 }
 
 impl Watchdog {
