@@ -10,6 +10,29 @@ use ipcperf_core::record::{CaseRecord, CaseStatus};
 
 use crate::units::fmt_size;
 
+/// Write `text` to standard output. A reader that went away (`ipcperf list | head
+/// -2`) ends the command quietly, as `cat` would, instead of a panic; any other
+/// error writing is reported once and ends it with exit code 1.
+pub fn out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("ipcperf: error: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// [`out`] with a newline; takes `format!` arguments.
+#[macro_export]
+macro_rules! outln {
+    ($($t:tt)*) => {
+        $crate::console::out(&format!("{}\n", format_args!($($t)*)))
+    };
+}
+
 pub struct Console {
     bar: Option<ProgressBar>,
 }

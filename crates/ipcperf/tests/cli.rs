@@ -341,3 +341,26 @@ fn ctrl_c_removes_named_objects_and_the_peer() {
         });
     }
 }
+
+#[test]
+fn a_reader_that_went_away_ends_output_quietly() {
+    // `ipcperf list | head -0`: the read end is closed before ipcperf writes.
+    for args in [
+        &["list"][..],
+        &["list", "-f", "csv"],
+        &["clean", "--dry-run"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(args)
+            .env("IPCPERF_NO_SAVE", "1")
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -202,11 +202,11 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
     let mut failed = 0;
     for o in &orphans {
         if a.dry_run {
-            println!("would remove {}", o.what);
+            crate::outln!("would remove {}", o.what);
             continue;
         }
         match (o.remove)() {
-            Ok(()) => println!("removed {}", o.what),
+            Ok(()) => crate::outln!("removed {}", o.what),
             Err(e) => {
                 failed += 1;
                 eprintln!("ipcperf: cannot remove {}: {e}", o.what);
@@ -214,7 +214,7 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
         }
     }
     if orphans.is_empty() {
-        println!("nothing to clean: no ipcperf objects whose run is dead");
+        crate::outln!("nothing to clean: no ipcperf objects whose run is dead");
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }

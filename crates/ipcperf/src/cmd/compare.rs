@@ -33,6 +33,6 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
     let v = compare::view(&ia.to_string(), &ra, &ib.to_string(), &rb, a.threshold);
-    print!("{}", export::render_view(&v, a.format));
+    crate::console::out(&export::render_view(&v, a.format));
     Ok(0)
 }

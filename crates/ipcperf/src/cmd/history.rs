@@ -34,7 +34,7 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         .list_runs()
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;
     if runs.is_empty() {
-        println!(
+        crate::outln!(
             "No runs kept yet in {} (`ipcperf run` saves each run).",
             store.location
         );
@@ -61,6 +61,6 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
             status(r),
         ]);
     }
-    println!("Runs kept in {}\n{t}", store.location);
+    crate::outln!("Runs kept in {}\n{t}", store.location);
     Ok(0)
 }

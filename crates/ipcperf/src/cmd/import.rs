@@ -259,7 +259,7 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
             })
         });
         match kept {
-            Ok((id, head, cases)) => println!(
+            Ok((id, head, cases)) => crate::outln!(
                 "{}: run from {} ({cases} cases) kept as run {id}",
                 f.display(),
                 head.machine.hostname,

@@ -30,13 +30,13 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "limits": m.limits,
                 "cpus": m.cpus,
             });
-            println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         Format::Csv => {
-            println!("name,modes,named_objects,summary");
+            crate::outln!("name,modes,named_objects,summary");
             for i in MECHANISMS {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
-                println!(
+                crate::outln!(
                     "{},{},\"{}\",\"{}\"",
                     i.name,
                     modes.join(" "),
@@ -57,16 +57,17 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
                 t.add_row(vec![i.name, &modes.join(", "), i.names, i.summary]);
             }
-            println!("{t}");
+            crate::outln!("{t}");
             let mut l = Table::new();
             l.load_style(UTF8_FULL_CONDENSED)
                 .set_header(vec!["limit (sysctl)", "value here"]);
             for (k, v) in &m.limits {
                 l.add_row(vec![k.as_str(), v.as_str()]);
             }
-            println!(
+            crate::outln!(
                 "\nLimits on this system ({} CPUs, Linux {}):\n{l}",
-                m.cpus, m.kernel
+                m.cpus,
+                m.kernel
             );
         }
     }

@@ -399,7 +399,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     saver.finish(&run);
 
     let view = || build_view(&run, &methods, a.bytes, a.chunk, a.repeat);
-    print!("{}", export::render_with(&run, a.format, view));
+    crate::console::out(&export::render_with(&run, a.format, view));
     let failed = run.cases.iter().any(|c| c.status == CaseStatus::Failed);
     Ok(i32::from(failed))
 }
