@@ -418,6 +418,16 @@ fn clean_as_root_leaves_other_users_objects_unless_named() {
         Duration::from_secs(10),
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // A user who is not root promises nothing of root's: a dead run's directory
+    // of root's is not in nobody's dry run.
+    let roots = tmp.path().join(format!("ipcperf-{dead}-3-fifo"));
+    std::fs::create_dir(&roots).unwrap();
+    let mut c = as_nobody(&["clean", "--dry-run"]);
+    c.env("TMPDIR", tmp.path());
+    let out = bounded(c, Duration::from_secs(10));
+    assert!(out.status.success(), "{out:?}");
+    assert!(!text(&out.stdout).contains("-3-fifo"), "{out:?}");
+    assert!(roots.exists());
 }
 
 fn make_db(dir: &Path) -> PathBuf {
