@@ -188,6 +188,11 @@ fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                     10 => push(&mut v, "--pipe-size", r.pick(SIZES)),
                     11 => push(&mut v, "--format", r.pick(FORMATS)),
                     12 => push(&mut v, "--dir", r.pick(&[&d, &nx, "", "/dev/null"])),
+                    13 if sub == "latency" && r.chance(50) => push(
+                        &mut v,
+                        "--rate",
+                        r.pick(&["2k", "50k", "10M", "0", "1k,5k", "x", "1e3"]),
+                    ),
                     13 => push(&mut v, "--sndbuf", r.pick(SIZES)),
                     14 => v.push(
                         r.pick(&["--nodelay", "--nonblocking", "--ipv6", "--zero-copy"])
