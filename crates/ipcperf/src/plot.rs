@@ -98,12 +98,18 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
     let payloads: Vec<_> = run.cases.iter().map(|c| c.payload).collect();
     let many_payloads = payloads.iter().any(|p| *p != payloads[0]);
     let label = |c: &CaseRecord| {
-        let mut s = format!("{} {} {}", c.mechanism, c.mode.name(), c.placement.label);
+        // shm's wake-ups and zero-copy are lines of their own: "shm (spin, zero-copy)".
+        let mut s = format!(
+            "{} {} {}",
+            crate::export::view::mechanism_label(c),
+            c.mode.name(),
+            c.placement.label
+        );
         if many_payloads {
             s.push_str(&format!(" {}", c.payload.name()));
         }
-        if c.wait != "block" {
-            s.push_str(&format!(" {}", c.wait));
+        if c.wait == "poll" {
+            s.push_str(" poll");
         }
         s
     };
@@ -301,11 +307,21 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
         ];
         v.push(LatencyLine {
             label: format!(
-                "{} {} {} {} round trip",
-                c.mechanism,
+                "{} {} {} {} round trip{}",
+                crate::export::view::mechanism_label(c),
                 c.mode.name(),
                 fmt_size(c.block_size),
-                c.placement.label
+                c.placement.label,
+                crate::export::latency::offered(c)
+                    .map(|r| {
+                        let behind = crate::export::latency::saturated(c) == Some(true);
+                        format!(
+                            " at {}/s{}",
+                            crate::units::fmt_rate(r as f64),
+                            if behind { " (saturated)" } else { "" }
+                        )
+                    })
+                    .unwrap_or_default()
             ),
             points: pts
                 .iter()

@@ -33,6 +33,16 @@ fn heading(run: &RunRecord) -> String {
 /// behind its schedule: saturated.
 pub const SATURATED: f64 = 0.99;
 
+/// Whether a paced case fell behind its schedule: it achieved less than
+/// [`SATURATED`] of its offered load, or its median round trip (counted from when
+/// each was due) took longer than the interval between sends, so that most sends
+/// went out late. None: not paced, or no figures.
+pub fn saturated(c: &CaseRecord) -> Option<bool> {
+    let r = offered(c)? as f64;
+    let l = c.latency.as_ref()?;
+    Some(l.round_trips_per_sec < SATURATED * r || l.p50_ns as f64 > 1e9 / r)
+}
+
 /// The offered load of a paced case (round trips per second), if it was paced.
 pub fn offered(c: &CaseRecord) -> Option<u64> {
     c.options.get("rate_per_sec").and_then(|v| v.parse().ok())
@@ -93,9 +103,8 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
         match (&c.status, &c.latency) {
             (CaseStatus::Ok, Some(l)) => {
                 match offered(c) {
-                    // Behind the schedule (by more than 1% of the series at its
-                    // end): its latencies hold a growing backlog.
-                    Some(r) if l.round_trips_per_sec < SATURATED * r as f64 => {
+                    // Behind the schedule: its latencies hold a growing backlog.
+                    Some(r) if saturated(c) == Some(true) => {
                         row.push(format!("{} saturated", fmt_rate(l.round_trips_per_sec)));
                         notes.push(format!(
                             "{} {} {}: saturated at {} of {} offered round trips/s; its \
