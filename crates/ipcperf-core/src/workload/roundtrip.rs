@@ -77,24 +77,95 @@ pub struct PingOutcome {
     pub elapsed_ns: u64,
 }
 
-/// Side A: `n` round trips, each timed from before the send to after the whole
-/// answer arrived. Raw samples (nanoseconds, clock cost included) are appended to
-/// `samples`, which must have room for `n` (it is never grown in the loop).
+/// When each round trip of a series goes out, and from when its time counts.
+/// Monomorphized into [`ping_loop`], so back to back costs what it always did.
+pub trait Schedule {
+    /// The series begins; returns when its wall time counts from.
+    fn start(&mut self) -> u64;
+    /// Wait until round trip `i` may go; returns the instant its sample counts from.
+    fn origin(&self, i: u64) -> u64;
+}
+
+/// Back to back: each round trip goes at once and counts from just before its send.
+pub struct BackToBack;
+
+impl Schedule for BackToBack {
+    fn start(&mut self) -> u64 {
+        now_ns()
+    }
+    #[inline(always)]
+    fn origin(&self, _i: u64) -> u64 {
+        now_ns()
+    }
+}
+
+/// How close to a paced send the sender stops sleeping and spins: a sleeping
+/// thread wakes late (by 10-25 µs on a VM without a cpuidle driver, a few µs on
+/// bare metal), and lateness would count as latency.
+pub const PACE_SPIN_NS: u64 = 30_000;
+
+/// A paced (open-loop) load: round trip `i` is due at `start + i × interval`,
+/// whatever happened before it. The sender sleeps (then spins the last
+/// [`PACE_SPIN_NS`]) until a message is due, or sends at once when it is behind;
+/// each sample counts from when its message was *due*, so a stall counts for
+/// every round trip it delays, not only the one it hit (no coordinated omission).
+/// (The runner sizes a series from a paced warm-up, so a mechanism that cannot
+/// keep the rate gets as many round trips as it can do in the series' time.)
+pub struct Paced {
+    pub interval_ns: u64,
+    start: u64,
+}
+
+impl Paced {
+    pub fn new(interval_ns: u64) -> Paced {
+        Paced {
+            interval_ns: interval_ns.max(1),
+            start: 0,
+        }
+    }
+}
+
+impl Schedule for Paced {
+    fn start(&mut self) -> u64 {
+        self.start = now_ns() + self.interval_ns;
+        self.start
+    }
+    #[inline]
+    fn origin(&self, i: u64) -> u64 {
+        let due = self.start + i * self.interval_ns;
+        let mut now = now_ns();
+        while now < due {
+            if due - now > PACE_SPIN_NS {
+                ipcperf_sys::clock::sleep_until_ns(due - PACE_SPIN_NS);
+            } else {
+                std::hint::spin_loop();
+            }
+            now = now_ns();
+        }
+        due
+    }
+}
+
+/// Side A: `n` round trips, each timed from its origin (see [`Schedule`]) to
+/// after the whole answer arrived. Raw samples (nanoseconds, clock cost included)
+/// are appended to `samples`, which must have room for `n` (it is never grown in
+/// the loop).
 #[inline(never)]
-pub fn ping_loop<E: MessageEnd, P: PayloadOps>(
+pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule>(
     e: &mut E,
     wbuf: &mut [u8],
     rbuf: &mut [u8],
     n: u64,
     samples: &mut Vec<u64>,
+    schedule: &mut S,
 ) -> Result<PingOutcome> {
     debug_assert!(samples.capacity() - samples.len() >= n as usize);
     let len = wbuf.len() as u64;
     let mut lost = 0u64;
-    let start = now_ns();
+    let start = schedule.start();
     for i in 0..n {
         P::fill(wbuf, i * len, i);
-        let t0 = now_ns();
+        let t0 = schedule.origin(i);
         e.send_msg(wbuf)?;
         match e.recv_msg(rbuf) {
             Ok(()) => {}
@@ -118,85 +189,6 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps>(
     })
 }
 
-/// How close to a paced send the sender stops sleeping and spins: a sleeping
-/// thread wakes late (by 10-25 µs on a VM without a cpuidle driver, a few µs on
-/// bare metal), and lateness would count as latency.
-pub const PACE_SPIN_NS: u64 = 30_000;
-
-/// Side A under a paced (open-loop) load: round trip `i` is due at `start + i ×
-/// interval_ns`, whatever happened before it. (The runner sizes a series from a
-/// paced warm-up, so a mechanism that cannot keep the rate gets as many round
-/// trips as it can do in the series' time, not as many as were offered.) The sender sleeps (then spins the
-/// last [`PACE_SPIN_NS`]) until a message is due, or sends at once when it is
-/// behind. Each sample runs from when the message was *due* to when its answer
-/// was whole, so a stall counts for every round trip it delays, not only the one
-/// it hit (no coordinated omission).
-#[inline(never)]
-pub fn ping_paced_loop<E: MessageEnd, P: PayloadOps>(
-    e: &mut E,
-    wbuf: &mut [u8],
-    rbuf: &mut [u8],
-    n: u64,
-    samples: &mut Vec<u64>,
-    interval_ns: u64,
-) -> Result<PingOutcome> {
-    debug_assert!(samples.capacity() - samples.len() >= n as usize);
-    let len = wbuf.len() as u64;
-    let mut lost = 0u64;
-    let start = now_ns() + interval_ns;
-    for i in 0..n {
-        let due = start + i * interval_ns;
-        let mut now = now_ns();
-        while now < due {
-            if due - now > PACE_SPIN_NS {
-                ipcperf_sys::clock::sleep_until_ns(due - PACE_SPIN_NS);
-            } else {
-                std::hint::spin_loop();
-            }
-            now = now_ns();
-        }
-        P::fill(wbuf, i * len, i);
-        e.send_msg(wbuf)?;
-        match e.recv_msg(rbuf) {
-            Ok(()) => {}
-            Err(Error::Lost(_)) => {
-                lost += 1;
-                continue;
-            }
-            Err(err) => return Err(err),
-        }
-        let t1 = now_ns();
-        if samples.len() < samples.capacity() {
-            samples.push(t1 - due);
-        }
-        P::check(rbuf, i * len)?;
-    }
-    // From the first due time to the last answer: the rate achieved.
-    let elapsed_ns = now_ns() - start;
-    Ok(PingOutcome {
-        done: n - lost,
-        lost,
-        elapsed_ns,
-    })
-}
-
-/// [`ping_paced_loop`] with the payload treatment chosen at run time.
-pub fn ping_paced<E: MessageEnd>(
-    p: Payload,
-    e: &mut E,
-    wbuf: &mut [u8],
-    rbuf: &mut [u8],
-    n: u64,
-    samples: &mut Vec<u64>,
-    interval_ns: u64,
-) -> Result<PingOutcome> {
-    match p {
-        Payload::Touch => ping_paced_loop::<E, Touch>(e, wbuf, rbuf, n, samples, interval_ns),
-        Payload::NoTouch => ping_paced_loop::<E, NoTouch>(e, wbuf, rbuf, n, samples, interval_ns),
-        Payload::Verify => ping_paced_loop::<E, Verify>(e, wbuf, rbuf, n, samples, interval_ns),
-    }
-}
-
 /// Side B: receive a message and send the same bytes back, up to `n` times.
 /// Returns how many it echoed: fewer than `n` only on a lossy mechanism, whose
 /// receive ran out of its bounded wait because a message never came.
@@ -215,7 +207,7 @@ pub fn echo_loop<E: MessageEnd, P: PayloadOps>(e: &mut E, buf: &mut [u8], n: u64
     Ok(n)
 }
 
-/// [`ping_loop`] with the payload treatment chosen at run time.
+/// [`ping_loop`], back to back, with the payload treatment chosen at run time.
 pub fn ping<E: MessageEnd>(
     p: Payload,
     e: &mut E,
@@ -224,10 +216,35 @@ pub fn ping<E: MessageEnd>(
     n: u64,
     samples: &mut Vec<u64>,
 ) -> Result<PingOutcome> {
+    scheduled(p, e, wbuf, rbuf, n, samples, &mut BackToBack)
+}
+
+/// [`ping_loop`] paced at one round trip every `interval_ns` (see [`Paced`]).
+pub fn ping_paced<E: MessageEnd>(
+    p: Payload,
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+    interval_ns: u64,
+) -> Result<PingOutcome> {
+    scheduled(p, e, wbuf, rbuf, n, samples, &mut Paced::new(interval_ns))
+}
+
+fn scheduled<E: MessageEnd, S: Schedule>(
+    p: Payload,
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+    s: &mut S,
+) -> Result<PingOutcome> {
     match p {
-        Payload::Touch => ping_loop::<E, Touch>(e, wbuf, rbuf, n, samples),
-        Payload::NoTouch => ping_loop::<E, NoTouch>(e, wbuf, rbuf, n, samples),
-        Payload::Verify => ping_loop::<E, Verify>(e, wbuf, rbuf, n, samples),
+        Payload::Touch => ping_loop::<E, Touch, S>(e, wbuf, rbuf, n, samples, s),
+        Payload::NoTouch => ping_loop::<E, NoTouch, S>(e, wbuf, rbuf, n, samples, s),
+        Payload::Verify => ping_loop::<E, Verify, S>(e, wbuf, rbuf, n, samples, s),
     }
 }
 
