@@ -4,7 +4,7 @@
 //! taken minutes apart on a shared machine differ by more). Records in, a view out.
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
-use ipcperf_core::stats::{relative_spread, spread};
+use ipcperf_core::stats::{median, spread};
 use ipcperf_core::workload::Workload;
 
 use crate::export::view::{Table, View};
@@ -27,10 +27,14 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub case: String,
+    /// What `a` and `b` are in: MB/s, µs p50, cycles/s.
+    pub unit: &'static str,
     pub a: Option<f64>,
     pub b: Option<f64>,
     /// b / a.
     pub ratio: Option<f64>,
+    /// The 95% bootstrap interval of b / a.
+    pub interval: Option<(f64, f64)>,
     pub verdict: Verdict,
     pub why: String,
 }
@@ -55,32 +59,132 @@ fn key(c: &CaseRecord) -> String {
     )
 }
 
-/// Per-series throughput figures.
-fn rates(c: &CaseRecord) -> Vec<f64> {
-    c.series.iter().map(|s| s.bytes_per_sec()).collect()
+/// What a case is compared on, series by series, and which way is better.
+struct Figure {
+    values: Vec<f64>,
+    /// Lower is better (a latency).
+    lower_better: bool,
+}
+
+/// The figure of a case: MB/s for a stream, the p50 round trip (each series' own
+/// p50, tare off) for round trips, cycles/s for a sync primitive (set/clear, else
+/// request/release).
+fn figure(c: &CaseRecord) -> Figure {
+    match c.workload {
+        Workload::Stream => Figure {
+            values: c.series.iter().map(|s| s.bytes_per_sec()).collect(),
+            lower_better: false,
+        },
+        Workload::RoundTrip => Figure {
+            values: c
+                .latency
+                .as_ref()
+                .map(|l| l.series_p50_ns.iter().map(|&x| x as f64).collect())
+                .unwrap_or_default(),
+            lower_better: true,
+        },
+        Workload::Sync => Figure {
+            values: c
+                .sync
+                .as_ref()
+                .map(|s| {
+                    let series = if s.set_clear_series.is_empty() {
+                        &s.request_release_series
+                    } else {
+                        &s.set_clear_series
+                    };
+                    series
+                        .iter()
+                        .filter(|x| x.elapsed_ns > 0)
+                        .map(|x| x.cycles as f64 / (x.elapsed_ns as f64 / 1e9))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            lower_better: false,
+        },
+    }
+}
+
+/// The unit of a case's figure, for the table.
+fn unit(c: &CaseRecord) -> &'static str {
+    match c.workload {
+        Workload::Stream => "MB/s",
+        Workload::RoundTrip => "µs p50",
+        Workload::Sync => "cycles/s",
+    }
+}
+
+/// A figure in its unit, for the table.
+fn fmt_value(unit: &str, v: f64) -> String {
+    match unit {
+        "MB/s" => format!("{} MB/s", fmt_mbps(v)),
+        "µs p50" => format!("{:.2} µs", v / 1e3),
+        _ => format!("{}/s", crate::units::fmt_rate(v)),
+    }
 }
 
 /// The smallest change marked by default: 5%.
 pub const DEFAULT_MIN_CHANGE: f64 = 0.05;
 
-/// Compare one case in two runs; a change must exceed both spreads and `min_change`
-/// (a fraction: 0.05 = 5%).
+/// Resamplings of the bootstrap.
+const BOOT: usize = 4000;
+
+/// A 95% bootstrap interval of the ratio of medians median(b)/median(a): each
+/// run's series resampled with replacement. Seeded by the data, so the same two
+/// runs always give the same interval.
+pub fn ratio_interval(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for x in a.iter().chain(b) {
+        seed = (seed ^ x.to_bits()).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut resample = |xs: &[f64], buf: &mut Vec<f64>| {
+        buf.clear();
+        for _ in 0..xs.len() {
+            buf.push(xs[(next() % xs.len() as u64) as usize]);
+        }
+        median(buf).unwrap_or(0.0)
+    };
+    let (mut ba, mut bb) = (Vec::new(), Vec::new());
+    let mut ratios: Vec<f64> = (0..BOOT)
+        .filter_map(|_| {
+            let (ma, mb) = (resample(a, &mut ba), resample(b, &mut bb));
+            (ma > 0.0).then(|| mb / ma)
+        })
+        .collect();
+    ratios.sort_by(|x, y| x.total_cmp(y));
+    if ratios.is_empty() {
+        return (0.0, f64::INFINITY);
+    }
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// Compare one case in two runs on its figure. A change is marked when the 95%
+/// bootstrap interval of B/A excludes 1 **and** B/A is beyond `min_change` (a
+/// fraction: 0.05 = 5%) either way, measured on a log scale so that 1.05× and
+/// 1/1.05× count alike.
 pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
-    let (ra, rb) = (rates(a), rates(b));
+    let (fa, fb) = (figure(a), figure(b));
     let case = key(a);
-    let (Some(sa), Some(sb)) = (spread(&ra), spread(&rb)) else {
-        let why = if a.workload != Workload::Stream {
-            "compare covers stream throughput only"
-        } else if ra.is_empty() {
+    let (Some(sa), Some(sb)) = (spread(&fa.values), spread(&fb.values)) else {
+        let why = if fa.values.is_empty() {
             "did not run in A"
         } else {
             "did not run in B"
         };
         return Row {
             case,
-            a: spread(&ra).map(|s| s.median),
-            b: spread(&rb).map(|s| s.median),
+            unit: unit(a),
+            a: spread(&fa.values).map(|s| s.median),
+            b: spread(&fb.values).map(|s| s.median),
             ratio: None,
+            interval: None,
             verdict: Verdict::NotComparable,
             why: why.into(),
         };
@@ -88,57 +192,59 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
     if sa.median <= 0.0 {
         return Row {
             case,
+            unit: unit(a),
             a: Some(sa.median),
             b: Some(sb.median),
             ratio: None,
+            interval: None,
             verdict: Verdict::NotComparable,
-            why: "nothing moved in A".into(),
+            why: "nothing measured in A".into(),
         };
     }
     let ratio = sb.median / sa.median;
-    let noise = relative_spread(&sa).max(relative_spread(&sb));
-    let bar = noise.max(min_change);
-    let (verdict, why) = if ra.len() < 2 || rb.len() < 2 {
-        (
-            Verdict::NoiseUnknown,
-            "one series only: no spread to judge by".to_string(),
-        )
-    } else if ratio.ln().abs() > (1.0 + bar).ln() {
-        (
-            if ratio > 1.0 {
-                Verdict::Faster
-            } else {
-                Verdict::Slower
-            },
-            format!(
-                "beyond the spread of both runs (±{:.0}%) and the {:.0}% threshold",
-                noise * 100.0,
-                min_change * 100.0
-            ),
-        )
-    } else if ratio.ln().abs() > (1.0 + noise).ln() {
-        (
-            Verdict::Unchanged,
-            format!(
-                "beyond the spread (±{:.0}%) but under the {:.0}% threshold",
-                noise * 100.0,
-                min_change * 100.0
-            ),
-        )
-    } else {
-        (
-            Verdict::Unchanged,
-            format!("within the spread (±{:.0}%)", noise * 100.0),
-        )
-    };
-    Row {
-        case,
+    let row = |verdict, interval, why: String| Row {
+        case: case.clone(),
+        unit: unit(a),
         a: Some(sa.median),
         b: Some(sb.median),
         ratio: Some(ratio),
+        interval,
         verdict,
         why,
+    };
+    if fa.values.len() < 2 || fb.values.len() < 2 {
+        return row(
+            Verdict::NoiseUnknown,
+            None,
+            "one series only: no spread to judge by".to_string(),
+        );
     }
+    let (lo, hi) = ratio_interval(&fa.values, &fb.values);
+    let ci = format!("95% interval {lo:.2}–{hi:.2}×");
+    if lo <= 1.0 && hi >= 1.0 {
+        return row(
+            Verdict::Unchanged,
+            Some((lo, hi)),
+            format!("within the noise: {ci} holds 1"),
+        );
+    }
+    if ratio.ln().abs() <= (1.0 + min_change).ln() + 1e-12 {
+        return row(
+            Verdict::Unchanged,
+            Some((lo, hi)),
+            format!("{ci}, but under the {:.0}% threshold", min_change * 100.0),
+        );
+    }
+    let better = (ratio > 1.0) != fa.lower_better;
+    row(
+        if better {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        },
+        Some((lo, hi)),
+        format!("{ci}, beyond the {:.0}% threshold", min_change * 100.0),
+    )
 }
 
 /// Every case of `a` and `b`, in `a`'s order then `b`'s new ones.
@@ -150,9 +256,11 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
             Some(cb) => rows.push(compare_case(ca, cb, min_change)),
             None => rows.push(Row {
                 case: k,
-                a: ca.median_bytes_per_sec,
+                unit: unit(ca),
+                a: spread(&figure(ca).values).map(|s| s.median),
                 b: None,
                 ratio: None,
+                interval: None,
                 verdict: Verdict::NotComparable,
                 why: "only in A".into(),
             }),
@@ -163,9 +271,11 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
         if !a.cases.iter().any(|ca| key(ca) == k) {
             rows.push(Row {
                 case: k,
+                unit: unit(cb),
                 a: None,
-                b: cb.median_bytes_per_sec,
+                b: spread(&figure(cb).values).map(|s| s.median),
                 ratio: None,
+                interval: None,
                 verdict: Verdict::NotComparable,
                 why: "only in B".into(),
             });
@@ -198,6 +308,31 @@ pub fn summary(rows: &[Row]) -> String {
     s
 }
 
+/// The rows as records for `--format json|csv`.
+pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
+    rows.iter()
+        .map(|r| {
+            serde_json::json!({
+                "case": r.case,
+                "unit": r.unit,
+                "a": r.a,
+                "b": r.b,
+                "ratio_b_over_a": r.ratio,
+                "interval_low": r.interval.map(|i| i.0),
+                "interval_high": r.interval.map(|i| i.1),
+                "change": match r.verdict {
+                    Verdict::Faster => "faster",
+                    Verdict::Slower => "slower",
+                    Verdict::Unchanged => "unchanged",
+                    Verdict::NoiseUnknown => "not-judged",
+                    Verdict::NotComparable => "not-comparable",
+                },
+                "why": r.why,
+            })
+        })
+        .collect()
+}
+
 fn describe(label: &str, id: &str, r: &RunRecord) -> String {
     format!(
         "{label} = run {id} on {} (Linux {}, {} CPUs)",
@@ -215,16 +350,19 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f6
         Verdict::NoiseUnknown => "?",
         Verdict::NotComparable => "-",
     };
-    let opt = |v: Option<f64>| v.map(fmt_mbps).unwrap_or_else(|| "-".into());
     let table = Table {
         title: format!("{}; {}", describe("A", a_id, a), describe("B", b_id, b)),
-        header: ["case", "A MB/s", "B MB/s", "B/A", "change", "why"]
+        header: ["case", "A", "B", "B/A", "change", "why"]
             .iter()
             .map(|s| s.to_string())
             .collect(),
         rows: rows
             .iter()
             .map(|r| {
+                let opt = |v: Option<f64>| {
+                    v.map(|x| fmt_value(r.unit, x))
+                        .unwrap_or_else(|| "-".into())
+                };
                 vec![
                     r.case.clone(),
                     opt(r.a),
@@ -239,8 +377,10 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f6
             .collect(),
         notes: vec![
             format!(
-                "MB/s: median over each run's series. A change is marked only when B/A lies \
-                 beyond the relative spread (max−min)/median of both runs and beyond {:.0}%.",
+                "Each case is compared on its median over the series: MB/s for streams, the \
+                 p50 round trip for latency (lower is faster), cycles/s for sync. A change is \
+                 marked only when the 95% bootstrap interval of B/A (each run's series \
+                 resampled) excludes 1 and B/A is beyond {:.0}% either way.",
                 min_change * 100.0
             ),
             summary(&rows),
