@@ -41,6 +41,8 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
                 return Err(format!("'{item}': the range ends below where it starts"));
             }
             v.extend(pow2_range(lo, hi));
+            // Both ends as given, powers of two or not: 100..1000 ends at 1000.
+            v.push(hi);
         } else {
             v.push(parse_block(item)?);
         }
@@ -57,7 +59,7 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
 /// some (2^64 s) do not fit a `Duration` at all.
 pub const MAX_DURATION_SECS: f64 = 86_400.0;
 
-/// `2s`, `500ms`, `1.5s`, `100us`, `1m`; a bare number is seconds. Must be > 0.
+/// `2s`, `500ms`, `1.5s`, `100us`, `1m`; a number needs its unit. Must be > 0.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
     if t.starts_with('-') {
@@ -71,7 +73,12 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         .parse()
         .map_err(|_| format!("'{s}' is not a duration; try 2s, 500ms or 1m"))?;
     let scale = match unit.trim() {
-        "" | "s" | "sec" => 1.0,
+        "" => {
+            return Err(format!(
+                "'{s}' has no unit: write {num}s or {num}ms (ns, us, ms, s, m, h)"
+            ))
+        }
+        "s" | "sec" => 1.0,
         "ms" => 1e-3,
         "us" | "µs" => 1e-6,
         "ns" => 1e-9,
@@ -94,6 +101,45 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         ));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// The shortest series a flag may ask for: below it one block (or one clock
+/// read's worth of work) fills the series, and nothing is timed.
+pub const MIN_SERIES_NS: u128 = 100_000;
+
+/// A series length (`--duration` of run, latency, sync): as [`parse_duration`],
+/// at least 100 µs.
+pub fn parse_series_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(s)?;
+    if d.as_nanos() < MIN_SERIES_NS {
+        return Err(format!(
+            "'{s}' is too short to time a series: at least 100us (one block may take longer)"
+        ));
+    }
+    Ok(d)
+}
+
+/// A byte count (`gen`, `sink`, `pipeline --bytes`), saying what it means: `1M`,
+/// `1MiB` = 1,048,576 (k = 1024), `1MB` = 1,000,000 (as MB/s counts).
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let decimal = lower.ends_with('b')
+        && !lower.ends_with("ib")
+        && lower[..lower.len() - 1]
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphabetic());
+    if decimal {
+        let v = parse_size::Config::new()
+            .parse_size(t)
+            .map_err(|e| format!("'{s}' is not a size ({e}); try 1MB, 1MiB or 1M"))?;
+        if v == 0 {
+            return Err(format!("'{s}': a size must be at least 1 byte"));
+        }
+        return usize::try_from(v).map_err(|_| format!("'{s}' is too large"));
+    }
+    parse_size(t)
 }
 
 /// 65536 → "64 KiB", 1000 → "1000 B".
@@ -259,7 +305,10 @@ mod tests {
     fn durations() {
         assert_eq!(parse_duration("2s").unwrap().as_millis(), 2000);
         assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
-        assert_eq!(parse_duration("1.5").unwrap().as_millis(), 1500);
+        assert_eq!(parse_duration("1.5s").unwrap().as_millis(), 1500);
+        assert!(parse_duration("50").unwrap_err().contains("50s"));
+        assert!(parse_series_duration("50us").unwrap_err().contains("100us"));
+        assert_eq!(parse_series_duration("100us").unwrap().as_micros(), 100);
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("3 weeks").is_err());

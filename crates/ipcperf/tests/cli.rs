@@ -55,13 +55,21 @@ fn bad_input_exits_2_with_a_clear_line() {
 fn absurd_values_and_flags_that_do_not_apply_exit_2() {
     for cmd in ["run", "latency", "sync"] {
         for d in [
-            "99999999999999999999999",
-            "18446744073709551615",
+            "99999999999999999999999s",
+            "18446744073709551615s",
             "400000000000000000m",
             "25h",
         ] {
             bad_input(&[cmd, "pipe", "--duration", d], "longer than");
         }
+        // A bare number was read as seconds without a word (50 meant 50 s).
+        bad_input(&[cmd, "pipe", "--duration", "50"], "no unit");
+        bad_input(
+            &[cmd, "pipe", "--duration", "18446744073709551615"],
+            "no unit",
+        );
+        // A series too short to time (it ran one block without a word).
+        bad_input(&[cmd, "pipe", "--duration", "50us"], "too short");
     }
     bad_input(&["run", "pipe", "--sizes", "8E"], "more than a block");
     bad_input(&["latency", "pipe", "--sizes", "2G"], "more than a block");

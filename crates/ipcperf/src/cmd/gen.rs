@@ -12,8 +12,8 @@ use crate::Fail;
 
 #[derive(Args, Debug)]
 pub struct GenArgs {
-    /// How many bytes to write (512M, 1G; k = 1024).
-    #[arg(long, short, default_value = "512M", value_parser = units::parse_size)]
+    /// How many bytes to write: 512M and 512MiB are 512 × 2^20, 512MB is 512 × 10^6.
+    #[arg(long, short, default_value = "512M", value_parser = units::parse_bytes)]
     pub bytes: usize,
 
     /// Bytes per write(2) (the last write may be shorter).

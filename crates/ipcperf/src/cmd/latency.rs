@@ -45,7 +45,7 @@ pub struct LatencyArgs {
     pub sizes: Option<SizeList>,
 
     /// Length of each series (2s, 500ms); the round-trip count is calibrated in the warm-up.
-    #[arg(long, short, value_parser = units::parse_duration, conflicts_with = "count")]
+    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count")]
     pub duration: Option<std::time::Duration>,
 
     /// Round trips per series, instead of a duration.

@@ -34,8 +34,9 @@ use crate::Fail;
 
 #[derive(Args, Debug)]
 pub struct PipelineArgs {
-    /// Bytes each method moves (Stover: 512M; k = 1024). A multiple of --chunk.
-    #[arg(long, short, default_value = "512M", value_parser = units::parse_size)]
+    /// Bytes each method moves (Stover: 512M): 1M and 1MiB are 2^20, 1MB is 10^6.
+    /// A multiple of --chunk.
+    #[arg(long, short, default_value = "512M", value_parser = units::parse_bytes)]
     pub bytes: usize,
 
     /// Bytes per write and per read (Stover: 1k).

@@ -37,7 +37,7 @@ pub struct RunArgs {
     pub sizes: Option<SizeList>,
 
     /// Length of each series (2s, 500ms); the block count is calibrated in the warm-up.
-    #[arg(long, short, value_parser = units::parse_duration, conflicts_with = "count", allow_hyphen_values = true)]
+    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
     pub duration: Option<std::time::Duration>,
 
     /// Blocks per series, instead of a duration.

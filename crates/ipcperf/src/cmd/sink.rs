@@ -33,7 +33,7 @@ pub struct SinkArgs {
 
     /// The bytes expected (as given to gen --bytes: k = 1024); any other count
     /// fails (exit 1).
-    #[arg(long, short, value_parser = units::parse_size)]
+    #[arg(long, short, value_parser = units::parse_bytes)]
     pub bytes: Option<usize>,
 
     /// How the report on stderr is written.

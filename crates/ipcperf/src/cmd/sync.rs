@@ -36,7 +36,7 @@ pub struct SyncArgs {
     pub mode: Vec<SyncModeArg>,
 
     /// Length of each timed series (the cycle count is calibrated in the warm-up).
-    #[arg(long, short, value_parser = units::parse_duration)]
+    #[arg(long, short, value_parser = units::parse_series_duration)]
     pub duration: Option<std::time::Duration>,
 
     /// Pin this side and the set/clear partner: `W,R` CPU numbers (0,0 same CPU; 0,1
