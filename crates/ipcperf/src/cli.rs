@@ -64,6 +64,8 @@ pub enum Command {
     Report(cmd::report::ReportArgs),
     /// Two runs case by case: what got faster or slower beyond the noise.
     Compare(cmd::compare::CompareArgs),
+    /// A shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,

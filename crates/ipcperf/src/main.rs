@@ -116,6 +116,9 @@ fn main() {
         cli::Command::Plot(a) => cmd::plot::run(a),
         cli::Command::Report(a) => cmd::report::run(a),
         cli::Command::Compare(a) => cmd::compare::run(a),
+        cli::Command::Completions(a) => {
+            cmd::completions::run(a, <cli::Cli as clap::CommandFactory>::command())
+        }
     };
     match result {
         Ok(code) => std::process::exit(code),

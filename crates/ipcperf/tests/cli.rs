@@ -372,3 +372,23 @@ fn a_reader_that_went_away_ends_output_quietly() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn completions_load_in_bash_and_name_every_subcommand() {
+    let out = ipcperf().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let script = String::from_utf8(out.stdout).unwrap();
+    for sub in ["run", "latency", "sync", "compare", "clean", "completions"] {
+        assert!(script.contains(sub), "{sub} missing");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("ipcperf.bash");
+    std::fs::write(&f, &script).unwrap();
+    let st = Command::new("bash")
+        .arg("-c")
+        .arg(format!("source '{}' && complete -p ipcperf", f.display()))
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{st:?}");
+    bad_input(&["completions", "tcsh"], "tcsh");
+}

@@ -340,6 +340,13 @@ fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                 v.push(r.pick(HOSTILE).to_string());
             }
         }
+        "completions" => {
+            v.push(r.pick(&["bash", "zsh", "fish", "tcsh", ""]).into());
+            if r.chance(30) {
+                let out = format!("{d}/completions.sh");
+                push(&mut v, "-o", r.pick(&[&out, "/dev/full", &nx]));
+            }
+        }
         _ => {
             for _ in 0..r.below(4) {
                 v.push(r.pick(HOSTILE).to_string());

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod clean;
 pub mod compare;
+pub mod completions;
 pub mod db;
 pub mod export;
 pub mod gen;
