@@ -42,8 +42,16 @@ pub struct Row {
 /// The identity of a case across runs (options hold facts found at set-up, such
 /// as the pipe size granted, which may differ between machines: left out).
 fn key(c: &CaseRecord) -> String {
+    let rate = crate::export::latency::offered(c)
+        .map(|r| format!(" at {}/s", crate::units::fmt_rate(r as f64)))
+        .unwrap_or_default();
+    let zero_copy = if c.options.get("zero_copy").is_some_and(|v| v == "true") {
+        " zero-copy"
+    } else {
+        ""
+    };
     format!(
-        "{} {} {} {} {} {}{}{}",
+        "{} {}{zero_copy} {} {} {} {}{}{}{rate}",
         c.workload.name(),
         c.mechanism,
         c.mode.name(),
