@@ -8,27 +8,8 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::prelude::*;
 
-/// `ipcperf <subcommand> --db <db> <args...>`.
-fn cmd(db: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ipcperf"));
-    c.env_remove("IPCPERF_DB")
-        .env_remove("IPCPERF_NO_SAVE")
-        .arg(args[0])
-        .arg("--db")
-        .arg(db)
-        .args(&args[1..]);
-    c
-}
-
-fn stdout(c: &mut Command) -> String {
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{c:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{cmd, stdout};
 
 /// A short real run saved in `db`: pipe and unix sockets between threads.
 fn quick_run(db: &Path, mechs: &str) {

@@ -256,12 +256,12 @@ fn a_killed_pipeline_takes_its_shell_and_generators_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
         .args([
-            "pipeline", "--bytes", "8G", "--chunk", "64k", "--repeat", "1",
+            "pipeline", "--bytes", "2G", "--chunk", "64k", "--repeat", "1",
         ])
         .args(["--no-save", "--dir"])
         .arg(dir.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let needle = dir.path().to_string_lossy().into_owned();
@@ -272,7 +272,15 @@ fn a_killed_pipeline_takes_its_shell_and_generators_with_it() {
         .all(|p| !p.contains("--chunk 65536"))
     {
         assert!(t0.elapsed() < Duration::from_secs(60), "no gen started");
-        assert!(child.try_wait().unwrap().is_none(), "pipeline ended early");
+        if child.try_wait().unwrap().is_some() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            if err.contains("would not fit") {
+                eprintln!("skipped: the temp directory has no room for 2 GB: {err}");
+                return;
+            }
+            panic!("pipeline ended early: {err}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(100));
