@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod conformance;
 pub mod error;
 pub mod gen;
 pub mod kind;

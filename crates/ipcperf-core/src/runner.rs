@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
 use crate::kind::Workload;
 use crate::latency;
+use crate::mechanism::{with_mechanism, Mechanism};
 use crate::mode::roundtrip::RoundTripSession;
 use crate::mode::session::{SeriesOutcome, StreamSession};
 use crate::observer::Observer;
@@ -35,55 +36,42 @@ impl Calibration {
     }
 }
 
-/// Warm up with uncounted series of growing length until one lasts long enough to
-/// give a rate (never more blocks than a counted series has); then size the kept
-/// series from that rate.
-fn calibrate(s: &mut StreamSession, spec: &CaseSpec, stall_ns: u64) -> Result<Calibration> {
+/// Warm up with uncounted series of growing length (from `first`, never more
+/// than `cap` units, never more than a counted series has) until one lasts long
+/// enough to give a rate; then size the kept series from that rate. `series(n,
+/// budget)` runs `n` units (blocks, round trips) and says how long they took.
+/// Paced round trips warm up on their schedule too: a series gets what the offered
+/// rate fills in its time, or, saturated, what the mechanism did.
+fn calibrate(
+    spec: &CaseSpec,
+    stall_ns: u64,
+    first: u64,
+    cap: u64,
+    mut series: impl FnMut(u64, u64) -> Result<u64>,
+) -> Result<Calibration> {
     let target = warmup_target_ns(spec);
     let cap = match spec.length {
-        Length::Count { blocks } => blocks,
-        Length::Duration { .. } => 1 << 40,
+        Length::Count { blocks } => blocks.min(cap),
+        Length::Duration { .. } => cap,
     };
-    let mut blocks = 1u64;
+    let mut n = first.min(cap).max(1);
     loop {
-        let o = s.series(blocks, stall_ns)?;
-        if o.elapsed_ns >= target || blocks >= cap {
-            let per_block = o.elapsed_ns as f64 / blocks as f64;
+        let el = series(n, stall_ns)?.max(1);
+        if el >= target || n >= cap {
+            let per = el as f64 / n as f64;
             let kept = match spec.length {
                 Length::Count { blocks } => blocks,
-                Length::Duration { ns } => ((ns as f64 / per_block) as u64).max(1),
+                Length::Duration { ns } => ((ns as f64 / per) as u64).clamp(1, cap),
             };
             return Ok(Calibration {
                 blocks: kept,
-                expected_ns: (kept as f64 * per_block) as u64,
+                expected_ns: (kept as f64 * per) as u64,
                 stall_ns,
             });
         }
-        let grow = (target as f64 / o.elapsed_ns as f64 * 1.2).clamp(2.0, 64.0);
-        blocks = ((blocks as f64 * grow) as u64).max(blocks + 1).min(cap);
+        let grow = (target as f64 / el as f64 * 1.2).clamp(2.0, 64.0);
+        n = ((n as f64 * grow) as u64).max(n + 1).min(cap);
     }
-}
-
-/// A `file` series writes all its bytes before the reader starts: refuse one that
-/// would take more than 90% of the free space where the file goes (a 30 s series at
-/// a few GB/s is tens of GB), rather than fill the disk or fail half-way.
-fn file_fits(spec: &CaseSpec, blocks: u64) -> Result<()> {
-    if spec.mechanism != crate::mechanism::MechanismKind::File {
-        return Ok(());
-    }
-    let dir = spec.opts.base_dir();
-    let free = ipcperf_sys::fd::free_bytes(&dir)?;
-    let need = blocks.saturating_mul(spec.block_size as u64);
-    if need as f64 > free as f64 * 0.9 {
-        return Err(Error::Refused(format!(
-            "a series would write {:.1} GB to a file, and {} has {:.1} GB free: \
-             use --count, a shorter --duration or another --dir",
-            need as f64 / 1e9,
-            dir.display(),
-            free as f64 / 1e9
-        )));
-    }
-    Ok(())
 }
 
 fn keep(
@@ -116,7 +104,7 @@ fn keep(
     }
 }
 
-fn run_inner(
+fn run_inner<M: Mechanism>(
     spec: &CaseSpec,
     env: &RunEnv,
     obs: &mut dyn Observer,
@@ -126,14 +114,16 @@ fn run_inner(
         return Err(Error::Invalid("--repeat 0".into()));
     }
     if let Length::Count { blocks } = spec.length {
-        file_fits(spec, blocks)?;
+        M::series_fits(&spec.opts, spec.block_size, blocks)?;
     }
-    let mut s = StreamSession::open(spec, env)?;
+    let mut s = StreamSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
-    let cal = calibrate(&mut s, spec, env.stall_ns)?;
+    let cal = calibrate(spec, env.stall_ns, 1, 1 << 40, |n, budget| {
+        s.series(n, budget).map(|o| o.elapsed_ns)
+    })?;
     let blocks = cal.blocks;
     if let Length::Duration { .. } = spec.length {
-        file_fits(spec, blocks)?;
+        M::series_fits(&spec.opts, spec.block_size, blocks)?;
     }
     if !spec.include_setup {
         for _ in 0..spec.repeat {
@@ -145,7 +135,7 @@ fn run_inner(
     s.close()?;
     for _ in 0..spec.repeat {
         let t0 = now_ns();
-        let mut s = StreamSession::open(spec, env)?;
+        let mut s = StreamSession::<M>::open(spec, env)?;
         let mut o = s.series(blocks, cal.budget_ns())?;
         s.close()?;
         o.elapsed_ns = now_ns() - t0;
@@ -157,7 +147,7 @@ fn run_inner(
 /// Run one case. Never fails: a refusal or failure is recorded with its reason.
 pub fn run_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRecord {
     let mut rec = CaseRecord::for_spec(spec);
-    match run_inner(spec, env, obs, &mut rec) {
+    match with_mechanism!(spec.mechanism, M => run_inner::<M>(spec, env, obs, &mut rec)) {
         Ok(()) => rec.summarize(),
         Err(e) => fail_record(&mut rec, e),
     }
@@ -188,42 +178,7 @@ pub fn run_all(specs: &[CaseSpec], env: &RunEnv, obs: &mut dyn Observer) -> Vec<
     run_each(specs, env, obs, run_case)
 }
 
-/// Warm up (round trips not recorded) and find how many round trips a series needs.
-fn calibrate_round_trips(
-    s: &mut RoundTripSession,
-    spec: &CaseSpec,
-    stall_ns: u64,
-) -> Result<Calibration> {
-    let target = warmup_target_ns(spec);
-    // Samples are kept in memory (8 bytes each): a series has at most 64M.
-    let cap = match spec.length {
-        Length::Count { blocks } => blocks.min(1 << 26),
-        Length::Duration { .. } => 1 << 26,
-    };
-    let mut n = 16u64.min(cap);
-    loop {
-        let o = s.series(n, stall_ns)?;
-        let el = o.ping.elapsed_ns.max(1);
-        if el >= target || n >= cap {
-            // Paced, the warm-up ran on the schedule too: a series gets what the
-            // offered rate fills in its time, or, saturated, what the mechanism did.
-            let per = el as f64 / n as f64;
-            let kept = match spec.length {
-                Length::Count { blocks } => blocks,
-                Length::Duration { ns } => ((ns as f64 / per) as u64).clamp(1, 1 << 26),
-            };
-            return Ok(Calibration {
-                blocks: kept,
-                expected_ns: (kept as f64 * per) as u64,
-                stall_ns,
-            });
-        }
-        let grow = (target as f64 / el as f64 * 1.2).clamp(2.0, 64.0);
-        n = ((n as f64 * grow) as u64).max(n + 1).min(cap);
-    }
-}
-
-fn run_latency_inner(
+fn run_latency_inner<M: Mechanism>(
     spec: &CaseSpec,
     env: &RunEnv,
     obs: &mut dyn Observer,
@@ -237,9 +192,12 @@ fn run_latency_inner(
             "--include-setup applies to throughput only: round trips are timed one by one".into(),
         ));
     }
-    let mut s = RoundTripSession::open(spec, env)?;
+    let mut s = RoundTripSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
-    let cal = calibrate_round_trips(&mut s, spec, env.stall_ns)?;
+    // Samples are kept in memory (8 bytes each): a series has at most 64M.
+    let cal = calibrate(spec, env.stall_ns, 16, 1 << 26, |n, budget| {
+        s.series(n, budget).map(|o| o.ping.elapsed_ns)
+    })?;
     let n = cal.blocks;
     let tare = s.clock_cost_ns;
     let mut h = latency::new_histogram();
@@ -301,7 +259,7 @@ fn run_latency_inner(
 pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRecord {
     let mut rec = CaseRecord::for_spec(spec);
     rec.workload = Workload::RoundTrip;
-    match run_latency_inner(spec, env, obs, &mut rec) {
+    match with_mechanism!(spec.mechanism, M => run_latency_inner::<M>(spec, env, obs, &mut rec)) {
         Ok(()) => rec.summarize(),
         Err(e) => fail_record(&mut rec, e),
     }

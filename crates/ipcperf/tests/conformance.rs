@@ -2,6 +2,7 @@
 //! has: the bytes sent arrive and verify, the peer (thread or process) ends
 //! cleanly, and no named object is left in the directory the case was given.
 
+use ipcperf_core::conformance;
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
@@ -18,76 +19,21 @@ fn env() -> RunEnv {
     })
 }
 
-/// Run `kind` in `mode` at a few block sizes with --verify and check every property.
-fn conformance(kind: MechanismKind, mode: Mode) {
-    for &size in &[1usize, 4093, 65536] {
-        let dir = tempfile::tempdir().unwrap();
-        let blocks = 37u64;
-        let spec = CaseSpec {
-            mechanism: kind,
-            mode,
-            block_size: size,
-            placement: Placement::UNPINNED,
-            payload: Payload::Verify,
-            length: Length::Count { blocks },
-            repeat: 2,
-            include_setup: false,
-            opts: MechOptions {
-                dir: Some(dir.path().to_path_buf()),
-                ..MechOptions::default()
-            },
-        };
-        let rec = run_case(&spec, &env(), &mut Quiet);
-        assert_eq!(
-            rec.status,
-            CaseStatus::Ok,
-            "{} {} {size} B: {:?}",
-            kind.name(),
-            mode.name(),
-            rec.message
-        );
-        assert_eq!(rec.series.len(), 2);
-        for s in &rec.series {
-            assert_eq!(s.blocks, blocks);
-            assert_eq!(s.bytes, blocks * size as u64, "every byte accounted for");
-            assert!(s.elapsed_ns > 0);
-        }
-        assert!(rec.median_bytes_per_sec.unwrap() > 0.0);
-        let left: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert!(
-            left.is_empty(),
-            "{} {} left {left:?} behind",
-            kind.name(),
-            mode.name()
-        );
-    }
+/// The generated suite (`ipcperf_core::conformance`: every registered mechanism ×
+/// every mode × every workload it declares) in two processes; the core's unit
+/// tests run it in one thread and in two.
+#[test]
+fn every_mechanism_conforms_in_two_processes() {
+    every_mechanism_conforms(Mode::Processes);
 }
 
-macro_rules! suite {
-    ($name:ident, $kind:expr, [$($mode:ident),*]) => {
-        mod $name {
-            use super::*;
-            $(
-                #[test]
-                #[allow(non_snake_case)]
-                fn $mode() {
-                    conformance($kind, Mode::$mode);
-                }
-            )*
-        }
-    };
+fn every_mechanism_conforms(mode: Mode) {
+    let cases = conformance::in_process(mode);
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    let base = tempfile::tempdir().unwrap();
+    let f = conformance::check_all(&cases, &env(), base.path());
+    assert!(f.is_empty(), "{f:#?}");
 }
-
-suite!(pipe, MechanismKind::Pipe, [Single, Threads, Processes]);
-suite!(fifo, MechanismKind::Fifo, [Single, Threads, Processes]);
-suite!(unix, MechanismKind::Unix, [Single, Threads, Processes]);
-suite!(tcp, MechanismKind::Tcp, [Single, Threads, Processes]);
-suite!(file, MechanismKind::File, [Single, Threads, Processes]);
-suite!(null, MechanismKind::Null, [Single]);
-suite!(memcpy, MechanismKind::Memcpy, [Single]);
 
 /// Set-up included (Stover's timing) runs a fresh session per series and still
 /// delivers and cleans up.

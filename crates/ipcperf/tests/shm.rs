@@ -100,7 +100,8 @@ fn round_trips_verified_with_every_wake_in_threads_and_processes() {
 fn a_killed_peer_is_an_error_within_two_seconds_with_every_wake() {
     for wake in Wake::ALL {
         let s = spec(wake, true, Mode::Processes, 64, 10);
-        let mut sess = RoundTripSession::open(&s, &env()).unwrap();
+        let mut sess =
+            RoundTripSession::<ipcperf_core::mechanism::shm::Shm>::open(&s, &env()).unwrap();
         sess.series(50, RunEnv::STALL_NS).unwrap();
         let name = sess
             .facts
@@ -140,7 +141,8 @@ fn a_capacity_that_is_not_a_power_of_two_is_refused() {
 fn a_killed_stream_reader_is_an_error_within_two_seconds_with_every_wake() {
     for wake in Wake::ALL {
         let s = spec(wake, true, Mode::Processes, 4096, 10);
-        let mut sess = StreamSession::open(&s, &env()).unwrap();
+        let mut sess =
+            StreamSession::<ipcperf_core::mechanism::shm::Shm>::open(&s, &env()).unwrap();
         sess.series(100, RunEnv::STALL_NS).unwrap();
         let name = sess
             .facts
@@ -200,7 +202,8 @@ fn zero_copy_streams_are_verified_named_and_left_nothing_with_every_wake() {
 fn a_killed_zero_copy_reader_or_writer_is_an_error_within_two_seconds() {
     for wake in Wake::ALL {
         let s = zero_copy(spec(wake, true, Mode::Processes, 4096, 10));
-        let mut sess = StreamSession::open(&s, &env()).unwrap();
+        let mut sess =
+            StreamSession::<ipcperf_core::mechanism::shm::Shm>::open(&s, &env()).unwrap();
         sess.series(100, RunEnv::STALL_NS).unwrap();
         ipcperf_sys::signal::kill(sess.peer_pid().unwrap() as i32);
         let t0 = Instant::now();

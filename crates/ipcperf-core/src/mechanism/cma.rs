@@ -8,7 +8,11 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::TWO_SIDES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
 use ipcperf_sys::error::Errno;
@@ -16,7 +20,7 @@ use ipcperf_sys::fd;
 
 const NOTE: usize = 24;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let (note_r, note_w) = fd::pipe()?;
     let (ack_r, ack_w) = fd::pipe()?;
     let end = |fds, sender| PeerHandoff {
@@ -138,5 +142,37 @@ impl ByteStream for CmaEnd {
         };
         Self::write_exact(&self.ack, &[1])?;
         Ok(n)
+    }
+}
+
+/// Cross-memory attach, notified over pipes.
+pub struct Cma;
+
+impl Mechanism for Cma {
+    type End = CmaEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Cma,
+        name: "cma",
+        summary: "cross-memory attach: the receiver copies with process_vm_readv; pipes notify",
+        modes: TWO_SIDES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn open(mut h: PeerHandoff, _timeout_ms: i32) -> Result<CmaEnd> {
+        let PeerAddr::Cma { sender } = h.addr else {
+            return Err(Error::Peer(format!("cma cannot open {:?}", h.addr)));
+        };
+        CmaEnd::new(std::mem::take(&mut h.fds), sender)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
     }
 }

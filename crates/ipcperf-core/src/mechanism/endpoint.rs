@@ -1,4 +1,5 @@
-//! Endpoints: what a workload reads and writes. `send`/`recv` neither print nor allocate.
+//! Ends: what a workload reads and writes ([`ByteStream`]), and the descriptor
+//! stream most mechanisms' ends are. `send`/`recv` neither print nor allocate.
 
 use std::os::fd::{AsFd, OwnedFd};
 
@@ -129,72 +130,5 @@ impl ByteStream for FdStream {
             fd::rewind(self.fd.as_fd(), writer)?;
         }
         Ok(())
-    }
-}
-
-/// Any mechanism's end, chosen once per case. Workloads take the concrete type
-/// inside (see [`with_endpoint!`](crate::with_endpoint)), so their hot loops are
-/// monomorphized; the enum's own `ByteStream` impl (one branch per call) serves
-/// the cold paths.
-#[derive(Debug)]
-pub enum Endpoint {
-    /// A descriptor read and written with read(2)/write(2): pipe, FIFO, sockets, file.
-    Fd(FdStream),
-    SysvMsg(super::msgq::SysvMsgEnd),
-    Mq(super::msgq::MqEnd),
-    Udp(super::udp::UdpEnd),
-    Vmsplice(super::vmsplice::VmspliceEnd),
-    Cma(super::cma::CmaEnd),
-    Shm(super::shm_ring::ShmRing),
-    Eventfd(super::eventfd::EventfdEnd),
-    Signal(super::signal::SignalEnd),
-}
-
-/// Run `$body` with `$e` bound to the concrete endpoint inside `$ep` (a `&mut Endpoint`).
-#[macro_export]
-macro_rules! with_endpoint {
-    ($ep:expr, $e:ident => $body:expr) => {
-        match $ep {
-            $crate::mechanism::Endpoint::Fd($e) => $body,
-            $crate::mechanism::Endpoint::SysvMsg($e) => $body,
-            $crate::mechanism::Endpoint::Mq($e) => $body,
-            $crate::mechanism::Endpoint::Udp($e) => $body,
-            $crate::mechanism::Endpoint::Vmsplice($e) => $body,
-            $crate::mechanism::Endpoint::Cma($e) => $body,
-            $crate::mechanism::Endpoint::Shm($e) => $body,
-            $crate::mechanism::Endpoint::Eventfd($e) => $body,
-            $crate::mechanism::Endpoint::Signal($e) => $body,
-        }
-    };
-}
-
-impl Endpoint {
-    /// Datagram counts of this end's receiving side since the last call (datagram
-    /// mechanisms only).
-    pub fn take_datagram_counts(&mut self) -> Option<crate::kind::DatagramCounts> {
-        match self {
-            Endpoint::Udp(u) => Some(u.take_counts()),
-            _ => None,
-        }
-    }
-
-    /// The descriptor-backed stream inside, for single-mode probing.
-    pub fn as_fd_stream(&mut self) -> Option<&mut FdStream> {
-        match self {
-            Endpoint::Fd(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-impl ByteStream for Endpoint {
-    fn write_all(&mut self, buf: &[u8]) -> Result<()> {
-        crate::with_endpoint!(self, e => e.write_all(buf))
-    }
-    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
-        crate::with_endpoint!(self, e => e.read_some(buf))
-    }
-    fn prepare_series(&mut self, writer: bool) -> Result<()> {
-        crate::with_endpoint!(self, e => e.prepare_series(writer))
     }
 }

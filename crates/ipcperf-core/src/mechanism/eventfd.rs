@@ -13,7 +13,11 @@ use std::os::fd::AsFd;
 
 use ipcperf_sys::eventfd::Eventfd;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::TWO_SIDES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
 
@@ -23,13 +27,13 @@ const HANGUP: u64 = u64::MAX - 1;
 pub const MESSAGE: usize = 8;
 
 /// Why eventfd cannot carry a stream.
-pub fn refuse_stream() -> String {
+fn refuse_stream() -> String {
     "eventfd carries a wake-up with an 8-byte counter, not a byte stream \
      (consecutive writes add up): measure it with `ipcperf latency eventfd --sizes 8`"
         .into()
 }
 
-pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     if block != MESSAGE {
         return Err(Error::Refused(format!(
             "eventfd carries exactly one 8-byte counter per message, not {block} bytes \
@@ -138,6 +142,47 @@ impl Drop for EventfdEnd {
     }
 }
 
+/// The eventfd counter, one per direction.
+pub struct EventfdMech;
+
+impl Mechanism for EventfdMech {
+    type End = EventfdEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Eventfd,
+        name: "eventfd",
+        summary:
+            "wake-up carrying an 8-byte counter, one eventfd per direction (latency only, 8 B)",
+        modes: TWO_SIDES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(opts, block)
+    }
+
+    fn open(mut h: PeerHandoff, timeout_ms: i32) -> Result<EventfdEnd> {
+        let PeerAddr::Eventfd { sender } = h.addr else {
+            return Err(Error::Peer(format!("eventfd cannot open {:?}", h.addr)));
+        };
+        Ok(EventfdEnd::new(super::open_fd(&mut h, timeout_ms)?, sender))
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
+    }
+
+    fn refuse_payload(_p: crate::payload::Payload) -> Option<String> {
+        Some(refuse_stream())
+    }
+
+    fn default_round_trip_sizes() -> Option<&'static [usize]> {
+        Some(&[MESSAGE])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,21 +190,18 @@ mod tests {
     #[test]
     fn values_travel_and_a_drop_hangs_up() {
         let mut l = setup(&MechOptions::default(), 8).unwrap();
-        let mut rx = super::super::open_peer(l.take_peer().unwrap(), 1000).unwrap();
-        let mut tx = l.open_local(1000).unwrap();
+        let mut rx = EventfdMech::open(l.take_peer().unwrap(), 1000).unwrap();
+        let mut tx = super::super::open_local::<EventfdMech>(&mut l, 1000).unwrap();
         let mut b = [0u8; 8];
         for v in [0u64, 7, u64::MAX, 0x2020_2020_2020_2020] {
-            crate::with_endpoint!(&mut tx, e => e.write_all(&v.to_ne_bytes())).unwrap();
-            let n = crate::with_endpoint!(&mut rx, e => e.read_some(&mut b)).unwrap();
+            tx.write_all(&v.to_ne_bytes()).unwrap();
+            let n = rx.read_some(&mut b).unwrap();
             assert_eq!((n, u64::from_ne_bytes(b)), (8, v));
         }
         let bad = (K ^ (u64::MAX - 1)).to_ne_bytes();
-        assert!(crate::with_endpoint!(&mut tx, e => e.write_all(&bad)).is_err());
+        assert!(tx.write_all(&bad).is_err());
         drop(tx);
-        assert_eq!(
-            crate::with_endpoint!(&mut rx, e => e.read_some(&mut b)).unwrap(),
-            0
-        );
+        assert_eq!(rx.read_some(&mut b).unwrap(), 0);
         assert!(setup(&MechOptions::default(), 16).is_err());
     }
 }

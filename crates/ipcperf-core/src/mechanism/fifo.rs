@@ -4,13 +4,17 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use ipcperf_sys::error::Errno;
 use ipcperf_sys::fd::{self, OpenFlags};
 use ipcperf_sys::names::PrivateDir;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let dir = PrivateDir::create(&opts.base_dir(), "fifo")?;
     let path = dir.join("fifo");
     fd::mkfifo(&path)?;
@@ -56,5 +60,44 @@ pub(super) fn open_writer(path: &Path, timeout_ms: i32) -> Result<OwnedFd> {
             }
             Err(e) => return Err(e.into()),
         }
+    }
+}
+
+/// The named pipe.
+pub struct Fifo;
+
+impl Mechanism for Fifo {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Fifo,
+        name: "fifo",
+        summary: "named pipe (mkfifo) in a private directory",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "FIFO path",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        if let Some(s) = opts.pipe_size {
+            out.push(("pipe_size".into(), s.to_string()));
+        }
+    }
+
+    fn single_mode_hint() -> String {
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
+        format!(
+            "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
+            max.trim()
+        )
     }
 }

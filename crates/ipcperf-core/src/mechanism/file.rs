@@ -4,12 +4,15 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
-use crate::error::Result;
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+};
+use crate::error::{Error, Result};
 use ipcperf_sys::fd::{self, OpenFlags};
 use ipcperf_sys::names::PrivateDir;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let dir = PrivateDir::create(&opts.base_dir(), "file")?;
     let path = dir.join("data");
     let w = fd::open_path(
@@ -41,4 +44,49 @@ pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
 
 pub(super) fn open_reader(path: &Path) -> Result<OwnedFd> {
     Ok(fd::open_path(path, OpenFlags::O_RDONLY, 0)?)
+}
+
+/// A temp file: written whole, then read.
+pub struct File;
+
+impl Mechanism for File {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::File,
+        name: "file",
+        summary: "temp file: the writer writes everything, then the reader reads it (--dir)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: true,
+        names: "temp file",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        out.push(("dir".into(), opts.base_dir().display().to_string()));
+    }
+
+    /// A series writes all its bytes before the reader starts: refuse one that
+    /// would take more than 90% of the free space where the file goes (a 30 s
+    /// series at a few GB/s is tens of GB), rather than fill the disk or fail
+    /// half-way.
+    fn series_fits(opts: &MechOptions, block: usize, blocks: u64) -> Result<()> {
+        let dir = opts.base_dir();
+        let free = fd::free_bytes(&dir)?;
+        let need = blocks.saturating_mul(block as u64);
+        if need as f64 > free as f64 * 0.9 {
+            return Err(Error::Refused(format!(
+                "a series would write {:.1} GB to a file, and {} has {:.1} GB free: \
+                 use --count, a shorter --duration or another --dir",
+                need as f64 / 1e9,
+                dir.display(),
+                free as f64 / 1e9
+            )));
+        }
+        Ok(())
+    }
 }

@@ -1,25 +1,30 @@
 //! Mechanisms: each knows how to set up its kernel object, hand one end to a peer
 //! (thread or process) and open the other end. None of them times anything.
 //!
-//! `setup` runs on the side that owns the named objects (the writer's side); it
-//! returns a [`Link`]: the local end to open, and a [`PeerHandoff`] — plain data plus
-//! file descriptors — that the peer turns into its endpoint with [`open_peer`],
-//! in the same process or in another one.
+//! Each is a type implementing [`Mechanism`], listed once in the registry
+//! (`registry.rs`). `setup` runs on the side that owns the named objects (the
+//! writer's side); it returns a [`Link`]: the local end to open, and a
+//! [`PeerHandoff`] (plain data plus file descriptors) that the peer turns into its
+//! end with [`Mechanism::open`], in the same process or in another one.
 
 pub mod cma;
+#[cfg(test)]
+pub(crate) mod demo_pair;
 pub mod endpoint;
 pub mod eventfd;
-mod fifo;
-mod file;
+pub mod fifo;
+pub mod file;
 pub mod msgq;
-mod pipe;
+pub mod pipe;
+mod registry;
 pub mod shm;
 pub mod shm_ring;
 pub mod signal;
-mod sockpair;
-mod tcp;
+pub mod sockpair;
+pub mod solo;
+pub mod tcp;
 pub mod udp;
-mod unix;
+pub mod unix;
 pub mod vmsplice;
 
 use std::os::fd::OwnedFd;
@@ -29,52 +34,39 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-pub use endpoint::{ByteStream, Endpoint, FdStream};
+pub use endpoint::{ByteStream, FdStream};
 use ipcperf_sys::names::PrivateDir;
+pub(crate) use registry::with_mechanism;
+pub use registry::{open_local, LossyRead, Mechanism, MechanismKind, RoundTripShape};
 
 /// How long opening or accepting a connection may take before it is an error.
 pub const OPEN_TIMEOUT_MS: i32 = 5_000;
 
-/// Every mechanism ipcperf knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MechanismKind {
-    Pipe,
-    Fifo,
-    Unix,
-    Tcp,
-    File,
-    Null,
-    Memcpy,
-    SysvMsg,
-    PosixMq,
-    UnixDgram,
-    UnixSeqpacket,
-    Udp,
-    Vmsplice,
-    Cma,
-    Shm,
-    Eventfd,
-    Signal,
-}
-
 mod info;
-pub use info::{MechanismInfo, MECHANISMS};
+pub use info::MechanismInfo;
 
 impl MechanismKind {
-    pub fn info(self) -> &'static MechanismInfo {
-        MECHANISMS
-            .iter()
-            .find(|m| m.kind == self)
-            .expect("every kind is listed")
-    }
-
     pub fn name(self) -> &'static str {
         self.info().name
     }
 
     pub fn from_name(s: &str) -> Option<MechanismKind> {
-        MECHANISMS.iter().find(|m| m.name == s).map(|m| m.kind)
+        MechanismKind::ALL.iter().copied().find(|k| k.name() == s)
+    }
+
+    /// How it carries round trips; None: it cannot.
+    pub fn round_trip(self) -> Option<RoundTripShape> {
+        with_mechanism!(self, M => M::round_trip())
+    }
+
+    /// Why it cannot run a stream with this payload treatment (None: it can).
+    pub fn refuse_payload(self, p: crate::payload::Payload) -> Option<String> {
+        with_mechanism!(self, M => M::refuse_payload(p))
+    }
+
+    /// Round-trip sizes when the user gives none (None: the command's default).
+    pub fn default_round_trip_sizes(self) -> Option<&'static [usize]> {
+        with_mechanism!(self, M => M::default_round_trip_sizes())
     }
 }
 
@@ -130,64 +122,11 @@ impl MechOptions {
     /// The options that apply to `kind`, as name/value pairs for the record.
     pub fn describe(&self, kind: MechanismKind) -> Vec<(String, String)> {
         let mut v = Vec::new();
-        match kind {
-            MechanismKind::Pipe | MechanismKind::Fifo | MechanismKind::Vmsplice => {
-                if let Some(s) = self.pipe_size {
-                    v.push(("pipe_size".into(), s.to_string()));
-                }
-            }
-            MechanismKind::Tcp | MechanismKind::Unix => {
-                if kind == MechanismKind::Tcp {
-                    v.push(("ip".into(), if self.ipv6 { "v6" } else { "v4" }.into()));
-                    if self.nodelay {
-                        v.push(("nodelay".into(), "true".into()));
-                    }
-                }
-                if let Some(s) = self.sndbuf {
-                    v.push(("sndbuf".into(), s.to_string()));
-                }
-                if let Some(s) = self.rcvbuf {
-                    v.push(("rcvbuf".into(), s.to_string()));
-                }
-            }
-            MechanismKind::File => {
-                v.push(("dir".into(), self.base_dir().display().to_string()));
-            }
-            MechanismKind::PosixMq => {
-                if let Some(p) = self.mq_priority {
-                    v.push(("priority".into(), p.to_string()));
-                }
-            }
-            MechanismKind::UnixDgram | MechanismKind::UnixSeqpacket | MechanismKind::Udp => {
-                if kind == MechanismKind::Udp {
-                    v.push(("ip".into(), if self.ipv6 { "v6" } else { "v4" }.into()));
-                }
-                if let Some(s) = self.sndbuf {
-                    v.push(("sndbuf".into(), s.to_string()));
-                }
-                if let Some(s) = self.rcvbuf {
-                    v.push(("rcvbuf".into(), s.to_string()));
-                }
-            }
-            MechanismKind::Shm => {
-                v.push((
-                    "memory".into(),
-                    if self.shm_named { "posix-shm" } else { "memfd" }.into(),
-                ));
-                if let Some(c) = self.shm_capacity {
-                    v.push(("ring_capacity".into(), c.to_string()));
-                }
-                if self.shm_zero_copy {
-                    v.push(("zero_copy".into(), "true".into()));
-                }
-                if self.shm_wake == Some(shm_ring::Wake::Adaptive) {
-                    let ns = self.shm_spin_ns.unwrap_or(shm_ring::DEFAULT_SPIN_NS);
-                    v.push(("spin_ns".into(), ns.to_string()));
-                }
-            }
-            _ => {}
-        }
-        if self.nonblocking && !kind.info().solo && kind != MechanismKind::Shm {
+        let polls = with_mechanism!(kind, M => {
+            M::describe(self, &mut v);
+            M::POLLS
+        });
+        if self.nonblocking && polls && !kind.info().solo {
             v.push(("nonblocking".into(), "poll".into()));
         }
         if self.buffer_offset != 0 {
@@ -202,10 +141,17 @@ impl MechOptions {
     /// How a side waits, for the record's `wait` field: the shm ring's wake-up
     /// strategy, else `poll` (non-blocking descriptors) or `block`.
     pub fn wait_label(&self, kind: MechanismKind) -> String {
-        if kind == MechanismKind::Shm {
-            return self.shm_wake.unwrap_or(shm_ring::Wake::Futex).name().into();
+        with_mechanism!(kind, M => M::wait_label(self))
+    }
+
+    /// The socket buffer sizes, for the record.
+    pub(crate) fn describe_buffers(&self, v: &mut Vec<(String, String)>) {
+        if let Some(s) = self.sndbuf {
+            v.push(("sndbuf".into(), s.to_string()));
         }
-        if self.nonblocking { "poll" } else { "block" }.into()
+        if let Some(s) = self.rcvbuf {
+            v.push(("rcvbuf".into(), s.to_string()));
+        }
     }
 
     pub fn base_dir(&self) -> PathBuf {
@@ -263,6 +209,10 @@ pub enum PeerAddr {
         owner_pid: i32,
         link_id: u64,
     },
+    /// memcpy's two buffers, of `len` bytes each (no kernel object).
+    Memory {
+        len: usize,
+    },
     /// An shm ring end (its memfd, unless named, and eventfds travel with it).
     Shm {
         ring: shm_ring::RingHandoff,
@@ -317,66 +267,11 @@ pub struct Link {
     pub on_peer_death: Vec<Box<dyn Fn() + Send>>,
 }
 
-/// Why `kind` cannot run a stream with this payload treatment (None: it can).
-pub fn refuse_payload(kind: MechanismKind, p: crate::payload::Payload) -> Option<String> {
-    match kind {
-        MechanismKind::Vmsplice => vmsplice::refuse_payload(p),
-        MechanismKind::Eventfd => Some(eventfd::refuse_stream()),
-        MechanismKind::Signal => Some(signal::refuse_stream()),
-        _ => None,
-    }
-}
-
-/// Create the kernel object(s) of `kind` for messages of `block` bytes (message
-/// mechanisms size their objects by it and refuse a block beyond this system's limit).
-pub fn setup_for(kind: MechanismKind, opts: &MechOptions, block: usize) -> Result<Link> {
-    match kind {
-        MechanismKind::SysvMsg => msgq::setup_sysv(opts, block),
-        MechanismKind::PosixMq => msgq::setup_mq(opts, block),
-        MechanismKind::UnixDgram | MechanismKind::UnixSeqpacket => {
-            sockpair::setup(kind, opts, block)
-        }
-        MechanismKind::Udp => udp::setup(opts, block),
-        MechanismKind::Vmsplice => vmsplice::setup(opts),
-        MechanismKind::Cma => cma::setup(opts),
-        MechanismKind::Shm => shm::setup(opts, block),
-        MechanismKind::Eventfd => eventfd::setup(opts, block),
-        MechanismKind::Signal => signal::setup(opts, block, true),
-        _ => setup(kind, opts),
-    }
-}
-
-/// Create the kernel object(s) of `kind`.
-pub fn setup(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
-    match kind {
-        MechanismKind::Pipe => pipe::setup(opts),
-        MechanismKind::Fifo => fifo::setup(opts),
-        MechanismKind::Unix => unix::setup(opts),
-        MechanismKind::Tcp => tcp::setup(opts),
-        MechanismKind::File => file::setup(opts),
-        MechanismKind::Null => {
-            let fd = ipcperf_sys::fd::open_path(
-                std::path::Path::new("/dev/null"),
-                ipcperf_sys::fd::OpenFlags::O_WRONLY,
-                0,
-            )?;
-            Ok(Link::new(kind, opts, Some(LocalEnd::Ready(fd)), None, None))
-        }
-        MechanismKind::Memcpy => Ok(Link::new(kind, opts, None, None, None)),
-        MechanismKind::SysvMsg
-        | MechanismKind::PosixMq
-        | MechanismKind::UnixDgram
-        | MechanismKind::UnixSeqpacket
-        | MechanismKind::Udp
-        | MechanismKind::Vmsplice
-        | MechanismKind::Cma
-        | MechanismKind::Shm
-        | MechanismKind::Eventfd
-        | MechanismKind::Signal => Err(Error::Invalid(format!(
-            "{} is sized by its message: set it up with setup_for",
-            kind.name()
-        ))),
-    }
+/// The owner's end, opened as far as the link can take it: a descriptor for the
+/// mechanism to wrap, or a handoff it opens as a peer would.
+pub enum Opened {
+    Fd(OwnedFd),
+    Handoff(Box<PeerHandoff>),
 }
 
 impl Link {
@@ -435,13 +330,13 @@ impl Link {
             .ok_or_else(|| Error::Invalid(format!("{} has no peer end", self.kind.name())))
     }
 
-    /// Open the owner's end, waiting at most `timeout_ms` for the peer to arrive.
-    pub fn open_local(&mut self, timeout_ms: i32) -> Result<Endpoint> {
+    /// Open the owner's end, waiting at most `timeout_ms` for the peer to
+    /// arrive (see [`open_local`], which wraps it in the mechanism's end).
+    pub fn open_local_raw(&mut self, timeout_ms: i32) -> Result<Opened> {
         let local = self
             .local
             .take()
             .ok_or_else(|| Error::Invalid("local end already opened".into()))?;
-        let what = self.kind.name();
         let fd = match local {
             LocalEnd::Ready(fd) => fd,
             LocalEnd::FifoWriter(path) => {
@@ -455,97 +350,78 @@ impl Link {
             }
             LocalEnd::UnixListener(l) => unix::accept(&l, &self.opts, timeout_ms)?,
             LocalEnd::TcpListener(l) => tcp::accept(&l, &self.opts, timeout_ms)?,
-            LocalEnd::Handoff(h) => return open_peer(*h, timeout_ms),
+            LocalEnd::Handoff(h) => return Ok(Opened::Handoff(h)),
         };
-        Ok(Endpoint::Fd(
-            FdStream::new(
-                fd,
-                what,
-                self.opts.nonblocking,
-                self.kind == MechanismKind::File,
-            )?
-            .with_guard(self.write_guard.take()),
-        ))
+        Ok(Opened::Fd(fd))
     }
 }
 
-/// Open the peer's end from its handoff (in this process or another).
-pub fn open_peer(mut h: PeerHandoff, timeout_ms: i32) -> Result<Endpoint> {
-    let what = h.kind.name();
-    let fd = match &h.addr {
-        PeerAddr::Fd => h
+/// The descriptor of a handoff addressed by descriptor or path: what every
+/// descriptor mechanism's `open` starts from.
+pub fn open_fd(h: &mut PeerHandoff, timeout_ms: i32) -> Result<OwnedFd> {
+    match &h.addr {
+        PeerAddr::Fd
+        | PeerAddr::Udp { .. }
+        | PeerAddr::Vmsplice { .. }
+        | PeerAddr::Eventfd { .. } => h
             .fds
             .drain(..)
             .next()
-            .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?,
-        PeerAddr::Fifo(p) => fifo::open_reader(p)?,
-        PeerAddr::Unix(p) => unix::connect(p, &h.opts)?,
-        PeerAddr::Tcp(a) => tcp::connect(*a, &h.opts, timeout_ms)?,
-        PeerAddr::File(p) => file::open_reader(p)?,
-        PeerAddr::FifoWriter(p) => fifo::open_writer(p, timeout_ms)?,
-        PeerAddr::SysvMsg {
-            id,
-            send_type,
-            recv_type,
-            max,
-        } => {
-            return Ok(Endpoint::SysvMsg(msgq::SysvMsgEnd::open(
-                *id, *send_type, *recv_type, *max,
-            )))
+            .ok_or_else(|| Error::Peer("handoff carried no descriptor".into())),
+        PeerAddr::Fifo(p) => fifo::open_reader(p),
+        PeerAddr::Unix(p) => unix::connect(p, &h.opts),
+        PeerAddr::Tcp(a) => tcp::connect(*a, &h.opts, timeout_ms),
+        PeerAddr::File(p) => file::open_reader(p),
+        PeerAddr::FifoWriter(p) => fifo::open_writer(p, timeout_ms),
+        other => Err(Error::Peer(format!(
+            "{} cannot open a descriptor from {other:?}",
+            h.kind.name()
+        ))),
+    }
+}
+
+/// A descriptor stream from a handoff: the `open` of pipes, FIFOs, sockets, files.
+pub fn open_fd_stream(mut h: PeerHandoff, timeout_ms: i32) -> Result<FdStream> {
+    let fd = open_fd(&mut h, timeout_ms)?;
+    FdStream::new(
+        fd,
+        h.kind.name(),
+        h.opts.nonblocking,
+        h.kind.info().reader_after_writer,
+    )
+}
+
+/// The owner's descriptor as a stream: the `from_local_fd` of descriptor mechanisms.
+pub fn local_fd_stream(fd: OwnedFd, link: &mut Link) -> Result<FdStream> {
+    Ok(FdStream::new(
+        fd,
+        link.kind.name(),
+        link.opts.nonblocking,
+        link.kind.info().reader_after_writer,
+    )?
+    .with_guard(link.write_guard.take()))
+}
+
+/// The plain descriptor mechanisms' `open` and `from_local_fd`, and the probe of
+/// single mode: their ends are [`FdStream`]s.
+macro_rules! fd_stream_ends {
+    () => {
+        type End = $crate::mechanism::FdStream;
+        fn open(
+            h: $crate::mechanism::PeerHandoff,
+            timeout_ms: i32,
+        ) -> $crate::error::Result<Self::End> {
+            $crate::mechanism::open_fd_stream(h, timeout_ms)
         }
-        PeerAddr::Cma { sender } => {
-            let fds = std::mem::take(&mut h.fds);
-            return Ok(Endpoint::Cma(cma::CmaEnd::new(fds, *sender)?));
+        fn from_local_fd(
+            fd: std::os::fd::OwnedFd,
+            link: &mut $crate::mechanism::Link,
+        ) -> $crate::error::Result<Self::End> {
+            $crate::mechanism::local_fd_stream(fd, link)
         }
-        PeerAddr::Vmsplice { writer } => {
-            let fd = h
-                .fds
-                .drain(..)
-                .next()
-                .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
-            return Ok(Endpoint::Vmsplice(vmsplice::VmspliceEnd::new(fd, *writer)?));
-        }
-        PeerAddr::Udp { asker } => {
-            let fd = h
-                .fds
-                .drain(..)
-                .next()
-                .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
-            return Ok(Endpoint::Udp(udp::UdpEnd::new(fd, *asker)?));
-        }
-        PeerAddr::Signal {
-            sig,
-            sender,
-            owner_pid,
-            link_id,
-        } => {
-            return Ok(Endpoint::Signal(signal::SignalEnd::open(
-                *sig, *sender, *owner_pid, *link_id,
-            )?))
-        }
-        PeerAddr::Eventfd { sender } => {
-            let fd = h
-                .fds
-                .drain(..)
-                .next()
-                .ok_or_else(|| Error::Peer("handoff carried no descriptor".into()))?;
-            return Ok(Endpoint::Eventfd(eventfd::EventfdEnd::new(fd, *sender)));
-        }
-        PeerAddr::Shm { ring, producer } => {
-            let fds = std::mem::take(&mut h.fds);
-            return Ok(Endpoint::Shm(shm_ring::ShmRing::open_end(
-                ring, fds, *producer,
-            )?));
-        }
-        PeerAddr::Mq { name, write, .. } => {
-            let fd = h.fds.drain(..).next();
-            return Ok(Endpoint::Mq(msgq::MqEnd::open(name, *write, fd, &h.opts)?));
+        fn as_fd_stream(end: &mut Self::End) -> Option<&mut $crate::mechanism::FdStream> {
+            Some(end)
         }
     };
-    Ok(Endpoint::Fd(FdStream::new(
-        fd,
-        what,
-        h.opts.nonblocking,
-        h.kind == MechanismKind::File,
-    )?))
 }
+pub(crate) use fd_stream_ends;

@@ -12,7 +12,11 @@ use ipcperf_sys::error::Errno;
 use ipcperf_sys::mqueue::{Mq, MqName};
 use ipcperf_sys::sysv_msg::{self, MsgBuf, SysvMsgQueue};
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
 
@@ -46,7 +50,7 @@ fn check_limit(kind: MechanismKind, block: usize) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
+fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
     check_limit(MechanismKind::SysvMsg, block)?;
     let q = SysvMsgQueue::create()?;
     let id = q.id();
@@ -86,7 +90,7 @@ pub(super) fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
     Ok(link)
 }
 
-pub(super) fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
+fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
     check_limit(MechanismKind::PosixMq, block)?;
     let maxmsg = read_limit("/proc/sys/fs/mqueue/msg_max")
         .unwrap_or(10)
@@ -256,6 +260,82 @@ impl Drop for MqEnd {
         if self.write {
             // Hang up, without waiting if the queue is full.
             let _ = self.q.try_send(&[]);
+        }
+    }
+}
+
+/// The System V message queue: one queue, a message type per direction.
+pub struct SysvMsg;
+
+impl Mechanism for SysvMsg {
+    type End = SysvMsgEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::SysvMsg,
+        name: "sysv-msg",
+        summary: "System V message queue (msgget/msgsnd/msgrcv); one queue, a type per direction",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "SysV queue id (key 0x7<pid><seq>)",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup_sysv(opts, block)
+    }
+
+    fn open(h: PeerHandoff, _timeout_ms: i32) -> Result<SysvMsgEnd> {
+        match h.addr {
+            PeerAddr::SysvMsg {
+                id,
+                send_type,
+                recv_type,
+                max,
+            } => Ok(SysvMsgEnd::open(id, send_type, recv_type, max)),
+            other => Err(Error::Peer(format!("sysv-msg cannot open {other:?}"))),
+        }
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+}
+
+/// The POSIX message queue: one per direction, opened by name.
+pub struct PosixMq;
+
+impl Mechanism for PosixMq {
+    type End = MqEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::PosixMq,
+        name: "posix-mq",
+        summary: "POSIX message queue (mq_open/mq_send/mq_receive; --priority)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "/ipcperf-<pid>-... queue name",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup_mq(opts, block)
+    }
+
+    fn open(mut h: PeerHandoff, _timeout_ms: i32) -> Result<MqEnd> {
+        let fd = h.fds.drain(..).next();
+        match &h.addr {
+            PeerAddr::Mq { name, write, .. } => MqEnd::open(name, *write, fd, &h.opts),
+            other => Err(Error::Peer(format!("posix-mq cannot open {other:?}"))),
+        }
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        if let Some(p) = opts.mq_priority {
+            out.push(("priority".into(), p.to_string()));
         }
     }
 }

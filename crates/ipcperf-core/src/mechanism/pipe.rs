@@ -2,11 +2,15 @@
 
 use std::os::fd::AsFd;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::Result;
 use ipcperf_sys::fd;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let (r, w) = fd::pipe()?;
     let mut facts = Vec::new();
     if let Some(s) = opts.pipe_size {
@@ -28,4 +32,43 @@ pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
     );
     link.facts = facts;
     Ok(link)
+}
+
+/// The anonymous pipe.
+pub struct Pipe;
+
+impl Mechanism for Pipe {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Pipe,
+        name: "pipe",
+        summary: "anonymous pipe (pipe2); --pipe-size sets its buffer",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        if let Some(s) = opts.pipe_size {
+            out.push(("pipe_size".into(), s.to_string()));
+        }
+    }
+
+    fn single_mode_hint() -> String {
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
+        format!(
+            "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
+            max.trim()
+        )
+    }
 }

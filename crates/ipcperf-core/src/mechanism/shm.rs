@@ -4,9 +4,14 @@
 //! object `/ipcperf-<pid>-...` the peer opens by name (owned by the link's guard:
 //! removed on success, error, Ctrl-C and peer death).
 
+use super::info::TWO_SIDES;
+use super::shm_ring::ShmRing;
 use super::shm_ring::{RingObject, Wake};
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
-use crate::error::Result;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
+use crate::error::{Error, Result};
 
 /// The ring's default capacity: 1 MiB, or 4 blocks when that is more (a copying
 /// writer waits for room for its whole block). Zero-copy builds blocks in 64 KiB
@@ -21,7 +26,7 @@ pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
     })
 }
 
-pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let wake = opts.shm_wake.unwrap_or(Wake::Futex);
     let spin = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
     let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?
@@ -52,4 +57,60 @@ pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     link.on_peer_death.push(Box::new(obj.on_peer_death()?));
     link.guards.push(Box::new(obj));
     Ok(link)
+}
+
+/// The shared-memory ring.
+pub struct Shm;
+
+impl Mechanism for Shm {
+    type End = ShmRing;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Shm,
+        name: "shm",
+        summary: "SPSC ring in shared memory (memfd; --shm-named: POSIX object); --wake spin|futex|eventfd|sem",
+        modes: TWO_SIDES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (memfd); /ipcperf-<pid>-...-ring with --shm-named",
+    };
+
+    const POLLS: bool = false;
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(opts, block)
+    }
+
+    fn open(mut h: PeerHandoff, _timeout_ms: i32) -> Result<ShmRing> {
+        let fds = std::mem::take(&mut h.fds);
+        match &h.addr {
+            PeerAddr::Shm { ring, producer } => ShmRing::open_end(ring, fds, *producer),
+            other => Err(Error::Peer(format!("shm cannot open {other:?}"))),
+        }
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        out.push((
+            "memory".into(),
+            if opts.shm_named { "posix-shm" } else { "memfd" }.into(),
+        ));
+        if let Some(c) = opts.shm_capacity {
+            out.push(("ring_capacity".into(), c.to_string()));
+        }
+        if opts.shm_zero_copy {
+            out.push(("zero_copy".into(), "true".into()));
+        }
+        if opts.shm_wake == Some(Wake::Adaptive) {
+            let ns = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
+            out.push(("spin_ns".into(), ns.to_string()));
+        }
+    }
+
+    fn wait_label(opts: &MechOptions) -> String {
+        opts.shm_wake.unwrap_or(Wake::Futex).name().into()
+    }
 }

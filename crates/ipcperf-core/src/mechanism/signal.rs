@@ -19,7 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ipcperf_sys::rtsig;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff, OPEN_TIMEOUT_MS};
+use super::info::TWO_SIDES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape, OPEN_TIMEOUT_MS,
+};
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
 
@@ -33,7 +37,7 @@ static HUNG_UP: AtomicU64 = AtomicU64::new(0);
 static NEXT_LINK: AtomicU64 = AtomicU64::new(1);
 
 /// Why signal cannot carry a stream.
-pub fn refuse_stream() -> String {
+fn refuse_stream() -> String {
     "signal carries a wake-up with one 32-bit value, not a byte stream: \
      measure it with `ipcperf latency signal --sizes 4`"
         .into()
@@ -52,13 +56,8 @@ fn check_blocked() -> Result<()> {
     Ok(())
 }
 
-/// The way back of a round trip: the peer sends pong to the owner.
-pub fn setup_back(opts: &MechOptions, block: usize) -> Result<Link> {
-    setup(opts, block, false)
-}
-
 /// Set up one direction: `to_peer` (ping: the owner sends) or the way back (pong).
-pub(super) fn setup(opts: &MechOptions, block: usize, to_peer: bool) -> Result<Link> {
+fn setup(opts: &MechOptions, block: usize, to_peer: bool) -> Result<Link> {
     if block > MAX_MESSAGE {
         return Err(Error::Refused(format!(
             "a real-time signal carries one 32-bit value (sigval): at most 4 bytes, \
@@ -100,6 +99,56 @@ pub(super) fn setup(opts: &MechOptions, block: usize, to_peer: bool) -> Result<L
         HUNG_UP.store(link_id, Ordering::SeqCst);
     }));
     Ok(link)
+}
+
+/// A real-time signal carrying a 32-bit value.
+pub struct Signal;
+
+impl Mechanism for Signal {
+    type End = SignalEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Signal,
+        name: "signal",
+        summary: "real-time signal with sigqueue carrying a 32-bit value (latency only, <= 4 B)",
+        modes: TWO_SIDES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(opts, block, true)
+    }
+
+    /// The way back is the other signal (pong: the peer sends it to the owner).
+    fn setup_back(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(opts, block, false)
+    }
+
+    fn open(h: PeerHandoff, _timeout_ms: i32) -> Result<SignalEnd> {
+        match h.addr {
+            PeerAddr::Signal {
+                sig,
+                sender,
+                owner_pid,
+                link_id,
+            } => SignalEnd::open(sig, sender, owner_pid, link_id),
+            other => Err(Error::Peer(format!("signal cannot open {other:?}"))),
+        }
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::OneWayPair)
+    }
+
+    fn refuse_payload(_p: crate::payload::Payload) -> Option<String> {
+        Some(refuse_stream())
+    }
+
+    fn default_round_trip_sizes() -> Option<&'static [usize]> {
+        Some(&[MAX_MESSAGE])
+    }
 }
 
 /// One end of one direction.

@@ -7,7 +7,11 @@ use std::os::fd::AsFd;
 
 use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use ipcperf_sys::error::{Context, Errno};
 
@@ -19,7 +23,7 @@ fn sock_type(kind: MechanismKind) -> SockType {
     }
 }
 
-pub(super) fn setup(kind: MechanismKind, opts: &MechOptions, block: usize) -> Result<Link> {
+fn setup(kind: MechanismKind, opts: &MechOptions, block: usize) -> Result<Link> {
     let (a, b) = socketpair(
         AddressFamily::Unix,
         sock_type(kind),
@@ -76,4 +80,62 @@ pub(super) fn setup(kind: MechanismKind, opts: &MechOptions, block: usize) -> Re
         }));
     }
     Ok(link)
+}
+
+/// A Unix-domain datagram socketpair.
+pub struct UnixDgram;
+
+impl Mechanism for UnixDgram {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::UnixDgram,
+        name: "unix-dgram",
+        summary: "Unix-domain datagram socketpair (message boundaries kept, no loss)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (socketpair)",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(MechanismKind::UnixDgram, opts, block)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        opts.describe_buffers(out);
+    }
+}
+
+/// A Unix-domain sequenced-packet socketpair.
+pub struct UnixSeqpacket;
+
+impl Mechanism for UnixSeqpacket {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::UnixSeqpacket,
+        name: "unix-seqpacket",
+        summary: "Unix-domain SOCK_SEQPACKET socketpair",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (socketpair)",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(MechanismKind::UnixSeqpacket, opts, block)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        opts.describe_buffers(out);
+    }
 }

@@ -9,11 +9,15 @@ use nix::sys::socket::{
     SockFlag, SockType, SockaddrStorage,
 };
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use ipcperf_sys::error::Context;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let addr: SocketAddr = if opts.ipv6 {
         "[::1]:0".parse().unwrap()
     } else {
@@ -95,4 +99,41 @@ pub(super) fn connect(addr: SocketAddr, opts: &MechOptions, _timeout_ms: i32) ->
     .ctx("connect", &addr)?;
     set_nodelay(&fd, opts)?;
     Ok(fd)
+}
+
+/// TCP over loopback.
+pub struct Tcp;
+
+impl Mechanism for Tcp {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Tcp,
+        name: "tcp",
+        summary: "TCP over loopback (--ipv6, --nodelay, --sndbuf, --rcvbuf, --nonblocking)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (ephemeral port)",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        out.push(("ip".into(), if opts.ipv6 { "v6" } else { "v4" }.into()));
+        if opts.nodelay {
+            out.push(("nodelay".into(), "true".into()));
+        }
+        opts.describe_buffers(out);
+    }
+
+    fn single_mode_hint() -> String {
+        "; --sndbuf/--rcvbuf raise it, or use --mode threads".into()
+    }
 }

@@ -16,7 +16,11 @@ use nix::sys::socket::{
 };
 use nix::sys::time::TimeVal;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, LossyRead, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr,
+    PeerHandoff, RoundTripShape,
+};
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
 use crate::mechanism::ByteStream;
@@ -50,7 +54,7 @@ fn local_addr(fd: &OwnedFd) -> Result<SockaddrStorage> {
     Ok(getsockname::<SockaddrStorage>(fd.as_raw_fd()).ctx("getsockname", &"udp")?)
 }
 
-pub(super) fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let max = if opts.ipv6 {
         MAX_DATAGRAM_V6
     } else {
@@ -346,6 +350,59 @@ fn lossy<P: crate::payload::PayloadOps>(
     }
     u.set_wait_ms(first_wait)?;
     Ok((end, (got * len).min(total)))
+}
+
+/// UDP over loopback.
+pub struct Udp;
+
+impl Mechanism for Udp {
+    type End = UdpEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Udp,
+        name: "udp",
+        summary: "UDP over loopback; sequence-numbered datagrams, loss/duplication/reordering counted (max 65,507 B)",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none (ephemeral ports)",
+    };
+
+    fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(opts, block)
+    }
+
+    fn open(mut h: PeerHandoff, timeout_ms: i32) -> Result<UdpEnd> {
+        let PeerAddr::Udp { asker } = h.addr else {
+            return Err(Error::Peer(format!("udp cannot open {:?}", h.addr)));
+        };
+        UdpEnd::new(super::open_fd(&mut h, timeout_ms)?, asker)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        out.push(("ip".into(), if opts.ipv6 { "v6" } else { "v4" }.into()));
+        opts.describe_buffers(out);
+    }
+
+    fn take_datagram_counts(end: &mut UdpEnd) -> Option<DatagramCounts> {
+        Some(end.take_counts())
+    }
+
+    fn read_lossy(
+        end: &mut UdpEnd,
+        p: crate::payload::Payload,
+        buf: &mut [u8],
+        total: u64,
+    ) -> Option<Result<LossyRead>> {
+        Some(
+            read_stream_lossy(p, end, buf, total)
+                .map(|(t, delivered)| (t, delivered, end.take_counts())),
+        )
+    }
 }
 
 #[cfg(test)]

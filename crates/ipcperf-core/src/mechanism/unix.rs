@@ -5,12 +5,16 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::ALL_MODES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
+};
 use crate::error::{Error, Result};
 use ipcperf_sys::error::Context;
 use ipcperf_sys::names::PrivateDir;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let dir = PrivateDir::create(&opts.base_dir(), "unix")?;
     let path = dir.join("sock");
     let l = UnixListener::bind(&path).ctx("bind", &path.display())?;
@@ -46,4 +50,37 @@ pub(super) fn connect(path: &Path, opts: &MechOptions) -> Result<OwnedFd> {
     let fd = OwnedFd::from(s);
     super::tcp::set_buffers(&fd, opts)?;
     Ok(fd)
+}
+
+/// The Unix-domain stream socket on a path.
+pub struct Unix;
+
+impl Mechanism for Unix {
+    super::fd_stream_ends!();
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Unix,
+        name: "unix",
+        summary: "Unix-domain stream socket on a path",
+        modes: ALL_MODES,
+        solo: false,
+        reader_after_writer: false,
+        names: "socket path",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        opts.describe_buffers(out);
+    }
+
+    fn single_mode_hint() -> String {
+        "; --sndbuf/--rcvbuf raise it, or use --mode threads".into()
+    }
 }

@@ -9,13 +9,16 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
-use super::{Link, LocalEnd, MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use super::info::TWO_SIDES;
+use super::{
+    Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+};
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
 use crate::payload::Payload;
 use ipcperf_sys::fd;
 
-pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
+fn setup(opts: &MechOptions) -> Result<Link> {
     let (r, w) = fd::pipe()?;
     let mut facts = vec![("reader".into(), "splice to /dev/null".into())];
     if let Some(s) = opts.pipe_size {
@@ -40,7 +43,7 @@ pub(super) fn setup(opts: &MechOptions) -> Result<Link> {
 }
 
 /// Why a payload treatment cannot run over vmsplice (None: it can).
-pub fn refuse_payload(p: Payload) -> Option<String> {
+fn refuse_payload(p: Payload) -> Option<String> {
     (p != Payload::NoTouch).then(|| {
         format!(
             "vmsplice runs with --no-touch only ({} asked): the reader splices the pages to \
@@ -92,5 +95,45 @@ impl ByteStream for VmspliceEnd {
         };
         ipcperf_sys::splice::splice(self.pipe.as_fd(), sink.as_fd(), buf.len())
             .map_err(|e| Error::io("splice", "vmsplice pipe", e))
+    }
+}
+
+/// The zero-copy pipe: vmsplice in, splice out. No round trips: the receiver
+/// splices the pages away and holds nothing to send back.
+pub struct Vmsplice;
+
+impl Mechanism for Vmsplice {
+    type End = VmspliceEnd;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::Vmsplice,
+        name: "vmsplice",
+        summary:
+            "pipe fed with vmsplice, drained with splice to /dev/null: zero-copy (--no-touch only)",
+        modes: TWO_SIDES,
+        solo: false,
+        reader_after_writer: false,
+        names: "none",
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn open(mut h: PeerHandoff, timeout_ms: i32) -> Result<VmspliceEnd> {
+        let PeerAddr::Vmsplice { writer } = h.addr else {
+            return Err(Error::Peer(format!("vmsplice cannot open {:?}", h.addr)));
+        };
+        VmspliceEnd::new(super::open_fd(&mut h, timeout_ms)?, writer)
+    }
+
+    fn refuse_payload(p: Payload) -> Option<String> {
+        refuse_payload(p)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        if let Some(s) = opts.pipe_size {
+            out.push(("pipe_size".into(), s.to_string()));
+        }
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
-use crate::mechanism::{open_peer, ByteStream, Endpoint, PeerHandoff, OPEN_TIMEOUT_MS};
+use crate::mechanism::{with_mechanism, ByteStream, Mechanism, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::payload::{AlignedBuf, Payload};
 use crate::workload::{roundtrip, stream};
 use ipcperf_sys::clock::thread_cpu_ns;
@@ -140,12 +140,18 @@ pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
 }
 
 fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
+    with_mechanism!(setup.handoff.kind, M => serve_with::<M>(ch, setup))
+}
+
+/// The stream reader's and the echo's job for mechanism `M` (its loops
+/// monomorphized for `M`'s end).
+fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
     match setup.role {
         PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => Err(
             Error::Invalid("a sync role was handed to the stream and echo job".into()),
         ),
         PeerRole::StreamReader => {
-            let mut ep = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
+            let mut ep = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
             let mut buf = AlignedBuf::new(setup.block_size);
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
@@ -153,26 +159,17 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                     ToPeer::Go { bytes } => {
                         ep.prepare_series(false)?;
                         let cpu0 = thread_cpu_ns();
-                        let (end_ns, lossy) = match &mut ep {
-                            Endpoint::Udp(u) => {
-                                let (end, delivered) = crate::mechanism::udp::read_stream_lossy(
-                                    setup.payload,
-                                    u,
-                                    &mut buf,
-                                    bytes,
-                                )?;
-                                (end, Some((delivered, u.take_counts())))
-                            }
-                            ep => (
-                                crate::with_endpoint!(ep, e => stream::read_stream(
-                                    setup.payload,
-                                    e,
-                                    &mut buf,
-                                    bytes
-                                ))?,
-                                None,
-                            ),
-                        };
+                        let (end_ns, lossy) =
+                            match M::read_lossy(&mut ep, setup.payload, &mut buf, bytes) {
+                                Some(r) => {
+                                    let (end, delivered, counts) = r?;
+                                    (end, Some((delivered, counts)))
+                                }
+                                None => (
+                                    stream::read_stream(setup.payload, &mut ep, &mut buf, bytes)?,
+                                    None,
+                                ),
+                            };
                         ch.send(FromPeer::Done {
                             end_ns,
                             cpu: current_cpu(),
@@ -190,9 +187,9 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
             }
         }
         PeerRole::Echo => {
-            let fwd = open_peer(setup.handoff, OPEN_TIMEOUT_MS)?;
+            let fwd = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
             let back = match setup.back {
-                Some(h) => Some(open_peer(*h, OPEN_TIMEOUT_MS)?),
+                Some(h) => Some(M::open(*h, OPEN_TIMEOUT_MS)?),
                 None => None,
             };
             let mut end = crate::mode::roundtrip::Duplex::for_peer(fwd, back);
@@ -212,7 +209,7 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
                             echoed,
                             cpu: current_cpu(),
                             cpu_ns: thread_cpu_ns() - cpu0,
-                            datagrams: end.take_datagram_counts(),
+                            datagrams: M::take_datagram_counts(end.rx()),
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

@@ -7,8 +7,8 @@
 //! swapped — the peer writes into its owner's end ([`Link::local_as_handoff`]) and
 //! the owner reads from the peer's end.
 //!
-//! To plug a mechanism in: give it a [`RoundTripShape`] in [`shape`], and (for speed)
-//! a concrete variant in [`Duplex`] and [`with_duplex!`](crate::with_duplex).
+//! Generic over the [`Mechanism`], chosen once per case: the timed loop is
+//! monomorphized for its end (or pair of ends).
 
 use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
@@ -20,103 +20,50 @@ use super::watchdog::Watchdog;
 use super::Mode;
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
-use crate::mechanism::cma::CmaEnd;
-use crate::mechanism::msgq::MqEnd;
-use crate::mechanism::shm_ring::ShmRing;
-use crate::mechanism::{self, open_peer, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS};
+use crate::mechanism::{open_local, Link, Mechanism, RoundTripShape, OPEN_TIMEOUT_MS};
 use crate::plan::{CaseSpec, RunEnv};
 use crate::workload::roundtrip::{self, Pair, PingOutcome};
 
-/// How a mechanism carries a round trip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoundTripShape {
-    /// One object carries both directions.
-    TwoWay,
-    /// One object per direction.
-    OneWayPair,
-}
-
-/// How `kind` carries round trips; None when it cannot (no reader, or the reader
-/// only starts after the writer has finished).
-pub fn shape(kind: MechanismKind) -> Option<RoundTripShape> {
-    match kind {
-        MechanismKind::Unix
-        | MechanismKind::Tcp
-        | MechanismKind::UnixDgram
-        | MechanismKind::UnixSeqpacket
-        | MechanismKind::Udp
-        | MechanismKind::SysvMsg => Some(RoundTripShape::TwoWay),
-        MechanismKind::Pipe
-        | MechanismKind::Fifo
-        | MechanismKind::PosixMq
-        | MechanismKind::Cma
-        | MechanismKind::Shm
-        | MechanismKind::Eventfd
-        | MechanismKind::Signal => Some(RoundTripShape::OneWayPair),
-        // vmsplice: the receiver splices the pages away and holds nothing to send back.
-        MechanismKind::File
-        | MechanismKind::Null
-        | MechanismKind::Memcpy
-        | MechanismKind::Vmsplice => None,
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
-}
-
-/// One side's end(s) for round trips.
+/// One side's end(s) for round trips: one two-way end, or a pair of one-way ends.
 #[derive(Debug)]
-pub enum Duplex {
-    One(Endpoint),
-    /// Two descriptors (pipe, FIFO): the common case gets its own monomorphized loop.
-    TwoFd(Pair<FdStream, FdStream>),
-    TwoMq(Pair<MqEnd, MqEnd>),
-    TwoCma(Pair<CmaEnd, CmaEnd>),
-    TwoShm(Pair<ShmRing, ShmRing>),
-    /// Any other mix (one branch per call).
-    Two(Pair<Endpoint, Endpoint>),
+pub enum Duplex<E> {
+    One(E),
+    Two(Pair<E, E>),
 }
 
-impl Duplex {
+impl<E> Duplex<E> {
     /// Send on `tx`, receive on `rx` (`rx` None: one two-way end).
-    pub fn new(tx: Endpoint, rx: Option<Endpoint>) -> Duplex {
-        match (tx, rx) {
-            (tx, None) => Duplex::One(tx),
-            (Endpoint::Fd(tx), Some(Endpoint::Fd(rx))) => Duplex::TwoFd(Pair { tx, rx }),
-            (Endpoint::Mq(tx), Some(Endpoint::Mq(rx))) => Duplex::TwoMq(Pair { tx, rx }),
-            (Endpoint::Cma(tx), Some(Endpoint::Cma(rx))) => Duplex::TwoCma(Pair { tx, rx }),
-            (Endpoint::Shm(tx), Some(Endpoint::Shm(rx))) => Duplex::TwoShm(Pair { tx, rx }),
-            (tx, Some(rx)) => Duplex::Two(Pair { tx, rx }),
+    pub fn new(tx: E, rx: Option<E>) -> Duplex<E> {
+        match rx {
+            None => Duplex::One(tx),
+            Some(rx) => Duplex::Two(Pair { tx, rx }),
         }
     }
 
     /// The peer's view: it receives on the forward end and answers on `back`.
-    pub fn for_peer(fwd: Endpoint, back: Option<Endpoint>) -> Duplex {
+    pub fn for_peer(fwd: E, back: Option<E>) -> Duplex<E> {
         match back {
             Some(b) => Duplex::new(b, Some(fwd)),
             None => Duplex::One(fwd),
         }
     }
 
-    /// Datagram counts of this side's receiving end since the last call, if it keeps them.
-    pub fn take_datagram_counts(&mut self) -> Option<DatagramCounts> {
+    /// The receiving end.
+    pub fn rx(&mut self) -> &mut E {
         match self {
-            Duplex::One(e) => e.take_datagram_counts(),
-            Duplex::TwoFd(_) | Duplex::TwoMq(_) | Duplex::TwoCma(_) | Duplex::TwoShm(_) => None,
-            Duplex::Two(p) => p.rx.take_datagram_counts(),
+            Duplex::One(e) => e,
+            Duplex::Two(p) => &mut p.rx,
         }
     }
 }
 
-/// Run `$body` with `$e` bound to a concrete `&mut impl MessageEnd` inside `$d` (a `&mut Duplex`).
+/// Run `$body` with `$e` bound to the concrete `&mut impl MessageEnd` inside `$d`
+/// (a `&mut Duplex<E>`): one branch per series, none per round trip.
 #[macro_export]
 macro_rules! with_duplex {
     ($d:expr, $e:ident => $body:expr) => {
         match $d {
-            $crate::mode::roundtrip::Duplex::One(ep) => $crate::with_endpoint!(ep, $e => $body),
-            $crate::mode::roundtrip::Duplex::TwoFd($e) => $body,
-            $crate::mode::roundtrip::Duplex::TwoMq($e) => $body,
-            $crate::mode::roundtrip::Duplex::TwoCma($e) => $body,
-            $crate::mode::roundtrip::Duplex::TwoShm($e) => $body,
+            $crate::mode::roundtrip::Duplex::One($e) => $body,
             $crate::mode::roundtrip::Duplex::Two($e) => $body,
         }
     };
@@ -135,9 +82,9 @@ pub struct RoundTripOutcome {
     pub datagrams: Option<DatagramCounts>,
 }
 
-pub struct RoundTripSession {
+pub struct RoundTripSession<M: Mechanism> {
     spec: CaseSpec,
-    end: Duplex,
+    end: Duplex<M::End>,
     peer: Box<dyn PeerHandle>,
     wbuf: Vec<u8>,
     rbuf: Vec<u8>,
@@ -153,10 +100,10 @@ pub struct RoundTripSession {
     _links: Vec<Link>,
 }
 
-impl RoundTripSession {
-    pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<RoundTripSession> {
-        let info = spec.mechanism.info();
-        let Some(shape) = shape(spec.mechanism) else {
+impl<M: Mechanism> RoundTripSession<M> {
+    pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<RoundTripSession<M>> {
+        let info = &M::INFO;
+        let Some(shape) = M::round_trip() else {
             return Err(Error::Refused(format!(
                 "{} cannot carry round trips (it has no reader that answers)",
                 info.name
@@ -180,19 +127,14 @@ impl RoundTripSession {
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
         // The tare: measured here, on the owner's CPU, before anything else runs.
         let clock_cost_ns = clock_cost_ns(20_001);
-        let mut fwd = mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?;
+        let mut fwd = M::setup(&spec.opts, spec.block_size)?;
         let mut links = Vec::new();
         let (back_handoff, back_rx) = match shape {
             RoundTripShape::TwoWay => (None, None),
             RoundTripShape::OneWayPair => {
-                let mut back = if spec.mechanism == MechanismKind::Signal {
-                    // The way back is the other signal (pong), not a second ping.
-                    mechanism::signal::setup_back(&spec.opts, spec.block_size)?
-                } else {
-                    mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?
-                };
+                let mut back = M::setup_back(&spec.opts, spec.block_size)?;
                 // Our reading end first: a FIFO's writer opens only once a reader has.
-                let rx = open_peer(back.take_peer()?, OPEN_TIMEOUT_MS)?;
+                let rx = M::open(back.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let h = back.local_as_handoff()?;
                 links.push(back);
                 (Some(h), Some(rx))
@@ -224,7 +166,7 @@ impl RoundTripSession {
             watchdog = Watchdog::start(p.pid(), actions);
             Box::new(p)
         };
-        let tx = fwd.open_local(OPEN_TIMEOUT_MS);
+        let tx = open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS);
         let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
         let tx = match (tx, ready) {
             (Ok(tx), Ok(FromPeer::Ready { .. })) => tx,
@@ -298,7 +240,7 @@ impl RoundTripSession {
                 });
             }
         };
-        let mut ours = self.end.take_datagram_counts();
+        let mut ours = M::take_datagram_counts(self.end.rx());
         match self.peer.recv(10_000)? {
             FromPeer::Echoed {
                 echoed: _,

@@ -11,10 +11,8 @@ use super::thread::ThreadPeer;
 use super::watchdog::Watchdog;
 use super::Mode;
 use crate::error::{Error, Result};
-use crate::mechanism::{
-    self, open_peer, ByteStream, Endpoint, FdStream, Link, MechanismKind, OPEN_TIMEOUT_MS,
-};
-use crate::payload::{check_pattern, fill_pattern, AlignedBuf, Payload};
+use crate::mechanism::{open_local, ByteStream, FdStream, Link, Mechanism, OPEN_TIMEOUT_MS};
+use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
 use crate::workload::stream;
 
@@ -34,11 +32,11 @@ pub struct SeriesOutcome {
     pub datagrams: Option<crate::kind::DatagramCounts>,
 }
 
-pub struct StreamSession {
+pub struct StreamSession<M: Mechanism> {
     spec: CaseSpec,
-    writer: Option<Endpoint>,
+    writer: Option<M::End>,
     /// Single mode: the reader lives in this thread too.
-    reader: Option<Endpoint>,
+    reader: Option<M::End>,
     peer: Option<Box<dyn PeerHandle>>,
     wbuf: AlignedBuf,
     rbuf: AlignedBuf,
@@ -50,10 +48,10 @@ pub struct StreamSession {
     _link: Link,
 }
 
-impl StreamSession {
+impl<M: Mechanism> StreamSession<M> {
     /// Set up the mechanism, start the peer, open both ends.
-    pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<StreamSession> {
-        let info = spec.mechanism.info();
+    pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<StreamSession<M>> {
+        let info = &M::INFO;
         if !info.modes.contains(&spec.mode) {
             return Err(Error::Refused(format!(
                 "{} runs in {} mode only",
@@ -68,11 +66,11 @@ impl StreamSession {
         if spec.block_size == 0 {
             return Err(Error::Invalid("block size 0".into()));
         }
-        if let Some(why) = mechanism::refuse_payload(spec.mechanism, spec.payload) {
+        if let Some(why) = M::refuse_payload(spec.payload) {
             return Err(Error::Refused(why));
         }
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
-        let mut link = mechanism::setup_for(spec.mechanism, &spec.opts, spec.block_size)?;
+        let mut link = M::setup(&spec.opts, spec.block_size)?;
         let block = spec.block_size;
         let mut s = StreamSession {
             spec: spec.clone(),
@@ -87,26 +85,21 @@ impl StreamSession {
             _pin: pin,
             _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
         };
-        if spec.mechanism == MechanismKind::Memcpy {
-            s.rbuf = AlignedBuf::new(block);
-            s._link = link;
-            return Ok(s);
-        }
         match spec.mode {
             Mode::Single if info.solo => {
-                s.writer = Some(link.open_local(OPEN_TIMEOUT_MS)?);
+                s.writer = Some(open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?);
             }
             Mode::Single => {
                 // The reader first: a FIFO's writer can only open once a reader has.
-                let mut r = open_peer(link.take_peer()?, OPEN_TIMEOUT_MS)?;
-                let mut w = link.open_local(OPEN_TIMEOUT_MS)?;
+                let mut r = M::open(link.take_peer()?, OPEN_TIMEOUT_MS)?;
+                let mut w = open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?;
                 s.rbuf = AlignedBuf::new(block);
                 // Bounded waits on both ends: one thread must never block on itself.
                 // (Message endpoints check their limits before the run instead.)
-                if let (Some(wf), Some(rf)) = (w.as_fd_stream(), r.as_fd_stream()) {
+                if let (Some(wf), Some(rf)) = (M::as_fd_stream(&mut w), M::as_fd_stream(&mut r)) {
                     wf.set_nonblocking(true)?;
                     rf.set_nonblocking(true)?;
-                    probe_capacity(spec, wf, rf, &mut s.rbuf)?;
+                    probe_capacity::<M>(spec, wf, rf, &mut s.rbuf)?;
                 }
                 s.writer = Some(w);
                 s.reader = Some(r);
@@ -135,7 +128,7 @@ impl StreamSession {
                     s._watchdog = Watchdog::start(p.pid(), std::mem::take(&mut link.on_peer_death));
                     Box::new(p)
                 };
-                let w = link.open_local(OPEN_TIMEOUT_MS);
+                let w = open_local::<M>(&mut link, OPEN_TIMEOUT_MS);
                 let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
                 match (w, ready) {
                     (Ok(w), Ok(FromPeer::Ready { .. })) => s.writer = Some(w),
@@ -164,27 +157,13 @@ impl StreamSession {
     pub fn series(&mut self, blocks: u64, budget_ns: u64) -> Result<SeriesOutcome> {
         let p = self.spec.payload;
         let bytes = blocks * self.spec.block_size as u64;
-        if self.spec.mechanism == MechanismKind::Memcpy {
-            if p == Payload::Verify {
-                fill_pattern(&mut self.wbuf, 0);
-            }
-            let cpu0 = thread_cpu_ns();
-            let start = now_ns();
-            stream::copy_blocks(&self.wbuf, &mut self.rbuf, blocks);
-            let end = now_ns();
-            let cpu_ns = thread_cpu_ns() - cpu0;
-            if p == Payload::Verify {
-                check_pattern(&self.rbuf, 0)?;
-            }
-            return Ok(self.outcome(end - start, cpu_ns));
-        }
         let w = self.writer.as_mut().expect("writer open");
         w.prepare_series(true)?;
         if let Some(r) = self.reader.as_mut() {
             r.prepare_series(false)?;
             let cpu0 = thread_cpu_ns();
             let start = now_ns();
-            crate::with_endpoint!(w, w => stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks))?;
+            stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
             let end = now_ns();
             let cpu_ns = thread_cpu_ns() - cpu0;
             return Ok(self.outcome(end - start, cpu_ns));
@@ -193,20 +172,19 @@ impl StreamSession {
             // Solo writer (null).
             let cpu0 = thread_cpu_ns();
             let start = now_ns();
-            crate::with_endpoint!(w, w => stream::write_stream(p, w, &mut self.wbuf, blocks))?;
+            stream::write_stream(p, w, &mut self.wbuf, blocks)?;
             let end = now_ns();
             let cpu_ns = thread_cpu_ns() - cpu0;
             return Ok(self.outcome(end - start, cpu_ns));
         };
-        let after = self.spec.mechanism.info().reader_after_writer;
+        let after = M::INFO.reader_after_writer;
         peer.arm(Some(now_ns().saturating_add(budget_ns)));
         if !after {
             peer.send(ToPeer::Go { bytes })?;
         }
         let cpu0 = thread_cpu_ns();
         let start = now_ns();
-        let wrote =
-            crate::with_endpoint!(w, w => stream::write_stream(p, w, &mut self.wbuf, blocks));
+        let wrote = stream::write_stream(p, w, &mut self.wbuf, blocks);
         let write_end = now_ns();
         let writer_cpu_ns = thread_cpu_ns() - cpu0;
         if let Err(e) = wrote {
@@ -243,7 +221,7 @@ impl StreamSession {
                 o.reader_cpu_ns = Some(cpu_ns);
                 o.delivered_bytes = delivered;
                 o.datagrams = datagrams.map(|mut d| {
-                    if let Some(w) = self.writer.as_mut().and_then(|w| w.take_datagram_counts()) {
+                    if let Some(w) = self.writer.as_mut().and_then(M::take_datagram_counts) {
                         d.add(&w);
                     }
                     d
@@ -283,7 +261,7 @@ impl StreamSession {
 /// Single mode: one block must fit in the mechanism's buffer, or the thread would
 /// block on its own write. Try it with non-blocking ends and refuse with the
 /// measured capacity when it does not fit.
-fn probe_capacity(
+fn probe_capacity<M: Mechanism>(
     spec: &CaseSpec,
     w: &mut FdStream,
     r: &mut FdStream,
@@ -307,19 +285,7 @@ fn probe_capacity(
         cap += n;
     }
     drain(r, rbuf, cap)?;
-    let hint = match spec.mechanism {
-        MechanismKind::Pipe | MechanismKind::Fifo => {
-            let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
-            format!(
-                "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
-                max.trim()
-            )
-        }
-        MechanismKind::Unix | MechanismKind::Tcp => {
-            "; --sndbuf/--rcvbuf raise it, or use --mode threads".to_string()
-        }
-        _ => String::new(),
-    };
+    let hint = M::single_mode_hint();
     Err(Error::Refused(format!(
         "a {block}-byte block does not fit in one {} buffer in single mode: it holds {cap} bytes{hint}",
         spec.mechanism.name()

@@ -4,9 +4,8 @@ use std::io::Write;
 
 use clap::Args;
 use ipcperf_core::machine::Machine;
-use ipcperf_core::mechanism::{MechOptions, MechanismKind, MECHANISMS};
+use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
-use ipcperf_core::mode::roundtrip::shape;
 use ipcperf_core::mode::Mode;
 use ipcperf_core::plan::{CaseSpec, RunEnv};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
@@ -93,10 +92,10 @@ pub struct LatencyArgs {
 
 /// Every mechanism that can carry round trips, in the order `list` shows them.
 pub fn round_trip_mechanisms() -> Vec<MechanismKind> {
-    MECHANISMS
+    MechanismKind::ALL
         .iter()
-        .map(|m| m.kind)
-        .filter(|&k| shape(k).is_some())
+        .copied()
+        .filter(|k| k.round_trip().is_some())
         .collect()
 }
 
@@ -109,7 +108,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
         parse_mechanisms(&a.mechanisms)?
     };
     for &m in &mechs {
-        if shape(m).is_none() {
+        if m.round_trip().is_none() {
             return Err(Fail::usage(format!(
                 "{} cannot carry round trips (it has no side that answers); try: {}",
                 m.name(),
@@ -163,11 +162,10 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     for &m in &mechs {
         // Without --sizes, the wake-up mechanisms run at the one size they carry
         // (eventfd: its 8-byte counter; signal: a 4-byte sigval) instead of a refusal.
-        let own = match m {
-            MechanismKind::Eventfd if a.sizes.is_none() => Some(vec![8]),
-            MechanismKind::Signal if a.sizes.is_none() => Some(vec![4]),
-            _ => None,
-        };
+        let own = m
+            .default_round_trip_sizes()
+            .filter(|_| a.sizes.is_none())
+            .map(|s| s.to_vec());
         let m_sizes = own.as_ref().unwrap_or(&sizes);
         let rates: Vec<Option<u64>> = match &a.rate {
             Some(r) => r.0.iter().map(|&x| Some(x)).collect(),

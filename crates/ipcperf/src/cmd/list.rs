@@ -2,7 +2,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use ipcperf_core::machine::Machine;
-use ipcperf_core::mechanism::MECHANISMS;
+use ipcperf_core::mechanism::MechanismKind;
 use serde_json::json;
 
 use clap::Args;
@@ -21,7 +21,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
     match a.format {
         Format::Json => {
             let v = json!({
-                "mechanisms": MECHANISMS.iter().map(|i| json!({
+                "mechanisms": MechanismKind::INFOS.iter().map(|i| json!({
                     "name": i.name,
                     "summary": i.summary,
                     "modes": i.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
@@ -34,7 +34,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
         }
         Format::Csv => {
             crate::outln!("name,modes,named_objects,summary");
-            for i in MECHANISMS {
+            for i in MechanismKind::INFOS {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
                 crate::outln!(
                     "{},{},\"{}\",\"{}\"",
@@ -53,7 +53,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "named objects",
                 "what it is",
             ]);
-            for i in MECHANISMS {
+            for i in MechanismKind::INFOS {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
                 t.add_row(vec![i.name, &modes.join(", "), i.names, i.summary]);
             }

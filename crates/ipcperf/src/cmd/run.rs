@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use ipcperf_core::mechanism::{MechanismKind, MECHANISMS};
+use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::payload::Payload;
@@ -105,7 +105,7 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     for n in names {
         for part in n.split(',').filter(|p| !p.is_empty()) {
             let k = MechanismKind::from_name(part).ok_or_else(|| {
-                let known: Vec<_> = MECHANISMS.iter().map(|m| m.name).collect();
+                let known: Vec<_> = MechanismKind::INFOS.iter().map(|m| m.name).collect();
                 Fail::usage(format!(
                     "unknown mechanism '{part}' (known: {})",
                     known.join(", ")
