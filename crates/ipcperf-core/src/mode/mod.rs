@@ -5,6 +5,7 @@ pub mod process;
 pub mod protocol;
 pub mod roundtrip;
 pub mod session;
+pub mod start;
 pub mod thread;
 pub mod watchdog;
 

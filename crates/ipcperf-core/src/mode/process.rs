@@ -246,6 +246,11 @@ impl PeerChannel for SocketChannel {
             .write_all(&msg)
             .map_err(|e| Error::Peer(format!("the owner is gone: {e}")))
     }
+    fn owner_process(&self) -> Option<i32> {
+        // The owner started us (and we die with it: PR_SET_PDEATHSIG).
+        Some(nix::unistd::getppid().as_raw())
+    }
+
     fn recv(&mut self) -> Result<ToPeer> {
         let n = self
             .ctl

@@ -101,6 +101,10 @@ pub enum FromPeer {
 pub trait PeerChannel {
     fn send(&mut self, m: FromPeer) -> Result<()>;
     fn recv(&mut self) -> Result<ToPeer>;
+    /// The owner's pid when it is another process (None: a thread of ours).
+    fn owner_process(&self) -> Option<i32> {
+        None
+    }
 }
 
 /// The owner's end of the conversation.

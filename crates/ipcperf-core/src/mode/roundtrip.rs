@@ -13,9 +13,8 @@
 use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
-use super::process::ProcessPeer;
-use super::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use super::thread::ThreadPeer;
+use super::protocol::{serve, FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use super::start::start;
 use super::watchdog::Watchdog;
 use super::Mode;
 use crate::error::{Error, Result};
@@ -150,31 +149,13 @@ impl<M: Mechanism> RoundTripSession<M> {
             handoff_fds: None,
             sync: None,
         };
-        let mut peer_pid = None;
         let mut actions = std::mem::take(&mut fwd.on_peer_death);
         for l in &mut links {
             actions.append(&mut l.on_peer_death);
         }
-        let watchdog;
-        let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
-            let t = ThreadPeer::spawn(setup)?;
-            watchdog = Watchdog::for_thread(t.done_flag(), actions);
-            Box::new(t)
-        } else {
-            let p = ProcessPeer::spawn(&env.peer, setup)?;
-            peer_pid = Some(p.pid());
-            watchdog = Watchdog::start(p.pid(), actions);
-            Box::new(p)
-        };
-        let tx = open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS);
-        let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
-        let tx = match (tx, ready) {
-            (Ok(tx), Ok(FromPeer::Ready { .. })) => tx,
-            (_, Ok(FromPeer::Failed { message })) => return Err(Error::Peer(message)),
-            (_, Err(e)) => return Err(e),
-            (Err(e), _) => return Err(e),
-            (_, Ok(other)) => return Err(Error::Peer(format!("unexpected message {other:?}"))),
-        };
+        let mut started = start(spec.mode, &env.peer, setup, serve, actions)?;
+        let tx = started.ready(open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS))?;
+        let (peer, peer_pid, watchdog) = (started.handle, started.pid, started.watchdog);
         let mut facts = std::mem::take(&mut fwd.facts);
         for l in &mut links {
             facts.append(&mut l.facts);

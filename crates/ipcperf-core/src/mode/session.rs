@@ -5,9 +5,8 @@
 use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
-use super::process::ProcessPeer;
-use super::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use super::thread::ThreadPeer;
+use super::protocol::{serve, FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use super::start::start;
 use super::watchdog::Watchdog;
 use super::Mode;
 use crate::error::{Error, Result};
@@ -115,30 +114,12 @@ impl<M: Mechanism> StreamSession<M> {
                     back: None,
                     handoff_fds: None,
                 };
-                let mut peer: Box<dyn PeerHandle> = if spec.mode == Mode::Threads {
-                    let t = ThreadPeer::spawn(setup)?;
-                    s._watchdog = Watchdog::for_thread(
-                        t.done_flag(),
-                        std::mem::take(&mut link.on_peer_death),
-                    );
-                    Box::new(t)
-                } else {
-                    let p = ProcessPeer::spawn(&env.peer, setup)?;
-                    s.peer_pid = Some(p.pid());
-                    s._watchdog = Watchdog::start(p.pid(), std::mem::take(&mut link.on_peer_death));
-                    Box::new(p)
-                };
-                let w = open_local::<M>(&mut link, OPEN_TIMEOUT_MS);
-                let ready = peer.recv(OPEN_TIMEOUT_MS * 2);
-                match (w, ready) {
-                    (Ok(w), Ok(FromPeer::Ready { .. })) => s.writer = Some(w),
-                    (_, Ok(FromPeer::Failed { message })) => return Err(Error::Peer(message)),
-                    (_, Err(e)) => return Err(e),
-                    (Err(e), _) => return Err(e),
-                    (_, Ok(other)) => {
-                        return Err(Error::Peer(format!("unexpected message {other:?}")))
-                    }
-                }
+                let on_death = std::mem::take(&mut link.on_peer_death);
+                let mut started = start(spec.mode, &env.peer, setup, serve, on_death)?;
+                s.peer_pid = started.pid;
+                s._watchdog = started.watchdog.take();
+                s.writer = Some(started.ready(open_local::<M>(&mut link, OPEN_TIMEOUT_MS))?);
+                let peer = started.handle;
                 s.peer = Some(peer);
             }
         }

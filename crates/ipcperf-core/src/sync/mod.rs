@@ -16,10 +16,10 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::kind::Workload;
 use crate::kind::{Mode, Placement};
-use crate::mechanism::{MechOptions, MechanismKind, PeerAddr, PeerHandoff, OPEN_TIMEOUT_MS};
-use crate::mode::process::{PeerCommand, ProcessPeer};
+use crate::mechanism::{MechOptions, MechanismKind, PeerAddr, PeerHandoff};
+use crate::mode::process::PeerCommand;
 use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use crate::mode::thread::ThreadPeer;
+use crate::mode::start::start;
 use crate::payload::Payload;
 use crate::record::{
     CaseRecord, CaseStatus, LatencySummary, PlacementRecord, RobustnessRecord, SyncRecord,
@@ -272,14 +272,6 @@ fn partner_setup(objs: &mut Objects, role: PeerRole, cpu: Option<usize>) -> Resu
     })
 }
 
-fn wait_ready(peer: &mut dyn PeerHandle) -> Result<()> {
-    match peer.recv(OPEN_TIMEOUT_MS * 2)? {
-        FromPeer::Ready { .. } => Ok(()),
-        FromPeer::Failed { message } => Err(Error::Peer(message)),
-        other => Err(Error::Peer(format!("unexpected message {other:?}"))),
-    }
-}
-
 /// Start the other side of set/clear (a thread or a process) and wait until it is
 /// ready; returns it and, for a process, its pid.
 pub fn start_partner(
@@ -288,16 +280,9 @@ pub fn start_partner(
     role: PeerRole,
 ) -> Result<(Box<dyn PeerHandle>, Option<i32>)> {
     let setup = partner_setup(objs, role, spec.placement.reader_cpu)?;
-    let (mut peer, pid): (Box<dyn PeerHandle>, _) = match spec.mode {
-        Mode::Processes => {
-            let p = ProcessPeer::spawn(&spec.peer, setup)?;
-            let pid = p.pid() as i32;
-            (Box::new(p), Some(pid))
-        }
-        _ => (Box::new(ThreadPeer::spawn_job(setup, peer::serve)?), None),
-    };
-    wait_ready(peer.as_mut())?;
-    Ok((peer, pid))
+    let mut started = start(spec.mode, &spec.peer, setup, peer::serve, Vec::new())?;
+    started.ready(Ok(()))?;
+    Ok((started.handle, started.pid.map(|p| p as i32)))
 }
 
 /// One set/clear run of `n` cycles against the partner: its time, checked with the
@@ -480,8 +465,13 @@ pub fn robustness_variants(p: Primitive) -> Vec<(PeerRole, &'static str)> {
 
 fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<RobustnessRecord> {
     let mut objs = Objects::create(spec.primitive, &spec.base_dir)?;
-    let mut peer = ProcessPeer::spawn(&spec.peer, partner_setup(&mut objs, role, None)?)?;
-    wait_ready(&mut peer)?;
+    let setup = partner_setup(&mut objs, role, None)?;
+    let mut started = start(Mode::Processes, &spec.peer, setup, peer::serve, Vec::new())?;
+    started.ready(Ok(()))?;
+    let pid = started
+        .pid
+        .ok_or_else(|| Error::Peer("the holder is not a process".into()))?;
+    let peer = started.handle;
     let mut lock: AnyLock = objs.lock()?;
     if role == PeerRole::SyncHolderNoUndo {
         lock = lock.without_undo();
@@ -495,7 +485,6 @@ fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<Robust
             spec.primitive.name()
         )));
     }
-    let pid = peer.pid();
     let t0 = now_ns();
     ipcperf_sys::signal::kill(pid as i32);
     let got = crate::with_lock!(&mut lock, |l| l.acquire_within(ROBUST_BOUND)).expect("a lock")?;

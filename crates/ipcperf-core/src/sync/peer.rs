@@ -56,8 +56,8 @@ pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
 }
 
 fn serve_inner(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
-    // A peer process runs as `ipcperf __peer`; a peer thread shares our pid.
-    let in_own_process = std::env::args().nth(1).as_deref() == Some("__peer");
+    // The transport says whether the owner is another process.
+    let owner = ch.owner_process();
     let sync = *setup
         .sync
         .take()
@@ -67,9 +67,8 @@ fn serve_inner(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
     match setup.role {
         PeerRole::SyncPartner => {
             let mut c = ends.channel(Side::B)?;
-            if in_own_process {
-                // The owner is our parent; we also die with it (PR_SET_PDEATHSIG).
-                c.set_other_process(nix::unistd::getppid().as_raw());
+            if let Some(pid) = owner {
+                c.set_other_process(pid);
             }
             crate::with_channel!(&mut c, |c| partner(ch, c)).unwrap_or_else(|| {
                 Err(Error::Invalid(format!(

@@ -1,0 +1,63 @@
+//! Starting the other side of a case, the same way for every workload: a thread
+//! doing the job it is handed, or an `ipcperf __peer` process (which finds its
+//! job by the role in its setup); the watchdog that wakes the survivor when it
+//! dies; and the wait for its hello.
+
+use super::process::ProcessPeer;
+use super::protocol::{FromPeer, Job, PeerHandle, PeerSetup};
+use super::thread::ThreadPeer;
+use super::watchdog::{WakeUp, Watchdog};
+use super::Mode;
+use crate::error::{Error, Result};
+use crate::kind::PeerCommand;
+use crate::mechanism::OPEN_TIMEOUT_MS;
+
+/// A started peer: the handle to talk to it, its pid (a process), and the
+/// watchdog that runs `on_death` once it is gone.
+pub struct Started {
+    pub handle: Box<dyn PeerHandle>,
+    pub pid: Option<u32>,
+    pub watchdog: Option<Watchdog>,
+}
+
+/// Start the peer of a two-sided case: a process for [`Mode::Processes`], else a
+/// thread doing `job`.
+pub fn start(
+    mode: Mode,
+    cmd: &PeerCommand,
+    setup: PeerSetup,
+    job: Job,
+    on_death: Vec<WakeUp>,
+) -> Result<Started> {
+    if mode == Mode::Processes {
+        let p = ProcessPeer::spawn(cmd, setup)?;
+        let pid = p.pid();
+        Ok(Started {
+            watchdog: Watchdog::start(pid, on_death),
+            pid: Some(pid),
+            handle: Box::new(p),
+        })
+    } else {
+        let t = ThreadPeer::spawn_job(setup, job)?;
+        Ok(Started {
+            watchdog: Watchdog::for_thread(t.done_flag(), on_death),
+            pid: None,
+            handle: Box::new(t),
+        })
+    }
+}
+
+impl Started {
+    /// Wait for the peer's hello; `opened` is our own end, opened meanwhile. The
+    /// peer's account of a failure comes first: it says more than ours.
+    pub fn ready<T>(&mut self, opened: Result<T>) -> Result<T> {
+        let hello = self.handle.recv(OPEN_TIMEOUT_MS * 2);
+        match (opened, hello) {
+            (Ok(t), Ok(FromPeer::Ready { .. })) => Ok(t),
+            (_, Ok(FromPeer::Failed { message })) => Err(Error::Peer(message)),
+            (_, Err(e)) => Err(e),
+            (Err(e), _) => Err(e),
+            (_, Ok(other)) => Err(Error::Peer(format!("unexpected message {other:?}"))),
+        }
+    }
+}
