@@ -28,6 +28,28 @@ impl Payload {
     }
 }
 
+/// Run `$body` with `$P` naming the [`PayloadOps`] type of `$p` (a [`Payload`]):
+/// the one dispatch per series into a loop monomorphized for the payload.
+#[macro_export]
+macro_rules! with_payload {
+    ($p:expr, $P:ident => $body:expr) => {
+        match $p {
+            $crate::payload::Payload::Touch => {
+                type $P = $crate::payload::Touch;
+                $body
+            }
+            $crate::payload::Payload::NoTouch => {
+                type $P = $crate::payload::NoTouch;
+                $body
+            }
+            $crate::payload::Payload::Verify => {
+                type $P = $crate::payload::Verify;
+                $body
+            }
+        }
+    };
+}
+
 /// The operations a workload applies to each block; zero-sized implementations let
 /// the hot loop be monomorphized per payload.
 pub trait PayloadOps {

@@ -88,16 +88,10 @@ impl Mechanism for Fifo {
     }
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
-        if let Some(s) = opts.pipe_size {
-            out.push(("pipe_size".into(), s.to_string()));
-        }
+        super::pipe::describe_pipe_size(opts, out);
     }
 
     fn single_mode_hint() -> String {
-        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
-        format!(
-            "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
-            max.trim()
-        )
+        super::pipe::pipe_size_hint()
     }
 }

@@ -59,16 +59,26 @@ impl Mechanism for Pipe {
     }
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
-        if let Some(s) = opts.pipe_size {
-            out.push(("pipe_size".into(), s.to_string()));
-        }
+        describe_pipe_size(opts, out);
     }
 
     fn single_mode_hint() -> String {
-        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
-        format!(
-            "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
-            max.trim()
-        )
+        pipe_size_hint()
     }
+}
+
+/// `pipe_size` for the record (pipe, FIFO, vmsplice).
+pub(super) fn describe_pipe_size(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+    if let Some(s) = opts.pipe_size {
+        out.push(("pipe_size".into(), s.to_string()));
+    }
+}
+
+/// What raises a pipe's buffer.
+pub(super) fn pipe_size_hint() -> String {
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap_or_default();
+    format!(
+        "; --pipe-size raises it (up to fs.pipe-max-size = {} for unprivileged users)",
+        max.trim()
+    )
 }

@@ -305,12 +305,7 @@ pub fn read_stream_lossy(
     buf: &mut [u8],
     total: u64,
 ) -> Result<(u64, u64)> {
-    use crate::payload::{NoTouch, Payload, Touch, Verify};
-    match p {
-        Payload::Touch => lossy::<Touch>(u, buf, total),
-        Payload::NoTouch => lossy::<NoTouch>(u, buf, total),
-        Payload::Verify => lossy::<Verify>(u, buf, total),
-    }
+    crate::with_payload!(p, P => lossy::<P>(u, buf, total))
 }
 
 #[inline(never)]

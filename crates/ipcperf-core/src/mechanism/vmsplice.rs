@@ -132,8 +132,6 @@ impl Mechanism for Vmsplice {
     }
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
-        if let Some(s) = opts.pipe_size {
-            out.push(("pipe_size".into(), s.to_string()));
-        }
+        super::pipe::describe_pipe_size(opts, out);
     }
 }

@@ -12,7 +12,7 @@ use ipcperf_sys::clock::now_ns;
 
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
-use crate::payload::{NoTouch, Payload, PayloadOps, Touch, Verify};
+use crate::payload::{NoTouch, Payload, PayloadOps, Touch};
 
 /// One side of a round trip: send a whole message, receive a whole message.
 ///
@@ -241,11 +241,7 @@ fn scheduled<E: MessageEnd, S: Schedule>(
     samples: &mut Vec<u64>,
     s: &mut S,
 ) -> Result<PingOutcome> {
-    match p {
-        Payload::Touch => ping_loop::<E, Touch, S>(e, wbuf, rbuf, n, samples, s),
-        Payload::NoTouch => ping_loop::<E, NoTouch, S>(e, wbuf, rbuf, n, samples, s),
-        Payload::Verify => ping_loop::<E, Verify, S>(e, wbuf, rbuf, n, samples, s),
-    }
+    crate::with_payload!(p, P => ping_loop::<E, P, S>(e, wbuf, rbuf, n, samples, s))
 }
 
 /// [`echo_loop`] with the payload treatment chosen at run time. Under `verify`, B

@@ -7,7 +7,7 @@ use ipcperf_sys::clock::now_ns;
 
 use crate::error::{Error, Result};
 use crate::mechanism::ByteStream;
-use crate::payload::{NoTouch, Payload, PayloadOps, Touch, Verify};
+use crate::payload::{Payload, PayloadOps};
 
 /// Write `blocks` blocks of `buf.len()` bytes.
 #[inline(never)]
@@ -106,11 +106,7 @@ pub fn write_stream<S: ByteStream>(
     buf: &mut [u8],
     blocks: u64,
 ) -> Result<()> {
-    match p {
-        Payload::Touch => write_blocks::<S, Touch>(s, buf, blocks),
-        Payload::NoTouch => write_blocks::<S, NoTouch>(s, buf, blocks),
-        Payload::Verify => write_blocks::<S, Verify>(s, buf, blocks),
-    }
+    crate::with_payload!(p, P => write_blocks::<S, P>(s, buf, blocks))
 }
 
 /// [`read_bytes`] with the payload treatment chosen at run time.
@@ -120,11 +116,7 @@ pub fn read_stream<S: ByteStream>(
     buf: &mut [u8],
     total: u64,
 ) -> Result<u64> {
-    match p {
-        Payload::Touch => read_bytes::<S, Touch>(s, buf, total),
-        Payload::NoTouch => read_bytes::<S, NoTouch>(s, buf, total),
-        Payload::Verify => read_bytes::<S, Verify>(s, buf, total),
-    }
+    crate::with_payload!(p, P => read_bytes::<S, P>(s, buf, total))
 }
 
 /// [`echo_blocks`] with the payload treatment chosen at run time.
@@ -136,11 +128,7 @@ pub fn echo_stream<W: ByteStream, R: ByteStream>(
     rbuf: &mut [u8],
     blocks: u64,
 ) -> Result<()> {
-    match p {
-        Payload::Touch => echo_blocks::<W, R, Touch>(w, r, wbuf, rbuf, blocks),
-        Payload::NoTouch => echo_blocks::<W, R, NoTouch>(w, r, wbuf, rbuf, blocks),
-        Payload::Verify => echo_blocks::<W, R, Verify>(w, r, wbuf, rbuf, blocks),
-    }
+    crate::with_payload!(p, P => echo_blocks::<W, R, P>(w, r, wbuf, rbuf, blocks))
 }
 
 #[cfg(test)]
