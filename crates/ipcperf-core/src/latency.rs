@@ -97,6 +97,37 @@ pub struct LatencySummary {
     pub latency_histogram: HistogramRecord,
 }
 
+/// The percentiles every latency figure of ipcperf reports (round trips and sync
+/// cycles alike), all from one HDR histogram: the one percentile computation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Percentiles {
+    pub samples: u64,
+    pub mean_ns: f64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub p9999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// The percentiles of a histogram (0 everywhere for an empty one).
+pub fn percentiles(h: &Histogram<u64>) -> Percentiles {
+    let q = |p: f64| h.value_at_quantile(p);
+    Percentiles {
+        samples: h.len(),
+        mean_ns: h.mean(),
+        min_ns: h.min(),
+        p50_ns: q(0.50),
+        p90_ns: q(0.90),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        p9999_ns: q(0.9999),
+        max_ns: h.max(),
+    }
+}
+
 /// Summarize a histogram. `elapsed_ns` is the wall time of the timed series.
 pub fn summarize(
     h: &Histogram<u64>,
@@ -106,21 +137,20 @@ pub fn summarize(
     series_p50_ns: Vec<u64>,
     over_range: u64,
 ) -> LatencySummary {
-    let n = h.len();
-    let q = |p: f64| h.value_at_quantile(p);
+    let p = percentiles(h);
     LatencySummary {
-        round_trips: n,
+        round_trips: p.samples,
         round_trips_lost: lost,
-        round_trips_per_sec: n as f64 * 1e9 / elapsed_ns.max(1) as f64,
+        round_trips_per_sec: p.samples as f64 * 1e9 / elapsed_ns.max(1) as f64,
         clock_cost_ns,
-        mean_ns: h.mean(),
-        min_ns: h.min(),
-        p50_ns: q(0.50),
-        p90_ns: q(0.90),
-        p99_ns: q(0.99),
-        p999_ns: q(0.999),
-        p9999_ns: q(0.9999),
-        max_ns: h.max(),
+        mean_ns: p.mean_ns,
+        min_ns: p.min_ns,
+        p50_ns: p.p50_ns,
+        p90_ns: p.p90_ns,
+        p99_ns: p.p99_ns,
+        p999_ns: p.p999_ns,
+        p9999_ns: p.p9999_ns,
+        max_ns: p.max_ns,
         series_p50_ns,
         over_range,
         latency_histogram: HistogramRecord::from_histogram(h),

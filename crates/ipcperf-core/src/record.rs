@@ -113,7 +113,7 @@ pub struct SyncSeries {
 
 /// Per-cycle set/clear latency (each cycle timed alone; the clock's median cost subtracted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
+pub struct CycleLatency {
     pub samples: u64,
     pub clock_cost_ns: u64,
     pub p50_ns: u64,
@@ -157,7 +157,7 @@ pub struct SyncRecord {
     pub set_clear_note: Option<String>,
     pub request_release_series: Vec<SyncSeries>,
     pub set_clear_series: Vec<SyncSeries>,
-    pub set_clear_latency: Option<LatencySummary>,
+    pub set_clear_latency: Option<CycleLatency>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robustness: Option<RobustnessRecord>,
 }

@@ -7,7 +7,7 @@ use ipcperf_core::machine::Machine;
 use ipcperf_core::mode::Mode;
 use ipcperf_core::payload::Payload;
 use ipcperf_core::record::{
-    CaseRecord, CaseStatus, LatencySummary, PlacementRecord, RunRecord, SeriesRecord, SyncRecord,
+    CaseRecord, CaseStatus, CycleLatency, PlacementRecord, RunRecord, SeriesRecord, SyncRecord,
 };
 use ipcperf_core::workload::Workload;
 
@@ -132,7 +132,7 @@ pub fn sync_case(primitive: &str, p50: u64, p90: u64, p99: u64, p999: u64) -> Ca
         set_clear_note: None,
         request_release_series: vec![],
         set_clear_series: vec![],
-        set_clear_latency: Some(LatencySummary {
+        set_clear_latency: Some(CycleLatency {
             samples: 10_000,
             clock_cost_ns: 20,
             p50_ns: p50,

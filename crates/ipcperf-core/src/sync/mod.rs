@@ -22,8 +22,7 @@ use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
 use crate::mode::start::start;
 use crate::payload::Payload;
 use crate::record::{
-    CaseRecord, CaseStatus, LatencySummary, PlacementRecord, RobustnessRecord, SyncRecord,
-    SyncSeries,
+    CaseRecord, CaseStatus, CycleLatency, PlacementRecord, RobustnessRecord, SyncRecord, SyncSeries,
 };
 use crate::stats::median;
 use ends::{AnyLock, Lock, NopChannel, NopLock, Objects};
@@ -323,7 +322,7 @@ pub fn measure_set_clear<C: ends::Channel>(
     c: &mut C,
     peer: &mut dyn PeerHandle,
     spec: &SyncSpec,
-) -> Result<(Vec<SyncSeries>, Option<LatencySummary>)> {
+) -> Result<(Vec<SyncSeries>, Option<CycleLatency>)> {
     let n = calibrate(spec.series_ns, |n| exchange(c, peer, n, None))?;
     let mut nop = NopChannel;
     let mut v = Vec::new();
@@ -341,7 +340,7 @@ pub fn measure_set_clear<C: ends::Channel>(
         let mut s = Vec::with_capacity(k);
         let clock = ipcperf_sys::clock::clock_cost_ns(10_001);
         exchange(c, peer, k as u64, Some(&mut s))?;
-        Some(latency_summary(&mut s, clock))
+        Some(latency_summary(&s, clock))
     } else {
         None
     };
@@ -355,25 +354,20 @@ pub fn measure_set_clear<C: ends::Channel>(
     Ok((v, lat))
 }
 
-/// Percentiles of per-cycle samples with the clock's cost subtracted (never below 0).
-pub fn latency_summary(s: &mut [u64], clock_cost_ns: u64) -> LatencySummary {
-    s.sort_unstable();
-    let pct = |p: f64| -> u64 {
-        if s.is_empty() {
-            return 0;
-        }
-        // Nearest rank; the epsilon keeps 0.999 * 1000 from rounding up to 1000.
-        let i = ((p / 100.0) * s.len() as f64 - 1e-9).ceil() as usize;
-        s[i.clamp(1, s.len()) - 1].saturating_sub(clock_cost_ns)
-    };
-    LatencySummary {
-        samples: s.len() as u64,
+/// Percentiles of per-cycle samples with the clock's cost subtracted (never below
+/// 0), through the same histogram and percentiles as round trips.
+pub fn latency_summary(s: &[u64], clock_cost_ns: u64) -> CycleLatency {
+    let mut h = crate::latency::new_histogram();
+    crate::latency::record_samples(&mut h, s, clock_cost_ns);
+    let p = crate::latency::percentiles(&h);
+    CycleLatency {
+        samples: p.samples,
         clock_cost_ns,
-        p50_ns: pct(50.0),
-        p90_ns: pct(90.0),
-        p99_ns: pct(99.0),
-        p999_ns: pct(99.9),
-        max_ns: pct(100.0),
+        p50_ns: p.p50_ns,
+        p90_ns: p.p90_ns,
+        p99_ns: p.p99_ns,
+        p999_ns: p.p999_ns,
+        max_ns: p.max_ns,
     }
 }
 

@@ -171,8 +171,8 @@ fn a_threads_case_fills_the_record() {
 
 #[test]
 fn latency_summary_on_fixed_samples() {
-    let mut s: Vec<u64> = (1..=1000).collect();
-    let l = latency_summary(&mut s, 1);
+    let s: Vec<u64> = (1..=1000).collect();
+    let l = latency_summary(&s, 1);
     assert_eq!(
         (l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.max_ns),
         (499, 899, 989, 998, 999)
