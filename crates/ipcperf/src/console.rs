@@ -49,12 +49,10 @@ pub fn case_name(r: &CaseRecord) -> String {
 }
 
 impl Console {
-    pub fn new(specs: &[CaseSpec]) -> Console {
+    /// Progress over `total` cases (a bar on a terminal, nothing otherwise).
+    pub fn new(total: usize) -> Console {
         let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::with_draw_target(
-                Some(specs.len() as u64),
-                ProgressDrawTarget::stderr(),
-            );
+            let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             b.set_style(
                 ProgressStyle::with_template(
                     "{spinner} [{elapsed}] {bar:30} {pos}/{len} cases, ETA {eta}  {msg}",
@@ -73,27 +71,15 @@ impl Console {
         }
     }
 
-    pub fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Observer for Console {
-    fn case_started(&mut self, spec: &CaseSpec, _index: usize, _total: usize) {
+    /// A case starts: its name goes beside the bar.
+    pub fn started(&self, name: String) {
         if let Some(b) = &self.bar {
-            b.set_message(format!(
-                "{} {} {} {}",
-                spec.mechanism.name(),
-                spec.mode.name(),
-                fmt_size(spec.block_size as u64),
-                spec.placement.label()
-            ));
+            b.set_message(name);
         }
     }
 
-    fn case_done(&mut self, r: &CaseRecord) {
+    /// A case ended: a refusal or failure is said, and the bar moves on.
+    pub fn done(&self, r: &CaseRecord) {
         let msg = r.message.clone().unwrap_or_default();
         match r.status {
             CaseStatus::Ok => {}
@@ -103,5 +89,27 @@ impl Observer for Console {
         if let Some(b) = &self.bar {
             b.inc(1);
         }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Console {
+    fn case_started(&mut self, spec: &CaseSpec, _index: usize, _total: usize) {
+        self.started(format!(
+            "{} {} {} {}",
+            spec.mechanism.name(),
+            spec.mode.name(),
+            fmt_size(spec.block_size as u64),
+            spec.placement.label()
+        ));
+    }
+
+    fn case_done(&mut self, r: &CaseRecord) {
+        self.done(r);
     }
 }

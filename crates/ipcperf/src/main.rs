@@ -11,6 +11,7 @@ mod cmd;
 mod compare;
 mod console;
 mod export;
+mod fail;
 mod plot;
 mod report;
 #[cfg(test)]
@@ -21,30 +22,6 @@ mod testdata;
 mod units;
 
 use clap::Parser;
-
-/// An error for the user: one line, and the exit code it deserves.
-#[derive(Debug)]
-pub struct Fail {
-    pub code: i32,
-    pub message: String,
-}
-
-impl Fail {
-    /// Bad input: exit code 2.
-    pub fn usage(message: impl Into<String>) -> Fail {
-        Fail {
-            code: 2,
-            message: message.into(),
-        }
-    }
-    /// Something failed while running: exit code 1.
-    pub fn failure(message: impl Into<String>) -> Fail {
-        Fail {
-            code: 1,
-            message: message.into(),
-        }
-    }
-}
 
 /// Parse the arguments; bad input is one line on stderr and exit code 2 (help and
 /// --version print as clap prints them).

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 
+use crate::fail::Fail;
 use crate::units;
-use crate::Fail;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -196,4 +196,43 @@ pub fn parse_pin(s: &str) -> Result<PinArg, String> {
             .map_err(|_| format!("'{x}' is not a CPU number"))
     };
     Ok(PinArg::Cpus(cpu(w)?, cpu(r)?))
+}
+
+/// The flags `run` and `latency` share: how many series, where the two sides run,
+/// what happens to the payload. (Sizes, lengths and modes differ in their
+/// defaults and limits, so each command keeps its own.)
+#[derive(clap::Args, Debug)]
+pub struct CaseArgs {
+    /// Series per case (each kept: a stream's summary is their median, min and max;
+    /// round trips all go into one histogram).
+    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU; 0,1 different CPUs),
+    /// `same`, `cross` or `none`. Repeat to measure several placements side by side.
+    #[arg(long, value_parser = parse_pin)]
+    pub pin: Vec<PinArg>,
+
+    /// Send the buffer as it is, without writing or reading every byte.
+    #[arg(long, conflicts_with = "verify")]
+    pub no_touch: bool,
+
+    /// Fill every block with a position-dependent pattern and check every byte that
+    /// arrives (round trips: the sender checks every byte of each answer).
+    #[arg(long)]
+    pub verify: bool,
+}
+
+impl CaseArgs {
+    /// The payload treatment asked for.
+    pub fn payload(&self) -> ipcperf_core::payload::Payload {
+        use ipcperf_core::payload::Payload;
+        if self.verify {
+            Payload::Verify
+        } else if self.no_touch {
+            Payload::NoTouch
+        } else {
+            Payload::Touch
+        }
+    }
 }

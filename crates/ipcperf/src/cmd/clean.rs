@@ -17,7 +17,7 @@ use clap::Args;
 use ipcperf_sys::names::{owner_pid, pid_alive, PREFIX};
 use ipcperf_sys::{mqueue, sysv_msg};
 
-use crate::Fail;
+use crate::fail::Fail;
 
 #[derive(Args, Debug)]
 pub struct CleanArgs {

@@ -4,7 +4,8 @@ use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::export::Format;
-use crate::{compare, export, Fail};
+use crate::fail::Fail;
+use crate::{compare, export};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use clap_complete::Shell;
 
-use crate::Fail;
+use crate::fail::Fail;
 
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {

@@ -6,8 +6,8 @@ use ipcperf_core::observer::Observer;
 use ipcperf_core::plan::CaseSpec;
 use ipcperf_core::record::{unix_ms, CaseRecord, RunRecord, SeriesRecord};
 
+use crate::fail::Fail;
 use crate::store::{Location, Store};
-use crate::Fail;
 
 /// Where the history is.
 #[derive(Args, Debug, Clone, Default)]

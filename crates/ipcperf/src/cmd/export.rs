@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
+use crate::export;
 use crate::export::Format;
-use crate::{export, Fail};
+use crate::fail::Fail;
 use ipcperf_core::record::RunRecord;
 
 #[derive(Args, Debug)]

@@ -7,8 +7,8 @@ use clap::Args;
 use ipcperf_core::gen::Printable;
 use ipcperf_sys::error::Errno;
 
+use crate::fail::Fail;
 use crate::units;
-use crate::Fail;
 
 #[derive(Args, Debug)]
 pub struct GenArgs {

@@ -4,8 +4,8 @@ use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 use super::db::DbArgs;
+use crate::fail::Fail;
 use crate::store::RunSummary;
-use crate::Fail;
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {

@@ -18,8 +18,8 @@ use ipcperf_core::workload::Workload;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::db::DbArgs;
+use crate::fail::Fail;
 use crate::store::StoreError;
-use crate::Fail;
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {

@@ -1,23 +1,20 @@
 //! `ipcperf latency`: round-trip latency percentiles, mechanism by mechanism.
 
-use std::io::Write;
-
 use clap::Args;
-use ipcperf_core::machine::Machine;
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::Mode;
 use ipcperf_core::plan::{CaseSpec, RunEnv};
-use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
+use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 
-use crate::cmd::args::{parse_pin, parse_size_list, ModeArg, PinArg, SizeList};
-use crate::cmd::run::{parse_mechanisms, payload, placements, series_length};
+use crate::cmd::args::{parse_size_list, ModeArg, SizeList};
+use crate::cmd::run::{parse_mechanisms, placements, series_length};
 use crate::console::Console;
 use crate::export;
 use crate::export::Format;
+use crate::fail::Fail;
 use crate::units;
-use crate::Fail;
 
 /// The default block size: Duncan's 512-byte messages.
 pub const DEFAULT_SIZE: usize = 512;
@@ -51,22 +48,8 @@ pub struct LatencyArgs {
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
     pub count: Option<u64>,
 
-    /// Series per case; all their round trips go into one histogram.
-    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
-
-    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU; 0,1 different CPUs),
-    /// `same`, `cross` or `none`. Repeat for several placements side by side.
-    #[arg(long, value_parser = parse_pin)]
-    pub pin: Vec<PinArg>,
-
-    /// Send the buffer as it is, without writing or reading every byte.
-    #[arg(long, conflicts_with = "verify")]
-    pub no_touch: bool,
-
-    /// Fill messages with a pattern; the sender checks every byte of each answer.
-    #[arg(long)]
-    pub verify: bool,
+    #[command(flatten)]
+    pub case: crate::cmd::args::CaseArgs,
 
     /// Also show one-way figures (half the round trip), labelled so.
     #[arg(long)]
@@ -149,8 +132,8 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
         EXPLICIT_SERIES_MS
     };
     let length = series_length(a.count, a.duration, default_ms);
-    let placements = placements(&a.pin, false)?;
-    let payload = payload(a.verify, a.no_touch);
+    let placements = placements(&a.case.pin, false)?;
+    let payload = a.case.payload();
     if a.mech.zero_copy {
         return Err(Fail::usage(
             "--zero-copy measures shm streams (ipcperf run); a round trip copies its \
@@ -187,7 +170,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                                 placement: pl,
                                 payload,
                                 length,
-                                repeat: a.repeat,
+                                repeat: a.case.repeat,
                                 include_setup: false,
                                 opts: o.clone(),
                             });
@@ -203,36 +186,15 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
 pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    let mut run = RunRecord {
-        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        started_ms: unix_ms(),
-        finished_ms: None,
-        complete: false,
-        machine: Machine::collect(),
-        cases: Vec::new(),
-    };
+    let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
-    let mut console = Console::new(&specs);
+    let mut console = Console::new(specs.len());
     run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
-    console.finish();
-    run.finished_ms = Some(unix_ms());
-    run.complete = true;
-    saver.finish(&run);
-
-    let out = export::render_latency(&run, a.format, a.one_way);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-
-    let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
-    if count(CaseStatus::Refused) == run.cases.len() {
-        let first = run
-            .cases
-            .first()
-            .and_then(|c| c.message.clone())
-            .unwrap_or_default();
-        return Err(Fail::usage(format!("nothing could run as asked: {first}")));
-    }
-    Ok(if count(CaseStatus::Failed) > 0 { 1 } else { 0 })
+    crate::cmd::ending::finish(
+        run,
+        saver,
+        &mut console,
+        |r| export::render_latency(r, a.format, a.one_way),
+        true,
+    )
 }

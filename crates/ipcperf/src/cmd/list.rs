@@ -8,7 +8,7 @@ use serde_json::json;
 use clap::Args;
 
 use crate::export::Format;
-use crate::Fail;
+use crate::fail::Fail;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {

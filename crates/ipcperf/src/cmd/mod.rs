@@ -5,6 +5,7 @@ pub mod clean;
 pub mod compare;
 pub mod completions;
 pub mod db;
+pub mod ending;
 pub mod export;
 pub mod gen;
 pub mod history;

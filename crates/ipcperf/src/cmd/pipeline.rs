@@ -29,8 +29,8 @@ use super::sink::SinkReport;
 use crate::cmd::db::{SaveArgs, Saver};
 use crate::export::Format;
 use crate::export::{self, view};
+use crate::fail::Fail;
 use crate::units::{self, fmt_mbps, fmt_size};
-use crate::Fail;
 
 #[derive(Args, Debug)]
 pub struct PipelineArgs {

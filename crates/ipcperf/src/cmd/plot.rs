@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
-use crate::{plot, Fail};
+use crate::fail::Fail;
+use crate::plot;
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
-use crate::{report, Fail};
+use crate::fail::Fail;
+use crate::report;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {

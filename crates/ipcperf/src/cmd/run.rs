@@ -1,23 +1,21 @@
 //! `ipcperf run`: stream throughput against block size.
 
-use std::io::Write;
-
 use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
-use ipcperf_core::payload::Payload;
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
-use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
+use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 
 use clap::Args;
 
-use crate::cmd::args::{parse_pin, parse_size_list, MechArgs, ModeArg, PinArg, SizeList};
+use crate::cmd::args::{parse_size_list, MechArgs, ModeArg, PinArg, SizeList};
 use crate::cmd::db::Saver;
+use crate::cmd::ending::finish;
 use crate::console::Console;
 use crate::export::{self, Format};
+use crate::fail::Fail;
 use crate::units;
-use crate::Fail;
 
 /// The default suite's mechanisms, block sizes and series length.
 #[derive(Args, Debug)]
@@ -44,22 +42,8 @@ pub struct RunArgs {
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
 
-    /// Series per case (each kept; the summary is their median, min and max).
-    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
-
-    /// Pin writer and reader: `W,R` CPU numbers (0,0 same CPU; 0,1 different CPUs),
-    /// `same`, `cross` or `none`. Repeat to measure several placements side by side.
-    #[arg(long, value_parser = parse_pin)]
-    pub pin: Vec<PinArg>,
-
-    /// Send the buffer as it is, without writing or reading every byte.
-    #[arg(long, conflicts_with = "verify")]
-    pub no_touch: bool,
-
-    /// Fill blocks with a position-dependent pattern and check every byte received.
-    #[arg(long)]
-    pub verify: bool,
+    #[command(flatten)]
+    pub case: crate::cmd::args::CaseArgs,
 
     /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
     #[arg(long)]
@@ -172,17 +156,6 @@ pub fn series_length(
     }
 }
 
-/// `--verify` wins over `--no-touch`; by default every byte is touched.
-pub fn payload(verify: bool, no_touch: bool) -> Payload {
-    if verify {
-        Payload::Verify
-    } else if no_touch {
-        Payload::NoTouch
-    } else {
-        Payload::Touch
-    }
-}
-
 /// Turn the arguments into the list of cases, in the order they run.
 pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let default_suite = a.mechanisms.is_empty();
@@ -214,9 +187,9 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         EXPLICIT_SERIES_MS
     };
     let length = series_length(a.count, a.duration, default_ms);
-    let placements = placements(&a.pin, default_suite)?;
-    let payload = payload(a.verify, a.no_touch);
-    if a.mech.zero_copy && a.no_touch {
+    let placements = placements(&a.case.pin, default_suite)?;
+    let payload = a.case.payload();
+    if a.mech.zero_copy && a.case.no_touch {
         return Err(Fail::usage(
             "--zero-copy with --no-touch would move no byte at all (nothing is copied, \
              written or read): measure zero-copy with the payload touched or --verify",
@@ -252,7 +225,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                             placement: pl,
                             payload,
                             length,
-                            repeat: a.repeat,
+                            repeat: a.case.repeat,
                             include_setup: a.include_setup,
                             opts: o.clone(),
                         };
@@ -272,35 +245,13 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = Saver::start(&a.save, &run)?;
-    let mut console = Console::new(&specs);
+    let mut console = Console::new(specs.len());
     run.cases = runner::run_all(&specs, &env, &mut saver.observe(&mut console));
-    console.finish();
-    run.finished_ms = Some(unix_ms());
-    run.complete = true;
-    saver.finish(&run);
-
-    let out = export::render(&run, a.format, a.rank_size);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-
-    let refused = run
-        .cases
-        .iter()
-        .filter(|c| c.status == CaseStatus::Refused)
-        .count();
-    let failed = run
-        .cases
-        .iter()
-        .filter(|c| c.status == CaseStatus::Failed)
-        .count();
-    if refused == run.cases.len() {
-        let first = run
-            .cases
-            .first()
-            .and_then(|c| c.message.clone())
-            .unwrap_or_default();
-        return Err(Fail::usage(format!("nothing could run as asked: {first}")));
-    }
-    Ok(if failed > 0 { 1 } else { 0 })
+    finish(
+        run,
+        saver,
+        &mut console,
+        |r| export::render(r, a.format, a.rank_size),
+        true,
+    )
 }

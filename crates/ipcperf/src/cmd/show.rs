@@ -6,7 +6,8 @@ use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::export::Format;
-use crate::{export, units, Fail};
+use crate::fail::Fail;
+use crate::{export, units};
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {

@@ -8,8 +8,8 @@ use ipcperf_core::gen::{check, Printable};
 use ipcperf_sys::clock::now_ns;
 use serde::{Deserialize, Serialize};
 
+use crate::fail::Fail;
 use crate::units::{self, fmt_mbps};
-use crate::Fail;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SinkFormat {

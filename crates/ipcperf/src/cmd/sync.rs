@@ -2,20 +2,19 @@
 //! subtracted (Duncan 1989, Table 2), and `--robustness`: what a waiter sees when a
 //! holder dies.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use ipcperf_core::machine::Machine;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::Mode;
-use ipcperf_core::record::{unix_ms, CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::record::RunRecord;
 use ipcperf_core::sync::{self, Primitive, SyncSpec, PRIMITIVES};
 
+use crate::console::Console;
 use crate::export;
 use crate::export::Format;
+use crate::fail::Fail;
 use crate::units;
-use crate::Fail;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SyncModeArg {
@@ -153,71 +152,31 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
     Ok(v)
 }
 
-fn report_problem(r: &CaseRecord) {
-    if r.status != CaseStatus::Ok {
-        eprintln!(
-            "ipcperf: {} {}: {}: {}",
-            r.mechanism,
-            r.mode.name(),
-            if r.status == CaseStatus::Refused {
-                "skipped"
-            } else {
-                "FAILED"
-            },
-            r.message.as_deref().unwrap_or("")
-        );
-    }
-}
-
 pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
-    let mut run = RunRecord {
-        ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        started_ms: unix_ms(),
-        finished_ms: None,
-        complete: false,
-        machine: Machine::collect(),
-        cases: Vec::new(),
-    };
+    let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
-    for (i, s) in specs.iter().enumerate() {
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprint!(
-                "\r\x1b[K[{}/{}] {} {}",
-                i + 1,
-                specs.len(),
-                s.primitive.name(),
-                s.mode.name()
-            );
-        }
+    let mut console = Console::new(specs.len());
+    for s in &specs {
+        console.started(format!("{} {}", s.primitive.name(), s.mode.name()));
         let recs = if a.robustness {
             sync::run_robustness(s)
         } else {
             vec![sync::run_case(s)]
         };
         for r in recs {
-            report_problem(&r);
+            console.done(&r);
             saver.save_case(&r);
             run.cases.push(r);
         }
     }
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprint!("\r\x1b[K");
-    }
-    run.finished_ms = Some(unix_ms());
-    run.complete = true;
-    saver.finish(&run);
-
-    let out = export::sync::render(&run, a.format);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-
-    let failed = run
-        .cases
-        .iter()
-        .filter(|c| c.status == CaseStatus::Failed)
-        .count();
-    Ok(if failed > 0 { 1 } else { 0 })
+    // A sync run whose every case was refused (no primitive works here) still
+    // shows its table of reasons and exits 0, as it always has.
+    crate::cmd::ending::finish(
+        run,
+        saver,
+        &mut console,
+        |r| export::sync::render(r, a.format),
+        false,
+    )
 }

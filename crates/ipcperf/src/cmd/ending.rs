@@ -1,0 +1,42 @@
+//! The ending every measuring command shares (`run`, `latency`, `sync`): the run
+//! marked complete and saved, its rendering printed, and the exit code chosen.
+
+use std::io::Write;
+
+use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
+
+use crate::cmd::db::Saver;
+use crate::console::Console;
+use crate::fail::Fail;
+
+/// Finish `run`: stop the progress, save, print what `render` makes of it. Exit 1
+/// when a case failed; a run whose every case was refused is the user's mistake
+/// (exit 2, with the first reason) when `all_refused_is_usage`.
+pub fn finish(
+    mut run: RunRecord,
+    mut saver: Saver,
+    console: &mut Console,
+    render: impl FnOnce(&RunRecord) -> String,
+    all_refused_is_usage: bool,
+) -> Result<i32, Fail> {
+    console.finish();
+    run.finished_ms = Some(unix_ms());
+    run.complete = true;
+    saver.finish(&run);
+
+    let out = render(&run);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+
+    let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
+    if all_refused_is_usage && count(CaseStatus::Refused) == run.cases.len() {
+        let first = run
+            .cases
+            .first()
+            .and_then(|c| c.message.clone())
+            .unwrap_or_default();
+        return Err(Fail::usage(format!("nothing could run as asked: {first}")));
+    }
+    Ok(if count(CaseStatus::Failed) > 0 { 1 } else { 0 })
+}
