@@ -37,12 +37,13 @@ impl Channel for SysvChannel {
     }
 }
 
-pub struct NamedSemChannel {
-    mine: Arc<NamedSem>,
-    theirs: Arc<NamedSem>,
+/// Two POSIX semaphores (named or in shared memory), one per direction.
+pub struct SemChannel<S> {
+    mine: S,
+    theirs: S,
     other: Option<i32>,
 }
-impl Channel for NamedSemChannel {
+impl<S: PosixSemaphore> Channel for SemChannel<S> {
     #[inline]
     fn signal(&mut self) -> Result<()> {
         self.theirs.post()?;
@@ -52,33 +53,6 @@ impl Channel for NamedSemChannel {
     fn wait(&mut self) -> Result<()> {
         // The user-space fast path first; the bounded (clock-reading) wait only when
         // we are about to sleep anyway.
-        if self.mine.try_wait()? {
-            return Ok(());
-        }
-        let mut ticks = 0;
-        while !self.mine.wait_timeout(WAIT_TICK)? {
-            another_tick(self.other, &mut ticks)?;
-        }
-        Ok(())
-    }
-    fn try_take(&mut self) -> Result<bool> {
-        Ok(self.mine.try_wait()?)
-    }
-}
-
-pub struct ShmSemChannel {
-    mine: ShmSem,
-    theirs: ShmSem,
-    other: Option<i32>,
-}
-impl Channel for ShmSemChannel {
-    #[inline]
-    fn signal(&mut self) -> Result<()> {
-        self.theirs.post()?;
-        Ok(())
-    }
-    #[inline]
-    fn wait(&mut self) -> Result<()> {
         if self.mine.try_wait()? {
             return Ok(());
         }
@@ -220,8 +194,8 @@ pub(super) fn no_token() -> Error {
 /// A channel end of any primitive; see [`with_channel`].
 pub enum AnyChannel {
     Sysv(SysvChannel),
-    NamedSem(NamedSemChannel),
-    ShmSem(ShmSemChannel),
+    NamedSem(SemChannel<Arc<NamedSem>>),
+    ShmSem(SemChannel<ShmSem>),
     Futex(FutexChannel),
     Eventfd(EventfdChannel),
     Pipe(PipeChannel),
@@ -283,7 +257,7 @@ pub(super) fn open_channel(
             theirs: [S_LOCK, S_TO_B, S_TO_A][theirs],
             other: None,
         }),
-        Primitive::PosixSemNamed => AnyChannel::NamedSem(NamedSemChannel {
+        Primitive::PosixSemNamed => AnyChannel::NamedSem(SemChannel {
             mine: named.get(mine).ok_or_else(missing)?.clone(),
             theirs: named.get(theirs).ok_or_else(missing)?.clone(),
             other: None,
@@ -291,7 +265,7 @@ pub(super) fn open_channel(
         Primitive::PosixSem => {
             let mem = mem.ok_or_else(missing)?;
             let off = [OFF_SEM_LOCK, OFF_SEM_TO_B, OFF_SEM_TO_A];
-            AnyChannel::ShmSem(ShmSemChannel {
+            AnyChannel::ShmSem(SemChannel {
                 mine: ShmSem::attach(mem.clone(), off[mine]),
                 theirs: ShmSem::attach(mem, off[theirs]),
                 other: None,

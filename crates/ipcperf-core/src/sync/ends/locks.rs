@@ -30,12 +30,14 @@ pub(super) fn poll_until(
     }
 }
 
-pub struct SysvLock(Arc<SysvSemSet>);
-impl Lock for SysvLock {
+/// The SysV semaphore as a lock; `UNDO`: taken with SEM_UNDO (the kernel gives it
+/// back if this process dies holding it). Without it is for robustness only: what
+/// happens then.
+pub struct SysvLock<const UNDO: bool>(pub Arc<SysvSemSet>);
+impl<const UNDO: bool> Lock for SysvLock<UNDO> {
     #[inline]
     fn acquire(&mut self) -> Result<()> {
-        // SEM_UNDO: the kernel gives the semaphore back if this process dies holding it.
-        if self.0.op(S_LOCK, -1, true, Some(WAIT_TIMEOUT))? {
+        if self.0.op(S_LOCK, -1, UNDO, Some(WAIT_TIMEOUT))? {
             Ok(())
         } else {
             Err(timeout("the SysV semaphore"))
@@ -43,62 +45,58 @@ impl Lock for SysvLock {
     }
     #[inline]
     fn release(&mut self) -> Result<()> {
-        self.0.op(S_LOCK, 1, true, None)?;
+        self.0.op(S_LOCK, 1, UNDO, None)?;
         Ok(())
     }
     fn is_free(&mut self) -> Result<bool> {
         Ok(self.0.value(S_LOCK)? == 1)
     }
     fn acquire_within(&mut self, t: Duration) -> Result<Option<Option<String>>> {
-        Ok(self.0.op(S_LOCK, -1, true, Some(t))?.then_some(None))
+        Ok(self.0.op(S_LOCK, -1, UNDO, Some(t))?.then_some(None))
     }
 }
 
-/// The SysV lock taken without SEM_UNDO (robustness only: what happens without it).
-pub struct SysvLockNoUndo(pub Arc<SysvSemSet>);
-impl Lock for SysvLockNoUndo {
-    fn acquire(&mut self) -> Result<()> {
-        if self.0.op(S_LOCK, -1, false, Some(WAIT_TIMEOUT))? {
-            Ok(())
-        } else {
-            Err(timeout("the SysV semaphore"))
+/// The calls a POSIX semaphore has, named (sem_open) or in shared memory
+/// (sem_init) alike.
+pub trait PosixSemaphore {
+    fn wait(&self) -> ipcperf_sys::SysResult<()>;
+    fn try_wait(&self) -> ipcperf_sys::SysResult<bool>;
+    fn wait_timeout(&self, t: Duration) -> ipcperf_sys::SysResult<bool>;
+    fn post(&self) -> ipcperf_sys::SysResult<()>;
+    fn value(&self) -> ipcperf_sys::SysResult<i32>;
+}
+
+macro_rules! posix_semaphore {
+    ($t:ty, $inner:ident) => {
+        impl PosixSemaphore for $t {
+            #[inline]
+            fn wait(&self) -> ipcperf_sys::SysResult<()> {
+                $inner::wait(self)
+            }
+            #[inline]
+            fn try_wait(&self) -> ipcperf_sys::SysResult<bool> {
+                $inner::try_wait(self)
+            }
+            fn wait_timeout(&self, t: Duration) -> ipcperf_sys::SysResult<bool> {
+                $inner::wait_timeout(self, t)
+            }
+            #[inline]
+            fn post(&self) -> ipcperf_sys::SysResult<()> {
+                $inner::post(self)
+            }
+            fn value(&self) -> ipcperf_sys::SysResult<i32> {
+                $inner::value(self)
+            }
         }
-    }
-    fn release(&mut self) -> Result<()> {
-        self.0.op(S_LOCK, 1, false, None)?;
-        Ok(())
-    }
-    fn is_free(&mut self) -> Result<bool> {
-        Ok(self.0.value(S_LOCK)? == 1)
-    }
-    fn acquire_within(&mut self, t: Duration) -> Result<Option<Option<String>>> {
-        Ok(self.0.op(S_LOCK, -1, false, Some(t))?.then_some(None))
-    }
+    };
 }
+posix_semaphore!(Arc<NamedSem>, NamedSem);
+posix_semaphore!(ShmSem, ShmSem);
 
-pub struct NamedSemLock(Arc<NamedSem>);
-impl Lock for NamedSemLock {
-    #[inline]
-    fn acquire(&mut self) -> Result<()> {
-        // Uncontended in the timed loop: sem_wait's user-space fast path; it cannot block.
-        self.0.wait()?;
-        Ok(())
-    }
-    #[inline]
-    fn release(&mut self) -> Result<()> {
-        self.0.post()?;
-        Ok(())
-    }
-    fn is_free(&mut self) -> Result<bool> {
-        Ok(self.0.value()? == 1)
-    }
-    fn acquire_within(&mut self, t: Duration) -> Result<Option<Option<String>>> {
-        Ok(self.0.wait_timeout(t)?.then_some(None))
-    }
-}
-
-pub struct ShmSemLock(ShmSem);
-impl Lock for ShmSemLock {
+/// A POSIX semaphore holding one token as a lock. Uncontended in the timed loop:
+/// sem_wait's user-space fast path; it cannot block.
+pub struct SemLock<S>(S);
+impl<S: PosixSemaphore> Lock for SemLock<S> {
     #[inline]
     fn acquire(&mut self) -> Result<()> {
         self.0.wait()?;
@@ -362,10 +360,10 @@ pub(super) fn timeout(what: &str) -> Error {
 /// A lock end of any primitive; [`with_lock`] turns it into its concrete type once,
 /// so the timed loop is monomorphized.
 pub enum AnyLock {
-    Sysv(SysvLock),
-    SysvNoUndo(SysvLockNoUndo),
-    NamedSem(NamedSemLock),
-    ShmSem(ShmSemLock),
+    Sysv(SysvLock<true>),
+    SysvNoUndo(SysvLock<false>),
+    NamedSem(SemLock<Arc<NamedSem>>),
+    ShmSem(SemLock<ShmSem>),
     Mutex(MutexLock),
     Futex(FutexLock),
     Eventfd(EventfdLock),
@@ -379,7 +377,7 @@ impl AnyLock {
     /// The same SysV lock without SEM_UNDO (robustness).
     pub fn without_undo(self) -> AnyLock {
         match self {
-            AnyLock::Sysv(SysvLock(s)) => AnyLock::SysvNoUndo(SysvLockNoUndo(s)),
+            AnyLock::Sysv(SysvLock(s)) => AnyLock::SysvNoUndo(SysvLock(s)),
             other => other,
         }
     }
@@ -415,9 +413,9 @@ pub(super) fn open_lock(
     Ok(match s.primitive {
         Primitive::SysvSem => AnyLock::Sysv(SysvLock(sysv.ok_or_else(missing)?)),
         Primitive::PosixSemNamed => {
-            AnyLock::NamedSem(NamedSemLock(named.first().ok_or_else(missing)?.clone()))
+            AnyLock::NamedSem(SemLock(named.first().ok_or_else(missing)?.clone()))
         }
-        Primitive::PosixSem => AnyLock::ShmSem(ShmSemLock(ShmSem::attach(
+        Primitive::PosixSem => AnyLock::ShmSem(SemLock(ShmSem::attach(
             mem.ok_or_else(missing)?,
             OFF_SEM_LOCK,
         ))),
