@@ -20,6 +20,7 @@
 # TCP_PIN "A,B" CPUs for the tcp pair (default 0,0), SP_PORT (default 11211),
 # SP_TIME seconds of sockperf ping-pong (default 3).
 # Needs: cargo, jq, taskset; perf (Debian package linux-perf), sockperf.
+# IPCPERF=path uses a built binary (default target/release/ipcperf, built if missing).
 # Benchmarks keep nothing in the run history.
 export IPCPERF_NO_SAVE=1
 set -euo pipefail
@@ -33,8 +34,10 @@ SP_TIME=${SP_TIME:-3}
 A_CPU=${TCP_PIN%,*}
 B_CPU=${TCP_PIN#*,}
 
-cargo build --release -q -p ipcperf
-BIN=target/release/ipcperf
+BIN=${IPCPERF:-target/release/ipcperf}
+if [ ! -x "$BIN" ]; then
+  cargo build --release -q -p ipcperf
+fi
 command -v jq >/dev/null || { echo "latency-peers: jq is needed to read ipcperf's JSON" >&2; exit 1; }
 
 have_perf=1

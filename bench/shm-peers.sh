@@ -25,6 +25,7 @@
 # Environment: REPS (default 3), COUNT round trips (default 100000), SIZE (512),
 # RT_MODE (processes|threads, default processes), PIN (default 0,1).
 # Needs: cargo, jq.
+# IPCPERF=path uses a built binary (default target/release/ipcperf, built if missing).
 # Benchmarks keep nothing in the run history.
 export IPCPERF_NO_SAVE=1
 set -euo pipefail
@@ -36,8 +37,10 @@ SIZE=${SIZE:-512}
 RT_MODE=${RT_MODE:-processes}
 PIN=${PIN:-0,1}
 
-cargo build --release -q -p ipcperf
-BIN=target/release/ipcperf
+BIN=${IPCPERF:-target/release/ipcperf}
+if [ ! -x "$BIN" ]; then
+  cargo build --release -q -p ipcperf
+fi
 command -v jq >/dev/null || { echo "shm-peers: jq is needed to read ipcperf's JSON" >&2; exit 1; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::topology::PlacementClass;
+
 /// How the two sides of a case are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -44,23 +46,38 @@ impl Mode {
 pub struct Placement {
     pub writer_cpu: Option<usize>,
     pub reader_cpu: Option<usize>,
+    /// How the two CPUs relate (see [`crate::topology`]), when it is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<PlacementClass>,
 }
 
 impl Placement {
     pub const UNPINNED: Placement = Placement {
         writer_cpu: None,
         reader_cpu: None,
+        class: None,
     };
 
     pub fn pinned(writer: usize, reader: usize) -> Placement {
         Placement {
             writer_cpu: Some(writer),
             reader_cpu: Some(reader),
+            class: None,
         }
     }
 
-    /// `same-cpu`, `cross-cpu`, `unpinned` or `partly-pinned`.
+    /// The same placement with the relation of its CPUs named.
+    pub fn with_class(mut self, class: Option<PlacementClass>) -> Placement {
+        self.class = class;
+        self
+    }
+
+    /// The class's name (`shared-l3`, ...) when known; else `same-cpu`,
+    /// `cross-cpu`, `unpinned` or `partly-pinned`.
     pub fn label(&self) -> &'static str {
+        if let (Some(c), Some(_), Some(_)) = (self.class, self.writer_cpu, self.reader_cpu) {
+            return c.name();
+        }
         match (self.writer_cpu, self.reader_cpu) {
             (Some(a), Some(b)) if a == b => "same-cpu",
             (Some(_), Some(_)) => "cross-cpu",

@@ -11,12 +11,14 @@
 
 #![forbid(unsafe_code)]
 
+pub mod calibrate;
 pub mod conformance;
 pub mod error;
 pub mod gen;
 pub mod kind;
 pub mod latency;
 pub mod machine;
+pub mod machine_state;
 pub mod mechanism;
 pub mod mode;
 pub mod observer;
@@ -27,6 +29,7 @@ pub mod record;
 pub mod runner;
 pub mod stats;
 pub mod sync;
+pub mod topology;
 pub mod workload;
 
 pub use error::{Error, Result};

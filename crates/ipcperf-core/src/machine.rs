@@ -23,6 +23,12 @@ pub struct Machine {
     /// (/sys/devices/system/cpu/vulnerabilities), by vulnerability.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mitigations: BTreeMap<String, String>,
+    /// Where the CPUs this run could use sit (absent in runs saved before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<crate::topology::Topology>,
+    /// What could distort the figures when the run started (absent in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<crate::machine_state::MachineState>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -131,6 +137,11 @@ impl Machine {
             limits,
             cpu_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             mitigations: mitigations(),
+            topology: Some(crate::topology::Topology::current()),
+            state: Some(crate::machine_state::MachineState::current(
+                ipcperf_sys::cpu::online_cpus(),
+                hypervisor,
+            )),
         }
     }
 }

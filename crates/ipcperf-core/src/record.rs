@@ -36,6 +36,17 @@ pub struct PlacementRecord {
     pub seen_reader_cpu: Option<usize>,
 }
 
+impl PlacementRecord {
+    /// The placement as every table, legend and report row shows it: its label
+    /// and, when pinned, both CPUs (`shared-l3 0→8`).
+    pub fn shown(&self) -> String {
+        match (self.writer_cpu, self.reader_cpu) {
+            (Some(w), Some(r)) => format!("{} {w}→{r}", self.label),
+            _ => self.label.clone(),
+        }
+    }
+}
+
 /// One timed series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesRecord {

@@ -2,6 +2,7 @@
 
 use ipcperf_sys::clock::now_ns;
 
+use crate::calibrate::{calibrate, Calibration, Target};
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
 use crate::kind::Workload;
@@ -21,57 +22,31 @@ fn warmup_target_ns(spec: &CaseSpec) -> u64 {
     }
 }
 
-/// What calibration learned: blocks per kept series and the time one should take.
-struct Calibration {
-    blocks: u64,
-    expected_ns: u64,
-    stall_ns: u64,
-}
-
-impl Calibration {
-    /// Time allowed to a kept series before its peer is declared stuck.
-    fn budget_ns(&self) -> u64 {
-        self.stall_ns
-            .saturating_add(self.expected_ns.saturating_mul(3))
-    }
-}
-
-/// Warm up with uncounted series of growing length (from `first`, never more
-/// than `cap` units, never more than a counted series has) until one lasts long
-/// enough to give a rate; then size the kept series from that rate. `series(n,
-/// budget)` runs `n` units (blocks, round trips) and says how long they took.
-/// Paced round trips warm up on their schedule too: a series gets what the offered
-/// rate fills in its time, or, saturated, what the mechanism did.
-fn calibrate(
+/// Calibrate a case's series: `series(n, budget)` runs `n` units (blocks, round
+/// trips) and says how long they took; `first` and `cap` bound a run.
+fn calibrate_case(
     spec: &CaseSpec,
-    stall_ns: u64,
     first: u64,
     cap: u64,
-    mut series: impl FnMut(u64, u64) -> Result<u64>,
+    mut series: impl FnMut(u64) -> Result<u64>,
 ) -> Result<Calibration> {
-    let target = warmup_target_ns(spec);
-    let cap = match spec.length {
-        Length::Count { blocks } => blocks.min(cap),
-        Length::Duration { .. } => cap,
+    let (count, series_ns) = match spec.length {
+        Length::Count { blocks } => (Some(blocks), 0),
+        Length::Duration { ns } => (None, ns),
     };
-    let mut n = first.min(cap).max(1);
-    loop {
-        let el = series(n, stall_ns)?.max(1);
-        if el >= target || n >= cap {
-            let per = el as f64 / n as f64;
-            let kept = match spec.length {
-                Length::Count { blocks } => blocks,
-                Length::Duration { ns } => ((ns as f64 / per) as u64).clamp(1, cap),
-            };
-            return Ok(Calibration {
-                blocks: kept,
-                expected_ns: (kept as f64 * per) as u64,
-                stall_ns,
-            });
-        }
-        let grow = (target as f64 / el as f64 * 1.2).clamp(2.0, 64.0);
-        n = ((n as f64 * grow) as u64).max(n + 1).min(cap);
-    }
+    let t = Target {
+        warmup_ns: warmup_target_ns(spec),
+        first,
+        cap,
+        count,
+        series_ns,
+    };
+    calibrate(t, &mut series)
+}
+
+/// Time allowed to a kept series before its peer is declared stuck.
+fn budget_ns(cal: &Calibration, stall_ns: u64) -> u64 {
+    stall_ns.saturating_add(cal.expected_ns.saturating_mul(3))
 }
 
 fn keep(
@@ -118,16 +93,16 @@ fn run_inner<M: Mechanism>(
     }
     let mut s = StreamSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
-    let cal = calibrate(spec, env.stall_ns, 1, 1 << 40, |n, budget| {
-        s.series(n, budget).map(|o| o.elapsed_ns)
+    let cal = calibrate_case(spec, 1, 1 << 40, |n| {
+        s.series(n, env.stall_ns).map(|o| o.elapsed_ns)
     })?;
-    let blocks = cal.blocks;
+    let blocks = cal.units;
     if let Length::Duration { .. } = spec.length {
         M::series_fits(&spec.opts, spec.block_size, blocks)?;
     }
     if !spec.include_setup {
         for _ in 0..spec.repeat {
-            let o = s.series(blocks, cal.budget_ns())?;
+            let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
             keep(rec, spec, blocks, o, obs);
         }
         return s.close();
@@ -136,7 +111,7 @@ fn run_inner<M: Mechanism>(
     for _ in 0..spec.repeat {
         let t0 = now_ns();
         let mut s = StreamSession::<M>::open(spec, env)?;
-        let mut o = s.series(blocks, cal.budget_ns())?;
+        let mut o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
         s.close()?;
         o.elapsed_ns = now_ns() - t0;
         keep(rec, spec, blocks, o, obs);
@@ -195,17 +170,17 @@ fn run_latency_inner<M: Mechanism>(
     let mut s = RoundTripSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
     // Samples are kept in memory (8 bytes each): a series has at most 64M.
-    let cal = calibrate(spec, env.stall_ns, 16, 1 << 26, |n, budget| {
-        s.series(n, budget).map(|o| o.ping.elapsed_ns)
+    let cal = calibrate_case(spec, 16, 1 << 26, |n| {
+        s.series(n, env.stall_ns).map(|o| o.ping.elapsed_ns)
     })?;
-    let n = cal.blocks;
+    let n = cal.units;
     let tare = s.clock_cost_ns;
     let mut h = latency::new_histogram();
     let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
     let mut series_p50 = Vec::new();
     let mut datagrams: Option<DatagramCounts> = None;
     for _ in 0..spec.repeat {
-        let o = s.series(n, cal.budget_ns())?;
+        let o = s.series(n, budget_ns(&cal, env.stall_ns))?;
         over += latency::record_samples(&mut h, &s.samples, tare);
         s.samples.sort_unstable();
         if let Some(m) = s.samples.get(s.samples.len() / 2) {

@@ -26,6 +26,16 @@ pub fn online_cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// The CPUs the calling thread may run on: its affinity mask, which a cgroup
+/// cpuset narrows.
+pub fn allowed_cpus() -> SysResult<Vec<usize>> {
+    let set =
+        nix::sched::sched_getaffinity(Pid::from_raw(0)).ctx("sched_getaffinity", &"this thread")?;
+    Ok((0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .collect())
+}
+
 /// Pins the calling thread to one CPU and restores its former affinity on drop.
 pub struct PinGuard {
     saved: Option<CpuSet>,

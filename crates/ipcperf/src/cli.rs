@@ -36,6 +36,12 @@ pub enum Command {
     Latency(Box<cmd::latency::LatencyArgs>),
     /// Mechanisms, the modes they run in, and this system's limits.
     List(cmd::list::ListArgs),
+    /// Measure the round trip between every pair of CPUs (core to core): a
+    /// table of p50 (p99), a heatmap with --heatmap, saved like every run.
+    Matrix(Box<cmd::matrix::MatrixArgs>),
+    /// Show where the CPUs sit: packages, NUMA nodes, cores, SMT siblings, cache
+    /// domains, and the placement classes `--pin` can name.
+    Topology(cmd::topology::TopologyArgs),
     /// Write random printable ASCII to stdout, in fixed-size writes (Stover's generator).
     ///
     /// Composes with any program: `ipcperf gen --bytes 512M | gzip | wc -c`.

@@ -56,7 +56,7 @@ fn key(c: &CaseRecord) -> String {
         c.mechanism,
         c.mode.name(),
         fmt_size(c.block_size),
-        c.placement.label,
+        placement_key(&c.placement),
         c.payload.name(),
         if c.wait == "block" {
             String::new()
@@ -179,7 +179,7 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> (f64, f64) {
 /// 1/1.05× count alike.
 pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
     let (fa, fb) = (figure(a), figure(b));
-    let case = key(a);
+    let case = shown(a, b);
     let (Some(sa), Some(sb)) = (spread(&fa.values), spread(&fb.values)) else {
         let why = if fa.values.is_empty() {
             "did not run in A"
@@ -263,7 +263,7 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
         match b.cases.iter().find(|cb| key(cb) == k) {
             Some(cb) => rows.push(compare_case(ca, cb, min_change)),
             None => rows.push(Row {
-                case: k,
+                case: shown(ca, ca),
                 unit: unit(ca),
                 a: spread(&figure(ca).values).map(|s| s.median),
                 b: None,
@@ -278,7 +278,7 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
         let k = key(cb);
         if !a.cases.iter().any(|ca| key(ca) == k) {
             rows.push(Row {
-                case: k,
+                case: shown(cb, cb),
                 unit: unit(cb),
                 a: None,
                 b: spread(&figure(cb).values).map(|s| s.median),
@@ -397,6 +397,27 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f6
     View {
         heading: format!("Comparing run {a_id} with run {b_id}: {}", summary(&rows)),
         tables: vec![table],
+    }
+}
+
+/// A matched pair's name as rows show it: its key, with the placement shown as B
+/// labels it (`shared-l3 0→1`), and A's label beside when it differs (a run saved
+/// before placement classes: `cross-cpu`).
+fn shown(a: &CaseRecord, b: &CaseRecord) -> String {
+    let mut k = key(a).replacen(&placement_key(&a.placement), &b.placement.shown(), 1);
+    if a.placement.label != b.placement.label {
+        k.push_str(&format!(" (A: {})", a.placement.label));
+    }
+    k
+}
+
+/// A case's placement as compare matches it: the exact CPUs when pinned (so runs
+/// saved before placement classes, labelled `cross-cpu`, still match their
+/// `shared-l3` successors on the same CPUs), else its label (`unpinned`).
+fn placement_key(p: &ipcperf_core::record::PlacementRecord) -> String {
+    match (p.writer_cpu, p.reader_cpu) {
+        (Some(w), Some(r)) => format!("cpus {w}→{r}"),
+        _ => p.label.clone(),
     }
 }
 

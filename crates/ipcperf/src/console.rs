@@ -44,7 +44,7 @@ pub fn case_name(r: &CaseRecord) -> String {
         r.mechanism,
         r.mode.name(),
         fmt_size(r.block_size),
-        r.placement.label
+        r.placement.shown()
     )
 }
 
@@ -111,5 +111,14 @@ impl Observer for Console {
 
     fn case_done(&mut self, r: &CaseRecord) {
         self.done(r);
+    }
+}
+
+/// Say, once before a measuring run, what about this machine can distort its figures.
+pub fn machine_warnings(m: &ipcperf_core::machine::Machine) {
+    if let Some(state) = &m.state {
+        for w in state.warnings() {
+            eprintln!("ipcperf: warning: {w}");
+        }
     }
 }

@@ -6,12 +6,14 @@
 
 #![forbid(unsafe_code)]
 
+mod background;
 mod cli;
 mod cmd;
 mod compare;
 mod console;
 mod export;
 mod fail;
+mod heatmap;
 mod plot;
 mod report;
 #[cfg(test)]
@@ -75,6 +77,11 @@ fn main() {
             cmd::latency::run(*a)
         }
         cli::Command::List(a) => cmd::list::run(a),
+        cli::Command::Topology(a) => cmd::topology::run(a),
+        cli::Command::Matrix(a) => {
+            ipcperf_sys::signal::cleanup_on_interrupt();
+            cmd::matrix::run(*a)
+        }
         cli::Command::Gen(a) => cmd::gen::run(a),
         cli::Command::Sink(a) => cmd::sink::run(a),
         cli::Command::Pipeline(a) => {

@@ -18,9 +18,9 @@ use crate::units::fmt_size;
 
 /// DejaVu Sans (fonts-dejavu-core; free licence, see assets/DejaVuSans.LICENSE).
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
-fn fonts() {
+pub(crate) fn fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The font is ours and known good; a failure here would be a build defect.
@@ -103,7 +103,7 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
             "{} {} {}",
             crate::export::view::mechanism_label(c),
             c.mode.name(),
-            c.placement.label
+            c.placement.shown()
         );
         if many_payloads {
             s.push_str(&format!(" {}", c.payload.name()));
@@ -311,7 +311,7 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
                 crate::export::view::mechanism_label(c),
                 c.mode.name(),
                 fmt_size(c.block_size),
-                c.placement.label,
+                c.placement.shown(),
                 crate::export::latency::offered(c)
                     .map(|r| {
                         let behind = crate::export::latency::saturated(c) == Some(true);
@@ -348,7 +348,7 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
                 "{} {} {} set/clear",
                 c.mechanism,
                 c.mode.name(),
-                c.placement.label
+                c.placement.shown()
             ),
             // A zero (below the clock's resolution once its cost is taken off)
             // cannot sit on a log axis: it is left out, not bent to fit.
@@ -482,12 +482,12 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "pipe processes same-cpu",
-                "pipe processes cross-cpu",
-                "unix processes same-cpu",
-                "unix processes cross-cpu",
-                "tcp processes same-cpu",
-                "tcp processes cross-cpu"
+                "pipe processes same-cpu 0→0",
+                "pipe processes cross-cpu 0→1",
+                "unix processes same-cpu 0→0",
+                "unix processes cross-cpu 0→1",
+                "tcp processes same-cpu 0→0",
+                "tcp processes cross-cpu 0→1"
             ]
         );
         assert_eq!(lines[0].points.len(), 3);
@@ -527,6 +527,39 @@ mod tests {
         }
     }
 
+    /// Three pairs of one class (shared-l3 on three CPU pairs) are three lines, each
+    /// with one y per x: never several pairs joined into one zig-zag.
+    #[test]
+    fn three_pairs_of_one_class_draw_three_lines() {
+        let mut run = testdata::run();
+        let template = run.cases[0].clone();
+        run.cases.clear();
+        for (w, r) in [(0, 1), (2, 3), (0, 8)] {
+            for size in [64u64, 4096] {
+                let mut c = template.clone();
+                c.block_size = size;
+                c.placement.label = "shared-l3".into();
+                c.placement.writer_cpu = Some(w);
+                c.placement.reader_cpu = Some(r);
+                run.cases.push(c);
+            }
+        }
+        let lines = throughput_lines(&run);
+        let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "pipe processes shared-l3 0→1",
+                "pipe processes shared-l3 2→3",
+                "pipe processes shared-l3 0→8"
+            ]
+        );
+        for l in &lines {
+            let xs: Vec<u64> = l.points.iter().map(|p| p.0).collect();
+            assert_eq!(xs, [64, 4096], "{}: one point per block size", l.label);
+        }
+    }
+
     #[test]
     fn latency_curves_from_sync_cases() {
         let mut run = testdata::run();
@@ -538,7 +571,7 @@ mod tests {
             .push(testdata::sync_case("sysv-sem", 0, 3_000, 9_000, 70_000));
         let lines = latency_lines(&run);
         assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0].label, "futex threads cross-cpu set/clear");
+        assert_eq!(lines[0].label, "futex threads cross-cpu 0→1 set/clear");
         assert_eq!(lines[0].points[0], (0.5, 900.0));
         assert_eq!(lines[0].points.len(), 4);
         // A zero p50 (below the clock's resolution) is left out, not drawn at 1 ns.
@@ -547,7 +580,7 @@ mod tests {
         for needle in [
             "p50",
             "p99.9",
-            "futex threads cross-cpu set/clear",
+            "futex threads cross-cpu 0→1 set/clear",
             "Latency percentiles",
         ] {
             assert!(svg.contains(needle), "the SVG lacks {needle:?}");

@@ -77,7 +77,7 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
     if mechs.len() < 2 {
         return None;
     }
-    let config = |c: &CaseRecord| (c.mode, c.block_size, c.placement.label.clone(), c.payload);
+    let config = |c: &CaseRecord| (c.mode, c.block_size, c.placement.shown(), c.payload);
     let mut configs: Vec<_> = Vec::new();
     for c in &ok {
         let k = config(c);
@@ -137,7 +137,7 @@ fn peaks(run: &RunRecord, mech: &str) -> Vec<(String, String, f64, u64)> {
         let Some(m) = c.median_bytes_per_sec else {
             continue;
         };
-        let (mode, pl) = (c.mode.name().to_string(), c.placement.label.clone());
+        let (mode, pl) = (c.mode.name().to_string(), c.placement.shown());
         match v.iter_mut().find(|p| p.0 == mode && p.1 == pl) {
             Some(p) if p.2 >= m => {}
             Some(p) => {
@@ -349,7 +349,18 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             }
             o.push_str("</div>\n");
         }
-        if let Some(svg) = plot::latency_svg(run) {
+        let matrix = crate::heatmap::from_run(run);
+        if let Some(m) = &matrix {
+            o.push_str(
+                "<h3>Core to core: p50 round trip of every CPU pair</h3>\n<div class=\"chart\">\n",
+            );
+            match crate::heatmap::svg(m) {
+                Ok(svg) => o.push_str(&svg),
+                Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
+            }
+            o.push_str("</div>\n");
+        }
+        if let Some(svg) = plot::latency_svg(run).filter(|_| matrix.is_none()) {
             o.push_str("<h3>Latency percentiles</h3>\n<div class=\"chart\">\n");
             match svg {
                 Ok(svg) => o.push_str(&svg),

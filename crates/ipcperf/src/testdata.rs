@@ -145,3 +145,31 @@ pub fn sync_case(primitive: &str, p50: u64, p90: u64, p99: u64, p999: u64) -> Ca
     });
     c
 }
+
+/// The EPYC-like 16-CPU topology of the core's fixtures (1 socket, 2 CCDs of 2
+/// CCX of 2 cores of 2 threads; siblings c and c+8; a node per CCD).
+pub fn epyc_topology() -> ipcperf_core::topology::Topology {
+    use ipcperf_core::topology::{CpuPlace, Topology};
+    let cpus = (0..16)
+        .map(|c| {
+            let core = c % 8;
+            let ccx = core / 2;
+            CpuPlace {
+                cpu: c,
+                package: 0,
+                die: (core / 4) as i64,
+                core: core as i64,
+                node: Some(core / 4),
+                smt_siblings: vec![core, core + 8],
+                l2: Some(vec![core, core + 8]),
+                l3: Some((0..16).filter(|x| (x % 8) / 2 == ccx).collect()),
+            }
+        })
+        .collect();
+    Topology {
+        cpus,
+        offline: Vec::new(),
+        not_allowed: Vec::new(),
+        isolated: Vec::new(),
+    }
+}

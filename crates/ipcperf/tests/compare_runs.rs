@@ -18,13 +18,14 @@ fn compare_survives_an_a_a_pair_and_catches_a_doubled_figure() {
         "run", "null", "memcpy", "--sizes", "4k,64k", "--pin", "0,0", "-d", "50ms", "--repeat",
         "5", "--format", "json",
     ];
-    // Back-to-back runs on this 2-vCPU VM drift by up to ~8% (the host's load, a
-    // build or test that ran just before): the threshold says what is a change
-    // here. A pair taken while the host was busy is taken once more, on a fresh
-    // history; two pairs in a row that differ fail.
+    // Back-to-back runs on this 2-vCPU VM drift by 10-15% on a busy host day (its
+    // other guests; the bootstrap interval sees only the noise within a run): the
+    // threshold says what is a change here, 25%, still far from the doubled figure
+    // below. A pair taken while the host was busy is taken again, on a fresh
+    // history; three pairs in a row that differ fail.
     let mut seen = Vec::new();
     let mut db = dir.path().join("aa-0.db");
-    for attempt in 0..2 {
+    for attempt in 0..3 {
         db = dir.path().join(format!("aa-{attempt}.db"));
         for _ in 0..2 {
             cmd(&db, &args).assert().success();
@@ -36,7 +37,7 @@ fn compare_survives_an_a_a_pair_and_catches_a_doubled_figure() {
                 "1",
                 "2",
                 "--threshold",
-                "10%",
+                "25%",
                 "--fail-on-regression",
             ],
         )

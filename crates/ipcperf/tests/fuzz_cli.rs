@@ -108,7 +108,23 @@ const DURATIONS: &[&str] = &[
 ];
 const COUNTS: &[&str] = &["1", "10", "1000", "0", "-5", "18446744073709551616", "x"];
 const PINS: &[&str] = &[
-    "0,0", "0,1", "same", "cross", "none", "0,99", "99,0", "a,b", "0", "-1,0", "", "0,,1",
+    "0,0",
+    "0,1",
+    "same",
+    "cross",
+    "none",
+    "0,99",
+    "99,0",
+    "a,b",
+    "0",
+    "-1,0",
+    "",
+    "0,,1",
+    "shared-l3",
+    "smt-sibling",
+    "other-socket",
+    "all",
+    "same-cpu",
 ];
 const MODES: &[&str] = &["single", "threads", "processes", "sideways", ""];
 const FORMATS: &[&str] = &["table", "json", "csv", "markdown", "text", "xml", ""];
@@ -194,9 +210,20 @@ fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                         r.pick(&["2k", "50k", "10M", "0", "1k,5k", "x", "1e3"]),
                     ),
                     13 => push(&mut v, "--sndbuf", r.pick(SIZES)),
+                    14 if r.chance(50) => push(
+                        &mut v,
+                        "--background",
+                        r.pick(&["cpu:1", "memory:1", "cpu:0", "gpu:1", "cpu:", "cpu:99999"]),
+                    ),
                     14 => v.push(
-                        r.pick(&["--nodelay", "--nonblocking", "--ipv6", "--zero-copy"])
-                            .into(),
+                        r.pick(&[
+                            "--nodelay",
+                            "--nonblocking",
+                            "--ipv6",
+                            "--zero-copy",
+                            "--placements=all",
+                        ])
+                        .into(),
                     ),
                     _ => v.push(r.pick(HOSTILE).to_string()),
                 }
@@ -207,6 +234,37 @@ fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
             }
             if !v.iter().any(|a| a == "--repeat") {
                 push(&mut v, "--repeat", "1");
+            }
+        }
+        "matrix" => {
+            if !r.chance(5) {
+                v.push(r.pick(MECHS).to_string());
+            }
+            for _ in 0..r.below(5) {
+                match r.below(7) {
+                    0 => push(
+                        &mut v,
+                        "--cpus",
+                        r.pick(&["0-1", "0", "1-0", "x", "0,4096", "0-99999999"]),
+                    ),
+                    1 => push(&mut v, "--sizes", r.pick(SIZES)),
+                    2 => push(&mut v, "--mode", r.pick(MODES)),
+                    3 => push(&mut v, "--heatmap", r.pick(&[&nxpng, "x.gif", ""])),
+                    4 => push(&mut v, "--wake", r.pick(WAKES)),
+                    5 => push(&mut v, "--format", r.pick(FORMATS)),
+                    _ => v.push(r.pick(HOSTILE).to_string()),
+                }
+            }
+            push(&mut v, "--duration", r.pick(&["1ms", "2ms", "5ms"]));
+        }
+        "topology" => {
+            for _ in 0..r.below(3) {
+                match r.below(4) {
+                    0 => v.push("--cpus".into()),
+                    1 => push(&mut v, "--sysfs", r.pick(&[&d, &nx, "", "/dev/null"])),
+                    2 => push(&mut v, "--format", r.pick(FORMATS)),
+                    _ => v.push(r.pick(HOSTILE).to_string()),
+                }
             }
         }
         "sync" => {
@@ -514,6 +572,8 @@ fn a_thousand_generated_command_lines_each_end_cleanly() {
         "latency",
         "sync",
         "sync",
+        "matrix",
+        "topology",
         "gen",
         "sink",
         "pipeline",

@@ -1,6 +1,6 @@
 //! A demonstration, compiled into the tests only: a mechanism added the way every
-//! mechanism is, by this one file and one line in the registry (plus its `mod`
-//! line). It is an anonymous `socketpair(AF_UNIX, SOCK_STREAM)`, one end handed to
+//! mechanism is, by this one file and, in `mechanism/mod.rs`, its `mod` line and
+//! one line in the registry. It is an anonymous `socketpair(AF_UNIX, SOCK_STREAM)`, one end handed to
 //! the peer; the generated conformance suite (`conformance_tests.rs`) runs it
 //! with no other change anywhere.
 

@@ -1,11 +1,14 @@
 //! Mechanisms: each knows how to set up its kernel object, hand one end to a peer
 //! (thread or process) and open the other end. None of them times anything.
 //!
-//! Each is a type implementing [`Mechanism`], listed once in the registry
-//! (`registry.rs`). `setup` runs on the side that owns the named objects (the
+//! Each is a type implementing [`Mechanism`] (`registry.rs`), listed once in the
+//! `registry!` below. `setup` runs on the side that owns the named objects (the
 //! writer's side); it returns a [`Link`]: the local end to open, and a
 //! [`PeerHandoff`] (plain data plus file descriptors) that the peer turns into its
 //! end with [`Mechanism::open`], in the same process or in another one.
+
+#[macro_use]
+mod registry;
 
 pub mod cma;
 #[cfg(test)]
@@ -16,7 +19,6 @@ pub mod fifo;
 pub mod file;
 pub mod msgq;
 pub mod pipe;
-mod registry;
 pub mod shm;
 pub mod shm_ring;
 pub mod signal;
@@ -36,8 +38,32 @@ use crate::error::{Error, Result};
 
 pub use endpoint::{ByteStream, FdStream};
 use ipcperf_sys::names::PrivateDir;
-pub(crate) use registry::with_mechanism;
-pub use registry::{open_local, LossyRead, Mechanism, MechanismKind, RoundTripShape};
+pub use registry::{open_local, LossyRead, Mechanism, RoundTripShape};
+
+// The registry: one line per mechanism (beside its `mod` line above), in
+// `list`'s order. The kind enum, `list`'s table, the dispatch into monomorphized
+// code (`with_mechanism!`) and the conformance suite all come from it.
+registry! { $
+    Pipe => crate::mechanism::pipe::Pipe,
+    Fifo => crate::mechanism::fifo::Fifo,
+    Unix => crate::mechanism::unix::Unix,
+    Tcp => crate::mechanism::tcp::Tcp,
+    File => crate::mechanism::file::File,
+    Null => crate::mechanism::solo::Null,
+    Memcpy => crate::mechanism::solo::Memcpy,
+    SysvMsg => crate::mechanism::msgq::SysvMsg,
+    PosixMq => crate::mechanism::msgq::PosixMq,
+    UnixDgram => crate::mechanism::sockpair::UnixDgram,
+    UnixSeqpacket => crate::mechanism::sockpair::UnixSeqpacket,
+    Udp => crate::mechanism::udp::Udp,
+    Vmsplice => crate::mechanism::vmsplice::Vmsplice,
+    Cma => crate::mechanism::cma::Cma,
+    Shm => crate::mechanism::shm::Shm,
+    Eventfd => crate::mechanism::eventfd::EventfdMech,
+    Signal => crate::mechanism::signal::Signal,
+    #[cfg(test)]
+    DemoPair => crate::mechanism::demo_pair::DemoPair,
+}
 
 /// How long opening or accepting a connection may take before it is an error.
 pub const OPEN_TIMEOUT_MS: i32 = 5_000;
@@ -112,6 +138,9 @@ pub struct MechOptions {
     /// (0: page-aligned, like dd's). The reader's buffer stays page-aligned.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub buffer_offset: usize,
+    /// The background load the case ran under (`cpu:2 on 2-3`), for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -134,6 +163,9 @@ impl MechOptions {
         }
         if let Some(r) = self.rate_per_sec {
             v.push(("rate_per_sec".into(), r.to_string()));
+        }
+        if let Some(b) = &self.background {
+            v.push(("background".into(), b.clone()));
         }
         v
     }

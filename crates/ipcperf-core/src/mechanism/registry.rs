@@ -2,8 +2,8 @@
 //!
 //! To add a mechanism: write one file with a unit type that implements
 //! [`Mechanism`] (its `INFO`, `setup` and `open`, and whichever capabilities differ
-//! from the defaults), declare the file in `mechanism/mod.rs`, and give it one line
-//! in [`registry!`]'s invocation below. The kind enum and its names, `list`'s table,
+//! from the defaults); then, in `mechanism/mod.rs`, its `mod` line and one line in
+//! the `registry!` invocation beside it. The kind enum and its names, `list`'s table,
 //! the dispatch into monomorphized loops ([`with_mechanism!`]) and the conformance
 //! suites (which walk [`MechanismKind::ALL`]) all come from that line.
 
@@ -174,27 +174,4 @@ macro_rules! registry {
         }
         pub(crate) use with_mechanism;
     };
-}
-
-// The registry: one line per mechanism, in `list`'s order.
-registry! { $
-    Pipe => crate::mechanism::pipe::Pipe,
-    Fifo => crate::mechanism::fifo::Fifo,
-    Unix => crate::mechanism::unix::Unix,
-    Tcp => crate::mechanism::tcp::Tcp,
-    File => crate::mechanism::file::File,
-    Null => crate::mechanism::solo::Null,
-    Memcpy => crate::mechanism::solo::Memcpy,
-    SysvMsg => crate::mechanism::msgq::SysvMsg,
-    PosixMq => crate::mechanism::msgq::PosixMq,
-    UnixDgram => crate::mechanism::sockpair::UnixDgram,
-    UnixSeqpacket => crate::mechanism::sockpair::UnixSeqpacket,
-    Udp => crate::mechanism::udp::Udp,
-    Vmsplice => crate::mechanism::vmsplice::Vmsplice,
-    Cma => crate::mechanism::cma::Cma,
-    Shm => crate::mechanism::shm::Shm,
-    Eventfd => crate::mechanism::eventfd::EventfdMech,
-    Signal => crate::mechanism::signal::Signal,
-    #[cfg(test)]
-    DemoPair => crate::mechanism::demo_pair::DemoPair,
 }

@@ -212,19 +212,17 @@ fn summarize(series: &[SyncSeries]) -> (Option<f64>, Option<f64>, Option<f64>) {
     (net, tare, net.map(|n| 1e9 / n))
 }
 
-/// Calibrate: grow `n` until one run of `f(n)` lasts a quarter of the series
-/// (the warm-up), then return the count that fills a series.
-fn calibrate(series_ns: u64, mut f: impl FnMut(u64) -> Result<u64>) -> Result<u64> {
-    let target = (series_ns / 4).clamp(5_000_000, 250_000_000);
-    let mut n = 64u64;
-    loop {
-        let t = f(n)?.max(1);
-        if t >= target || n >= 1 << 36 {
-            return Ok(((series_ns as f64 * n as f64 / t as f64) as u64).max(1));
-        }
-        let grow = (target as f64 / t as f64 * 1.2).clamp(2.0, 64.0);
-        n = ((n as f64 * grow) as u64).max(n + 1);
-    }
+/// Calibrate a sync loop: grow `n` until one run of `f(n)` lasts a quarter of the
+/// series (the warm-up), then return the count that fills a series.
+fn calibrate(series_ns: u64, f: impl FnMut(u64) -> Result<u64>) -> Result<u64> {
+    let t = crate::calibrate::Target {
+        warmup_ns: (series_ns / 4).clamp(5_000_000, 250_000_000),
+        first: 64,
+        cap: 1 << 36,
+        count: None,
+        series_ns,
+    };
+    Ok(crate::calibrate::calibrate(t, f)?.units)
 }
 
 /// Request/release on one lock: calibrated series, each followed by its tare.

@@ -153,6 +153,7 @@ impl MechArgs {
             shm_wake: Some(self.wakes()[0]),
             shm_zero_copy: false,
             rate_per_sec: None,
+            background: None,
             shm_spin_ns: self
                 .spin_for
                 .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
@@ -178,6 +179,10 @@ pub enum PinArg {
     Same,
     Cross,
     None,
+    /// A placement class's representative pair (`smt-sibling`, `other-l3`, ...).
+    Class(ipcperf_core::topology::PlacementClass),
+    /// One pair of every class this machine has.
+    All,
 }
 
 pub fn parse_pin(s: &str) -> Result<PinArg, String> {
@@ -185,11 +190,22 @@ pub fn parse_pin(s: &str) -> Result<PinArg, String> {
         "same" => return Ok(PinArg::Same),
         "cross" => return Ok(PinArg::Cross),
         "none" | "unpinned" => return Ok(PinArg::None),
+        "all" => return Ok(PinArg::All),
         _ => {}
     }
-    let (w, r) = s
-        .split_once(',')
-        .ok_or_else(|| format!("'{s}': give two CPU numbers like 0,1, or same, cross, none"))?;
+    if let Some(c) = ipcperf_core::topology::PlacementClass::from_name(s) {
+        return Ok(PinArg::Class(c));
+    }
+    let (w, r) = s.split_once(',').ok_or_else(|| {
+        format!(
+            "'{s}': give two CPU numbers like 0,1, a placement class ({}), all, same, cross or none",
+            ipcperf_core::topology::PlacementClass::ALL
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
     let cpu = |x: &str| {
         x.trim()
             .parse::<usize>()
@@ -208,10 +224,23 @@ pub struct CaseArgs {
     #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
 
-    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU; 0,1 different CPUs),
-    /// `same`, `cross` or `none`. Repeat to measure several placements side by side.
+    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
+    /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,
+    /// other-socket: its pair as `ipcperf topology` shows), `all` (one pair of every
+    /// class this machine has), `same`, `cross` or `none`. Repeat to measure several
+    /// placements side by side; every result names both CPUs and their class.
     #[arg(long, value_parser = parse_pin)]
     pub pin: Vec<PinArg>,
+
+    /// Measure under a load on the CPUs the two sides do not use: `cpu:N` (N
+    /// spinning threads) or `memory:N` (N threads copying 64 MiB buffers). Needs
+    /// pinned sides; recorded in every result.
+    #[arg(long, value_parser = crate::background::parse, value_name = "cpu:N|memory:N")]
+    pub background: Option<crate::background::Background>,
+
+    /// `all`: the same as `--pin all`.
+    #[arg(long, value_parser = ["all"], value_name = "all")]
+    pub placements: Option<String>,
 
     /// Send the buffer as it is, without writing or reading every byte.
     #[arg(long, conflicts_with = "verify")]
@@ -224,6 +253,15 @@ pub struct CaseArgs {
 }
 
 impl CaseArgs {
+    /// The placements asked for, `--placements all` included.
+    pub fn pins(&self) -> Vec<PinArg> {
+        let mut v = self.pin.clone();
+        if self.placements.is_some() {
+            v.push(PinArg::All);
+        }
+        v
+    }
+
     /// The payload treatment asked for.
     pub fn payload(&self) -> ipcperf_core::payload::Payload {
         use ipcperf_core::payload::Payload;

@@ -132,7 +132,8 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
         EXPLICIT_SERIES_MS
     };
     let length = series_length(a.count, a.duration, default_ms);
-    let placements = placements(&a.case.pin, false)?;
+    let topo = ipcperf_core::topology::Topology::current();
+    let placements = placements(&a.case.pins(), false, &topo)?;
     let payload = a.case.payload();
     if a.mech.zero_copy {
         return Err(Fail::usage(
@@ -184,12 +185,16 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
 }
 
 pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
-    let specs = plan(&a)?;
+    let mut specs = plan(&a)?;
+    let topo = ipcperf_core::topology::Topology::current();
+    let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
+    crate::console::machine_warnings(&run.machine);
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
     let mut console = Console::new(specs.len());
     run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
+    drop(hogs);
     crate::cmd::ending::finish(
         run,
         saver,

@@ -51,6 +51,17 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
         std::fs::write(path, svg)
             .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))
     };
+    // A core-to-core matrix is drawn as its heatmap (hundreds of pairs would be
+    // hundreds of percentile lines).
+    if let Some(m) = crate::heatmap::from_run(&run) {
+        if png {
+            crate::heatmap::png(&m, &a.output).map_err(Fail::failure)?;
+        } else {
+            write(&a.output, crate::heatmap::svg(&m))?;
+        }
+        eprintln!("ipcperf: run {id}: heatmap drawn in {}", a.output.display());
+        return Ok(0);
+    }
     if throughput {
         if png {
             plot::throughput_png(&run, &a.output).map_err(Fail::failure)?;

@@ -6,6 +6,7 @@ use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
+use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
 
 use clap::Args;
 
@@ -103,40 +104,78 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     Ok(v)
 }
 
-pub fn placements(pins: &[PinArg], default_suite: bool) -> Result<Vec<Placement>, Fail> {
-    let cpus = ipcperf_sys::cpu::online_cpus();
+pub fn placements(
+    pins: &[PinArg],
+    default_suite: bool,
+    topo: &Topology,
+) -> Result<Vec<Placement>, Fail> {
+    let usable: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
     let check = |c: usize| {
-        if c < cpus {
+        if usable.contains(&c) {
             Ok(c)
         } else {
             Err(Fail::usage(format!(
-                "CPU {c} is not available (this machine lets ipcperf use {cpus}: 0 to {})",
-                cpus - 1
+                "CPU {c} is not one this process may use (usable: {}; see `ipcperf topology`)",
+                format_cpu_list(&usable)
             )))
         }
     };
+    let pair = |w: usize, r: usize| Placement::pinned(w, r).with_class(topo.classify(w, r));
+    let first = usable.first().copied().unwrap_or(0);
+    let second = usable.get(1).copied();
     if pins.is_empty() {
-        return Ok(if default_suite && cpus >= 2 {
-            vec![Placement::pinned(0, 0), Placement::pinned(0, 1)]
-        } else if default_suite {
-            vec![Placement::pinned(0, 0)]
-        } else {
-            vec![Placement::UNPINNED]
+        return Ok(match second {
+            Some(s) if default_suite => vec![pair(first, first), pair(first, s)],
+            None if default_suite => vec![pair(first, first)],
+            _ => vec![Placement::UNPINNED],
         });
     }
     let mut v = Vec::new();
+    let mut absent = Vec::new();
     for p in pins {
-        let pl = match *p {
-            PinArg::Cpus(w, r) => Placement::pinned(check(w)?, check(r)?),
-            PinArg::Same => Placement::pinned(0, 0),
-            PinArg::Cross => Placement::pinned(0, check(1)?),
-            PinArg::None => Placement::UNPINNED,
+        let pls = match *p {
+            PinArg::Cpus(w, r) => vec![pair(check(w)?, check(r)?)],
+            PinArg::Same => vec![pair(first, first)],
+            PinArg::Cross => match second {
+                Some(s) => vec![pair(first, s)],
+                None => return Err(Fail::usage(topo_one_cpu(&usable))),
+            },
+            PinArg::None => vec![Placement::UNPINNED],
+            PinArg::Class(c) => match topo.representative(c) {
+                Some((w, r)) => vec![pair(w, r)],
+                None => return Err(Fail::usage(topo.absent_reason(c))),
+            },
+            PinArg::All => {
+                let present = topo.classes();
+                absent.extend(
+                    PlacementClass::ALL
+                        .into_iter()
+                        .filter(|c| !present.iter().any(|(k, _)| k == c))
+                        .map(|c| c.name()),
+                );
+                present.into_iter().map(|(_, (w, r))| pair(w, r)).collect()
+            }
         };
-        if !v.contains(&pl) {
-            v.push(pl);
+        for pl in pls {
+            if !v.contains(&pl) {
+                v.push(pl);
+            }
         }
     }
+    if !absent.is_empty() {
+        eprintln!(
+            "ipcperf: placement classes this machine does not have: {} (see `ipcperf topology`)",
+            absent.join(", ")
+        );
+    }
     Ok(v)
+}
+
+fn topo_one_cpu(usable: &[usize]) -> String {
+    format!(
+        "`cross` needs two CPUs, and this process may use one ({})",
+        format_cpu_list(usable)
+    )
 }
 
 /// `--count N` or `--duration D`, else `default_ms` per series.
@@ -187,7 +226,8 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         EXPLICIT_SERIES_MS
     };
     let length = series_length(a.count, a.duration, default_ms);
-    let placements = placements(&a.case.pin, default_suite)?;
+    let topo = ipcperf_core::topology::Topology::current();
+    let placements = placements(&a.case.pins(), default_suite, &topo)?;
     let payload = a.case.payload();
     if a.mech.zero_copy && a.case.no_touch {
         return Err(Fail::usage(
@@ -214,6 +254,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                             Placement {
                                 writer_cpu: pl.writer_cpu,
                                 reader_cpu: pl.writer_cpu,
+                                class: pl.writer_cpu.map(|_| PlacementClass::SameCpu),
                             }
                         } else {
                             pl
@@ -241,12 +282,16 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
 }
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
-    let specs = plan(&a)?;
+    let mut specs = plan(&a)?;
+    let topo = ipcperf_core::topology::Topology::current();
+    let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
+    crate::console::machine_warnings(&run.machine);
     let mut saver = Saver::start(&a.save, &run)?;
     let mut console = Console::new(specs.len());
     run.cases = runner::run_all(&specs, &env, &mut saver.observe(&mut console));
+    drop(hogs);
     finish(
         run,
         saver,

@@ -127,7 +127,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
     let placements = if a.robustness {
         vec![ipcperf_core::mode::Placement::UNPINNED]
     } else {
-        crate::cmd::run::placements(&a.pin, false)?
+        crate::cmd::run::placements(&a.pin, false, &ipcperf_core::topology::Topology::current())?
     };
     let mut v = Vec::new();
     for &mode in &modes {
@@ -155,6 +155,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
 pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let mut run = RunRecord::begin(std::env::args().collect());
+    crate::console::machine_warnings(&run.machine);
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
     let mut console = Console::new(specs.len());
     for s in &specs {

@@ -94,7 +94,7 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
         let mut row = vec![
             super::view::mechanism_label(c),
             c.mode.name().to_string(),
-            c.placement.label.clone(),
+            c.placement.shown(),
             fmt_size(c.block_size),
         ];
         if paced {
@@ -111,7 +111,7 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
                              latencies count the backlog from when each was due",
                             super::view::mechanism_label(c),
                             fmt_size(c.block_size),
-                            c.placement.label,
+                            c.placement.shown(),
                             fmt_rate(l.round_trips_per_sec),
                             fmt_rate(r as f64)
                         ));
@@ -148,7 +148,7 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
                             "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
                             super::view::mechanism_label(c),
                             fmt_size(c.block_size),
-                            c.placement.label,
+                            c.placement.shown(),
                             fmt_us(lo as f64),
                             fmt_us(hi as f64)
                         ));

@@ -115,8 +115,8 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
         let mut placements: Vec<String> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
         for c in &cases {
-            if !placements.contains(&c.placement.label) {
-                placements.push(c.placement.label.clone());
+            if !placements.contains(&c.placement.shown()) {
+                placements.push(c.placement.shown());
             }
             if !sizes.contains(&c.block_size) {
                 sizes.push(c.block_size);
@@ -135,7 +135,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
             for p in &placements {
                 match cases
                     .iter()
-                    .find(|c| c.block_size == *s && &c.placement.label == p)
+                    .find(|c| c.block_size == *s && &c.placement.shown() == p)
                 {
                     Some(c) => {
                         row.extend(cells(c));
@@ -226,7 +226,7 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
             vec![
                 mechanism_label(c),
                 c.mode.name().to_string(),
-                c.placement.label.clone(),
+                c.placement.shown(),
                 fmt_mbps(m),
                 format!("{:.2}×", m / slowest),
             ]
@@ -331,8 +331,8 @@ mod tests {
             None,
         );
         let t = &v.tables[0];
-        assert_eq!(t.header[1], "same-cpu MB/s (min–max)");
-        assert_eq!(t.header[4], "cross-cpu MB/s (min–max)");
+        assert_eq!(t.header[1], "same-cpu 0→0 MB/s (min–max)");
+        assert_eq!(t.header[4], "cross-cpu 0→1 MB/s (min–max)");
         assert_eq!(t.rows[0][1], "1000 (1000–1000)");
         assert_eq!(t.rows[0][3], "1.00", "CPUs busy");
         assert_eq!(t.rows[0][4], "skipped");

@@ -1,0 +1,89 @@
+//! The one calibration every workload uses (streams, round trips, sync loops): warm
+//! up with uncounted runs of growing length until one lasts long enough to give a
+//! rate, then size the kept series from that rate.
+
+use crate::error::Result;
+
+/// What to calibrate for.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// How long the warm-up run that settles it should last.
+    pub warmup_ns: u64,
+    /// The first run's length in units (blocks, round trips, cycles).
+    pub first: u64,
+    /// Never more units than this in one run.
+    pub cap: u64,
+    /// A counted series: this many units, whatever the rate.
+    pub count: Option<u64>,
+    /// Otherwise a series lasts this long.
+    pub series_ns: u64,
+}
+
+/// What calibration learned: units per kept series and the time one should take.
+#[derive(Debug, Clone, Copy)]
+pub struct Calibration {
+    pub units: u64,
+    pub expected_ns: u64,
+}
+
+/// Run `run(n)` (n units; it returns their time in ns) with growing `n` until one
+/// lasts `t.warmup_ns` or reaches the cap; then size the kept series. A paced
+/// workload warms up on its schedule too: a series gets what the offered rate
+/// fills in its time, or, saturated, what the mechanism did.
+pub fn calibrate(t: Target, mut run: impl FnMut(u64) -> Result<u64>) -> Result<Calibration> {
+    let cap = t.count.map_or(t.cap, |c| c.min(t.cap)).max(1);
+    let mut n = t.first.clamp(1, cap);
+    loop {
+        let el = run(n)?.max(1);
+        if el >= t.warmup_ns || n >= cap {
+            let per = el as f64 / n as f64;
+            let units = match t.count {
+                Some(c) => c,
+                None => ((t.series_ns as f64 / per) as u64).clamp(1, t.cap),
+            };
+            return Ok(Calibration {
+                units,
+                expected_ns: (units as f64 * per) as u64,
+            });
+        }
+        let grow = (t.warmup_ns as f64 / el as f64 * 1.2).clamp(2.0, 64.0);
+        n = ((n as f64 * grow) as u64).max(n + 1).min(cap);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loop that takes 10 ns a unit: the warm-up grows until it lasts 1 ms, and a
+    /// 10 ms series is sized to 1,000,000 units; a counted one keeps its count.
+    #[test]
+    fn sizes_the_series_from_the_warmup_rate() {
+        let mut runs = Vec::new();
+        let t = Target {
+            warmup_ns: 1_000_000,
+            first: 16,
+            cap: 1 << 40,
+            count: None,
+            series_ns: 10_000_000,
+        };
+        let c = calibrate(t, |n| {
+            runs.push(n);
+            Ok(n * 10)
+        })
+        .unwrap();
+        assert_eq!(c.units, 1_000_000);
+        assert_eq!(c.expected_ns, 10_000_000);
+        assert!(runs.windows(2).all(|w| w[1] > w[0]), "{runs:?}");
+        assert!(*runs.last().unwrap() * 10 >= 1_000_000);
+        let c = calibrate(
+            Target {
+                count: Some(5),
+                ..t
+            },
+            |n| Ok(n * 10),
+        )
+        .unwrap();
+        assert_eq!(c.units, 5);
+    }
+}

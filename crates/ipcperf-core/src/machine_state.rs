@@ -1,0 +1,173 @@
+//! The machine's state when a run starts, as far as it can distort a figure: the
+//! clocksource (every timed round trip reads it), the CPU frequency governor and
+//! boost, SMT, CPUs kept from the scheduler (`isolcpus`, `nohz_full`), and how busy
+//! the machine already is. Recorded with the run; [`MachineState::warnings`] says
+//! what deserves a line in the output. Read from a root (`/`) so tests can use a
+//! recorded tree.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MachineState {
+    /// The current clocksource (`tsc` is the cheap one).
+    pub clocksource: Option<String>,
+    /// cpu0's frequency governor (absent without cpufreq, as in most VMs).
+    pub governor: Option<String>,
+    /// Frequency boost (turbo) on, where the kernel says.
+    pub boost: Option<bool>,
+    /// SMT control: `on`, `off`, `forceoff`, `notsupported`, `notimplemented`.
+    pub smt: Option<String>,
+    /// CPUs isolated from the scheduler, and tickless (`nohz_full`), as lists.
+    pub isolated: Option<String>,
+    pub nohz_full: Option<String>,
+    /// The 1-minute load average when the run started, and the CPUs it may use.
+    pub load_1m: Option<f64>,
+    pub cpus: usize,
+    /// Running there under a hypervisor.
+    pub virtualized: bool,
+}
+
+fn read(root: &Path, rel: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(rel))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+impl MachineState {
+    /// Read the state under `root` (`/` on a live machine).
+    pub fn read(root: &Path, cpus: usize, virtualized: bool) -> MachineState {
+        let boost = read(root, "sys/devices/system/cpu/cpufreq/boost")
+            .map(|b| b == "1")
+            .or_else(|| {
+                read(root, "sys/devices/system/cpu/intel_pstate/no_turbo").map(|b| b == "0")
+            });
+        MachineState {
+            clocksource: read(
+                root,
+                "sys/devices/system/clocksource/clocksource0/current_clocksource",
+            ),
+            governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            boost,
+            smt: read(root, "sys/devices/system/cpu/smt/control"),
+            isolated: read(root, "sys/devices/system/cpu/isolated"),
+            nohz_full: read(root, "sys/devices/system/cpu/nohz_full").filter(|s| s != "(null)"),
+            load_1m: read(root, "proc/loadavg")
+                .and_then(|l| l.split_whitespace().next().and_then(|x| x.parse().ok())),
+            cpus,
+            virtualized,
+        }
+    }
+
+    /// This machine's, now.
+    pub fn current(cpus: usize, virtualized: bool) -> MachineState {
+        MachineState::read(Path::new("/"), cpus, virtualized)
+    }
+
+    /// One line per thing that can distort the figures of this run.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some(c) = self.clocksource.as_deref().filter(|c| *c != "tsc") {
+            w.push(format!(
+                "the clocksource is {c}, not tsc: every clock read costs more (it is \
+                 measured and taken off each round trip, but it adds noise)"
+            ));
+        }
+        if let Some(g) = self.governor.as_deref().filter(|g| *g != "performance") {
+            w.push(format!(
+                "the CPU frequency governor is {g}: clocks change under load (the \
+                 `performance` governor holds them)"
+            ));
+        }
+        if self.boost == Some(true) {
+            w.push("frequency boost (turbo) is on: figures depend on temperature and on how many cores are busy".into());
+        }
+        if let Some(l) = self.load_1m.filter(|&l| l > 0.5 * self.cpus.max(1) as f64) {
+            w.push(format!(
+                "the machine is busy: load average {l:.2} on {} CPU{} before the run",
+                self.cpus,
+                if self.cpus == 1 { "" } else { "s" }
+            ));
+        }
+        if self.virtualized {
+            w.push("this is a virtual machine: its CPUs are the host's threads, shared with other guests; compare figures only with runs on the same kind of machine".into());
+        }
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> std::path::PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "ipcperf-state-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        for (p, c) in files {
+            let p = root.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, c).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn a_quiet_tuned_machine_has_nothing_to_say() {
+        let root = tree(&[
+            (
+                "sys/devices/system/clocksource/clocksource0/current_clocksource",
+                "tsc\n",
+            ),
+            (
+                "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                "performance\n",
+            ),
+            ("sys/devices/system/cpu/cpufreq/boost", "0\n"),
+            ("sys/devices/system/cpu/smt/control", "on\n"),
+            ("sys/devices/system/cpu/nohz_full", "(null)\n"),
+            ("proc/loadavg", "0.10 0.20 0.30 1/100 42\n"),
+        ]);
+        let s = MachineState::read(&root, 8, false);
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(s.clocksource.as_deref(), Some("tsc"));
+        assert_eq!(
+            (s.boost, s.load_1m, s.nohz_full.as_deref()),
+            (Some(false), Some(0.1), None)
+        );
+        assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    }
+
+    #[test]
+    fn what_distorts_is_said() {
+        let root = tree(&[
+            (
+                "sys/devices/system/clocksource/clocksource0/current_clocksource",
+                "hpet\n",
+            ),
+            (
+                "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                "powersave\n",
+            ),
+            ("sys/devices/system/cpu/intel_pstate/no_turbo", "0\n"),
+            ("proc/loadavg", "3.50 2.00 1.00 4/100 42\n"),
+        ]);
+        let s = MachineState::read(&root, 2, true);
+        std::fs::remove_dir_all(&root).unwrap();
+        let w = s.warnings().join("\n");
+        for what in [
+            "hpet",
+            "powersave",
+            "turbo",
+            "load average 3.50 on 2 CPUs",
+            "virtual machine",
+        ] {
+            assert!(w.contains(what), "{what} missing from:\n{w}");
+        }
+    }
+}

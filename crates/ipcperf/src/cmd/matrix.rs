@@ -1,0 +1,247 @@
+//! `ipcperf matrix MECHANISM`: the p50 and p99 round trip between every ordered
+//! pair of CPUs (core-to-core), for any round-trip mechanism; a table, a heatmap
+//! (`--heatmap`), and a run saved like every other. It says how long it will take
+//! before it starts.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::mode::{Mode, Placement};
+use ipcperf_core::payload::Payload;
+use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::record::RunRecord;
+use ipcperf_core::runner;
+use ipcperf_core::topology::{format_cpu_list, parse_cpu_list, Topology};
+
+use crate::cmd::args::{MechArgs, ModeArg};
+use crate::console::Console;
+use crate::export::{self, Format};
+use crate::fail::Fail;
+use crate::units;
+
+/// A series per pair when none is given: 240 pairs (16 CPUs) in well under a minute.
+const DEFAULT_SERIES_MS: u64 = 100;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf matrix shm --wake spin --sizes 64\n  ipcperf matrix pipe --cpus 0-3 --duration 200ms\n  ipcperf matrix unix --mode threads --heatmap unix.png"
+)]
+pub struct MatrixArgs {
+    /// The round-trip mechanism measured between every pair (see `ipcperf list`).
+    #[arg(value_name = "MECHANISM")]
+    pub mechanism: String,
+
+    /// The CPUs to pair (a list such as 0-7,64-71); default every CPU this process
+    /// may use.
+    #[arg(long, value_parser = parse_cpus)]
+    pub cpus: Option<CpuList>,
+
+    /// Message size (64, 4k). Default 64 bytes.
+    #[arg(long, short, alias = "size", value_parser = units::parse_size, default_value = "64")]
+    pub sizes: usize,
+
+    /// Length of each pair's series (default 100ms); the warm-up adds a quarter.
+    #[arg(long, short, value_parser = units::parse_series_duration)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Where the two sides run: threads or processes (default).
+    #[arg(long, short, value_enum, default_value_t = ModeArg::Processes)]
+    pub mode: ModeArg,
+
+    #[command(flatten)]
+    pub mech: MechArgs,
+
+    /// Also draw the heatmap into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub heatmap: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::cmd::db::SaveArgs,
+}
+
+/// CPUs to pair, from `--cpus`.
+#[derive(Debug, Clone)]
+pub struct CpuList(pub Vec<usize>);
+
+fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    match parse_cpu_list(s) {
+        Some(v) if v.len() >= 2 => Ok(CpuList(v)),
+        Some(_) => Err(format!("'{s}': a matrix needs at least two CPUs")),
+        None => Err(format!("'{s}' is not a CPU list (like 0-3,8)")),
+    }
+}
+
+/// Every ordered pair of distinct CPUs, as cases.
+pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
+    let mechs = crate::cmd::run::parse_mechanisms(std::slice::from_ref(&a.mechanism))?;
+    let [m] = mechs[..] else {
+        return Err(Fail::usage("a matrix measures one mechanism"));
+    };
+    if m.round_trip().is_none() {
+        return Err(Fail::usage(format!(
+            "{} cannot carry round trips, so it has no matrix",
+            m.name()
+        )));
+    }
+    let usable: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
+    let cpus = a.cpus.clone().map_or_else(|| usable.clone(), |c| c.0);
+    if let Some(c) = cpus.iter().find(|c| !usable.contains(c)) {
+        return Err(Fail::usage(format!(
+            "CPU {c} is not one this process may use (usable: {})",
+            format_cpu_list(&usable)
+        )));
+    }
+    if cpus.len() < 2 {
+        return Err(Fail::usage(format!(
+            "a matrix needs two CPUs, and this process may use {}",
+            format_cpu_list(&cpus)
+        )));
+    }
+    let mode = match a.mode {
+        ModeArg::Threads => Mode::Threads,
+        ModeArg::Processes => Mode::Processes,
+        ModeArg::Single => {
+            return Err(Fail::usage(
+                "a round trip needs two sides: --mode threads or processes",
+            ))
+        }
+    };
+    let opts = a.mech.options(&[m])?;
+    let length = crate::cmd::run::series_length(None, a.duration, DEFAULT_SERIES_MS);
+    let mut specs = Vec::new();
+    for o in a.mech.variants(m, &opts) {
+        for &w in &cpus {
+            for &r in &cpus {
+                if w == r {
+                    continue;
+                }
+                specs.push(CaseSpec {
+                    mechanism: m,
+                    mode,
+                    block_size: a.sizes,
+                    placement: Placement::pinned(w, r).with_class(topo.classify(w, r)),
+                    payload: Payload::Touch,
+                    length,
+                    repeat: 1,
+                    include_setup: false,
+                    opts: o.clone(),
+                });
+            }
+        }
+    }
+    Ok(specs)
+}
+
+/// About how long the matrix takes: each pair's series, its warm-up, the peer's start.
+pub fn estimate_secs(specs: &[CaseSpec]) -> f64 {
+    specs
+        .iter()
+        .map(|s| match s.length {
+            Length::Duration { ns } => {
+                let warm = (ns / 4).clamp(20_000_000, 250_000_000);
+                (ns + 2 * warm) as f64 / 1e9 + 0.02
+            }
+            Length::Count { .. } => 0.1,
+        })
+        .sum()
+}
+
+pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
+    if let Some(p) = &a.heatmap {
+        heatmap_is_svg(p)?;
+    }
+    let topo = Topology::current();
+    let specs = plan(&a, &topo)?;
+    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    eprintln!(
+        "ipcperf: matrix of {} pairs, about {:.1} s",
+        specs.len(),
+        estimate_secs(&specs)
+    );
+    let mut run = RunRecord::begin(std::env::args().collect());
+    crate::console::machine_warnings(&run.machine);
+    let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    let mut console = Console::new(specs.len());
+    run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
+    if let Some(path) = &a.heatmap {
+        write_heatmap(&run, path)?;
+    }
+    crate::cmd::ending::finish(
+        run,
+        saver,
+        &mut console,
+        |r| match (a.format, crate::heatmap::from_run(r)) {
+            (Format::Table, Some(m)) => render_table(r, &m),
+            _ => export::render_latency(r, a.format, false),
+        },
+        true,
+    )
+}
+
+/// The matrix (p50 and p99 in µs), then the median p50 of each placement class.
+fn render_table(r: &RunRecord, m: &crate::heatmap::Matrix) -> String {
+    let mut out = format!(
+        "Round trip, {}: p50 (p99) in µs, writer CPU down, reader CPU across\n{}\n",
+        m.what,
+        crate::heatmap::table(m)
+    );
+    let mut by_class: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for c in &r.cases {
+        if let Some(l) = &c.latency {
+            by_class
+                .entry(c.placement.label.clone())
+                .or_default()
+                .push(l.p50_ns);
+        }
+    }
+    for (class, mut v) in by_class {
+        v.sort_unstable();
+        out.push_str(&format!(
+            "  {class}: median p50 {:.2} µs over {} pair{}\n",
+            v[v.len() / 2] as f64 / 1e3,
+            v.len(),
+            if v.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let failed = r.cases.iter().filter(|c| c.latency.is_none()).count();
+    if failed > 0 {
+        out.push_str(&format!(
+            "  {failed} pair(s) did not run (see the messages above)\n"
+        ));
+    }
+    out
+}
+
+fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
+    let Some(m) = crate::heatmap::from_run(run) else {
+        return Err(Fail::failure("no pair completed: no heatmap to draw"));
+    };
+    if heatmap_is_svg(path)? {
+        let svg = crate::heatmap::svg(&m).map_err(Fail::failure)?;
+        std::fs::write(path, svg).map_err(|e| Fail::failure(format!("{}: {e}", path.display())))
+    } else {
+        crate::heatmap::png(&m, path).map_err(Fail::failure)
+    }
+}
+
+/// Whether the heatmap goes to an SVG (else a PNG); another name is bad input.
+fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("svg") => Ok(true),
+        Some("png") => Ok(false),
+        _ => Err(Fail::usage(format!(
+            "{}: name the heatmap file .svg or .png",
+            path.display()
+        ))),
+    }
+}

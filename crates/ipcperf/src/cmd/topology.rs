@@ -1,0 +1,162 @@
+//! `ipcperf topology`: where this machine's CPUs sit (packages, NUMA nodes, cores,
+//! SMT siblings, cache domains), which of them this process may use, and the
+//! placement classes `--pin` can name, each with the CPU pair it stands for.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
+use serde_json::json;
+
+use crate::export::Format;
+use crate::fail::Fail;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf topology\n  ipcperf topology --cpus\n  ipcperf topology --format json"
+)]
+pub struct TopologyArgs {
+    /// Also list every usable CPU with its package, die, core, node, SMT siblings
+    /// and caches.
+    #[arg(long)]
+    pub cpus: bool,
+
+    /// Read the tree under this directory instead of /sys (a copy of another
+    /// machine's /sys/devices/system; every online CPU counts as usable).
+    #[arg(long, value_name = "DIR")]
+    pub sysfs: Option<PathBuf>,
+
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// The topology the arguments ask for: this process's, or a recorded tree's.
+pub fn topology(sysfs: Option<&PathBuf>) -> Result<Topology, Fail> {
+    let Some(dir) = sysfs else {
+        return Ok(Topology::current());
+    };
+    if !dir.join("devices/system/cpu").is_dir() {
+        return Err(Fail::usage(format!(
+            "--sysfs {}: no devices/system/cpu under it",
+            dir.display()
+        )));
+    }
+    let allowed = std::fs::read_to_string(dir.join("ipcperf-allowed"))
+        .ok()
+        .and_then(|s| ipcperf_core::topology::parse_cpu_list(&s));
+    Ok(Topology::read(dir, allowed.as_deref()))
+}
+
+fn list_or_none(v: &[usize]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        format_cpu_list(v)
+    }
+}
+
+fn domains(d: &[Vec<usize>]) -> String {
+    if d.is_empty() {
+        return "not reported".into();
+    }
+    d.iter()
+        .map(|c| format_cpu_list(c))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
+    let t = topology(a.sysfs.as_ref())?;
+    if t.cpus.is_empty() {
+        return Err(Fail::failure("no usable CPU found in the topology"));
+    }
+    let classes = t.classes();
+    match a.format {
+        Format::Json => {
+            let v = json!({
+                "topology": t,
+                "classes": classes.iter().map(|(c, (x, y))| json!({
+                    "class": c.name(), "cpus": [x, y], "means": c.describe(),
+                })).collect::<Vec<_>>(),
+                "absent": PlacementClass::ALL.iter()
+                    .filter(|c| !classes.iter().any(|(k, _)| k == *c))
+                    .map(|c| c.name()).collect::<Vec<_>>(),
+            });
+            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        }
+        Format::Csv => {
+            crate::outln!("cpu,package,die,core,node,smt_siblings,l2,l3");
+            for p in &t.cpus {
+                crate::outln!(
+                    "{},{},{},{},{},\"{}\",\"{}\",\"{}\"",
+                    p.cpu,
+                    p.package,
+                    p.die,
+                    p.core,
+                    p.node.map(|n| n.to_string()).unwrap_or_default(),
+                    format_cpu_list(&p.smt_siblings),
+                    p.l2.as_deref().map(format_cpu_list).unwrap_or_default(),
+                    p.l3.as_deref().map(format_cpu_list).unwrap_or_default()
+                );
+            }
+        }
+        Format::Table | Format::Markdown => {
+            let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
+            let n = usable.len();
+            crate::outln!(
+                "{n} usable CPU{} ({}): {} package{}, {} NUMA node{}, {} core{}, SMT {}",
+                if n == 1 { "" } else { "s" },
+                format_cpu_list(&usable),
+                t.packages(),
+                if t.packages() == 1 { "" } else { "s" },
+                t.nodes(),
+                if t.nodes() == 1 { "" } else { "s" },
+                t.cores(),
+                if t.cores() == 1 { "" } else { "s" },
+                if t.smt() { "on" } else { "off" },
+            );
+            crate::outln!(
+                "  offline: {}; outside this process's affinity (cpuset): {}; isolated: {}",
+                list_or_none(&t.offline),
+                list_or_none(&t.not_allowed),
+                list_or_none(&t.isolated)
+            );
+            crate::outln!("  last-level cache domains: {}", domains(&t.l3_domains()));
+            crate::outln!("  L2 domains: {}", domains(&t.l2_domains()));
+            if a.cpus {
+                let mut tb = Table::new();
+                tb.load_style(UTF8_FULL_CONDENSED);
+                tb.set_header(vec![
+                    "CPU", "package", "die", "core", "node", "SMT", "L2", "L3",
+                ]);
+                for p in &t.cpus {
+                    tb.add_row(vec![
+                        p.cpu.to_string(),
+                        p.package.to_string(),
+                        p.die.to_string(),
+                        p.core.to_string(),
+                        p.node.map(|n| n.to_string()).unwrap_or("-".into()),
+                        format_cpu_list(&p.smt_siblings),
+                        p.l2.as_deref().map(format_cpu_list).unwrap_or("-".into()),
+                        p.l3.as_deref().map(format_cpu_list).unwrap_or("-".into()),
+                    ]);
+                }
+                crate::outln!("{tb}");
+            }
+            crate::outln!("\nPlacement classes (--pin CLASS picks the pair shown):");
+            for (c, (x, y)) in &classes {
+                crate::outln!("  {:<13} {x}→{y}  {}", c.name(), c.describe());
+            }
+            let absent: Vec<&str> = PlacementClass::ALL
+                .iter()
+                .filter(|c| !classes.iter().any(|(k, _)| k == *c))
+                .map(|c| c.name())
+                .collect();
+            if !absent.is_empty() {
+                crate::outln!("  absent here: {}", absent.join(", "));
+            }
+        }
+    }
+    Ok(0)
+}

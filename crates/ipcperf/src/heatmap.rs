@@ -1,0 +1,316 @@
+//! The core-to-core matrix of a run: the p50 (and p99) round trip of every ordered
+//! pair of CPUs it measured, as a table and as a heatmap. CPUs are ordered by
+//! where they sit (package, node, last-level cache, core), so SMT siblings, cache
+//! domains and nodes show as blocks; lines mark the cache domains.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ipcperf_core::record::{CaseStatus, RunRecord};
+use ipcperf_core::topology::Topology;
+use plotters::prelude::*;
+
+use crate::plot::{fonts, FAMILY};
+use crate::units::fmt_size;
+
+/// A measured matrix.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    /// The CPUs, in display order.
+    pub cpus: Vec<usize>,
+    /// (writer, reader) → (p50, p99) ns; a pair absent was not measured or failed.
+    pub cells: BTreeMap<(usize, usize), (u64, u64)>,
+    /// What was measured: `shm (spin) processes 64 B`.
+    pub what: String,
+    /// Indices into `cpus` where a new last-level cache domain starts.
+    pub domain_starts: Vec<usize>,
+}
+
+/// The matrix in `run`, when it is one: round trips of one mechanism, mode and size
+/// between pinned pairs of different CPUs, over at least two CPUs.
+pub fn from_run(run: &RunRecord) -> Option<Matrix> {
+    let cases: Vec<_> = run
+        .cases
+        .iter()
+        .filter(|c| c.latency.is_some() || c.status != CaseStatus::Ok)
+        .collect();
+    let first = cases.first()?;
+    let what = format!(
+        "{} {} {}",
+        crate::export::view::mechanism_label(first),
+        first.mode.name(),
+        fmt_size(first.block_size)
+    );
+    let mut cells = BTreeMap::new();
+    let mut cpus = Vec::new();
+    for c in &cases {
+        let (Some(w), Some(r)) = (c.placement.writer_cpu, c.placement.reader_cpu) else {
+            return None;
+        };
+        if w == r
+            || c.mechanism != first.mechanism
+            || c.block_size != first.block_size
+            || c.mode != first.mode
+        {
+            return None;
+        }
+        for x in [w, r] {
+            if !cpus.contains(&x) {
+                cpus.push(x);
+            }
+        }
+        if let (CaseStatus::Ok, Some(l)) = (&c.status, &c.latency) {
+            cells.insert((w, r), (l.p50_ns, l.p99_ns));
+        }
+    }
+    if cpus.len() < 2 {
+        return None;
+    }
+    let topo = run.machine.topology.as_ref();
+    order(&mut cpus, topo);
+    let domain_starts = domain_starts(&cpus, topo);
+    Some(Matrix {
+        cpus,
+        cells,
+        what,
+        domain_starts,
+    })
+}
+
+/// Order CPUs by where they sit, so that neighbours are neighbours.
+fn order(cpus: &mut [usize], topo: Option<&Topology>) {
+    cpus.sort_by_key(|&c| {
+        let p = topo.and_then(|t| t.place(c));
+        (
+            p.map(|p| p.package),
+            p.and_then(|p| p.node),
+            p.and_then(|p| p.l3.as_ref().and_then(|l| l.first().copied())),
+            p.map(|p| (p.die, p.core)),
+            c,
+        )
+    });
+}
+
+fn domain_starts(cpus: &[usize], topo: Option<&Topology>) -> Vec<usize> {
+    let Some(t) = topo else { return Vec::new() };
+    let dom = |c: usize| t.place(c).and_then(|p| p.l3.clone());
+    (1..cpus.len())
+        .filter(|&i| dom(cpus[i]) != dom(cpus[i - 1]))
+        .collect()
+}
+
+/// The matrix as table rows: writer CPU down, reader CPU across, p50 (p99) in µs.
+pub fn table(m: &Matrix) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    let mut header = vec!["writer ↓ reader →".to_string()];
+    header.extend(m.cpus.iter().map(|c| c.to_string()));
+    t.set_header(header);
+    for &w in &m.cpus {
+        let mut row = vec![w.to_string()];
+        for &r in &m.cpus {
+            row.push(match m.cells.get(&(w, r)) {
+                _ if w == r => "-".into(),
+                Some((p50, p99)) => format!("{:.2} ({:.2})", *p50 as f64 / 1e3, *p99 as f64 / 1e3),
+                None => "failed".into(),
+            });
+        }
+        t.add_row(row);
+    }
+    t
+}
+
+/// Heatmap size in pixels for `n` CPUs.
+fn size(n: usize) -> (u32, u32) {
+    let side = cell(n) as u32 * n as u32;
+    ((side + 260).max(760), (side + 150).max(380))
+}
+
+/// A cell's side in pixels.
+fn cell(n: usize) -> i32 {
+    (640 / n.max(1)).clamp(8, 64) as i32
+}
+
+/// A colour from cool (fast) to warm (slow), `f` in 0..=1.
+fn heat(f: f64) -> RGBColor {
+    let f = f.clamp(0.0, 1.0);
+    let (r, g, b) = if f < 0.5 {
+        let t = f * 2.0;
+        (40.0 + t * 215.0, 90.0 + t * 150.0, 200.0 - t * 120.0)
+    } else {
+        let t = (f - 0.5) * 2.0;
+        (255.0, 240.0 - t * 190.0, 80.0 - t * 50.0)
+    };
+    RGBColor(r as u8, g as u8, b as u8)
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    m: &Matrix,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    fonts();
+    root.fill(&WHITE)?;
+    let n = m.cpus.len();
+    let cell = cell(n);
+    let (x0, y0) = (70i32, 80i32);
+    let vals: Vec<f64> = m.cells.values().map(|v| (v.0.max(1) as f64).ln()).collect();
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    root.draw(&Text::new(
+        format!("p50 round trip, {} (writer ↓, reader →)", m.what),
+        (20, 20),
+        (FAMILY, 18).into_font(),
+    ))?;
+    let label = (FAMILY, 12.min(cell.max(8)) as u32 + 2).into_font();
+    for (i, &wc) in m.cpus.iter().enumerate() {
+        root.draw(&Text::new(
+            wc.to_string(),
+            (x0 - 30, y0 + i as i32 * cell + cell / 2 - 6),
+            label.clone(),
+        ))?;
+        root.draw(&Text::new(
+            wc.to_string(),
+            (x0 + i as i32 * cell + cell / 2 - 6, y0 - 20),
+            label.clone(),
+        ))?;
+        for (j, &rc) in m.cpus.iter().enumerate() {
+            let (x, y) = (x0 + j as i32 * cell, y0 + i as i32 * cell);
+            let fill = match m.cells.get(&(wc, rc)) {
+                _ if wc == rc => RGBColor(230, 230, 230),
+                Some((p50, _)) => heat((((*p50).max(1) as f64).ln() - lo) / span),
+                None => RGBColor(120, 120, 120),
+            };
+            root.draw(&Rectangle::new(
+                [(x, y), (x + cell, y + cell)],
+                fill.filled(),
+            ))?;
+        }
+    }
+    // Cache-domain boundaries.
+    let end = y0 + n as i32 * cell;
+    for &s in &m.domain_starts {
+        let at = s as i32 * cell;
+        root.draw(&PathElement::new(
+            vec![(x0 + at, y0), (x0 + at, end)],
+            BLACK.stroke_width(2),
+        ))?;
+        root.draw(&PathElement::new(
+            vec![(x0, y0 + at), (x0 + n as i32 * cell, y0 + at)],
+            BLACK.stroke_width(2),
+        ))?;
+    }
+    // The scale.
+    let sx = x0 + n as i32 * cell + 40;
+    let steps = 40;
+    let sh = (n as i32 * cell).max(120);
+    for k in 0..steps {
+        let f = 1.0 - k as f64 / (steps - 1) as f64;
+        let y = y0 + k * sh / steps;
+        root.draw(&Rectangle::new(
+            [(sx, y), (sx + 24, y + sh / steps + 1)],
+            heat(f).filled(),
+        ))?;
+    }
+    let us = |v: f64| format!("{:.2} µs", v.exp() / 1e3);
+    let small = (FAMILY, 14).into_font();
+    root.draw(&Text::new(us(hi), (sx + 30, y0), small.clone()))?;
+    root.draw(&Text::new(us(lo), (sx + 30, y0 + sh - 14), small.clone()))?;
+    root.draw(&Text::new(
+        "light grey: same CPU",
+        (sx, y0 + sh + 14),
+        small.clone(),
+    ))?;
+    root.draw(&Text::new(
+        "dark grey: did not run",
+        (sx, y0 + sh + 32),
+        small,
+    ))?;
+    root.present()
+}
+
+/// The heatmap as an SVG document.
+pub fn svg(m: &Matrix) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size(m.cpus.len())).into_drawing_area();
+        draw(root, m).map_err(|e| format!("cannot draw the heatmap: {e}"))?;
+    }
+    Ok(out)
+}
+
+/// The heatmap as a PNG file.
+pub fn png(m: &Matrix, path: &Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, size(m.cpus.len())).into_drawing_area();
+    draw(root, m).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcperf_core::topology::PlacementClass;
+
+    /// A 16-CPU matrix on the EPYC fixture's layout (SMT pairs c, c+8; CCX of two
+    /// cores; a node per CCD), its latencies by class: drawn, ordered by domain.
+    pub fn epyc_run() -> RunRecord {
+        let mut run = crate::testdata::run();
+        let template = run.cases[0].clone();
+        run.cases.clear();
+        let topo = crate::testdata::epyc_topology();
+        for w in 0..16 {
+            for r in 0..16 {
+                if w == r {
+                    continue;
+                }
+                let class = topo.classify(w, r).unwrap();
+                let ns = match class {
+                    PlacementClass::SmtSibling => 90,
+                    PlacementClass::SharedL3 => 180,
+                    PlacementClass::OtherL3 => 650,
+                    _ => 900,
+                };
+                let mut c = template.clone();
+                c.workload = ipcperf_core::kind::Workload::RoundTrip;
+                c.mechanism = "shm".into();
+                c.block_size = 64;
+                c.placement.label = class.name().into();
+                c.placement.writer_cpu = Some(w);
+                c.placement.reader_cpu = Some(r);
+                let mut h = ipcperf_core::latency::new_histogram();
+                ipcperf_core::latency::record_samples(&mut h, &[ns, ns, ns * 2], 0);
+                c.latency = Some(ipcperf_core::latency::summarize(
+                    &h,
+                    1_000,
+                    0,
+                    20,
+                    vec![ns],
+                    0,
+                ));
+                run.cases.push(c);
+            }
+        }
+        run.machine.topology = Some(topo);
+        run
+    }
+
+    #[test]
+    fn a_sixteen_cpu_matrix_is_ordered_by_domain_and_drawn() {
+        let run = epyc_run();
+        let m = from_run(&run).expect("a matrix");
+        // CCX by CCX: the two threads of each core side by side in their domain.
+        assert_eq!(
+            m.cpus,
+            [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15]
+        );
+        assert_eq!(m.domain_starts, [4, 8, 12]);
+        assert_eq!(m.cells.len(), 240);
+        assert_eq!(m.cells[&(0, 8)].0, 90);
+        let svg = svg(&m).unwrap();
+        assert!(svg.contains("p50 round trip, shm processes 64 B"));
+        if let Some(dir) = std::env::var_os("IPCPERF_KEEP_HEATMAP") {
+            png(&m, &std::path::Path::new(&dir).join("heatmap-16.png")).unwrap();
+        }
+        // Not a matrix: a stream run.
+        assert!(from_run(&crate::testdata::run()).is_none());
+    }
+}

@@ -1,0 +1,344 @@
+//! Placement by topology through the binary: `ipcperf topology` on recorded sysfs
+//! trees and on this machine, `--pin CLASS` and `--placements all`, the
+//! core-to-core `matrix` (it runs here, on every CPU pair this machine has), and
+//! `--background` load.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn ipcperf() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ipcperf"));
+    c.env("IPCPERF_NO_SAVE", "1");
+    c
+}
+
+/// A recorded tree (`ipcperf-core/tests/fixtures/topology/NAME.sysfs`) laid out
+/// under a fresh directory.
+fn fixture(name: &str, dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ipcperf-core/tests/fixtures/topology")
+        .join(format!("{name}.sysfs"));
+    let root = dir.join(name);
+    for line in std::fs::read_to_string(src).unwrap().lines() {
+        let (p, content) = line.split_once(':').unwrap();
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{}\n", content.trim())).unwrap();
+    }
+    root
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = ipcperf().args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn classes(v: &serde_json::Value) -> Vec<(String, u64, u64)> {
+    v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["class"].as_str().unwrap().to_string(),
+                c["cpus"][0].as_u64().unwrap(),
+                c["cpus"][1].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// On every recorded machine, exactly the classes it has, each with its pair; the
+/// rest listed as absent.
+#[test]
+fn topology_finds_the_classes_of_each_recorded_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    type Pairs = &'static [(&'static str, u64, u64)];
+    let want: &[(&str, Pairs)] = &[
+        ("vm-2cpu", &[("same-cpu", 0, 0), ("shared-l3", 0, 1)]),
+        (
+            "intel-2s-smt",
+            &[
+                ("same-cpu", 0, 0),
+                ("smt-sibling", 0, 8),
+                ("shared-l3", 0, 1),
+                ("other-socket", 0, 4),
+            ],
+        ),
+        (
+            "epyc-ccx",
+            &[
+                ("same-cpu", 0, 0),
+                ("smt-sibling", 0, 8),
+                ("shared-l3", 0, 1),
+                ("other-l3", 0, 2),
+                ("other-numa", 0, 4),
+            ],
+        ),
+        (
+            "offline-cpuset",
+            &[
+                ("same-cpu", 0, 0),
+                ("smt-sibling", 0, 4),
+                ("shared-l3", 0, 1),
+            ],
+        ),
+    ];
+    for (name, classes_want) in want {
+        let root = fixture(name, dir.path());
+        let v = json(&[
+            "topology",
+            "--sysfs",
+            root.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        let got = classes(&v);
+        let want: Vec<(String, u64, u64)> = classes_want
+            .iter()
+            .map(|(c, a, b)| (c.to_string(), *a, *b))
+            .collect();
+        assert_eq!(got, want, "{name}");
+        let absent = v["absent"].as_array().unwrap().len();
+        assert_eq!(
+            absent + got.len(),
+            7,
+            "{name}: every class present or absent"
+        );
+    }
+    // The restricted one names what it leaves out.
+    let root = fixture("offline-cpuset", dir.path());
+    let out = ipcperf()
+        .args(["topology", "--sysfs", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("4 usable CPUs (0-1,4-5)"), "{text}");
+    assert!(text.contains("offline: 3;"), "{text}");
+    assert!(text.contains("(cpuset): 2,6-7"), "{text}");
+    // A directory that is no sysfs tree is bad input.
+    let out = ipcperf()
+        .args(["topology", "--sysfs", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// `--pin CLASS` runs the class's pair and records both CPUs and the class; a
+/// class this machine lacks is one line and exit 2; `--placements all` runs one
+/// pair of every class this machine has.
+#[test]
+fn pin_by_class_and_all_placements() {
+    let here = json(&["topology", "--format", "json"]);
+    let present = classes(&here);
+    let (class, w, r) = present.last().unwrap().clone();
+    let v = json(&[
+        "latency", "pipe", "--mode", "threads", "--count", "200", "--repeat", "1", "--pin", &class,
+        "--format", "json",
+    ]);
+    let p = &v["cases"][0]["placement"];
+    assert_eq!(p["label"], class.as_str());
+    assert_eq!(
+        (p["writer_cpu"].as_u64(), p["reader_cpu"].as_u64()),
+        (Some(w), Some(r))
+    );
+    // The run keeps the machine's topology.
+    assert!(!v["machine"]["topology"]["cpus"].as_array().unwrap().is_empty());
+
+    let absent = here["absent"].as_array().unwrap()[0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = ipcperf()
+        .args(["latency", "pipe", "--count", "10", "--pin", &absent])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("no {absent} pair")), "{err}");
+    assert!(out.stdout.is_empty());
+
+    let v = json(&[
+        "latency",
+        "pipe",
+        "--mode",
+        "threads",
+        "--count",
+        "200",
+        "--repeat",
+        "1",
+        "--placements",
+        "all",
+        "--format",
+        "json",
+    ]);
+    let labels: Vec<&str> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["placement"]["label"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = present.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(labels, want);
+
+    // The table shows the class with both CPUs.
+    let out = ipcperf()
+        .args([
+            "latency", "pipe", "--mode", "threads", "--count", "200", "--repeat", "1", "--pin",
+            "0,0",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("same-cpu 0→0"));
+}
+
+/// The matrix runs here on every ordered pair of distinct CPUs, says its estimate
+/// first, prints the table, draws the heatmap, and is saved like a run.
+#[test]
+fn matrix_of_every_cpu_pair() {
+    let here = json(&["topology", "--format", "json"]);
+    let n = here["topology"]["cpus"].as_array().unwrap().len();
+    if n < 2 {
+        eprintln!("skipped: this machine lets the test use one CPU; a matrix needs two");
+        return;
+    }
+    let cpus = if n > 4 {
+        "0-3".to_string()
+    } else {
+        format!("0-{}", n - 1)
+    };
+    let k = cpus.split('-').nth(1).unwrap().parse::<usize>().unwrap() + 1;
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("m.png");
+    let db = dir.path().join("h.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .env_remove("IPCPERF_NO_SAVE")
+        .args([
+            "matrix",
+            "pipe",
+            "--mode",
+            "threads",
+            "--duration",
+            "20ms",
+            "--cpus",
+            &cpus,
+            "--heatmap",
+        ])
+        .arg(&png)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("matrix of {} pairs, about", k * (k - 1))),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("writer CPU down, reader CPU across"),
+        "{text}"
+    );
+    assert!(text.contains("median p50"), "{text}");
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+    // Saved: plot draws its heatmap again.
+    let again = dir.path().join("again.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["plot", "last", "-o"])
+        .arg(&again)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(std::fs::read_to_string(&again)
+        .unwrap()
+        .contains("p50 round trip, pipe threads 64 B"));
+    // One mechanism that carries round trips, two CPUs at least.
+    for bad in [
+        vec!["matrix", "file"],
+        vec!["matrix", "pipe", "--cpus", "0"],
+        vec!["matrix", "pipe", "--cpus", "0,4096"],
+    ] {
+        let out = ipcperf().args(&bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {out:?}");
+    }
+}
+
+/// A background load runs on CPUs the sides leave free, is named in every result,
+/// and is refused when no CPU is free or the sides are not pinned.
+#[test]
+fn background_load_on_free_cpus() {
+    let here = json(&["topology", "--format", "json"]);
+    let n = here["topology"]["cpus"].as_array().unwrap().len();
+    let out = ipcperf()
+        .args(["latency", "pipe", "--count", "10", "--background", "cpu:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "unpinned: {out:?}");
+    if n < 2 {
+        eprintln!("skipped: one CPU here, none left for a hog");
+        return;
+    }
+    let v = json(&[
+        "latency",
+        "pipe",
+        "--mode",
+        "threads",
+        "--count",
+        "500",
+        "--repeat",
+        "1",
+        "--pin",
+        "0,0",
+        "--background",
+        "cpu:1",
+        "--format",
+        "json",
+    ]);
+    let bg = v["cases"][0]["options"]["background"].as_str().unwrap();
+    assert!(bg.starts_with("cpu:1 on ") && !bg.ends_with(" 0"), "{bg}");
+    let v = json(&[
+        "run",
+        "pipe",
+        "--mode",
+        "threads",
+        "--count",
+        "50",
+        "--repeat",
+        "1",
+        "--pin",
+        "0,0",
+        "--background",
+        "memory:1",
+        "--format",
+        "json",
+    ]);
+    assert!(v["cases"][0]["options"]["background"]
+        .as_str()
+        .unwrap()
+        .starts_with("memory:1 on "));
+    // Every CPU taken by the sides: nothing left for a hog.
+    let all = format!("0-{}", n - 1);
+    let mut pins = Vec::new();
+    for c in 0..n {
+        pins.push("--pin".to_string());
+        pins.push(format!("{c},{c}"));
+    }
+    let out = ipcperf()
+        .args(["latency", "pipe", "--count", "10", "--background", "cpu:1"])
+        .args(&pins)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{all}: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no CPU is left for a hog"));
+    for bad in ["cpu", "gpu:1", "cpu:0", "memory:x"] {
+        let out = ipcperf()
+            .args(["latency", "pipe", "--pin", "0,0", "--background", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
