@@ -36,6 +36,24 @@ pub struct PlacementRecord {
     pub seen_reader_cpu: Option<usize>,
 }
 
+impl CaseRecord {
+    /// Record why the case did not run (a refusal) or failed: its status and reason,
+    /// and no figures. The one failure path of every workload.
+    pub fn fail(&mut self, e: crate::error::Error) {
+        use crate::error::Error;
+        self.status = match e {
+            Error::Refused(_) => CaseStatus::Refused,
+            _ => CaseStatus::Failed,
+        };
+        self.message = Some(match e {
+            Error::Refused(m) => m,
+            e => e.to_string(),
+        });
+        self.series.clear();
+        self.latency = None;
+    }
+}
+
 impl PlacementRecord {
     /// The placement as every table, legend and report row shows it: its label
     /// and, when pinned, both CPUs (`shared-l3 0→8`).

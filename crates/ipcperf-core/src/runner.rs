@@ -12,7 +12,7 @@ use crate::mode::roundtrip::RoundTripSession;
 use crate::mode::session::{SeriesOutcome, StreamSession};
 use crate::observer::Observer;
 use crate::plan::{CaseSpec, Length, RunEnv};
-use crate::record::{CaseRecord, CaseStatus, SeriesRecord};
+use crate::record::{CaseRecord, SeriesRecord};
 
 /// How long the warm-up aims to run.
 fn warmup_target_ns(spec: &CaseSpec) -> u64 {
@@ -242,18 +242,13 @@ pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -
     rec
 }
 
-/// Record a refusal or failure: its status and reason, and no figures.
+/// Record a refusal or failure. A case asked wrongly (`Invalid`: a block size of
+/// 0, `--repeat 0`) is a refusal here, never a failure of the mechanism.
 fn fail_record(rec: &mut CaseRecord, e: Error) {
-    rec.status = match e {
-        Error::Refused(_) | Error::Invalid(_) => CaseStatus::Refused,
-        _ => CaseStatus::Failed,
-    };
-    rec.message = Some(match e {
-        Error::Refused(m) | Error::Invalid(m) => m,
-        e => e.to_string(),
+    rec.fail(match e {
+        Error::Invalid(m) => Error::Refused(m),
+        e => e,
     });
-    rec.series.clear();
-    rec.latency = None;
 }
 
 /// Run every round-trip case in order, reporting to `obs`.

@@ -144,7 +144,10 @@ fn pin_by_class_and_all_placements() {
         (Some(w), Some(r))
     );
     // The run keeps the machine's topology.
-    assert!(!v["machine"]["topology"]["cpus"].as_array().unwrap().is_empty());
+    assert!(!v["machine"]["topology"]["cpus"]
+        .as_array()
+        .unwrap()
+        .is_empty());
 
     let absent = here["absent"].as_array().unwrap()[0]
         .as_str()

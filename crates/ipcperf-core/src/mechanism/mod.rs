@@ -28,6 +28,7 @@ pub mod tcp;
 pub mod udp;
 pub mod unix;
 pub mod vmsplice;
+pub mod wake;
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;

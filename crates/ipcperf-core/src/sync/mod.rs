@@ -427,14 +427,7 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
 pub fn run_case(spec: &SyncSpec) -> CaseRecord {
     let mut rec = empty_record(spec);
     if let Err(e) = run_inner(spec, &mut rec) {
-        rec.status = match e {
-            Error::Refused(_) => CaseStatus::Refused,
-            _ => CaseStatus::Failed,
-        };
-        rec.message = Some(match e {
-            Error::Refused(m) => m,
-            e => e.to_string(),
-        });
+        rec.fail(e);
     }
     rec
 }

@@ -1,0 +1,130 @@
+//! The charts' unit tests (kept apart so plot.rs stays readable).
+
+use super::*;
+use crate::testdata;
+
+#[test]
+fn one_line_per_mechanism_mode_and_placement() {
+    let lines = throughput_lines(&testdata::run());
+    let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "pipe processes same-cpu 0→0",
+            "pipe processes cross-cpu 0→1",
+            "unix processes same-cpu 0→0",
+            "unix processes cross-cpu 0→1",
+            "tcp processes same-cpu 0→0",
+            "tcp processes cross-cpu 0→1"
+        ]
+    );
+    assert_eq!(lines[0].points.len(), 3);
+    assert_eq!(lines[0].points[2].0, 65536);
+    assert!((lines[0].points[2].1 - 1000.0).abs() < 1e-6);
+}
+
+#[test]
+fn a_case_of_no_size_is_left_out_not_a_panic() {
+    // An imported or hand-made record: block size 0 has no place on a log axis.
+    let mut run = testdata::run();
+    run.cases[0].block_size = 0;
+    let lines = throughput_lines(&run);
+    assert!(lines.iter().all(|l| l.points.iter().all(|p| p.0 > 0)));
+    assert!(throughput_svg(&run).unwrap().starts_with("<svg"));
+    for c in &mut run.cases {
+        c.block_size = 0;
+    }
+    assert!(throughput_lines(&run).is_empty());
+    assert!(throughput_svg(&run).is_ok());
+}
+
+#[test]
+fn svg_has_title_units_and_legend_as_text() {
+    let svg = throughput_svg(&testdata::run()).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
+    for needle in [
+        "testhost",
+        "6.1.0-test",
+        "64 B",
+        "4 KiB",
+        "64 KiB",
+        "pipe processes same-cpu",
+        "MB/s",
+    ] {
+        assert!(svg.contains(needle), "the SVG lacks {needle:?}");
+    }
+}
+
+/// Three pairs of one class (shared-l3 on three CPU pairs) are three lines, each
+/// with one y per x: never several pairs joined into one zig-zag.
+#[test]
+fn three_pairs_of_one_class_draw_three_lines() {
+    let mut run = testdata::run();
+    let template = run.cases[0].clone();
+    run.cases.clear();
+    for (w, r) in [(0, 1), (2, 3), (0, 8)] {
+        for size in [64u64, 4096] {
+            let mut c = template.clone();
+            c.block_size = size;
+            c.placement.label = "shared-l3".into();
+            c.placement.writer_cpu = Some(w);
+            c.placement.reader_cpu = Some(r);
+            run.cases.push(c);
+        }
+    }
+    let lines = throughput_lines(&run);
+    let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "pipe processes shared-l3 0→1",
+            "pipe processes shared-l3 2→3",
+            "pipe processes shared-l3 0→8"
+        ]
+    );
+    for l in &lines {
+        let xs: Vec<u64> = l.points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [64, 4096], "{}: one point per block size", l.label);
+    }
+}
+
+#[test]
+fn latency_curves_from_sync_cases() {
+    let mut run = testdata::run();
+    assert!(latency_lines(&run).is_empty());
+    assert!(latency_svg(&run).is_none());
+    run.cases
+        .push(testdata::sync_case("futex", 900, 1_500, 6_000, 40_000));
+    run.cases
+        .push(testdata::sync_case("sysv-sem", 0, 3_000, 9_000, 70_000));
+    let lines = latency_lines(&run);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].label, "futex threads cross-cpu 0→1 set/clear");
+    assert_eq!(lines[0].points[0], (0.5, 900.0));
+    assert_eq!(lines[0].points.len(), 4);
+    // A zero p50 (below the clock's resolution) is left out, not drawn at 1 ns.
+    assert_eq!(lines[1].points[0], (0.9, 3000.0));
+    let svg = latency_svg(&run).unwrap().unwrap();
+    for needle in [
+        "p50",
+        "p99.9",
+        "futex threads cross-cpu 0→1 set/clear",
+        "Latency percentiles",
+    ] {
+        assert!(svg.contains(needle), "the SVG lacks {needle:?}");
+    }
+}
+
+#[test]
+fn png_is_written_with_drawn_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.png");
+    throughput_png(&testdata::run(), &p).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        bytes.len() > 10_000,
+        "a chart with text and lines is not {} bytes",
+        bytes.len()
+    );
+}
