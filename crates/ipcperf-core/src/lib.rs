@@ -1,13 +1,15 @@
 //! ipcperf-core: the measuring library.
 //!
-//! Mechanisms (`mechanism`) open endpoints and know nothing of timing; workloads
-//! (`workload`) are the timed loops, generic over an endpoint so the hot loop is
-//! monomorphized; modes (`mode`) place the two sides in one thread, two threads or
-//! two processes and carry their messages; `runner` turns a [`plan::CaseSpec`]
-//! into a [`record::CaseRecord`] and reports progress to an
-//! [`observer::Observer`]; `peer` is a peer process's entry. The plain types they
-//! all name live in `kind`, at the bottom, so no module imports one that imports
-//! it back (tests/layout.rs in the binary checks). Nothing here prints.
+//! Mechanisms (`mechanism`: one type each, one registry) open ends and know
+//! nothing of timing; workloads (`workload`) hold the timed loops, generic over an
+//! end so the hot loop is monomorphized, the sessions that set a case up and run
+//! its series, and the peer's jobs; the transport (`mode`) starts the other side in
+//! a thread or a process and carries its messages; `runner` turns a
+//! [`plan::CaseSpec`] into a [`record::CaseRecord`] through one calibration and
+//! reports progress to an [`observer::Observer`]; `topology` says where CPUs sit;
+//! `peer` is a peer process's entry. The plain types they all name live in `kind`,
+//! at the bottom, so no module imports one that imports it back (tests/layout.rs in
+//! the binary checks). Nothing here prints.
 
 #![forbid(unsafe_code)]
 

@@ -8,11 +8,11 @@ use crate::kind::DatagramCounts;
 use crate::kind::Workload;
 use crate::latency;
 use crate::mechanism::{with_mechanism, Mechanism};
-use crate::mode::roundtrip::RoundTripSession;
-use crate::mode::session::{SeriesOutcome, StreamSession};
 use crate::observer::Observer;
 use crate::plan::{CaseSpec, Length, RunEnv};
 use crate::record::{CaseRecord, SeriesRecord};
+use crate::workload::roundtrip_session::RoundTripSession;
+use crate::workload::stream_session::{SeriesOutcome, StreamSession};
 
 /// How long the warm-up aims to run.
 fn warmup_target_ns(spec: &CaseSpec) -> u64 {

@@ -74,3 +74,58 @@ fn snapshot_compare() {
         &crate::export::render_view(&v, Format::Markdown),
     );
 }
+
+/// A latency run: two round-trip cases with known samples.
+fn latency_run() -> ipcperf_core::record::RunRecord {
+    let mut run = testdata::run();
+    let template = run.cases[0].clone();
+    run.cases.clear();
+    for (mech, w, r, base) in [("pipe", 0, 0, 12_000u64), ("shm", 0, 1, 300)] {
+        let mut c = template.clone();
+        c.workload = ipcperf_core::kind::Workload::RoundTrip;
+        c.mechanism = mech.into();
+        c.block_size = 512;
+        c.placement.label = if w == r { "same-cpu" } else { "shared-l3" }.into();
+        c.placement.writer_cpu = Some(w);
+        c.placement.reader_cpu = Some(r);
+        let samples: Vec<u64> = (0..1000).map(|i| base + i * base / 1000).collect();
+        let mut h = ipcperf_core::latency::new_histogram();
+        ipcperf_core::latency::record_samples(&mut h, &samples, 20);
+        c.latency = Some(ipcperf_core::latency::summarize(
+            &h,
+            1_000_000_000,
+            0,
+            20,
+            vec![base + base / 2],
+            0,
+        ));
+        run.cases.push(c);
+    }
+    run
+}
+
+#[test]
+fn snapshot_latency_table_and_json() {
+    let run = latency_run();
+    check(
+        "latency.txt",
+        &crate::export::render_latency(&run, Format::Table, true),
+    );
+    let json = crate::export::render_latency(&run, Format::Json, false);
+    check("latency.json", &json);
+    let back: ipcperf_core::record::RunRecord = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, run);
+}
+
+#[test]
+fn snapshot_sync_table() {
+    let mut run = testdata::run();
+    run.cases = vec![
+        testdata::sync_case("futex", 900, 1_500, 6_000, 40_000),
+        testdata::sync_case("sysv-sem", 2_000, 3_000, 9_000, 70_000),
+    ];
+    check(
+        "sync.txt",
+        &crate::export::sync::render(&run, Format::Table),
+    );
+}

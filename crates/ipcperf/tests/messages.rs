@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
-use ipcperf_core::mode::roundtrip::RoundTripSession;
 use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::observer::Quiet;
 use ipcperf_core::payload::Payload;
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::{CaseRecord, CaseStatus};
 use ipcperf_core::runner::{run_case, run_latency_case};
+use ipcperf_core::workload::roundtrip_session::RoundTripSession;
 
 const NEW: [MechanismKind; 4] = [
     MechanismKind::SysvMsg,

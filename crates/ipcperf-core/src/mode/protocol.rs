@@ -6,11 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
-use crate::mechanism::{with_mechanism, ByteStream, Mechanism, PeerHandoff, OPEN_TIMEOUT_MS};
-use crate::payload::{AlignedBuf, Payload};
-use crate::workload::{roundtrip, stream};
-use ipcperf_sys::clock::thread_cpu_ns;
-use ipcperf_sys::cpu::{current_cpu, PinGuard};
+use crate::mechanism::PeerHandoff;
+use crate::payload::Payload;
+use ipcperf_sys::cpu::PinGuard;
 
 /// What the peer does in a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,93 +134,4 @@ pub fn run_job(ch: &mut dyn PeerChannel, setup: PeerSetup, job: Job) -> Result<(
         });
     }
     r
-}
-
-/// The stream reader's and the echo's job (the sync roles are `sync::peer`'s).
-pub fn serve(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
-    run_job(ch, setup, serve_inner)
-}
-
-fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
-    with_mechanism!(setup.handoff.kind, M => serve_with::<M>(ch, setup))
-}
-
-/// The stream reader's and the echo's job for mechanism `M` (its loops
-/// monomorphized for `M`'s end).
-fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
-    match setup.role {
-        PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => Err(
-            Error::Invalid("a sync role was handed to the stream and echo job".into()),
-        ),
-        PeerRole::StreamReader => {
-            let mut ep = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
-            let mut buf = AlignedBuf::new(setup.block_size);
-            ch.send(FromPeer::Ready { cpu: current_cpu() })?;
-            loop {
-                match ch.recv()? {
-                    ToPeer::Go { bytes } => {
-                        ep.prepare_series(false)?;
-                        let cpu0 = thread_cpu_ns();
-                        let (end_ns, lossy) =
-                            match M::read_lossy(&mut ep, setup.payload, &mut buf, bytes) {
-                                Some(r) => {
-                                    let (end, delivered, counts) = r?;
-                                    (end, Some((delivered, counts)))
-                                }
-                                None => (
-                                    stream::read_stream(setup.payload, &mut ep, &mut buf, bytes)?,
-                                    None,
-                                ),
-                            };
-                        ch.send(FromPeer::Done {
-                            end_ns,
-                            cpu: current_cpu(),
-                            cpu_ns: thread_cpu_ns() - cpu0,
-                            delivered: lossy.map(|l| l.0),
-                            datagrams: lossy.map(|l| l.1),
-                        })?;
-                    }
-                    ToPeer::Quit => return Ok(()),
-                    ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-                    ToPeer::Rounds { .. } => {
-                        return Err(Error::Peer("round trips asked of a stream reader".into()))
-                    }
-                }
-            }
-        }
-        PeerRole::Echo => {
-            let fwd = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
-            let back = match setup.back {
-                Some(h) => Some(M::open(*h, OPEN_TIMEOUT_MS)?),
-                None => None,
-            };
-            let mut end = crate::mode::roundtrip::Duplex::for_peer(fwd, back);
-            let mut buf = AlignedBuf::new(setup.block_size);
-            ch.send(FromPeer::Ready { cpu: current_cpu() })?;
-            loop {
-                match ch.recv()? {
-                    ToPeer::Rounds { n } => {
-                        let cpu0 = thread_cpu_ns();
-                        let echoed = crate::with_duplex!(&mut end, e => roundtrip::echo(
-                            setup.payload,
-                            e,
-                            &mut buf,
-                            n
-                        ))?;
-                        ch.send(FromPeer::Echoed {
-                            echoed,
-                            cpu: current_cpu(),
-                            cpu_ns: thread_cpu_ns() - cpu0,
-                            datagrams: M::take_datagram_counts(end.rx()),
-                        })?;
-                    }
-                    ToPeer::Quit => return Ok(()),
-                    ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-                    ToPeer::Go { .. } => {
-                        return Err(Error::Peer("a stream asked of an echo peer".into()))
-                    }
-                }
-            }
-        }
-    }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::protocol::{serve, FromPeer, Job, PeerChannel, PeerHandle, PeerSetup, ToPeer};
+use super::protocol::{FromPeer, Job, PeerChannel, PeerHandle, PeerSetup, ToPeer};
 use crate::error::{Error, Result};
 
 struct ThreadChannel {
@@ -43,11 +43,6 @@ impl Drop for DoneOnDrop {
 }
 
 impl ThreadPeer {
-    /// A peer thread doing the stream reader's or the echo's job.
-    pub fn spawn(setup: PeerSetup) -> Result<ThreadPeer> {
-        ThreadPeer::spawn_job(setup, serve)
-    }
-
     /// A peer thread doing `job`.
     pub fn spawn_job(setup: PeerSetup, job: Job) -> Result<ThreadPeer> {
         let (to_tx, to_rx) = channel();

@@ -1,7 +1,12 @@
-//! Workloads: the timed loops. Each is generic over the endpoint and the payload
-//! treatment, so the hot loop holds the system calls under test and nothing else.
+//! Workloads: the timed loops (each generic over the endpoint and the payload
+//! treatment, so the hot loop holds the system calls under test and nothing else),
+//! the sessions that set a case up and run its series (generic over the
+//! mechanism), and the peer's jobs.
 
+pub mod jobs;
 pub mod roundtrip;
+pub mod roundtrip_session;
 pub mod stream;
+pub mod stream_session;
 
 pub use crate::kind::Workload;

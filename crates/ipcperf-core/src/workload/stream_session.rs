@@ -5,15 +5,16 @@
 use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
-use super::protocol::{serve, FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use super::start::start;
-use super::watchdog::Watchdog;
-use super::Mode;
+use super::jobs::serve;
+use super::stream;
 use crate::error::{Error, Result};
 use crate::mechanism::{open_local, ByteStream, FdStream, Link, Mechanism, OPEN_TIMEOUT_MS};
+use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use crate::mode::start::start;
+use crate::mode::watchdog::Watchdog;
+use crate::mode::Mode;
 use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
-use crate::workload::stream;
 
 /// What one series measured.
 #[derive(Debug, Clone, Copy)]

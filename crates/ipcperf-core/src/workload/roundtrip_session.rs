@@ -13,15 +13,16 @@
 use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
-use super::protocol::{serve, FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use super::start::start;
-use super::watchdog::Watchdog;
-use super::Mode;
+use super::jobs::serve;
+use super::roundtrip::{self, Pair, PingOutcome};
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
 use crate::mechanism::{open_local, Link, Mechanism, RoundTripShape, OPEN_TIMEOUT_MS};
+use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use crate::mode::start::start;
+use crate::mode::watchdog::Watchdog;
+use crate::mode::Mode;
 use crate::plan::{CaseSpec, RunEnv};
-use crate::workload::roundtrip::{self, Pair, PingOutcome};
 
 /// One side's end(s) for round trips: one two-way end, or a pair of one-way ends.
 #[derive(Debug)]
@@ -62,8 +63,8 @@ impl<E> Duplex<E> {
 macro_rules! with_duplex {
     ($d:expr, $e:ident => $body:expr) => {
         match $d {
-            $crate::mode::roundtrip::Duplex::One($e) => $body,
-            $crate::mode::roundtrip::Duplex::Two($e) => $body,
+            $crate::workload::roundtrip_session::Duplex::One($e) => $body,
+            $crate::workload::roundtrip_session::Duplex::Two($e) => $body,
         }
     };
 }
