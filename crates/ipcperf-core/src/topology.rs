@@ -328,13 +328,13 @@ impl Topology {
     }
     /// The last-level cache domains, as their CPU lists.
     pub fn l3_domains(&self) -> Vec<Vec<usize>> {
-        let mut v: Vec<Vec<usize>> = self.cpus.iter().filter_map(|p| p.l3.clone()).collect();
-        v.sort();
-        v.dedup();
-        v
+        self.domains(|p| p.l3.clone())
     }
     pub fn l2_domains(&self) -> Vec<Vec<usize>> {
-        let mut v: Vec<Vec<usize>> = self.cpus.iter().filter_map(|p| p.l2.clone()).collect();
+        self.domains(|p| p.l2.clone())
+    }
+    fn domains(&self, f: impl Fn(&CpuPlace) -> Option<Vec<usize>>) -> Vec<Vec<usize>> {
+        let mut v: Vec<Vec<usize>> = self.cpus.iter().filter_map(f).collect();
         v.sort();
         v.dedup();
         v

@@ -1,0 +1,210 @@
+//! Hostile input to the run history: a database that cannot be written, imports
+//! too big or absurd.
+
+use super::*;
+
+fn make_db(dir: &Path) -> PathBuf {
+    let db = dir.join("h.db");
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--sizes", "4k", "-d", "20ms", "--repeat", "1", "--db",
+        ])
+        .arg(&db)
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    db
+}
+
+#[test]
+fn a_database_that_cannot_be_written_is_still_read() {
+    if !can(
+        "a read-only mount and another user",
+        &["unshare", "mount", "setpriv"],
+    ) || !nobody_can_run()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let db = make_db(dir.path());
+    let d = dir.path().display();
+    let reads = [
+        "history",
+        "show last",
+        "export last",
+        "report last -o /dev/null",
+    ];
+    for r in reads {
+        // A read-only mount.
+        let out = unshared(
+            &["--mount", "--propagation", "private"],
+            &format!("mount --bind -o ro {d} {d} && $B {r} --db {}", db.display()),
+        );
+        assert!(out.status.success(), "ro mount, {r}: {out:?}");
+        // A file of root's, read by nobody.
+        let mut args: Vec<&str> = r.split(' ').collect();
+        let dbs = db.display().to_string();
+        args.extend(["--db", &dbs]);
+        let out = bounded(as_nobody(&args), Duration::from_secs(20));
+        assert!(out.status.success(), "another user's file, {r}: {out:?}");
+    }
+}
+
+/// A run file of `cases` copies of one real case, written as a stream: a forked
+/// child's peak memory counts its parent's, so this process must stay small.
+fn big_run_file(dir: &Path, cases: usize) -> PathBuf {
+    use std::io::Write;
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--sizes", "4k", "-d", "10ms", "--repeat", "1", "-f", "json",
+        ])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = serde_json::to_string(&v["cases"][0]).unwrap();
+    v["cases"] = serde_json::Value::Array(Vec::new());
+    let head = serde_json::to_string(&v).unwrap();
+    let head = head.strip_suffix("[]}").expect("cases come last");
+    let p = dir.join(format!("run-{cases}.json"));
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+    w.write_all(head.as_bytes()).unwrap();
+    w.write_all(b"[").unwrap();
+    for i in 0..cases {
+        if i > 0 {
+            w.write_all(b",").unwrap();
+        }
+        w.write_all(case.as_bytes()).unwrap();
+    }
+    w.write_all(b"]}").unwrap();
+    w.flush().unwrap();
+    p
+}
+
+#[test]
+fn an_import_streams_in_bounded_memory_and_a_killed_one_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = big_run_file(dir.path(), 60_000);
+    let db = dir.path().join("h.db");
+    // Bounded memory: the whole file is ~50 MB; the import holds one case at a time.
+    // Reaped by wait4 (for its peak memory), not by `Child::wait`.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(BIN)
+        .arg("import")
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (status, rss_kb) = ipcperf_sys::signal::wait_with_max_rss(child.id()).unwrap();
+    assert_eq!(status, 0, "import failed");
+    assert!(rss_kb < 64 * 1024, "import peaked at {rss_kb} KiB");
+    // The same run again is refused, naming the run it is.
+    let out = Command::new(BIN)
+        .arg("import")
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("already kept as run 1"),
+        "{out:?}"
+    );
+
+    // Killed while keeping: nothing of it is kept.
+    let db2 = dir.path().join("h2.db");
+    let wal = dir.path().join("h2.db-wal");
+    let mut child = Command::new(BIN)
+        .arg("import")
+        .arg(&file)
+        .arg("--db")
+        .arg(&db2)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Into the transaction: the write-ahead log has grown past the schema.
+    while std::fs::metadata(&wal).map_or(0, |m| m.len()) < 4 << 20 {
+        assert!(child.try_wait().unwrap().is_none(), "import ended first");
+        assert!(t0.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = Command::new(BIN)
+        .args(["history", "--db"])
+        .arg(&db2)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(text(&out.stdout).contains("No runs kept"), "{out:?}");
+
+    // A file past the bound is refused before it is read.
+    let huge = dir.path().join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(129 << 20)
+        .unwrap();
+    let out = Command::new(BIN)
+        .arg("import")
+        .arg(&huge)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("more than a run import takes"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn absurd_imported_values_are_refused_with_the_field_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = big_run_file(dir.path(), 2);
+    let db = dir.path().join("h.db");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 3] = [
+        ("cases[1].block_size", |v| {
+            v["cases"][1]["block_size"] = 0.into()
+        }),
+        ("cases[0].block_size", |v| {
+            v["cases"][0]["block_size"] = u64::MAX.into()
+        }),
+        ("started_ms", |v| {
+            v["started_ms"] = 32_503_680_000_000u64.into()
+        }),
+    ];
+    for (field, edit) in edits {
+        let mut bad = v.clone();
+        edit(&mut bad);
+        let p = dir.path().join("bad.json");
+        std::fs::write(&p, serde_json::to_vec(&bad).unwrap()).unwrap();
+        let out = Command::new(BIN)
+            .arg("import")
+            .arg(&p)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{field}: {out:?}");
+        assert!(text(&out.stderr).contains(field), "{field}: {out:?}");
+    }
+    let out = Command::new(BIN)
+        .args(["history", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(text(&out.stdout).contains("No runs kept"), "{out:?}");
+}
