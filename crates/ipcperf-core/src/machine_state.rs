@@ -27,6 +27,64 @@ pub struct MachineState {
     pub cpus: usize,
     /// Running there under a hypervisor.
     pub virtualized: bool,
+    /// CPUs' worth of time that processes other than this run's used while it ran
+    /// (the machine's busy time less ours and our peers'), set when the run ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_busy_cpus: Option<f64>,
+    /// The CPU times when the state was read (not kept: the run's end uses it).
+    #[serde(skip)]
+    pub started: Option<CpuSnapshot>,
+}
+
+/// Above this many CPUs' worth of other work during a run, it is flagged.
+pub const BUSY_OTHERS: f64 = 0.25;
+
+/// The machine's busy CPU time and ours, at one instant: two of them tell how
+/// much of the machine others used in between.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuSnapshot {
+    busy_ns: u64,
+    own_ns: u64,
+    wall_ns: u64,
+}
+
+/// Busy time of all CPUs (every /proc/stat field but idle and iowait), in ns.
+fn machine_busy_ns(root: &Path) -> Option<u64> {
+    let stat = std::fs::read_to_string(root.join("proc/stat")).ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest is within user).
+    let busy: u64 = f
+        .iter()
+        .take(8)
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, v)| v)
+        .sum();
+    // USER_HZ is 100 on every Linux ABI.
+    Some(busy * 10_000_000)
+}
+
+impl CpuSnapshot {
+    pub fn now() -> CpuSnapshot {
+        CpuSnapshot {
+            busy_ns: machine_busy_ns(Path::new("/")).unwrap_or(0),
+            own_ns: ipcperf_sys::clock::process_cpu_ns() + ipcperf_sys::clock::children_cpu_ns(),
+            wall_ns: ipcperf_sys::clock::now_ns(),
+        }
+    }
+
+    /// CPUs' worth of others' work from `self` to `later`.
+    pub fn others_busy(&self, later: &CpuSnapshot) -> Option<f64> {
+        let wall = later.wall_ns.checked_sub(self.wall_ns)?.max(1);
+        let busy = later.busy_ns.checked_sub(self.busy_ns)?;
+        let own = later.own_ns.saturating_sub(self.own_ns);
+        (self.busy_ns > 0).then(|| busy.saturating_sub(own) as f64 / wall as f64)
+    }
 }
 
 fn read(root: &Path, rel: &str) -> Option<String> {
@@ -58,12 +116,16 @@ impl MachineState {
                 .and_then(|l| l.split_whitespace().next().and_then(|x| x.parse().ok())),
             cpus,
             virtualized,
+            others_busy_cpus: None,
+            started: None,
         }
     }
 
     /// This machine's, now.
     pub fn current(cpus: usize, virtualized: bool) -> MachineState {
-        MachineState::read(Path::new("/"), cpus, virtualized)
+        let mut s = MachineState::read(Path::new("/"), cpus, virtualized);
+        s.started = Some(CpuSnapshot::now());
+        s
     }
 
     /// One line per thing that can distort the figures of this run.
@@ -89,6 +151,12 @@ impl MachineState {
                 "the machine is busy: load average {l:.2} on {} CPU{} before the run",
                 self.cpus,
                 if self.cpus == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some(b) = self.others_busy_cpus.filter(|&b| b > BUSY_OTHERS) {
+            w.push(format!(
+                "other processes kept {b:.2} CPUs busy during the run: its figures shared \
+                 the machine"
             ));
         }
         if self.virtualized {
@@ -157,17 +225,38 @@ mod tests {
             ("sys/devices/system/cpu/intel_pstate/no_turbo", "0\n"),
             ("proc/loadavg", "3.50 2.00 1.00 4/100 42\n"),
         ]);
-        let s = MachineState::read(&root, 2, true);
+        let mut s = MachineState::read(&root, 2, true);
         std::fs::remove_dir_all(&root).unwrap();
+        s.others_busy_cpus = Some(0.8);
         let w = s.warnings().join("\n");
         for what in [
             "hpet",
             "powersave",
             "turbo",
             "load average 3.50 on 2 CPUs",
+            "kept 0.80 CPUs busy",
             "virtual machine",
         ] {
             assert!(w.contains(what), "{what} missing from:\n{w}");
         }
+    }
+
+    #[test]
+    fn busy_others_are_measured_from_two_snapshots() {
+        let a = CpuSnapshot {
+            busy_ns: 1_000_000_000,
+            own_ns: 0,
+            wall_ns: 0,
+        };
+        // One second later: the machine was busy 1.5 CPU-seconds, we 1.0 of them.
+        let b = CpuSnapshot {
+            busy_ns: 2_500_000_000,
+            own_ns: 1_000_000_000,
+            wall_ns: 1_000_000_000,
+        };
+        assert_eq!(a.others_busy(&b), Some(0.5));
+        assert_eq!(b.others_busy(&a), None, "time runs forward");
+        let live = CpuSnapshot::now();
+        assert!(live.busy_ns > 0, "/proc/stat is read");
     }
 }

@@ -41,6 +41,16 @@ pub fn children_cpu_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user + system) of this process, all its threads, in nanoseconds.
+pub fn process_cpu_ns() -> u64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let ns =
+        |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1000;
+    getrusage(UsageWho::RUSAGE_SELF)
+        .map(|u| ns(u.user_time()) + ns(u.system_time()))
+        .unwrap_or(0)
+}
+
 /// Sleep until CLOCK_MONOTONIC reads `deadline_ns` (clock_nanosleep, absolute: an
 /// interruption resumes toward the same instant). Returns at once if it has passed.
 pub fn sleep_until_ns(deadline_ns: u64) {

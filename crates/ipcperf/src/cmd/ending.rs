@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use ipcperf_core::machine_state::{CpuSnapshot, BUSY_OTHERS};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 
 use crate::cmd::db::Saver;
@@ -20,6 +21,18 @@ pub fn finish(
     all_refused_is_usage: bool,
 ) -> Result<i32, Fail> {
     console.finish();
+    // How busy others kept the machine while the run ran: flagged when it matters.
+    if let Some(state) = run.machine.state.as_mut() {
+        if let Some(start) = &state.started {
+            state.others_busy_cpus = start.others_busy(&CpuSnapshot::now());
+            if let Some(b) = state.others_busy_cpus.filter(|&b| b > BUSY_OTHERS) {
+                eprintln!(
+                    "ipcperf: warning: other processes kept {b:.2} CPUs busy during the run: \
+                     its figures shared the machine"
+                );
+            }
+        }
+    }
     run.finished_ms = Some(unix_ms());
     run.complete = true;
     saver.finish(&run);
