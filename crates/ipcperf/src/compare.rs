@@ -270,7 +270,7 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 ratio: None,
                 interval: None,
                 verdict: Verdict::NotComparable,
-                why: "only in A".into(),
+                why: elsewhere(ca, &a.cases, &b.cases, "A", "B"),
             }),
         }
     }
@@ -285,11 +285,37 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 ratio: None,
                 interval: None,
                 verdict: Verdict::NotComparable,
-                why: "only in B".into(),
+                why: elsewhere(cb, &b.cases, &a.cases, "B", "A"),
             });
         }
     }
     rows
+}
+
+/// Why a case of run `this` has no match in `other`: only there, or (the same case
+/// on other CPUs) the CPUs differ, which is a different placement, not compared.
+fn elsewhere(
+    c: &CaseRecord,
+    mine: &[CaseRecord],
+    other: &[CaseRecord],
+    this: &str,
+    that: &str,
+) -> String {
+    let sans = |x: &CaseRecord| key(x).replacen(&placement_key(&x.placement), "", 1);
+    // The other run's placements of this case that this run did not measure.
+    let cpus: Vec<String> = other
+        .iter()
+        .filter(|o| sans(o) == sans(c) && !mine.iter().any(|m| key(m) == key(o)))
+        .map(|o| o.placement.shown())
+        .collect();
+    if cpus.is_empty() {
+        format!("only in {this}")
+    } else {
+        format!(
+            "the CPUs differ: {that} ran it on {}; a different placement is not compared",
+            cpus.join(", ")
+        )
+    }
 }
 
 /// How many cases got faster, slower, did not change, and could not be judged.
@@ -423,6 +449,38 @@ fn placement_key(p: &ipcperf_core::record::PlacementRecord) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_same_case_on_other_cpus_is_named_not_matched() {
+        let a = crate::testdata::run();
+        let mut b = crate::testdata::run();
+        for c in &mut b.cases {
+            if c.placement.writer_cpu != c.placement.reader_cpu {
+                c.placement.reader_cpu = Some(8);
+                c.placement.label = "other-l3".into();
+            }
+        }
+        let rows = compare(&a, &b, 0.05);
+        let moved: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.why.starts_with("the CPUs differ"))
+            .collect();
+        assert!(!moved.is_empty());
+        assert!(
+            moved
+                .iter()
+                .any(|r| r.why.contains("B ran it on other-l3 0→8")),
+            "{moved:?}"
+        );
+        assert!(
+            moved
+                .iter()
+                .any(|r| r.why.contains("A ran it on cross-cpu 0→1")),
+            "{moved:?}"
+        );
+        assert!(rows.iter().all(|r| r.why != "only in A"));
+    }
+
     use super::*;
     use crate::testdata;
     use ipcperf_core::mode::Mode;
