@@ -252,7 +252,7 @@ pub fn links(run: &RunRecord) -> Option<Table> {
 
 fn machine_table(id: &str, run: &RunRecord) -> Table {
     let m = &run.machine;
-    let rows = vec![
+    let mut rows = vec![
         vec!["run".to_string(), id.to_string()],
         vec!["started".into(), crate::units::fmt_utc(run.started_ms)],
         vec![
@@ -288,6 +288,39 @@ fn machine_table(id: &str, run: &RunRecord) -> Table {
                 .unwrap_or_else(|| "not exposed".into()),
         ],
     ];
+    if let Some(t) = &m.topology {
+        let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
+        rows.push(vec![
+            "topology".into(),
+            format!(
+                "{} usable CPUs ({}): {} package(s), {} NUMA node(s), {} cores, SMT {}; \
+                 last-level caches {}",
+                usable.len(),
+                ipcperf_core::topology::format_cpu_list(&usable),
+                t.packages(),
+                t.nodes(),
+                t.cores(),
+                if t.smt() { "on" } else { "off" },
+                t.l3_domains()
+                    .iter()
+                    .map(|d| ipcperf_core::topology::format_cpu_list(d))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+        ]);
+    }
+    if let Some(st) = &m.state {
+        rows.push(vec![
+            "clocksource".into(),
+            st.clocksource
+                .clone()
+                .unwrap_or_else(|| "not exposed".into()),
+        ]);
+        let w = st.warnings();
+        if !w.is_empty() {
+            rows.push(vec!["warnings".into(), w.join("; ")]);
+        }
+    }
     Table {
         title: format!("Machine of run {id}"),
         header: vec![],

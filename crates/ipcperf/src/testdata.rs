@@ -173,3 +173,29 @@ pub fn epyc_topology() -> ipcperf_core::topology::Topology {
         isolated: Vec::new(),
     }
 }
+
+/// A recorded sysfs tree of the core's fixtures, read as a process limited to
+/// its `ipcperf-allowed` CPUs would read it.
+pub fn fixture_topology(name: &str) -> ipcperf_core::topology::Topology {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ipcperf-core/tests/fixtures/topology")
+        .join(format!("{name}.sysfs"));
+    let root = std::env::temp_dir().join(format!(
+        "ipcperf-bin-topology-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&root);
+    for line in std::fs::read_to_string(src).unwrap().lines() {
+        let (p, content) = line.split_once(':').unwrap();
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{}\n", content.trim())).unwrap();
+    }
+    let allowed = std::fs::read_to_string(root.join("ipcperf-allowed"))
+        .ok()
+        .and_then(|s| ipcperf_core::topology::parse_cpu_list(&s));
+    let t = ipcperf_core::topology::Topology::read(&root, allowed.as_deref());
+    std::fs::remove_dir_all(&root).unwrap();
+    t
+}

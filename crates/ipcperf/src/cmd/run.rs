@@ -300,3 +300,57 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         true,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::fixture_topology;
+
+    /// On every recorded machine, `--placements all` runs one pair of exactly the
+    /// classes the machine has, each named; a class it lacks is refused (exit 2)
+    /// with its reason; a CPU outside the process's cpuset is refused.
+    #[test]
+    fn placements_all_on_every_fixture() {
+        for name in ["vm-2cpu", "intel-2s-smt", "epyc-ccx", "offline-cpuset"] {
+            let t = fixture_topology(name);
+            let got: Vec<(Option<&str>, usize, usize)> = placements(&[PinArg::All], false, &t)
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p.class.map(|c| c.name()),
+                        p.writer_cpu.unwrap(),
+                        p.reader_cpu.unwrap(),
+                    )
+                })
+                .collect();
+            let want: Vec<(Option<&str>, usize, usize)> = t
+                .classes()
+                .into_iter()
+                .map(|(c, (w, r))| (Some(c.name()), w, r))
+                .collect();
+            assert_eq!(got, want, "{name}");
+            for c in PlacementClass::ALL {
+                let r = placements(&[PinArg::Class(c)], false, &t);
+                match t.representative(c) {
+                    Some(_) => assert!(r.is_ok(), "{name} {}", c.name()),
+                    None => {
+                        let f = r.unwrap_err();
+                        assert_eq!(f.code, 2);
+                        assert!(f.message.contains(c.name()), "{}", f.message);
+                    }
+                }
+            }
+        }
+        let t = fixture_topology("offline-cpuset");
+        let f = placements(&[PinArg::Cpus(0, 2)], false, &t).unwrap_err();
+        assert_eq!(f.code, 2);
+        assert!(
+            f.message.contains("CPU 2 is not one this process may use"),
+            "{}",
+            f.message
+        );
+        let ok = placements(&[PinArg::Cpus(1, 5)], false, &t).unwrap();
+        assert_eq!(ok[0].label(), "smt-sibling");
+    }
+}
