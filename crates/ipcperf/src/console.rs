@@ -37,8 +37,12 @@ pub struct Console {
     bar: Option<ProgressBar>,
 }
 
-/// A short name for a case: `pipe processes 64 KiB same-cpu`.
+/// A short name for a case: `pipe processes 64 KiB same-cpu 0→0` (a sync case
+/// has no block size: `futex threads shared-l3 0→1`).
 pub fn case_name(r: &CaseRecord) -> String {
+    if r.workload == ipcperf_core::kind::Workload::Sync {
+        return format!("{} {} {}", r.mechanism, r.mode.name(), r.placement.shown());
+    }
     format!(
         "{} {} {} {}",
         r.mechanism,
