@@ -11,14 +11,27 @@ use crate::cmd;
     version,
     about = "How fast can two processes talk on this machine, by each way the OS offers?",
     long_about = "ipcperf measures Linux interprocess communication side by side under one method: \
-throughput against block size over pipes, FIFOs, Unix and TCP sockets and files, in one thread, \
-two threads or two processes, with the CPU placement of both sides recorded in every result.\n\n\
-Start with `ipcperf run` (a quick default suite, under a minute) and `ipcperf list`.",
+throughput against block size (run), round-trip latency with its tails (latency), \
+synchronization primitives' cycle rates (sync) and core-to-core round trips (matrix), over \
+pipes, FIFOs, Unix, TCP and UDP sockets, SysV and POSIX queues, shared memory, zero-copy \
+paths, signals and files, in one thread, two threads or two processes, with both sides' CPUs \
+and how they relate recorded in every result. Runs are kept and can be shown, plotted, \
+reported and compared.\n\n\
+Start with `ipcperf run` (a quick default suite, under a minute), `ipcperf list` and \
+`ipcperf topology`.",
     after_help = "Examples:\n  ipcperf run\n  ipcperf run pipe unix --sizes 64,4k,64k --mode threads --pin 0,1\n  ipcperf run pipe --mode single --sizes bradford\n  ipcperf run tcp --sizes 16..1M --nodelay --sndbuf 1M --rcvbuf 1M\n  ipcperf list"
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// Print the results only: no progress, warnings or skipped-case lines.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    /// Also say every case as it ends.
+    #[arg(long, short, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -72,6 +85,8 @@ pub enum Command {
     Compare(cmd::compare::CompareArgs),
     /// A shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page (roff), or write a page per subcommand with --dir.
+    Man(cmd::man::ManArgs),
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,

@@ -10,6 +10,43 @@ use ipcperf_core::record::{CaseRecord, CaseStatus};
 
 use crate::units::fmt_size;
 
+/// How much goes to stderr: -1 quiet (`-q`: results only), 0 normal, 1 verbose
+/// (`-v`: every case as it ends).
+static VERBOSITY: std::sync::atomic::AtomicI8 = std::sync::atomic::AtomicI8::new(0);
+
+pub fn set_verbosity(v: i8) {
+    VERBOSITY.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn verbosity() -> i8 {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// `text` in an ANSI colour (31 red, 32 green, 33 yellow) when stderr is a terminal
+/// and `NO_COLOR` is not set (https://no-color.org); plain otherwise.
+pub fn paint(text: &str, colour: u8) -> String {
+    if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    {
+        format!("\x1b[{colour}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A line of information on stderr (none with `-q`).
+pub fn note(text: &str) {
+    if verbosity() >= 0 {
+        eprintln!("ipcperf: {text}");
+    }
+}
+
+/// A warning line on stderr (none with `-q`).
+pub fn warn(text: &str) {
+    if verbosity() >= 0 {
+        eprintln!("ipcperf: {} {text}", paint("warning:", 33));
+    }
+}
+
 /// Write `text` to standard output. A reader that went away (`ipcperf list | head
 /// -2`) ends the command quietly, as `cat` would, instead of a panic; any other
 /// error writing is reported once and ends it with exit code 1.
@@ -55,7 +92,7 @@ pub fn case_name(r: &CaseRecord) -> String {
 impl Console {
     /// Progress over `total` cases (a bar on a terminal, nothing otherwise).
     pub fn new(total: usize) -> Console {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = (std::io::stderr().is_terminal() && verbosity() >= 0).then(|| {
             let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             b.set_style(
                 ProgressStyle::with_template(
@@ -69,6 +106,9 @@ impl Console {
     }
 
     fn say(&self, line: String) {
+        if verbosity() < 0 {
+            return;
+        }
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),
@@ -86,9 +126,16 @@ impl Console {
     pub fn done(&self, r: &CaseRecord) {
         let msg = r.message.clone().unwrap_or_default();
         match r.status {
+            CaseStatus::Ok if verbosity() > 0 => {
+                self.say(format!("ipcperf: done {}", case_name(r)))
+            }
             CaseStatus::Ok => {}
             CaseStatus::Refused => self.say(format!("ipcperf: skipped {}: {msg}", case_name(r))),
-            CaseStatus::Failed => self.say(format!("ipcperf: FAILED {}: {msg}", case_name(r))),
+            CaseStatus::Failed => self.say(format!(
+                "ipcperf: {} {}: {msg}",
+                paint("FAILED", 31),
+                case_name(r)
+            )),
         }
         if let Some(b) = &self.bar {
             b.inc(1);
@@ -122,7 +169,7 @@ impl Observer for Console {
 pub fn machine_warnings(m: &ipcperf_core::machine::Machine) {
     if let Some(state) = &m.state {
         for w in state.warnings() {
-            eprintln!("ipcperf: warning: {w}");
+            warn(&w);
         }
     }
 }

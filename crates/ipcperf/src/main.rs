@@ -56,6 +56,7 @@ fn main() {
         std::process::exit(1);
     }
     let cli = parse_args();
+    console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
     let result = match cli.command {
         cli::Command::Peer => {
             // The peer reports its errors to its owner over the control socket.
@@ -103,6 +104,7 @@ fn main() {
         cli::Command::Completions(a) => {
             cmd::completions::run(a, <cli::Cli as clap::CommandFactory>::command())
         }
+        cli::Command::Man(a) => cmd::man::run(a, <cli::Cli as clap::CommandFactory>::command()),
     };
     match result {
         Ok(code) => std::process::exit(code),

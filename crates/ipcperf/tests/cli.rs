@@ -392,3 +392,61 @@ fn completions_load_in_bash_and_name_every_subcommand() {
     assert!(st.status.success(), "{st:?}");
     bad_input(&["completions", "tcsh"], "tcsh");
 }
+
+/// The manual page comes from the same definitions as --help; --dir writes one page
+/// a subcommand (and none for clap's own `help`).
+#[test]
+fn man_pages() {
+    let out = ipcperf().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.contains(".TH ipcperf 1"),
+        "{}",
+        &page[..200.min(page.len())]
+    );
+    assert!(page.contains("matrix"), "lists the subcommands");
+    let dir = tempfile::tempdir().unwrap();
+    ipcperf()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    for name in [
+        "ipcperf.1",
+        "ipcperf-run.1",
+        "ipcperf-latency.1",
+        "ipcperf-topology.1",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert!(text.contains(".SH OPTIONS"), "{name}");
+    }
+    assert!(!dir.path().join("ipcperf-help.1").exists());
+    bad_input(&["man", "--dir", "/nonexistent/dir"], "not a directory");
+}
+
+/// -q prints the results and nothing on stderr; -v says every case as it ends; the
+/// two together are bad input. Off a terminal there is no colour code anywhere.
+#[test]
+fn quiet_and_verbose() {
+    let args = [
+        "latency", "pipe", "--mode", "threads", "--count", "200", "--repeat", "1", "--pin", "0,0",
+    ];
+    let out = ipcperf().args(args).arg("-q").output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("same-cpu 0→0"));
+    let out = ipcperf().args(args).arg("--verbose").output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("done pipe threads 512 B same-cpu 0→0"),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b') && !String::from_utf8_lossy(&out.stdout).contains('\x1b'));
+    bad_input(&["latency", "pipe", "-q", "-v"], "cannot be used with");
+}

@@ -177,6 +177,7 @@ fn a_thousand_generated_command_lines_each_end_cleanly() {
         "sync",
         "matrix",
         "topology",
+        "man",
         "gen",
         "sink",
         "pipeline",

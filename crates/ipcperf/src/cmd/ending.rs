@@ -26,10 +26,10 @@ pub fn finish(
         if let Some(start) = &state.started {
             state.others_busy_cpus = start.others_busy(&CpuSnapshot::now());
             if let Some(b) = state.others_busy_cpus.filter(|&b| b > BUSY_OTHERS) {
-                eprintln!(
-                    "ipcperf: warning: other processes kept {b:.2} CPUs busy during the run: \
-                     its figures shared the machine"
-                );
+                crate::console::warn(&format!(
+                    "other processes kept {b:.2} CPUs busy during the run: its figures shared \
+                     the machine"
+                ));
             }
         }
     }

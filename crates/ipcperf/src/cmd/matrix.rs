@@ -158,11 +158,11 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     let topo = Topology::current();
     let specs = plan(&a, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    eprintln!(
-        "ipcperf: matrix of {} pairs, about {:.1} s",
+    crate::console::note(&format!(
+        "matrix of {} pairs, about {:.1} s",
         specs.len(),
         estimate_secs(&specs)
-    );
+    ));
     let mut run = RunRecord::begin(std::env::args().collect());
     crate::console::machine_warnings(&run.machine);
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;

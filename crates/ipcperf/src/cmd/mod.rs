@@ -12,6 +12,7 @@ pub mod history;
 pub mod import;
 pub mod latency;
 pub mod list;
+pub mod man;
 pub mod matrix;
 pub mod pipeline;
 pub mod plot;

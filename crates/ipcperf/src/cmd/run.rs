@@ -163,10 +163,10 @@ pub fn placements(
         }
     }
     if !absent.is_empty() {
-        eprintln!(
-            "ipcperf: placement classes this machine does not have: {} (see `ipcperf topology`)",
+        crate::console::note(&format!(
+            "placement classes this machine does not have: {} (see `ipcperf topology`)",
             absent.join(", ")
-        );
+        ));
     }
     Ok(v)
 }

@@ -140,6 +140,9 @@ pub(crate) const HOSTILE: &[&str] = &[
     "$(reboot)",
     "/dev/full",
     "/dev/null/x",
+    "-q",
+    "-v",
+    "--dir",
 ];
 
 /// One argument vector for `sub`.
