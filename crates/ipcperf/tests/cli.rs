@@ -450,3 +450,49 @@ fn quiet_and_verbose() {
     assert!(!err.contains('\x1b') && !String::from_utf8_lossy(&out.stdout).contains('\x1b'));
     bad_input(&["latency", "pipe", "-q", "-v"], "cannot be used with");
 }
+
+/// --export-json/csv/markdown write the run's files (rewritten as each case ends);
+/// a file in a directory that does not exist is refused before anything runs.
+#[test]
+fn export_files_during_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (j, c, m) = (
+        dir.path().join("r.json"),
+        dir.path().join("r.csv"),
+        dir.path().join("r.md"),
+    );
+    ipcperf()
+        .args([
+            "run", "pipe", "unix", "--sizes", "4k", "--count", "50", "--repeat", "1",
+        ])
+        .arg("--export-json")
+        .arg(&j)
+        .arg("--export-csv")
+        .arg(&c)
+        .arg("--export-markdown")
+        .arg(&m)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    assert_eq!(v["cases"].as_array().unwrap().len(), 2);
+    assert_eq!(v["complete"], true);
+    assert_eq!(std::fs::read_to_string(&c).unwrap().lines().count(), 3);
+    assert!(std::fs::read_to_string(&m).unwrap().contains("| block |"));
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "no temporary file left: {left:?}");
+    bad_input(
+        &[
+            "run",
+            "pipe",
+            "--count",
+            "5",
+            "--export-json",
+            "/nonexistent/dir/r.json",
+        ],
+        "existing directory",
+    );
+}

@@ -27,6 +27,44 @@ pub struct SaveArgs {
     /// Do not keep this run in the history (wins over --db).
     #[arg(long, env = "IPCPERF_NO_SAVE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_save: bool,
+    /// Also write the run as JSON to FILE, rewritten as each case finishes (a run
+    /// stopped half-way leaves the cases it finished).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<std::path::PathBuf>,
+    /// The same as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<std::path::PathBuf>,
+    /// The same as Markdown tables.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<std::path::PathBuf>,
+}
+
+impl SaveArgs {
+    /// The files to write during the run, with their formats; a file whose
+    /// directory does not exist is bad input, said before anything runs.
+    fn exports(&self) -> Result<Vec<(std::path::PathBuf, crate::export::Format)>, Fail> {
+        use crate::export::Format;
+        let mut v = Vec::new();
+        for (p, f) in [
+            (&self.export_json, Format::Json),
+            (&self.export_csv, Format::Csv),
+            (&self.export_markdown, Format::Markdown),
+        ] {
+            let Some(p) = p else { continue };
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            if !dir.is_dir() || p.is_dir() {
+                return Err(Fail::usage(format!(
+                    "{}: the export file must go into an existing directory",
+                    p.display()
+                )));
+            }
+            v.push((p.clone(), f));
+        }
+        Ok(v)
+    }
 }
 
 impl DbArgs {
@@ -102,15 +140,22 @@ pub fn load(store: &mut Store, id: RunId) -> Result<(i64, RunRecord), Fail> {
 pub struct Saver {
     store: Option<(Store, i64)>,
     next: usize,
+    /// `--export-*` files, rewritten from `partial` as each case finishes.
+    exports: Vec<(std::path::PathBuf, crate::export::Format)>,
+    partial: Option<RunRecord>,
 }
 
 impl Saver {
     /// Start saving `run` (nothing is saved with `--no-save`).
     pub fn start(a: &SaveArgs, run: &RunRecord) -> Result<Saver, Fail> {
+        let exports = a.exports()?;
+        let partial = (!exports.is_empty()).then(|| run.clone());
         if a.no_save {
             return Ok(Saver {
                 store: None,
                 next: 0,
+                exports,
+                partial,
             });
         }
         let mut store = a.db.open().map_err(|f| Fail {
@@ -123,11 +168,37 @@ impl Saver {
         Ok(Saver {
             store: Some((store, id)),
             next: run.cases.len(),
+            exports,
+            partial,
         })
+    }
+
+    /// Rewrite every export file from `run` (each through a temporary file renamed
+    /// over it, so a reader never sees half a file). A file that cannot be written
+    /// is said once, and exporting stops.
+    fn export(&mut self, run: &RunRecord) {
+        for (path, format) in &self.exports {
+            let text = crate::export::render_any(run, *format, None);
+            let tmp = path.with_extension("ipcperf-tmp");
+            if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
+                let _ = std::fs::remove_file(&tmp);
+                eprintln!(
+                    "ipcperf: warning: cannot write {}: {e}; exporting stops",
+                    path.display()
+                );
+                self.exports.clear();
+                return;
+            }
+        }
     }
 
     /// Keep one finished case (for commands that run cases without an observer).
     pub fn save_case(&mut self, r: &CaseRecord) {
+        if let Some(mut p) = self.partial.take() {
+            p.cases.push(r.clone());
+            self.export(&p);
+            self.partial = Some(p);
+        }
         if let Some((store, id)) = &mut self.store {
             if let Err(e) = store.add_case(*id, self.next, r) {
                 eprintln!("ipcperf: warning: this run is no longer being saved: {e}");
@@ -139,6 +210,7 @@ impl Saver {
 
     /// Mark the run finished; says on stderr where it was kept.
     pub fn finish(&mut self, run: &RunRecord) {
+        self.export(run);
         if let Some((store, id)) = &mut self.store {
             match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
                 Ok(()) => eprintln!("ipcperf: saved as run {id} in {}", store.location),

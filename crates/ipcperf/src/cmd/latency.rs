@@ -190,8 +190,9 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
-    crate::console::machine_warnings(&run.machine);
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    // After every input check: bad input is one line.
+    crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
     run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
     drop(hogs);

@@ -164,8 +164,9 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
         estimate_secs(&specs)
     ));
     let mut run = RunRecord::begin(std::env::args().collect());
-    crate::console::machine_warnings(&run.machine);
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    // After every input check: bad input is one line.
+    crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
     run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
     if let Some(path) = &a.heatmap {

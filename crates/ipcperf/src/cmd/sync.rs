@@ -155,8 +155,9 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
 pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let mut run = RunRecord::begin(std::env::args().collect());
-    crate::console::machine_warnings(&run.machine);
     let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    // After every input check: bad input is one line.
+    crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
     for s in &specs {
         console.started(format!("{} {}", s.primitive.name(), s.mode.name()));
