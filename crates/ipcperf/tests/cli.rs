@@ -187,6 +187,7 @@ fn json_carries_the_promised_fields() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 2);
     for c in cases {

@@ -49,6 +49,11 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
 
 /// Write the run as `--format json` shows it (see [`json`]) to `w`, case by case:
 /// no copy of the whole run is built as a JSON tree first.
+/// The version of the JSON a run is written as (README, "The JSON"): raised when a
+/// field changes meaning or goes; new fields may come within a version. Import
+/// reads any version it knows and ignores fields it does not.
+pub const SCHEMA_VERSION: u32 = 1;
+
 pub fn write_json(run: &RunRecord, w: impl std::io::Write) -> serde_json::Result<()> {
     use serde::ser::{SerializeSeq, SerializeStruct};
     struct Cases<'a>(&'a [ipcperf_core::record::CaseRecord]);
@@ -66,7 +71,8 @@ pub fn write_json(run: &RunRecord, w: impl std::io::Write) -> serde_json::Result
         fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             let r = self.0;
             // The fields of RunRecord, in its order.
-            let mut st = s.serialize_struct("RunRecord", 7)?;
+            let mut st = s.serialize_struct("RunRecord", 8)?;
+            st.serialize_field("schema_version", &SCHEMA_VERSION)?;
             st.serialize_field("ipcperf_version", &r.ipcperf_version)?;
             st.serialize_field("command_line", &r.command_line)?;
             st.serialize_field("started_ms", &r.started_ms)?;
