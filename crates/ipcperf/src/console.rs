@@ -47,6 +47,25 @@ pub fn warn(text: &str) {
     }
 }
 
+/// The terminal's width when standard output is one (None for a pipe or a file:
+/// those get every column at full width).
+pub fn terminal_width() -> Option<u16> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size()
+        .map(|(w, _)| w.0)
+        .filter(|&w| w >= 20)
+}
+
+/// Make a table fit the terminal: cells wrap when the table would be wider.
+pub fn fit(t: &mut comfy_table::Table) {
+    if let Some(w) = terminal_width() {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+            .set_width(w);
+    }
+}
+
 /// Write `text` to standard output. A reader that went away (`ipcperf list | head
 /// -2`) ends the command quietly, as `cat` would, instead of a panic; any other
 /// error writing is reported once and ends it with exit code 1.

@@ -117,6 +117,7 @@ pub fn table(m: &Matrix) -> comfy_table::Table {
         }
         t.add_row(row);
     }
+    crate::console::fit(&mut t);
     t
 }
 

@@ -497,3 +497,44 @@ fn export_files_during_the_run() {
         "existing directory",
     );
 }
+
+/// On an 80-column terminal (a pseudo-terminal made by `script`), the tables fit:
+/// spare columns go first (named in a note), then cells wrap. Through a pipe,
+/// every column stays.
+#[test]
+fn tables_fit_an_80_column_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ipcperf");
+    for cmd in [
+        "list",
+        "latency pipe --mode threads --count 300 --repeat 1 --one-way --no-save -q",
+        "run pipe --mode threads --sizes 64,4k --count 50 --repeat 1 --pin 0,0 --pin same --no-save -q",
+    ] {
+        let out = Command::new("script")
+            .args(["-q", "-e", "-c"])
+            .arg(format!("stty rows 40 cols 80; {bin} {cmd}"))
+            .arg("/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let widest = text
+            .lines()
+            .filter(|l| l.contains('│') || l.contains('┌'))
+            .map(|l| l.trim_end_matches('\r').chars().count())
+            .max()
+            .unwrap_or(0);
+        assert!(widest > 20 && widest <= 80, "{cmd}: {widest} columns:\n{text}");
+    }
+    // A pipe gets every column.
+    let out = ipcperf()
+        .args([
+            "latency", "pipe", "--mode", "threads", "--count", "300", "--repeat", "1", "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("p99.99"));
+}

@@ -61,6 +61,7 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
             status(r),
         ]);
     }
+    crate::console::fit(&mut t);
     crate::outln!("Runs kept in {}\n{t}", store.location);
     Ok(0)
 }

@@ -57,6 +57,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
                 t.add_row(vec![i.name, &modes.join(", "), i.names, i.summary]);
             }
+            crate::console::fit(&mut t);
             crate::outln!("{t}");
             let mut l = Table::new();
             l.load_style(UTF8_FULL_CONDENSED)
@@ -64,6 +65,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
             for (k, v) in &m.limits {
                 l.add_row(vec![k.as_str(), v.as_str()]);
             }
+            crate::console::fit(&mut l);
             crate::outln!(
                 "\nLimits on this system ({} CPUs, Linux {}):\n{l}",
                 m.cpus,

@@ -142,6 +142,7 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
                         p.l3.as_deref().map(format_cpu_list).unwrap_or("-".into()),
                     ]);
                 }
+                crate::console::fit(&mut tb);
                 crate::outln!("{tb}");
             }
             crate::outln!("\nPlacement classes (--pin CLASS picks the pair shown):");

@@ -1,23 +1,158 @@
-//! The console table.
+//! The console table. On a terminal narrower than a table, the columns a reader
+//! can most easily spare go first, in a fixed order (said in a note); only if it
+//! is still too wide do cells wrap. Pipes and files get every column.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Comfy};
 
-use super::view::View;
+use super::view::{Table, View};
+
+/// Columns left out first when a table is wider than the terminal, by header (an
+/// exact name, or `*suffix`). The figures a table is for (MB/s, p50, p99) and
+/// what names the case (mechanism, mode, placement, size) are never in it.
+const SPARE: &[&str] = &[
+    "p99.99",
+    "p90",
+    "mean",
+    "*blocks/s",
+    "round trips/s",
+    "max",
+    "CPUs busy",
+    "p99.9",
+];
+
+fn spare(header: &str, name: &str) -> bool {
+    match name.strip_prefix('*') {
+        Some(suffix) => header.ends_with(suffix),
+        None => header == name,
+    }
+}
+
+fn comfy(t: &Table) -> Comfy {
+    let mut c = Comfy::new();
+    c.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(t.header.clone());
+    for r in &t.rows {
+        c.add_row(r.clone());
+    }
+    c
+}
+
+fn width(c: &Comfy) -> usize {
+    c.to_string()
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// `t` made to fit `cols` columns: spare columns dropped in order, then wrapping.
+/// Returns the table and the headers it left out.
+pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
+    let mut c = comfy(t);
+    let Some(cols) = cols else {
+        return (c, Vec::new());
+    };
+    let mut t = t.clone();
+    let mut dropped = Vec::new();
+    for name in SPARE {
+        if width(&c) <= cols {
+            break;
+        }
+        while let Some(i) = t.header.iter().position(|h| spare(h, name)) {
+            let h = t.header.remove(i);
+            if !dropped.contains(&h) {
+                dropped.push(h);
+            }
+            for r in &mut t.rows {
+                if i < r.len() {
+                    r.remove(i);
+                }
+            }
+        }
+        c = comfy(&t);
+    }
+    if width(&c) > cols {
+        c.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(cols as u16);
+    }
+    (c, dropped)
+}
 
 pub fn render(v: &View) -> String {
+    let cols = crate::console::terminal_width().map(usize::from);
     let mut out = format!("{}\n", v.heading);
     for t in &v.tables {
-        let mut c = Comfy::new();
-        c.load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(t.header.clone());
-        for r in &t.rows {
-            c.add_row(r.clone());
-        }
+        let (c, dropped) = fit(t, cols);
         out.push_str(&format!("\n{}\n{c}\n", t.title));
         for n in &t.notes {
             out.push_str(&format!("  note: {n}\n"));
         }
+        if !dropped.is_empty() {
+            out.push_str(&format!(
+                "  note: left out to fit the terminal: {} (a wider terminal, or --format \
+                 markdown/csv/json, shows them)\n",
+                dropped.join(", ")
+            ));
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The latency table at 80 columns keeps the case, p50 and p99 and says what
+    /// it left out; unlimited, it keeps everything.
+    #[test]
+    fn a_wide_table_drops_spare_columns_in_order_to_fit() {
+        let header: Vec<String> = [
+            "mechanism",
+            "mode",
+            "placement",
+            "message",
+            "round trips/s",
+            "mean",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "p99.99",
+            "max",
+        ]
+        .map(String::from)
+        .to_vec();
+        let row: Vec<String> = [
+            "shm (spin)",
+            "processes",
+            "shared-l3 0→1",
+            "512 B",
+            "55.5k",
+            "14.0",
+            "13.1",
+            "14.2",
+            "23.5",
+            "90.5",
+            "90.5",
+            "90.5",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = Table {
+            title: "t".into(),
+            header,
+            rows: vec![row],
+            notes: vec![],
+        };
+        let (c, dropped) = fit(&t, Some(80));
+        assert!(width(&c) <= 80, "{c}");
+        let text = c.to_string();
+        for kept in ["shm (spin)", "shared-l3 0→1", "p50", "p99 "] {
+            assert!(text.contains(kept), "{kept} kept:\n{text}");
+        }
+        assert_eq!(dropped[..3], ["p99.99", "p90", "mean"]);
+        let (all, none) = fit(&t, None);
+        assert!(none.is_empty() && width(&all) > 80);
+    }
 }
