@@ -20,11 +20,30 @@ pub fn cleanup_on_interrupt() {
     crate::fd::spawn_helper("ipcperf-signals", move || {
         if let Ok(sig) = set.wait() {
             crate::cleanup::run_all();
+            // A progress line on the terminal is cleared first.
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprint!("\r\x1b[K");
+            }
             eprintln!("ipcperf: interrupted by {sig:?}; named objects removed");
+            let note = INTERRUPT_NOTE.lock().map(|n| n.clone()).unwrap_or_default();
+            if let Some(n) = note {
+                eprintln!("ipcperf: {n}");
+            }
             std::process::exit(128 + sig as i32);
         }
     })
     .ok();
+}
+
+/// What to say when interrupted, after the clean-up (e.g. where the partial run is
+/// kept).
+static INTERRUPT_NOTE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Say `note` on stderr if the process is interrupted from now on.
+pub fn on_interrupt_say(note: String) {
+    if let Ok(mut n) = INTERRUPT_NOTE.lock() {
+        *n = Some(note);
+    }
 }
 
 /// Send SIGKILL to a process.

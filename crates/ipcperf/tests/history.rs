@@ -375,3 +375,58 @@ fn a_latency_run_is_saved_shown_and_drawn_as_percentiles() {
         "{text}"
     );
 }
+
+/// Ctrl-C in the middle of a run: the cases that finished are kept, and the last
+/// line names the partial run's id; `show` reads it back, marked incomplete.
+#[test]
+fn ctrl_c_names_the_partial_run_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let child = cmd(
+        &db,
+        &[
+            "run",
+            "pipe",
+            "unix",
+            "--mode",
+            "threads",
+            "--sizes",
+            "64k",
+            "--duration",
+            "3s",
+            "--repeat",
+            "1",
+        ],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Stop during the second case, once the first is kept.
+    let t0 = std::time::Instant::now();
+    loop {
+        let o = cmd(&db, &["show", "1", "--format", "json"])
+            .output()
+            .unwrap();
+        let kept = serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .map(|v| v["cases"].as_array().map_or(0, |c| c.len()))
+            .unwrap_or(0);
+        if kept >= 1 {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 30, "the first case was never kept");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kept as run 1 (incomplete"), "{err}");
+    let shown = stdout(&mut cmd(&db, &["show", "1", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["cases"][0]["mechanism"], "pipe");
+}

@@ -165,6 +165,9 @@ impl Saver {
         let id = store
             .begin_run(run)
             .map_err(|e| Fail::failure(format!("run history: {e} (or run with --no-save)")))?;
+        ipcperf_sys::signal::on_interrupt_say(format!(
+            "the cases that finished are kept as run {id} (incomplete; `ipcperf show {id}`)"
+        ));
         Ok(Saver {
             store: Some((store, id)),
             next: run.cases.len(),
@@ -208,15 +211,25 @@ impl Saver {
         self.next += 1;
     }
 
-    /// Mark the run finished; says on stderr where it was kept.
+    /// Mark the run finished; says on stderr where it was kept (`saved` for the
+    /// commands that print their tables first, then this line).
     pub fn finish(&mut self, run: &RunRecord) {
-        self.export(run);
-        if let Some((store, id)) = &mut self.store {
-            match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
-                Ok(()) => eprintln!("ipcperf: saved as run {id} in {}", store.location),
-                Err(e) => eprintln!("ipcperf: warning: could not mark run {id} finished: {e}"),
-            }
+        if let Some(line) = self.finish_quietly(run) {
+            eprintln!("{line}");
         }
+    }
+
+    /// Mark the run finished and write the export files; the line saying where it
+    /// was kept, to print after the results.
+    pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<String> {
+        self.export(run);
+        let (store, id) = self.store.as_mut()?;
+        Some(
+            match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
+                Ok(()) => format!("ipcperf: saved as run {id} in {}", store.location),
+                Err(e) => format!("ipcperf: warning: could not mark run {id} finished: {e}"),
+            },
+        )
     }
 
     /// An observer that hands every event to `inner` and saves each finished case.

@@ -10,7 +10,8 @@ use crate::cmd::db::Saver;
 use crate::console::Console;
 use crate::fail::Fail;
 
-/// Finish `run`: stop the progress, save, print what `render` makes of it. Exit 1
+/// Finish `run`: stop the progress, save, print what `render` makes of it, then
+/// where it was kept. Exit 1
 /// when a case failed; a run whose every case was refused is the user's mistake
 /// (exit 2, with the first reason) when `all_refused_is_usage`.
 pub fn finish(
@@ -35,12 +36,17 @@ pub fn finish(
     }
     run.finished_ms = Some(unix_ms());
     run.complete = true;
-    saver.finish(&run);
+    let saved = saver.finish_quietly(&run);
 
     let out = render(&run);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
+    drop(stdout);
+    // Where the run is kept, after its results.
+    if let Some(line) = saved {
+        eprintln!("{line}");
+    }
 
     let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
     if all_refused_is_usage && count(CaseStatus::Refused) == run.cases.len() {
