@@ -1,5 +1,6 @@
 //! The console observer: a progress bar with ETA on a terminal (nothing of it
-//! otherwise), and one line on stderr for every case that was refused or failed.
+//! otherwise), and one line on stderr for every case that failed (and, with -v,
+//! every case that ended or was refused: the tables name refusals' reasons).
 
 use std::io::IsTerminal;
 
@@ -149,7 +150,11 @@ impl Console {
                 self.say(format!("ipcperf: done {}", case_name(r)))
             }
             CaseStatus::Ok => {}
-            CaseStatus::Refused => self.say(format!("ipcperf: skipped {}: {msg}", case_name(r))),
+            // A refusal's reason is in the table's notes: said here only with -v.
+            CaseStatus::Refused if verbosity() > 0 => {
+                self.say(format!("ipcperf: skipped {}: {msg}", case_name(r)))
+            }
+            CaseStatus::Refused => {}
             CaseStatus::Failed => self.say(format!(
                 "ipcperf: {} {}: {msg}",
                 paint("FAILED", 31),
