@@ -16,6 +16,23 @@ pub enum ModeArg {
     Processes,
 }
 
+/// Where the two sides of a round trip run: a round trip needs two sides, so
+/// `single` is not offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TwoSides {
+    Threads,
+    Processes,
+}
+
+impl TwoSides {
+    pub fn mode(self) -> ipcperf_core::mode::Mode {
+        match self {
+            TwoSides::Threads => ipcperf_core::mode::Mode::Threads,
+            TwoSides::Processes => ipcperf_core::mode::Mode::Processes,
+        }
+    }
+}
+
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {

@@ -8,7 +8,7 @@ use ipcperf_core::plan::{CaseSpec, RunEnv};
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 
-use crate::cmd::args::{parse_size_list, ModeArg, SizeList};
+use crate::cmd::args::{parse_size_list, SizeList, TwoSides};
 use crate::cmd::run::{parse_mechanisms, placements, series_length};
 use crate::console::Console;
 use crate::export;
@@ -33,14 +33,15 @@ pub struct LatencyArgs {
 
     /// Where the two sides run: threads or processes (default). Comma-separate for both.
     #[arg(long, short, value_enum, value_delimiter = ',')]
-    pub mode: Vec<ModeArg>,
+    pub mode: Vec<TwoSides>,
 
     /// Message sizes: a list (1,64,512,4k), a power-of-two range (16..64k) or
     /// `bradford`. k = 1024. Default 512.
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms); the round-trip count is calibrated in the warm-up.
+    /// Length of each series (2s, 500ms; default 1s, 300ms for every mechanism); the
+    /// round-trip count is calibrated in the warm-up.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count")]
     pub duration: Option<std::time::Duration>,
 
@@ -105,15 +106,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     }
     let mut modes = Vec::new();
     for m in &a.mode {
-        let mode = match m {
-            ModeArg::Single => {
-                return Err(Fail::usage(
-                    "--mode single: a round trip needs two sides (threads or processes)",
-                ))
-            }
-            ModeArg::Threads => Mode::Threads,
-            ModeArg::Processes => Mode::Processes,
-        };
+        let mode = m.mode();
         if !modes.contains(&mode) {
             modes.push(mode);
         }

@@ -7,14 +7,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 use ipcperf_core::mode::process::PeerCommand;
-use ipcperf_core::mode::{Mode, Placement};
+use ipcperf_core::mode::Placement;
 use ipcperf_core::payload::Payload;
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 use ipcperf_core::topology::{format_cpu_list, parse_cpu_list, Topology};
 
-use crate::cmd::args::{MechArgs, ModeArg};
+use crate::cmd::args::{MechArgs, TwoSides};
 use crate::console::Console;
 use crate::export::{self, Format};
 use crate::fail::Fail;
@@ -46,8 +46,8 @@ pub struct MatrixArgs {
     pub duration: Option<std::time::Duration>,
 
     /// Where the two sides run: threads or processes (default).
-    #[arg(long, short, value_enum, default_value_t = ModeArg::Processes)]
-    pub mode: ModeArg,
+    #[arg(long, short, value_enum, default_value_t = TwoSides::Processes)]
+    pub mode: TwoSides,
 
     #[command(flatten)]
     pub mech: MechArgs,
@@ -102,15 +102,7 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
             format_cpu_list(&cpus)
         )));
     }
-    let mode = match a.mode {
-        ModeArg::Threads => Mode::Threads,
-        ModeArg::Processes => Mode::Processes,
-        ModeArg::Single => {
-            return Err(Fail::usage(
-                "a round trip needs two sides: --mode threads or processes",
-            ))
-        }
-    };
+    let mode = a.mode.mode();
     let opts = a.mech.options(&[m])?;
     let length = crate::cmd::run::series_length(None, a.duration, DEFAULT_SERIES_MS);
     let mut specs = Vec::new();

@@ -35,7 +35,8 @@ pub struct RunArgs {
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms); the block count is calibrated in the warm-up.
+    /// Length of each series (2s, 500ms; default 1s, 200ms in the default suite); the
+    /// block count is calibrated in the warm-up.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
     pub duration: Option<std::time::Duration>,
 
