@@ -11,8 +11,9 @@ use crate::store::RunSummary;
 pub struct HistoryArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Only the last N runs.
-    #[arg(long, short = 'n')]
+    /// Only the last N runs. (`-n` is a count of blocks or round trips elsewhere,
+    /// so here it is `-l`.)
+    #[arg(long, short = 'l')]
     pub last: Option<usize>,
 }
 
