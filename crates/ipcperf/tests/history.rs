@@ -43,6 +43,15 @@ fn a_run_is_saved_and_shown_again() {
     assert!(h.contains("pipe unix"), "{h}");
     assert!(h.contains("complete"), "{h}");
     assert!(!h.contains("incomplete"), "{h}");
+    assert!(h.contains("kind"), "{h}");
+    // The same as JSON and CSV: the kind is the subcommand that made the run.
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&mut cmd(&db, &["history", "--format", "json"]))).unwrap();
+    assert_eq!(j[0]["kind"], "run");
+    assert_eq!(j[0]["mechanisms"][1], "unix");
+    let csv = stdout(&mut cmd(&db, &["history", "-f", "csv", "-l", "1"]));
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("1,run,"), "{csv}");
     let show = stdout(&mut cmd(&db, &["show", "1"]));
     assert!(show.contains("pipe · threads · touch"), "{show}");
     assert!(show.contains("64 KiB"), "{show}");

@@ -4,6 +4,7 @@ use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 use super::db::DbArgs;
+use crate::export::Format;
 use crate::fail::Fail;
 use crate::store::RunSummary;
 
@@ -15,6 +16,9 @@ pub struct HistoryArgs {
     /// so here it is `-l`.)
     #[arg(long, short = 'l')]
     pub last: Option<usize>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 fn status(r: &RunSummary) -> String {
@@ -34,6 +38,45 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     let mut runs = store
         .list_runs()
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+    if let Some(n) = a.last {
+        let skip = runs.len().saturating_sub(n);
+        runs.drain(..skip);
+    }
+    match a.format {
+        Format::Json => {
+            crate::outln!("{}", serde_json::to_string_pretty(&runs).expect("json"));
+            return Ok(0);
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let _ = w.write_record([
+                "id",
+                "kind",
+                "started_utc",
+                "host",
+                "kernel",
+                "cases",
+                "measured",
+                "status",
+            ]);
+            for r in &runs {
+                let _ = w.write_record([
+                    r.id.to_string(),
+                    r.kind.clone(),
+                    crate::units::fmt_utc(r.started_ms),
+                    r.hostname.clone(),
+                    r.kernel.clone(),
+                    r.cases.to_string(),
+                    r.mechanisms.join(" "),
+                    status(r),
+                ]);
+            }
+            let bytes = w.into_inner().unwrap_or_default();
+            crate::console::out(&String::from_utf8_lossy(&bytes));
+            return Ok(0);
+        }
+        Format::Table | Format::Markdown => {}
+    }
     if runs.is_empty() {
         crate::outln!(
             "No runs kept yet in {} (`ipcperf run` saves each run).",
@@ -41,19 +84,34 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         );
         return Ok(0);
     }
-    if let Some(n) = a.last {
-        let skip = runs.len().saturating_sub(n);
-        runs.drain(..skip);
+    if a.format == Format::Markdown {
+        crate::outln!("| id | kind | started | host | kernel | cases | measured | status |");
+        crate::outln!("|---|---|---|---|---|---|---|---|");
+        for r in &runs {
+            crate::outln!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.id,
+                r.kind,
+                crate::units::fmt_utc(r.started_ms),
+                r.hostname,
+                r.kernel,
+                r.cases,
+                r.mechanisms.join(" "),
+                status(r)
+            );
+        }
+        return Ok(0);
     }
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header([
-            "id", "started", "host", "kernel", "cases", "measured", "status",
+            "id", "kind", "started", "host", "kernel", "cases", "measured", "status",
         ]);
     for r in &runs {
         t.add_row([
             r.id.to_string(),
+            r.kind.clone(),
             crate::units::fmt_utc(r.started_ms),
             r.hostname.clone(),
             r.kernel.clone(),

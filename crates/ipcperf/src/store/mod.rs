@@ -89,9 +89,12 @@ pub trait Conn {
 }
 
 /// One line of `ipcperf history`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunSummary {
     pub id: i64,
+    /// The subcommand that made it (`run`, `latency`, `sync`, `matrix`, `pipeline`;
+    /// an imported run keeps its own).
+    pub kind: String,
     pub started_ms: u64,
     pub finished_ms: Option<u64>,
     pub complete: bool,
@@ -100,6 +103,16 @@ pub struct RunSummary {
     pub cases: u64,
     /// Mechanisms measured, in the order they first appear.
     pub mechanisms: Vec<String>,
+}
+
+/// The subcommand in a stored command line (a JSON array): its first argument
+/// that is not an option.
+fn kind_of(command_line: &str) -> String {
+    serde_json::from_str::<Vec<String>>(command_line)
+        .ok()
+        .and_then(|v| v.into_iter().skip(1).find(|a| !a.starts_with('-')))
+        .filter(|k| k.len() <= 16 && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// A run history on one connection.
@@ -418,13 +431,15 @@ impl Store {
     /// Every run, oldest first.
     pub fn list_runs(&mut self) -> Result<Vec<RunSummary>> {
         let runs = self.conn.query(
-            "SELECT id, started_ms, finished_ms, complete, hostname, kernel FROM runs ORDER BY id",
+            "SELECT id, started_ms, finished_ms, complete, hostname, kernel, command_line \
+             FROM runs ORDER BY id",
             &[],
             &[
                 Kind::Int,
                 Kind::Int,
                 Kind::Int,
                 Kind::Int,
+                Kind::Text,
                 Kind::Text,
                 Kind::Text,
             ],
@@ -443,6 +458,7 @@ impl Store {
                     mechs.iter().filter(|m| m[0].int() == Some(id)).collect();
                 RunSummary {
                     id,
+                    kind: kind_of(r[6].text().unwrap_or("")),
                     started_ms: r[1].int().unwrap_or(0) as u64,
                     finished_ms: r[2].int().map(|v| v as u64),
                     complete: r[3].int() == Some(1),
