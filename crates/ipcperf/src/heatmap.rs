@@ -26,13 +26,17 @@ pub struct Matrix {
     pub domain_starts: Vec<usize>,
 }
 
-/// The matrix in `run`, when it is one: round trips of one mechanism, mode and size
-/// between pinned pairs of different CPUs, over at least two CPUs.
+/// The matrix in `run`, when it is one: a run `ipcperf matrix` made (round trips of
+/// one mechanism, mode and size between pinned pairs of different CPUs). A
+/// `latency` run pinned to a few pairs is not one: it keeps its percentile chart.
 pub fn from_run(run: &RunRecord) -> Option<Matrix> {
+    if crate::units::subcommand(&run.command_line) != Some("matrix") {
+        return None;
+    }
     let cases: Vec<_> = run
         .cases
         .iter()
-        .filter(|c| c.latency.is_some() || c.status != CaseStatus::Ok)
+        .filter(|c| c.workload == ipcperf_core::kind::Workload::RoundTrip)
         .collect();
     let first = cases.first()?;
     let what = format!(
@@ -291,6 +295,7 @@ mod tests {
             }
         }
         run.machine.topology = Some(topo);
+        run.command_line = ["ipcperf", "matrix", "shm"].map(String::from).to_vec();
         run
     }
 
@@ -311,7 +316,10 @@ mod tests {
         if let Some(dir) = std::env::var_os("IPCPERF_KEEP_HEATMAP") {
             png(&m, &std::path::Path::new(&dir).join("heatmap-16.png")).unwrap();
         }
-        // Not a matrix: a stream run.
+        // Not a matrix: a stream run, or the same round trips made by `latency`.
         assert!(from_run(&crate::testdata::run()).is_none());
+        let mut latency = run.clone();
+        latency.command_line[1] = "latency".into();
+        assert!(from_run(&latency).is_none());
     }
 }

@@ -105,13 +105,11 @@ pub struct RunSummary {
     pub mechanisms: Vec<String>,
 }
 
-/// The subcommand in a stored command line (a JSON array): its first argument
-/// that is not an option.
+/// The subcommand in a stored command line (a JSON array).
 fn kind_of(command_line: &str) -> String {
     serde_json::from_str::<Vec<String>>(command_line)
         .ok()
-        .and_then(|v| v.into_iter().skip(1).find(|a| !a.starts_with('-')))
-        .filter(|k| k.len() <= 16 && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .and_then(|v| crate::units::subcommand(&v).map(str::to_string))
         .unwrap_or_else(|| "?".into())
 }
 
