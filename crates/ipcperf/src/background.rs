@@ -20,7 +20,8 @@ pub struct Background {
     pub hogs: usize,
 }
 
-/// Parse `cpu:N` or `memory:N` (N from 1 to 1024).
+/// Parse `cpu:N` or `memory:N` (N from 1 to 1024; at most one per free CPU when it
+/// runs).
 pub fn parse(s: &str) -> Result<Background, String> {
     let (kind, n) = s
         .split_once(':')
@@ -69,6 +70,18 @@ impl Background {
             .map(|p| p.cpu)
             .filter(|c| !busy.contains(c))
             .collect();
+        if !free.is_empty() && self.hogs > free.len() {
+            // More hogs than free CPUs would only share them (and memory hogs hold
+            // 128 MiB each): one per free CPU at most.
+            return Err(Fail::usage(format!(
+                "--background {}:{}: {} CPU{} left free for hogs ({}): ask for at most that many",
+                if self.memory { "memory" } else { "cpu" },
+                self.hogs,
+                free.len(),
+                if free.len() == 1 { " is" } else { "s are" },
+                format_cpu_list(&free)
+            )));
+        }
         if free.is_empty() {
             let usable: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
             return Err(Fail::usage(format!(
@@ -80,7 +93,7 @@ impl Background {
         Ok(free)
     }
 
-    /// Start the hogs, round-robin over `cpus`.
+    /// Start the hogs, one per CPU of `cpus`.
     pub fn start(&self, cpus: &[usize]) -> Result<Hogs, Fail> {
         let stop = Arc::new(AtomicBool::new(false));
         let mut joins = Vec::new();

@@ -323,6 +323,23 @@ fn background_load_on_free_cpus() {
         .as_str()
         .unwrap()
         .starts_with("memory:1 on "));
+    // More hogs than free CPUs: refused, naming how many there are.
+    let too_many = format!("cpu:{n}");
+    let out = ipcperf()
+        .args([
+            "latency",
+            "pipe",
+            "--count",
+            "10",
+            "--pin",
+            "0,0",
+            "--background",
+            &too_many,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ask for at most that many"));
     // Every CPU taken by the sides: nothing left for a hog.
     let all = format!("0-{}", n - 1);
     let mut pins = Vec::new();
