@@ -200,15 +200,22 @@ impl Topology {
         let possible = read_list(root, "devices/system/cpu/possible").unwrap_or_default();
         let isolated = read_list(root, "devices/system/cpu/isolated").unwrap_or_default();
         let mut node_of: BTreeMap<usize, usize> = BTreeMap::new();
-        for n in 0..1024 {
-            match read_list(root, &format!("devices/system/node/node{n}/cpulist")) {
-                Some(cpus) => {
-                    for c in cpus {
-                        node_of.insert(c, n);
-                    }
-                }
-                None if n > 64 && node_of.is_empty() => break,
-                None => {}
+        let nodes = std::fs::read_dir(root.join("devices/system/node"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_prefix("node")?
+                    .parse::<usize>()
+                    .ok()
+            });
+        for n in nodes {
+            for c in
+                read_list(root, &format!("devices/system/node/node{n}/cpulist")).unwrap_or_default()
+            {
+                node_of.insert(c, n);
             }
         }
         let mut cpus = Vec::new();
@@ -252,7 +259,11 @@ impl Topology {
     }
 
     pub fn place(&self, cpu: usize) -> Option<&CpuPlace> {
-        self.cpus.iter().find(|p| p.cpu == cpu)
+        // `cpus` is in CPU order (the kernel's online list is).
+        self.cpus
+            .binary_search_by_key(&cpu, |p| p.cpu)
+            .ok()
+            .map(|i| &self.cpus[i])
     }
 
     /// The closest relation of two usable CPUs; None when one is not usable here.

@@ -134,10 +134,8 @@ pub fn estimate_secs(specs: &[CaseSpec]) -> f64 {
     specs
         .iter()
         .map(|s| match s.length {
-            Length::Duration { ns } => {
-                let warm = (ns / 4).clamp(20_000_000, 250_000_000);
-                (ns + 2 * warm) as f64 / 1e9 + 0.02
-            }
+            // The series, a warm-up of up to twice its target, the peer's start.
+            Length::Duration { ns } => (ns + 2 * runner::warmup_target_ns(s)) as f64 / 1e9 + 0.02,
             Length::Count { .. } => 0.1,
         })
         .sum()
