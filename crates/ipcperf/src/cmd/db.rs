@@ -215,19 +215,20 @@ impl Saver {
     /// commands that print their tables first, then this line).
     pub fn finish(&mut self, run: &RunRecord) {
         if let Some(line) = self.finish_quietly(run) {
-            eprintln!("{line}");
+            crate::console::note(&line);
         }
     }
 
     /// Mark the run finished and write the export files; the line saying where it
-    /// was kept, to print after the results.
+    /// was kept, to print (with `console::note`, so `-q` keeps it quiet) after the
+    /// results.
     pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<String> {
         self.export(run);
         let (store, id) = self.store.as_mut()?;
         Some(
             match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
-                Ok(()) => format!("ipcperf: saved as run {id} in {}", store.location),
-                Err(e) => format!("ipcperf: warning: could not mark run {id} finished: {e}"),
+                Ok(()) => format!("saved as run {id} in {}", store.location),
+                Err(e) => format!("warning: could not mark run {id} finished: {e}"),
             },
         )
     }

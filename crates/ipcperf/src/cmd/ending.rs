@@ -45,7 +45,7 @@ pub fn finish(
     drop(stdout);
     // Where the run is kept, after its results.
     if let Some(line) = saved {
-        eprintln!("{line}");
+        crate::console::note(&line);
     }
 
     let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
