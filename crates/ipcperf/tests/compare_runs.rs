@@ -18,11 +18,12 @@ fn compare_survives_an_a_a_pair_and_catches_a_doubled_figure() {
         "run", "null", "memcpy", "--sizes", "4k,64k", "--pin", "0,0", "-d", "50ms", "--repeat",
         "5", "--format", "json",
     ];
-    // Back-to-back runs on this 2-vCPU VM drift by 10-15% on a busy host day (its
-    // other guests; the bootstrap interval sees only the noise within a run): the
-    // threshold says what is a change here, 25%, still far from the doubled figure
-    // below. A pair taken while the host was busy is taken again, on a fresh
-    // history; three pairs in a row that differ fail.
+    // Back-to-back runs on this 2-vCPU VM drift with the host's other guests: 10-15%
+    // on most days, and up to 1.75x (memcpy 4 KiB) was seen in one session; the
+    // bootstrap interval sees only the noise within a run. So the threshold says what
+    // is a change here, 50%, still far from the doubled figure below, and a pair
+    // taken while the host was busy is taken again, on a fresh history; three pairs
+    // in a row that differ fail.
     let mut seen = Vec::new();
     let mut db = dir.path().join("aa-0.db");
     for attempt in 0..3 {
@@ -37,7 +38,7 @@ fn compare_survives_an_a_a_pair_and_catches_a_doubled_figure() {
                 "1",
                 "2",
                 "--threshold",
-                "25%",
+                "50%",
                 "--fail-on-regression",
             ],
         )
