@@ -106,6 +106,7 @@ pub fn check(case: Case, env: &RunEnv, dir: &Path) -> Result<(), String> {
             length: Length::Count { blocks: count },
             repeat: 2,
             include_setup: false,
+            pairs: Vec::new(),
             opts: MechOptions {
                 dir: Some(dir.to_path_buf()),
                 ..MechOptions::default()

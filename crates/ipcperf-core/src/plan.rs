@@ -32,6 +32,10 @@ pub struct CaseSpec {
     pub repeat: u32,
     /// Time set-up and tear-down too (Stover's runs did).
     pub include_setup: bool,
+    /// Many pairs at once (`--pairs`): each pair's CPUs, all run together behind a
+    /// barrier. Empty: one pair, at `placement`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<Placement>,
     pub opts: MechOptions,
 }
 
@@ -88,6 +92,18 @@ pub fn pow2_range(lo: usize, hi: usize) -> Vec<usize> {
     v
 }
 
+impl CaseSpec {
+    /// How the case is placed, as records and progress lines name it: the
+    /// placement's label, or for many pairs their count and how they sit.
+    pub fn placement_label(&self) -> String {
+        if self.pairs.is_empty() {
+            self.placement.label().to_string()
+        } else {
+            crate::record::PairsRecord::label(&self.pairs)
+        }
+    }
+}
+
 /// The plan is above the record: a record knows nothing of the spec it came from.
 impl CaseRecord {
     /// An empty record for `spec`, before it runs.
@@ -98,7 +114,7 @@ impl CaseRecord {
             mode: spec.mode,
             block_size: spec.block_size as u64,
             placement: PlacementRecord {
-                label: spec.placement.label().to_string(),
+                label: spec.placement_label(),
                 writer_cpu: spec.placement.writer_cpu,
                 reader_cpu: spec.placement.reader_cpu,
                 seen_writer_cpu: None,
@@ -119,6 +135,7 @@ impl CaseRecord {
             sync: None,
             latency: None,
             datagrams: None,
+            pairs: None,
         }
     }
 }

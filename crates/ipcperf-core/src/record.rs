@@ -51,6 +51,7 @@ impl CaseRecord {
         });
         self.series.clear();
         self.latency = None;
+        self.pairs = None;
     }
 }
 
@@ -129,6 +130,79 @@ pub struct CaseRecord {
     /// Synchronization-primitive figures (workload `sync`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncRecord>,
+    /// Many pairs at once (`--pairs`): each pair's own figures. The series then
+    /// hold the totals of every pair (bytes, blocks, CPU time) over the wall time
+    /// from the first pair's start to the last pair's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<PairsRecord>,
+}
+
+/// Every pair of a many-pair case. Each pair runs the same count of blocks (or
+/// round trips) per series, so a pair that gets less of the machine takes longer:
+/// its own rate shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairsRecord {
+    pub count: u32,
+    pub per_pair: Vec<PairRecord>,
+}
+
+/// One pair's CPUs and figures, summed over the kept series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRecord {
+    pub writer_cpu: Option<usize>,
+    pub reader_cpu: Option<usize>,
+    /// Where each side was when the last series ended.
+    pub seen_writer_cpu: Option<usize>,
+    pub seen_reader_cpu: Option<usize>,
+    /// Blocks (stream) or round trips (latency) this pair completed.
+    pub blocks: u64,
+    pub bytes: u64,
+    /// This pair's own time from its start to its end, summed over the series.
+    pub elapsed_ns: u64,
+    pub writer_cpu_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_cpu_ns: Option<u64>,
+}
+
+impl PairRecord {
+    /// This pair's own rate: blocks (or round trips) per second of its own time.
+    pub fn blocks_per_sec(&self) -> f64 {
+        self.blocks as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+    pub fn bytes_per_sec(&self) -> f64 {
+        self.bytes as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+}
+
+impl PairsRecord {
+    /// The placement label of a many-pair case: the count, then `unpinned` when
+    /// no pair is pinned, the class when every pair is of one (`4 pairs
+    /// shared-l3`), else `spread` (pairs on CPUs of their own, of several classes).
+    pub fn label(pairs: &[crate::kind::Placement]) -> String {
+        let n = pairs.len();
+        let how = if pairs
+            .iter()
+            .all(|p| p.writer_cpu.is_none() && p.reader_cpu.is_none())
+        {
+            "unpinned"
+        } else {
+            let first = pairs.first().map(|p| p.label());
+            match first {
+                Some(l) if pairs.iter().all(|p| Some(p.label()) == first) => l,
+                _ => "spread",
+            }
+        };
+        format!("{n} pair{} {how}", if n == 1 { "" } else { "s" })
+    }
+
+    /// Fairness: the slowest and the fastest pair's own rate (blocks or round
+    /// trips per second).
+    pub fn min_max_blocks_per_sec(&self) -> Option<(f64, f64)> {
+        let r: Vec<f64> = self.per_pair.iter().map(|p| p.blocks_per_sec()).collect();
+        let min = r.iter().copied().reduce(f64::min)?;
+        let max = r.iter().copied().reduce(f64::max)?;
+        Some((min, max))
+    }
 }
 
 /// One timed series of a sync loop, and its tare: the same loop, the same number of

@@ -299,6 +299,46 @@ impl Topology {
         None
     }
 
+    /// `n` CPU pairs for many pairs at once: each pair's two sides on two CPUs
+    /// (one for `same-cpu`, or on a 1-CPU machine), of `class` when one is given,
+    /// and no two pairs sharing a CPU while pairs of unused CPUs remain; past that
+    /// the choice starts over (pairs then share CPUs). None: no pair of `class`.
+    pub fn spread(&self, n: usize, class: Option<PlacementClass>) -> Option<Vec<(usize, usize)>> {
+        let cpus: Vec<usize> = self.cpus.iter().map(|p| p.cpu).collect();
+        let mut cand = Vec::new();
+        for &a in &cpus {
+            for &b in &cpus {
+                let ok = match class {
+                    Some(c) => self.classify(a, b) == Some(c),
+                    None => a < b || (cpus.len() == 1 && a == b),
+                };
+                if ok && (a <= b || class.is_some()) {
+                    cand.push((a, b));
+                }
+            }
+        }
+        if cand.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut used: Vec<usize> = Vec::new();
+        while out.len() < n {
+            let free = cand
+                .iter()
+                .find(|(a, b)| !used.contains(a) && !used.contains(b));
+            match free {
+                Some(&(a, b)) => {
+                    used.push(a);
+                    used.push(b);
+                    out.push((a, b));
+                }
+                // Every CPU that can take a pair has one: start over.
+                None => used.clear(),
+            }
+        }
+        Some(out)
+    }
+
     /// Every class this machine has, each with its representative pair.
     pub fn classes(&self) -> Vec<(PlacementClass, (usize, usize))> {
         PlacementClass::ALL
@@ -460,6 +500,34 @@ mod tests {
         assert_eq!(t.classify(10, 3), Some(SharedL3));
         assert_eq!(t.classify(10, 0), Some(OtherL3));
         assert_eq!(t.classify(15, 0), Some(OtherNuma));
+    }
+
+    #[test]
+    fn many_pairs_spread_over_cpus_of_their_own_while_they_last() {
+        let t = fixture("intel-2s-smt");
+        // 16 CPUs: 8 pairs never share a CPU; the 9th starts over.
+        let v = t.spread(9, None).unwrap();
+        let mut seen: Vec<usize> = v[..8].iter().flat_map(|&(a, b)| [a, b]).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..16).collect::<Vec<_>>());
+        assert!(v.iter().all(|(a, b)| a != b));
+        assert_eq!(v[8], v[0]);
+        // By class: every pair is of it, on CPUs of its own.
+        let v = t.spread(4, Some(OtherSocket)).unwrap();
+        assert_eq!(v.len(), 4);
+        for &(a, b) in &v {
+            assert_eq!(t.classify(a, b), Some(OtherSocket), "{a} {b}");
+        }
+        let mut cpus: Vec<usize> = v.iter().flat_map(|&(a, b)| [a, b]).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        assert_eq!(cpus.len(), 8);
+        let v = t.spread(3, Some(SameCpu)).unwrap();
+        assert_eq!(v, vec![(0, 0), (1, 1), (2, 2)]);
+        // A 2-CPU VM: every pair is 0 and 1; a class it lacks has no spread.
+        let t = fixture("vm-2cpu");
+        assert_eq!(t.spread(3, None).unwrap(), vec![(0, 1); 3]);
+        assert!(t.spread(2, Some(OtherNuma)).is_none());
     }
 
     #[test]

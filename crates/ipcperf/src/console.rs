@@ -180,7 +180,7 @@ impl Observer for Console {
             spec.mechanism.name(),
             spec.mode.name(),
             fmt_size(spec.block_size as u64),
-            spec.placement.label()
+            spec.placement_label()
         ));
     }
 

@@ -54,6 +54,7 @@ pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) ->
         median_cpu_load: None,
         sync: None,
         datagrams: None,
+        pairs: None,
         latency: None,
     };
     c.summarize();

@@ -49,6 +49,7 @@ fn include_setup_processes() {
         length: Length::Count { blocks: 100 },
         repeat: 3,
         include_setup: true,
+        pairs: Vec::new(),
         opts: MechOptions {
             dir: Some(dir.path().to_path_buf()),
             ..MechOptions::default()
@@ -72,6 +73,7 @@ fn pinned_placement_is_recorded() {
         length: Length::Count { blocks: 100 },
         repeat: 1,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions::default(),
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
@@ -93,6 +95,7 @@ fn tcp_nonblocking_nodelay_buffers() {
         length: Length::Count { blocks: 50 },
         repeat: 1,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions {
             nonblocking: true,
             nodelay: true,
@@ -119,6 +122,7 @@ fn single_mode_refuses_oversized_block_with_capacity() {
         length: Length::Count { blocks: 10 },
         repeat: 1,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions::default(),
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
@@ -140,6 +144,7 @@ fn pipe_size_raises_capacity() {
         length: Length::Count { blocks: 10 },
         repeat: 1,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions {
             pipe_size: Some(1 << 20),
             ..MechOptions::default()

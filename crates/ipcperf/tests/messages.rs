@@ -38,6 +38,7 @@ fn spec(m: MechanismKind, mode: Mode, block: usize, n: u64) -> CaseSpec {
         length: Length::Count { blocks: n },
         repeat: 1,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions::default(),
     }
 }

@@ -34,6 +34,7 @@ fn spec(wake: Wake, named: bool, mode: Mode, block: usize, n: u64) -> CaseSpec {
         length: Length::Count { blocks: n },
         repeat: 2,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions {
             shm_wake: Some(wake),
             shm_named: named,

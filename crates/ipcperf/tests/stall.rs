@@ -46,6 +46,7 @@ fn stopped_peer_is_killed_and_reported() {
         length: Length::Duration { ns: 3_000_000_000 },
         repeat: 1,
         include_setup: false,
+        pairs: Vec::new(),
         opts: MechOptions::default(),
     };
     let stopper = std::thread::spawn(|| {

@@ -168,6 +168,7 @@ fn empty_record(spec: &SyncSpec) -> CaseRecord {
         message: None,
         latency: None,
         datagrams: None,
+        pairs: None,
         series: Vec::new(),
         median_bytes_per_sec: None,
         min_bytes_per_sec: None,

@@ -73,7 +73,8 @@ pub struct PingOutcome {
     pub done: u64,
     /// Round trips whose message or answer never came (lossy mechanisms only).
     pub lost: u64,
-    /// Wall time of the whole series.
+    /// When the series began (CLOCK_MONOTONIC) and its wall time.
+    pub start_ns: u64,
     pub elapsed_ns: u64,
 }
 
@@ -183,6 +184,7 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule>(
     }
     let elapsed_ns = now_ns() - start;
     Ok(PingOutcome {
+        start_ns: start,
         done: n - lost,
         lost,
         elapsed_ns,

@@ -19,6 +19,9 @@ use crate::plan::{CaseSpec, RunEnv};
 /// What one series measured.
 #[derive(Debug, Clone, Copy)]
 pub struct SeriesOutcome {
+    /// When the timed series began (CLOCK_MONOTONIC), so many pairs' series can
+    /// be laid on one wall clock.
+    pub start_ns: u64,
     pub elapsed_ns: u64,
     pub writer_cpu: Option<usize>,
     pub reader_cpu: Option<usize>,
@@ -148,7 +151,7 @@ impl<M: Mechanism> StreamSession<M> {
             stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
             let end = now_ns();
             let cpu_ns = thread_cpu_ns() - cpu0;
-            return Ok(self.outcome(end - start, cpu_ns));
+            return Ok(self.outcome(start, end - start, cpu_ns));
         }
         let Some(peer) = self.peer.as_mut() else {
             // Solo writer (null).
@@ -157,7 +160,7 @@ impl<M: Mechanism> StreamSession<M> {
             stream::write_stream(p, w, &mut self.wbuf, blocks)?;
             let end = now_ns();
             let cpu_ns = thread_cpu_ns() - cpu0;
-            return Ok(self.outcome(end - start, cpu_ns));
+            return Ok(self.outcome(start, end - start, cpu_ns));
         };
         let after = M::INFO.reader_after_writer;
         peer.arm(Some(now_ns().saturating_add(budget_ns)));
@@ -198,7 +201,7 @@ impl<M: Mechanism> StreamSession<M> {
                 delivered,
                 datagrams,
             } => {
-                let mut o = self.outcome(end_ns.saturating_sub(start), writer_cpu_ns);
+                let mut o = self.outcome(start, end_ns.saturating_sub(start), writer_cpu_ns);
                 o.reader_cpu = cpu;
                 o.reader_cpu_ns = Some(cpu_ns);
                 o.delivered_bytes = delivered;
@@ -215,10 +218,11 @@ impl<M: Mechanism> StreamSession<M> {
         }
     }
 
-    fn outcome(&self, elapsed_ns: u64, writer_cpu_ns: u64) -> SeriesOutcome {
+    fn outcome(&self, start_ns: u64, elapsed_ns: u64, writer_cpu_ns: u64) -> SeriesOutcome {
         let cpu = current_cpu();
         let single = self.spec.mode == Mode::Single;
         SeriesOutcome {
+            start_ns,
             elapsed_ns: elapsed_ns.max(1),
             writer_cpu: cpu,
             reader_cpu: if single { cpu } else { None },

@@ -259,6 +259,14 @@ pub struct CaseArgs {
     #[arg(long, value_parser = ["all"], value_name = "all")]
     pub placements: Option<String>,
 
+    /// Many pairs at once: N independent pairs (a list 1,2,4,8 or a power-of-two
+    /// range 1..8), started together; the total, each pair's own rate (the
+    /// slowest and fastest: fairness) and CPU time per message. Pairs get CPUs of
+    /// their own while they last; `--pin CLASS` gives every pair that relation,
+    /// `--pin none` leaves them unpinned.
+    #[arg(long, value_parser = parse_pairs, value_name = "N[,N...]")]
+    pub pairs: Option<PairsList>,
+
     /// Send the buffer as it is, without writing or reading every byte.
     #[arg(long, conflicts_with = "verify")]
     pub no_touch: bool,
@@ -269,7 +277,108 @@ pub struct CaseArgs {
     pub verify: bool,
 }
 
+/// A parsed `--pairs` value: how many pairs, each a case of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairsList(pub Vec<usize>);
+
+pub fn parse_pairs(s: &str) -> Result<PairsList, String> {
+    let max = ipcperf_core::runner::pairs::MAX_PAIRS;
+    let count = |x: &str| match x.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{x}': a count of pairs from 1 to {max}")),
+    };
+    let mut v = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        match item.split_once("..") {
+            Some((lo, hi)) => {
+                let (lo, hi) = (count(lo)?, count(hi)?);
+                if hi < lo {
+                    return Err(format!("'{item}': the range ends below where it starts"));
+                }
+                v.extend(ipcperf_core::plan::pow2_range(lo, hi));
+                v.push(hi);
+            }
+            None => v.push(count(item)?),
+        }
+    }
+    if v.is_empty() {
+        return Err(format!("'{s}' names no count of pairs"));
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(PairsList(v))
+}
+
 impl CaseArgs {
+    /// Each planned case once per `--pairs` count, its pairs placed: spread over
+    /// CPUs of their own (no `--pin`), of the class each case's pin named, or
+    /// unpinned. Without `--pairs`, the cases as planned.
+    pub fn with_pairs(
+        &self,
+        specs: Vec<ipcperf_core::plan::CaseSpec>,
+        topo: &ipcperf_core::topology::Topology,
+    ) -> Result<Vec<ipcperf_core::plan::CaseSpec>, Fail> {
+        use ipcperf_core::mode::{Mode, Placement};
+        use ipcperf_core::topology::PlacementClass;
+        let Some(list) = &self.pairs else {
+            return Ok(specs);
+        };
+        if let Some(p) = self
+            .pins()
+            .iter()
+            .find(|p| matches!(p, PinArg::Cpus(..) | PinArg::All))
+        {
+            return Err(Fail::usage(format!(
+                "--pin {} with --pairs: pairs get CPUs of their own; give a class                  (--pin smt-sibling, other-l3, ...) or --pin none",
+                match p {
+                    PinArg::Cpus(w, r) => format!("{w},{r}"),
+                    _ => "all".into(),
+                }
+            )));
+        }
+        if self.background.is_some() {
+            return Err(Fail::usage(
+                "--background with --pairs: the pairs take the CPUs a load would run on",
+            ));
+        }
+        let spread = self.pin.is_empty();
+        let mut out: Vec<ipcperf_core::plan::CaseSpec> = Vec::new();
+        for spec in specs {
+            for &n in list.0.iter() {
+                let pairs = if !spread && spec.placement.writer_cpu.is_none() {
+                    vec![Placement::UNPINNED; n]
+                } else {
+                    // One thread a pair (single mode, solo mechanisms): a CPU each.
+                    let class = if spec.mode == Mode::Single {
+                        Some(PlacementClass::SameCpu)
+                    } else if spread {
+                        None
+                    } else {
+                        spec.placement.class
+                    };
+                    let cpus = topo.spread(n, class).ok_or_else(|| {
+                        Fail::usage(match class {
+                            Some(c) => topo.absent_reason(c),
+                            None => "no CPU this process may use".into(),
+                        })
+                    })?;
+                    cpus.into_iter()
+                        .map(|(w, r)| Placement::pinned(w, r).with_class(topo.classify(w, r)))
+                        .collect()
+                };
+                let s = ipcperf_core::plan::CaseSpec {
+                    placement: Placement::UNPINNED,
+                    pairs,
+                    ..spec.clone()
+                };
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The placements asked for, `--placements all` included.
     pub fn pins(&self) -> Vec<PinArg> {
         let mut v = self.pin.clone();

@@ -166,6 +166,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                                 length,
                                 repeat: a.case.repeat,
                                 include_setup: false,
+                                pairs: Vec::new(),
                                 opts: o.clone(),
                             });
                         }
@@ -178,8 +179,8 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
 }
 
 pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
-    let mut specs = plan(&a)?;
     let topo = ipcperf_core::topology::Topology::current();
+    let mut specs = a.case.with_pairs(plan(&a)?, &topo)?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());

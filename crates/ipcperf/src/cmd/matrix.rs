@@ -121,6 +121,7 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
                     length,
                     repeat: 1,
                     include_setup: false,
+                    pairs: Vec::new(),
                     opts: o.clone(),
                 });
             }

@@ -239,6 +239,7 @@ impl Setting {
             },
             repeat: 1,
             include_setup: true,
+            pairs: Vec::new(),
             opts: self.opts.clone(),
         }
     }

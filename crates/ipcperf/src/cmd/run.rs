@@ -269,6 +269,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                             length,
                             repeat: a.case.repeat,
                             include_setup: a.include_setup,
+                            pairs: Vec::new(),
                             opts: o.clone(),
                         };
                         if !specs.contains(&spec) {
@@ -283,8 +284,8 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
 }
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
-    let mut specs = plan(&a)?;
     let topo = ipcperf_core::topology::Topology::current();
+    let mut specs = a.case.with_pairs(plan(&a)?, &topo)?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());

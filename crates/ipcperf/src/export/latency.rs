@@ -207,7 +207,10 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
 pub fn build(run: &RunRecord, one_way: bool) -> View {
     View {
         heading: heading(run),
-        tables: table(run, one_way).into_iter().collect(),
+        tables: table(run, one_way)
+            .into_iter()
+            .chain(super::pairs::table(run))
+            .collect(),
     }
 }
 
@@ -243,6 +246,7 @@ mod tests {
             length: Length::Count { blocks: 10 },
             repeat: 1,
             include_setup: false,
+            pairs: Vec::new(),
             opts: MechOptions::default(),
         };
         let mut r = CaseRecord::for_spec(&spec);

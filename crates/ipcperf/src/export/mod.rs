@@ -7,6 +7,7 @@
 mod csv;
 pub mod latency;
 mod markdown;
+pub mod pairs;
 pub mod sync;
 mod table;
 pub mod view;

@@ -194,6 +194,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
     }
     // Round-trip cases, if the run has any, in their own table.
     tables.extend(super::latency::table(run, false));
+    tables.extend(super::pairs::table(run));
     View { heading, tables }
 }
 
@@ -271,6 +272,7 @@ mod tests {
             length: Length::Count { blocks: 1 },
             repeat: ms.len() as u32,
             include_setup: false,
+            pairs: Vec::new(),
             opts: MechOptions::default(),
         };
         let mut r = CaseRecord::for_spec(&spec);

@@ -1,5 +1,7 @@
 //! Runs cases: warm-up and calibration, then the kept series, into a record.
 
+pub mod pairs;
+
 use ipcperf_sys::clock::now_ns;
 
 use crate::calibrate::{calibrate, Calibration, Target};
@@ -24,7 +26,7 @@ pub fn warmup_target_ns(spec: &CaseSpec) -> u64 {
 
 /// Calibrate a case's series: `series(n, budget)` runs `n` units (blocks, round
 /// trips) and says how long they took; `first` and `cap` bound a run.
-fn calibrate_case(
+pub(crate) fn calibrate_case(
     spec: &CaseSpec,
     first: u64,
     cap: u64,
@@ -45,11 +47,11 @@ fn calibrate_case(
 }
 
 /// Time allowed to a kept series before its peer is declared stuck.
-fn budget_ns(cal: &Calibration, stall_ns: u64) -> u64 {
+pub(crate) fn budget_ns(cal: &Calibration, stall_ns: u64) -> u64 {
     stall_ns.saturating_add(cal.expected_ns.saturating_mul(3))
 }
 
-fn keep(
+pub(crate) fn keep(
     rec: &mut CaseRecord,
     spec: &CaseSpec,
     blocks: u64,
@@ -90,6 +92,9 @@ fn run_inner<M: Mechanism>(
     }
     if let Length::Count { blocks } = spec.length {
         M::series_fits(&spec.opts, spec.block_size, blocks)?;
+    }
+    if !spec.pairs.is_empty() {
+        return pairs::run_stream::<M>(spec, env, obs, rec);
     }
     let mut s = StreamSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
@@ -167,6 +172,9 @@ fn run_latency_inner<M: Mechanism>(
             "--include-setup applies to throughput only: round trips are timed one by one".into(),
         ));
     }
+    if !spec.pairs.is_empty() {
+        return pairs::run_round_trips::<M>(spec, env, obs, rec);
+    }
     let mut s = RoundTripSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
     // Samples are kept in memory (8 bytes each): a series has at most 64M.
@@ -196,6 +204,7 @@ fn run_latency_inner<M: Mechanism>(
             spec,
             o.ping.done,
             SeriesOutcome {
+                start_ns: o.ping.start_ns,
                 elapsed_ns: o.ping.elapsed_ns.max(1),
                 writer_cpu: o.owner_cpu,
                 reader_cpu: o.peer_cpu,

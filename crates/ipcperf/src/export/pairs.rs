@@ -1,0 +1,157 @@
+//! Many pairs at once (`--pairs`): the scaling table. One row per case, in the
+//! order they ran: the total over every pair, each pair's own rate (the slowest
+//! and the fastest: fairness), the total against the same case with one pair, and
+//! the CPU time both sides spent per message and per byte.
+
+use ipcperf_core::record::{CaseRecord, RunRecord};
+use ipcperf_core::workload::Workload;
+
+use super::view::{mechanism_label, Table};
+use crate::units::{fmt_mbps, fmt_rate, fmt_size};
+
+/// A pairs case's total rate: MB/s for a stream, round trips/s for round trips.
+pub fn total(c: &CaseRecord) -> Option<f64> {
+    match c.workload {
+        Workload::RoundTrip => c.latency.as_ref().map(|l| l.round_trips_per_sec),
+        _ => c.median_bytes_per_sec,
+    }
+}
+
+/// CPU time of both sides (every pair) per message and per byte, over every series.
+pub fn cpu_per(c: &CaseRecord) -> Option<(f64, f64)> {
+    let (mut cpu, mut msgs, mut bytes) = (0u64, 0u64, 0u64);
+    for s in &c.series {
+        cpu += s.writer_cpu_ns + s.reader_cpu_ns.unwrap_or(0);
+        msgs += s.blocks;
+        bytes += s.bytes;
+    }
+    (msgs > 0 && bytes > 0).then(|| (cpu as f64 / msgs as f64, cpu as f64 / bytes as f64))
+}
+
+/// The same case with one pair, in this run (for the scaling column).
+fn one_pair<'a>(run: &'a RunRecord, c: &CaseRecord) -> Option<&'a CaseRecord> {
+    run.cases.iter().find(|o| {
+        o.pairs.as_ref().is_some_and(|p| p.count == 1)
+            && o.workload == c.workload
+            && mechanism_label(o) == mechanism_label(c)
+            && o.mode == c.mode
+            && o.block_size == c.block_size
+            && o.options.get("rate_per_sec") == c.options.get("rate_per_sec")
+    })
+}
+
+fn ns(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{:.1} µs", v / 1e3)
+    } else if v >= 10.0 {
+        format!("{v:.0} ns")
+    } else {
+        format!("{v:.2} ns")
+    }
+}
+
+/// The scaling table, when the run has many-pair cases.
+pub fn table(run: &RunRecord) -> Option<Table> {
+    let cases: Vec<&CaseRecord> = run.cases.iter().filter(|c| c.pairs.is_some()).collect();
+    if cases.is_empty() {
+        return None;
+    }
+    let trips = cases.iter().any(|c| c.workload == Workload::RoundTrip);
+    let unit = if trips { "round trips/s" } else { "MB/s" };
+    let fmt = |c: &CaseRecord, v: f64| match c.workload {
+        Workload::RoundTrip => fmt_rate(v),
+        _ => fmt_mbps(v),
+    };
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for c in &cases {
+        let Some(p) = &c.pairs else { continue };
+        let mut row = vec![
+            mechanism_label(c),
+            c.mode.name().to_string(),
+            fmt_size(c.block_size),
+            p.count.to_string(),
+            // The label's count is the pairs column already: `4 pairs spread` → `spread`.
+            c.placement
+                .label
+                .splitn(3, ' ')
+                .nth(2)
+                .unwrap_or(&c.placement.label)
+                .to_string(),
+        ];
+        match total(c) {
+            Some(t) if c.is_ok() => {
+                row.push(fmt(c, t));
+                // Per pair: its own bytes (or round trips) over its own time.
+                let per = |x: &ipcperf_core::record::PairRecord| match c.workload {
+                    Workload::RoundTrip => x.blocks_per_sec(),
+                    _ => x.bytes_per_sec(),
+                };
+                let rates: Vec<f64> = p.per_pair.iter().map(per).collect();
+                let lo = rates.iter().copied().fold(f64::MAX, f64::min);
+                let hi = rates.iter().copied().fold(0.0, f64::max);
+                row.push(format!("{}–{}", fmt(c, lo), fmt(c, hi)));
+                row.push(if hi > 0.0 {
+                    format!("{:.2}", lo / hi)
+                } else {
+                    "-".into()
+                });
+                row.push(
+                    one_pair(run, c)
+                        .and_then(total)
+                        .filter(|&b| b > 0.0)
+                        .map_or("-".into(), |b| format!("{:.2}×", t / b)),
+                );
+                match cpu_per(c) {
+                    Some((m, b)) => {
+                        row.push(ns(m));
+                        row.push(ns(b));
+                    }
+                    None => row.extend(["-".into(), "-".into()]),
+                }
+            }
+            _ => {
+                let what = if c.is_ok() { "-" } else { "FAILED" };
+                row.push(what.into());
+                row.extend(std::iter::repeat_n("-".to_string(), 5));
+                if let Some(m) = &c.message {
+                    notes.push(format!("{} {}: {m}", mechanism_label(c), c.placement.label));
+                }
+            }
+        }
+        rows.push(row);
+    }
+    notes.push(format!(
+        "total = every pair's {} over the wall time from the first start to the last end; \
+         per pair = each pair's own over its own time (every pair does the same count); \
+         fairness = slowest / fastest",
+        if trips { "round trips" } else { "bytes" }
+    ));
+    notes.push(
+        "CPU = writer + reader CPU time of every pair, per message (a round trip counts once) \
+         and per byte"
+            .into(),
+    );
+    let header = [
+        "mechanism",
+        "mode",
+        "block",
+        "pairs",
+        "placement",
+        &format!("total {unit}"),
+        "per pair (slowest–fastest)",
+        "fairness",
+        "× 1 pair",
+        "CPU/msg",
+        "CPU/byte",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Some(Table {
+        title: "Many pairs at once: scaling and fairness".into(),
+        header,
+        rows,
+        notes,
+    })
+}

@@ -1,0 +1,300 @@
+//! Many pairs at once (`--pairs`): every pair delivers exactly its bytes, verified;
+//! round trips over many pairs are all counted; a dead pair is an error within 2 s
+//! and leaves no process; bad counts and placements are one line, exit 2.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--format", "json"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn per_pair(c: &serde_json::Value) -> &Vec<serde_json::Value> {
+    c["pairs"]["per_pair"].as_array().unwrap()
+}
+
+#[test]
+fn every_pair_of_a_stream_delivers_exactly_its_blocks_verified() {
+    for (mech, mode, n) in [("pipe", "threads", 3usize), ("unix", "processes", 2)] {
+        let v = json(&[
+            "run",
+            mech,
+            "--mode",
+            mode,
+            "--pairs",
+            &n.to_string(),
+            "--sizes",
+            "4k",
+            "-n",
+            "3000",
+            "--repeat",
+            "2",
+            "--verify",
+        ]);
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 1);
+        let c = &cases[0];
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["pairs"]["count"], n);
+        let pp = per_pair(c);
+        assert_eq!(pp.len(), n);
+        for p in pp {
+            // Two series of 3000 blocks each, every byte checked by its reader.
+            assert_eq!(p["blocks"], 6000, "{p}");
+            assert_eq!(p["bytes"], 6000 * 4096, "{p}");
+            assert!(p["elapsed_ns"].as_u64().unwrap() > 0);
+            assert!(p["reader_cpu_ns"].as_u64().is_some(), "{p}");
+        }
+        // The series hold the totals of every pair.
+        for s in c["series"].as_array().unwrap() {
+            assert_eq!(s["blocks"], 3000 * n as u64, "{s}");
+            assert_eq!(s["bytes"], 3000 * 4096 * n as u64, "{s}");
+        }
+        assert!(c["placement"]["label"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{n} pair")));
+    }
+}
+
+#[test]
+fn round_trips_over_many_pairs_are_each_counted_and_checked() {
+    let v = json(&[
+        "latency", "tcp", "unix", "--mode", "threads", "--pairs", "1,2", "--sizes", "64", "-n",
+        "400", "--repeat", "2", "--verify",
+    ]);
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    for c in cases {
+        assert_eq!(c["status"], "ok", "{c}");
+        let n = c["pairs"]["count"].as_u64().unwrap();
+        assert_eq!(c["round_trips"], 800 * n, "{c}");
+        for p in per_pair(c) {
+            assert_eq!(p["blocks"], 800);
+            // Both ways: 2 x 64 bytes a round trip.
+            assert_eq!(p["bytes"], 800 * 128);
+        }
+    }
+}
+
+#[test]
+fn the_scaling_table_shows_totals_fairness_and_cpu_per_message() {
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--mode", "threads", "--pairs", "1..2", "--sizes", "4k", "-n", "2000",
+            "--repeat", "1",
+        ])
+        .env("IPCPERF_NO_SAVE", "1")
+        .env("COLUMNS", "250")
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("Many pairs at once"), "{t}");
+    for h in ["total MB/s", "fairness", "× 1 pair", "CPU/msg", "CPU/byte"] {
+        assert!(t.contains(h), "{h} in {t}");
+    }
+    assert!(t.contains("2 pairs"), "{t}");
+}
+
+/// Child processes of every thread of `pid` (each pair's thread starts its own peer).
+fn children(pid: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|t| {
+            std::fs::read_to_string(t.path().join("children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|s| s.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit_once(')')
+                .is_none_or(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
+#[test]
+fn one_dead_pair_ends_the_case_within_2s_and_leaves_no_process() {
+    for mech in ["pipe", "shm"] {
+        let mut child = Command::new(BIN)
+            .args([
+                "run",
+                mech,
+                "--mode",
+                "processes",
+                "--pairs",
+                "3",
+                "--sizes",
+                "4k",
+                "-d",
+                "30s",
+                "--repeat",
+                "1",
+                "--no-save",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let t0 = Instant::now();
+        let mut peers = Vec::new();
+        while peers.len() < 3 && t0.elapsed() < Duration::from_secs(10) {
+            peers = children(pid);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(peers.len(), 3, "{mech}: three peer processes");
+        std::thread::sleep(Duration::from_millis(400));
+        let killed = Instant::now();
+        ipcperf_sys::signal::kill(peers[1] as i32);
+        let st = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                killed.elapsed() < Duration::from_secs(5),
+                "{mech}: still running 5 s after a peer died"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let took = killed.elapsed();
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(
+            took < Duration::from_secs(2),
+            "{mech}: took {took:?}: {err}"
+        );
+        assert_eq!(st.code(), Some(1), "{mech}: {err}");
+        assert!(err.contains("SIGKILL"), "{mech}: {err}");
+        let t = Instant::now();
+        while !peers.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for p in peers {
+            assert!(gone(p), "{mech}: peer {p} left running");
+        }
+    }
+}
+
+#[test]
+fn bad_pair_counts_and_placements_are_one_line_exit_2() {
+    for (args, want) in [
+        (
+            vec!["run", "pipe", "--pairs", "0"],
+            "a count of pairs from 1 to 256",
+        ),
+        (
+            vec!["run", "pipe", "--pairs", "257"],
+            "a count of pairs from 1 to 256",
+        ),
+        (vec!["latency", "pipe", "--pairs", "4..2"], "ends below"),
+        (
+            vec!["run", "pipe", "--pairs", "2", "--pin", "0,1"],
+            "CPUs of their own",
+        ),
+        (
+            vec!["run", "pipe", "--pairs", "2", "--pin", "other-numa"],
+            "no other-numa pair",
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("IPCPERF_NO_SAVE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn ctrl_c_during_many_pairs_ends_within_2s_and_removes_every_pairs_objects() {
+    for mech in ["posix-mq", "fifo"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .args([
+                "run",
+                mech,
+                "--mode",
+                "processes",
+                "--pairs",
+                "3",
+                "--sizes",
+                "1k",
+                "-d",
+                "30s",
+                "--repeat",
+                "1",
+                "--no-save",
+            ])
+            .env("TMPDIR", tmp.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let t0 = Instant::now();
+        while children(pid).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let peers = children(pid);
+        assert_eq!(peers.len(), 3, "{mech}");
+        std::thread::sleep(Duration::from_millis(400));
+        let sent = Instant::now();
+        ipcperf_sys::signal::interrupt(pid as i32);
+        let st = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(sent.elapsed() < Duration::from_secs(5), "{mech}: no exit");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(sent.elapsed() < Duration::from_secs(2), "{mech}: {err}");
+        assert_eq!(st.code(), Some(130), "{mech}: {err}");
+        let prefix = format!("ipcperf-{pid}-");
+        let queues = ipcperf_sys::mqueue::list().unwrap_or_default();
+        assert!(
+            !queues
+                .iter()
+                .any(|q| q.trim_start_matches('/').starts_with(&prefix)),
+            "{mech}: {queues:?}"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{mech}: {left:?}");
+        let t = Instant::now();
+        while !peers.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(peers.iter().all(|&p| gone(p)), "{mech}: peers left");
+    }
+}
