@@ -15,6 +15,7 @@ mod export;
 mod fail;
 mod heatmap;
 mod plot;
+mod plot_xy;
 mod report;
 #[cfg(test)]
 mod snapshot_tests;

@@ -65,7 +65,7 @@ impl ValueFormatter<f64> for Log2Axis {
 }
 
 /// Line colours: Tableau 10 (distinct, readable on white), then Palette99.
-fn color(i: usize) -> RGBAColor {
+pub(crate) fn color(i: usize) -> RGBAColor {
     const T10: [(u8, u8, u8); 10] = [
         (31, 119, 180),
         (255, 127, 14),

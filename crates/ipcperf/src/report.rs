@@ -7,9 +7,9 @@
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 
+use crate::compare;
 use crate::export::view::Table;
 use crate::units::{fmt_mbps, fmt_size};
-use crate::{compare, plot};
 
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -374,14 +374,6 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             esc(&run.machine.kernel)
         ));
         o.push_str(&table_html(&machine_table(id, run)));
-        if !plot::throughput_lines(run).is_empty() {
-            o.push_str("<h3>Throughput against block size</h3>\n<div class=\"chart\">\n");
-            match plot::throughput_svg(run) {
-                Ok(svg) => o.push_str(&svg),
-                Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
-            }
-            o.push_str("</div>\n");
-        }
         let matrix = crate::heatmap::from_run(run);
         if let Some(m) = &matrix {
             o.push_str(
@@ -393,9 +385,16 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             }
             o.push_str("</div>\n");
         }
-        if let Some(svg) = plot::latency_svg(run).filter(|_| matrix.is_none()) {
-            o.push_str("<h3>Latency percentiles</h3>\n<div class=\"chart\">\n");
-            match svg {
+        // Every chart the run has (a matrix's percentiles are its heatmap).
+        for c in crate::plot_xy::charts(run)
+            .into_iter()
+            .filter(|c| matrix.is_none() || matches!(c, crate::plot_xy::Chart::Throughput))
+        {
+            o.push_str(&format!(
+                "<h3>{}</h3>\n<div class=\"chart\">\n",
+                esc(c.heading())
+            ));
+            match c.svg(run) {
                 Ok(svg) => o.push_str(&svg),
                 Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
             }

@@ -200,3 +200,56 @@ pub fn fixture_topology(name: &str) -> ipcperf_core::topology::Topology {
     std::fs::remove_dir_all(&root).unwrap();
     t
 }
+
+/// A many-pair stream case: `n` pairs moving `mb_per_s` in all, shared evenly.
+pub fn pairs_case(mech: &str, n: u32, mb_per_s: f64) -> CaseRecord {
+    use ipcperf_core::record::{PairRecord, PairsRecord};
+    let mut c = case(mech, Mode::Processes, 4096, "shared-l3", &[mb_per_s]);
+    c.placement.label = format!("{n} pairs shared-l3");
+    c.placement.writer_cpu = None;
+    c.placement.reader_cpu = None;
+    let bytes = (mb_per_s * 1e6) as u64 / n as u64;
+    c.pairs = Some(PairsRecord {
+        count: n,
+        per_pair: (0..n)
+            .map(|_| PairRecord {
+                writer_cpu: Some(0),
+                reader_cpu: Some(1),
+                seen_writer_cpu: Some(0),
+                seen_reader_cpu: Some(1),
+                blocks: bytes / 4096,
+                bytes,
+                elapsed_ns: 1_000_000_000,
+                writer_cpu_ns: 900_000_000 / n as u64,
+                reader_cpu_ns: Some(800_000_000 / n as u64),
+            })
+            .collect(),
+    });
+    c
+}
+
+/// A paced round-trip case at `rate` offered round trips/s that achieved
+/// `achieved` per second, with these percentiles (ns).
+pub fn paced_case(
+    mech: &str,
+    rate: u64,
+    achieved: f64,
+    p50: u64,
+    p99: u64,
+    p999: u64,
+) -> CaseRecord {
+    let mut h = ipcperf_core::latency::new_histogram();
+    for v in [p50, p99, p999] {
+        h.record(v).unwrap();
+    }
+    let mut c = case(mech, Mode::Processes, 64, "shared-l3", &[1.0]);
+    c.workload = Workload::RoundTrip;
+    c.options.insert("rate_per_sec".into(), rate.to_string());
+    let mut l = ipcperf_core::latency::summarize(&h, 1_000_000_000, 0, 20, vec![p50], 0);
+    l.p50_ns = p50;
+    l.p99_ns = p99;
+    l.p999_ns = p999;
+    l.round_trips_per_sec = achieved;
+    c.latency = Some(l);
+    c
+}

@@ -1,5 +1,7 @@
-//! `ipcperf plot ID -o chart.svg|chart.png`: throughput against block size, and latency
-//! percentiles when the run has them (in `chart-latency.svg` beside it when it has both).
+//! `ipcperf plot ID -o chart.svg|chart.png`: every chart the run has (throughput
+//! against block size, scaling over pairs, latency against offered load, latency
+//! percentiles); the first in the file named, the others beside it as
+//! `chart-pairs.svg`, `chart-load.svg`, `chart-latency.svg`.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +9,6 @@ use clap::Args;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::fail::Fail;
-use crate::plot;
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {
@@ -39,13 +40,6 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
     };
     let mut store = a.db.open_read()?;
     let (id, run) = load(&mut store, a.id)?;
-    let throughput = !plot::throughput_lines(&run).is_empty();
-    let latency = !plot::latency_lines(&run).is_empty();
-    if !throughput && !latency {
-        return Err(Fail::usage(format!(
-            "run {id} has no case that moved data or timed latencies: nothing to plot"
-        )));
-    }
     let write = |path: &Path, svg: Result<String, String>| -> Result<(), Fail> {
         let svg = svg.map_err(Fail::failure)?;
         std::fs::write(path, svg)
@@ -62,41 +56,35 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
         eprintln!("ipcperf: run {id}: heatmap drawn in {}", a.output.display());
         return Ok(0);
     }
-    if throughput {
-        if png {
-            plot::throughput_png(&run, &a.output).map_err(Fail::failure)?;
-        } else {
-            write(&a.output, plot::throughput_svg(&run))?;
-        }
-        eprintln!(
-            "ipcperf: run {id}: throughput drawn in {}",
-            a.output.display()
-        );
+    let charts = crate::plot_xy::charts(&run);
+    if charts.is_empty() {
+        return Err(Fail::usage(format!(
+            "run {id} has no case that moved data or timed latencies: nothing to plot"
+        )));
     }
-    if latency {
-        // Both kinds: the latency chart goes beside the throughput one, as NAME-latency.EXT.
-        let path = if throughput {
-            latency_path(&a.output)
-        } else {
+    // The first chart goes where asked, the others beside it as NAME-KIND.EXT.
+    for (i, c) in charts.iter().enumerate() {
+        let path = if i == 0 {
             a.output.clone()
+        } else {
+            beside(&a.output, c.kind())
         };
         if png {
-            plot::latency_png(&run, &path)
-                .unwrap_or(Ok(()))
-                .map_err(Fail::failure)?;
-        } else if let Some(svg) = plot::latency_svg(&run) {
-            write(&path, svg)?;
+            c.png(&run, &path).map_err(Fail::failure)?;
+        } else {
+            write(&path, c.svg(&run))?;
         }
         eprintln!(
-            "ipcperf: run {id}: latency percentiles drawn in {}",
+            "ipcperf: run {id}: {} drawn in {}",
+            c.what(),
             path.display()
         );
     }
     Ok(0)
 }
 
-/// `dir/x.svg` → `dir/x-latency.svg`.
-fn latency_path(p: &Path) -> PathBuf {
+/// `dir/x.svg` → `dir/x-KIND.svg`.
+fn beside(p: &Path, kind: &str) -> PathBuf {
     let stem = p
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -105,7 +93,7 @@ fn latency_path(p: &Path) -> PathBuf {
         .extension()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    p.with_file_name(format!("{stem}-latency.{ext}"))
+    p.with_file_name(format!("{stem}-{kind}.{ext}"))
 }
 
 #[cfg(test)]
@@ -113,7 +101,7 @@ mod tests {
     #[test]
     fn latency_path_sits_beside() {
         assert_eq!(
-            super::latency_path(std::path::Path::new("/a/b/x.png")),
+            super::beside(std::path::Path::new("/a/b/x.png"), "latency"),
             std::path::PathBuf::from("/a/b/x-latency.png")
         );
     }

@@ -1,0 +1,391 @@
+//! Two charts over log-log axes: the scaling of many pairs (total rate against the
+//! number of pairs, one line per mechanism, mode and size) and latency under a
+//! paced load (p50, p99, p99.9 against the offered load, one colour per
+//! mechanism, one marker per percentile; a saturated point is hollow).
+
+use std::path::Path;
+
+use ipcperf_core::record::{CaseRecord, RunRecord};
+use ipcperf_core::workload::Workload;
+use plotters::prelude::*;
+
+use crate::export::view::mechanism_label;
+use crate::plot::{color, fonts, FAMILY, SIZE};
+use crate::units::{fmt_rate, fmt_size};
+
+/// How a point is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Triangle,
+    Square,
+}
+
+/// One line of an x-y chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XyLine {
+    pub label: String,
+    /// Colour index (lines of one mechanism share it).
+    pub color: usize,
+    pub marker: Marker,
+    /// (x, y, hollow), by x.
+    pub points: Vec<(f64, f64, bool)>,
+}
+
+/// A whole chart: its lines and words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XyChart {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub lines: Vec<XyLine>,
+    /// A line under the title (e.g. what a hollow point means).
+    pub note: Option<String>,
+    /// The y values are microseconds (ticks say µs, ms, s), else counts.
+    pub y_micros: bool,
+}
+
+fn push(lines: &mut Vec<XyLine>, label: String, color: usize, marker: Marker, p: (f64, f64, bool)) {
+    if !(p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite()) {
+        return;
+    }
+    match lines.iter_mut().find(|l| l.label == label) {
+        Some(l) => l.points.push(p),
+        None => lines.push(XyLine {
+            label,
+            color,
+            marker,
+            points: vec![p],
+        }),
+    }
+}
+
+fn finish(mut lines: Vec<XyLine>) -> Vec<XyLine> {
+    for l in &mut lines {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    lines
+}
+
+/// The scaling chart of a run's many-pair cases; None without any, or with one
+/// count of pairs only (a line needs two).
+pub fn scaling(run: &RunRecord) -> Option<XyChart> {
+    let cases: Vec<&CaseRecord> = run
+        .cases
+        .iter()
+        .filter(|c| c.pairs.is_some() && c.is_ok())
+        .collect();
+    let trips = cases.iter().any(|c| c.workload == Workload::RoundTrip);
+    let mut lines = Vec::new();
+    for c in &cases {
+        let (Some(p), Some(t)) = (&c.pairs, crate::export::pairs::total(c)) else {
+            continue;
+        };
+        let y = if trips { t } else { t / 1e6 };
+        let label = format!(
+            "{} {} {}",
+            mechanism_label(c),
+            c.mode.name(),
+            fmt_size(c.block_size)
+        );
+        let n = lines.len();
+        push(
+            &mut lines,
+            label,
+            n,
+            Marker::Circle,
+            (p.count as f64, y, false),
+        );
+    }
+    let lines = finish(lines);
+    if !lines.iter().any(|l| l.points.len() > 1) {
+        return None;
+    }
+    Some(XyChart {
+        title: format!(
+            "Many pairs at once — {} (Linux {})",
+            run.machine.hostname, run.machine.kernel
+        ),
+        x_desc: "pairs running at once (log)".into(),
+        y_desc: if trips {
+            "round trips/s, all pairs (log)".into()
+        } else {
+            "MB/s, all pairs (10⁶ bytes/s, log)".into()
+        },
+        lines,
+        note: None,
+        y_micros: false,
+    })
+}
+
+/// The latency-under-load chart of a run's paced round trips; None unless some
+/// case was measured at two offered loads or more.
+pub fn load(run: &RunRecord) -> Option<XyChart> {
+    let mut lines = Vec::new();
+    let mut colors: Vec<String> = Vec::new();
+    for c in run.cases.iter().filter(|c| c.is_ok()) {
+        let (Some(r), Some(l)) = (crate::export::latency::offered(c), &c.latency) else {
+            continue;
+        };
+        let key = format!(
+            "{} {} {} {}",
+            mechanism_label(c),
+            c.mode.name(),
+            fmt_size(c.block_size),
+            c.placement.shown()
+        );
+        let color = match colors.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                colors.push(key.clone());
+                colors.len() - 1
+            }
+        };
+        let hollow = crate::export::latency::saturated(c) == Some(true);
+        for (name, v, m) in [
+            ("p50", l.p50_ns, Marker::Circle),
+            ("p99", l.p99_ns, Marker::Triangle),
+            ("p99.9", l.p999_ns, Marker::Square),
+        ] {
+            push(
+                &mut lines,
+                if name == "p50" {
+                    key.clone()
+                } else {
+                    format!("{key} {name}")
+                },
+                color,
+                m,
+                (r as f64, v as f64 / 1e3, hollow),
+            );
+        }
+    }
+    let lines = finish(lines);
+    if !lines.iter().any(|l| l.points.len() > 1) {
+        return None;
+    }
+    Some(XyChart {
+        title: format!(
+            "Round trips under a paced load — {} (Linux {})",
+            run.machine.hostname, run.machine.kernel
+        ),
+        x_desc: "offered load, round trips/s (log)".into(),
+        y_desc: "round trip, from when it was due (log)".into(),
+        lines,
+        note: Some(
+            "● p50 (thick)  ▲ p99  ■ p99.9; hollow: saturated (the mechanism fell behind the \
+             schedule, so its latencies hold the backlog)"
+                .into(),
+        ),
+        y_micros: true,
+    })
+}
+
+/// One chart a run can be drawn as.
+pub enum Chart {
+    Throughput,
+    Scaling(XyChart),
+    Load(XyChart),
+    Latency,
+}
+
+impl Chart {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Chart::Throughput => "throughput",
+            Chart::Scaling(_) => "pairs",
+            Chart::Load(_) => "load",
+            Chart::Latency => "latency",
+        }
+    }
+
+    pub fn what(&self) -> &'static str {
+        match self {
+            Chart::Throughput => "throughput",
+            Chart::Scaling(_) => "scaling over pairs",
+            Chart::Load(_) => "latency against offered load",
+            Chart::Latency => "latency percentiles",
+        }
+    }
+
+    /// The chart's heading in the report.
+    pub fn heading(&self) -> &'static str {
+        match self {
+            Chart::Throughput => "Throughput against block size",
+            Chart::Scaling(_) => "Many pairs at once: total against the number of pairs",
+            Chart::Load(_) => "Round trips under a paced load: percentiles against offered load",
+            Chart::Latency => "Latency percentiles",
+        }
+    }
+
+    pub fn svg(&self, run: &RunRecord) -> Result<String, String> {
+        match self {
+            Chart::Throughput => crate::plot::throughput_svg(run),
+            Chart::Scaling(c) | Chart::Load(c) => svg(c),
+            Chart::Latency => {
+                crate::plot::latency_svg(run).unwrap_or_else(|| Err("no latencies".into()))
+            }
+        }
+    }
+
+    pub fn png(&self, run: &RunRecord, path: &Path) -> Result<(), String> {
+        match self {
+            Chart::Throughput => crate::plot::throughput_png(run, path),
+            Chart::Scaling(c) | Chart::Load(c) => png(c, path),
+            Chart::Latency => crate::plot::latency_png(run, path).unwrap_or(Ok(())),
+        }
+    }
+}
+
+/// The charts a run has, in the order they are drawn: throughput against block
+/// size (when a line has two sizes, or nothing else is drawn), scaling over
+/// pairs, latency against offered load, latency percentiles.
+pub fn charts(run: &RunRecord) -> Vec<Chart> {
+    let mut v = Vec::new();
+    let scaling = scaling(run);
+    let load = load(run);
+    let lines = crate::plot::throughput_lines(run);
+    if lines.iter().any(|l| l.points.len() > 1) || (!lines.is_empty() && scaling.is_none()) {
+        v.push(Chart::Throughput);
+    }
+    v.extend(scaling.map(Chart::Scaling));
+    v.extend(load.map(Chart::Load));
+    if !crate::plot::latency_lines(run).is_empty() {
+        v.push(Chart::Latency);
+    }
+    v
+}
+
+/// Whole decades around `lo..hi`, so a log axis has labelled ticks.
+fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let a = 10f64.powf(lo.log10().floor());
+    let b = 10f64.powf(hi.log10().ceil()).max(a * 10.0);
+    (a, b)
+}
+
+fn tick(v: f64) -> String {
+    if v >= 1000.0 {
+        fmt_rate(v)
+    } else if v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Microseconds as a time: 10 µs, 1 ms, 1 s.
+fn micros(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{} s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{} ms", v / 1e3)
+    } else {
+        format!("{v} µs")
+    }
+}
+
+type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    c: &XyChart,
+) -> DrawResult<DB::ErrorType> {
+    fonts();
+    root.fill(&WHITE)?;
+    let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let ys = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let (x_lo, x_hi) = xs.fold((f64::MAX, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (y_lo, y_hi) = ys.fold((f64::MAX, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+    // x: whole decades over a wide range (so its ends are labelled), else a little
+    // room either side of the data (counts of pairs are small numbers).
+    let (x0, x1) = if x_hi / x_lo >= 10.0 {
+        decades(x_lo, x_hi)
+    } else {
+        (x_lo / 1.3, x_hi * 1.3)
+    };
+    let (y0, y1) = decades(y_lo, y_hi);
+    let root = match &c.note {
+        Some(n) => {
+            let (top, rest) = root.split_vertically(SIZE.1 - 24);
+            rest.draw(&Text::new(n.clone(), (70, 2), (FAMILY, 14).into_font()))?;
+            top
+        }
+        None => root,
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.title, (FAMILY, 22).into_font())
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc(c.x_desc.as_str())
+        .y_desc(c.y_desc.as_str())
+        .label_style((FAMILY, 14).into_font())
+        .axis_desc_style((FAMILY, 16).into_font())
+        .x_label_formatter(&|x| tick(*x))
+        .y_label_formatter(&|y| if c.y_micros { micros(*y) } else { tick(*y) })
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for l in &c.lines {
+        let col = color(l.color);
+        let pts: Vec<(f64, f64)> = l.points.iter().map(|p| (p.0, p.1)).collect();
+        let m = l.marker;
+        // The main line (circles) is thick and named in the legend; the others
+        // (higher percentiles of the same case) are thin and share its colour.
+        let width = if m == Marker::Circle { 2 } else { 1 };
+        let drawn = chart.draw_series(LineSeries::new(pts, col.stroke_width(width)))?;
+        if m == Marker::Circle {
+            drawn.label(l.label.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
+            });
+        }
+        for &(x, y, hollow) in &l.points {
+            let style = if hollow {
+                col.stroke_width(2)
+            } else {
+                col.filled()
+            };
+            match m {
+                Marker::Circle => {
+                    chart.draw_series(std::iter::once(Circle::new((x, y), 4, style)))?
+                }
+                Marker::Triangle => {
+                    chart.draw_series(std::iter::once(TriangleMarker::new((x, y), 6, style)))?
+                }
+                Marker::Square => chart.draw_series(std::iter::once(
+                    EmptyElement::at((x, y)) + Rectangle::new([(-4, -4), (4, 4)], style),
+                ))?,
+            };
+        }
+    }
+    chart
+        .configure_series_labels()
+        .label_font((FAMILY, 13).into_font())
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()
+}
+
+/// The chart as an SVG document.
+pub fn svg(c: &XyChart) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw(root, c).map_err(|e| format!("cannot draw the chart: {e}"))?;
+    }
+    Ok(out)
+}
+
+/// The chart as a PNG file at `path`.
+pub fn png(c: &XyChart, path: &Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw(root, c).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+#[path = "plot_xy_tests.rs"]
+mod tests;

@@ -1,0 +1,75 @@
+use super::*;
+use crate::testdata;
+
+fn run_of(cases: Vec<CaseRecord>) -> RunRecord {
+    let mut r = testdata::run();
+    r.cases = cases;
+    r
+}
+
+#[test]
+fn scaling_draws_one_line_per_case_over_its_pair_counts() {
+    let run = run_of(vec![
+        testdata::pairs_case("pipe", 1, 1000.0),
+        testdata::pairs_case("pipe", 2, 1800.0),
+        testdata::pairs_case("pipe", 4, 2000.0),
+        testdata::pairs_case("unix", 1, 700.0),
+        testdata::pairs_case("unix", 2, 1300.0),
+    ]);
+    let c = scaling(&run).unwrap();
+    assert_eq!(c.lines.len(), 2);
+    assert_eq!(c.lines[0].label, "pipe processes 4 KiB");
+    let xs: Vec<(f64, f64)> = c.lines[0].points.iter().map(|p| (p.0, p.1)).collect();
+    assert_eq!(xs, vec![(1.0, 1000.0), (2.0, 1800.0), (4.0, 2000.0)]);
+    let svg = svg(&c).unwrap();
+    assert!(svg.contains("pairs running at once") && svg.contains("unix processes 4 KiB"));
+    // One count of pairs only: no line to draw.
+    assert!(scaling(&run_of(vec![testdata::pairs_case("pipe", 2, 1.0)])).is_none());
+    assert!(scaling(&testdata::run()).is_none());
+}
+
+#[test]
+fn load_draws_three_percentiles_per_case_and_marks_saturation_hollow() {
+    let run = run_of(vec![
+        testdata::paced_case("unix", 1000, 1000.0, 20_000, 40_000, 90_000),
+        testdata::paced_case("unix", 10_000, 9_990.0, 25_000, 60_000, 200_000),
+        // Achieved half the offered load: saturated.
+        testdata::paced_case("unix", 100_000, 50_000.0, 9_000_000, 20_000_000, 30_000_000),
+    ]);
+    let c = load(&run).unwrap();
+    assert_eq!(c.lines.len(), 3, "{:?}", c.lines);
+    let p50 = &c.lines[0];
+    assert_eq!(p50.marker, Marker::Circle);
+    let pts: Vec<(f64, f64, bool)> = p50.points.clone();
+    assert_eq!(
+        pts,
+        vec![
+            (1000.0, 20.0, false),
+            (10_000.0, 25.0, false),
+            (100_000.0, 9000.0, true)
+        ]
+    );
+    assert!(c
+        .lines
+        .iter()
+        .any(|l| l.marker == Marker::Square && l.label.ends_with("p99.9")));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("load.png");
+    png(&c, &p).unwrap();
+    assert!(std::fs::metadata(&p).unwrap().len() > 10_000);
+    // Back-to-back round trips have no offered load: no chart.
+    assert!(load(&testdata::run()).is_none());
+}
+
+#[test]
+fn a_run_lists_its_charts_in_order() {
+    let run = run_of(vec![
+        testdata::pairs_case("pipe", 1, 1000.0),
+        testdata::pairs_case("pipe", 2, 1800.0),
+    ]);
+    let kinds: Vec<&str> = charts(&run).iter().map(|c| c.kind()).collect();
+    // One block size: the throughput chart would be dots; scaling says it all.
+    assert_eq!(kinds, vec!["pairs"]);
+    let kinds: Vec<&str> = charts(&testdata::run()).iter().map(|c| c.kind()).collect();
+    assert_eq!(kinds[0], "throughput");
+}
