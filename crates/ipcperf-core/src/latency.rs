@@ -18,6 +18,80 @@ pub fn new_histogram() -> Histogram<u64> {
         .expect("constant bounds are valid")
 }
 
+/// Significant digits of a one-way histogram: 2 (each figure within 1%), so the
+/// peer's histogram of a series fits in one control message (a few thousand
+/// buckets at most, where 3 digits could need ten times more).
+pub const ONE_WAY_DIGITS: u8 = 2;
+
+/// An empty one-way histogram (see [`ONE_WAY_DIGITS`]).
+pub fn new_one_way_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, ONE_WAY_DIGITS)
+        .expect("constant bounds are valid")
+}
+
+/// One-way latency (`--one-way`): from the send time the sender wrote into each
+/// message to when the receiver had all of it, read on one host's monotonic
+/// clock; the receiver's clock cost taken off. Percentiles within 1%.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OneWayLatency {
+    pub samples: u64,
+    pub clock_cost_ns: u64,
+    pub mean_ns: f64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub p9999_ns: u64,
+    pub max_ns: u64,
+    pub histogram: HistogramRecord,
+}
+
+impl OneWayLatency {
+    pub fn from_histogram(h: &Histogram<u64>, clock_cost_ns: u64) -> OneWayLatency {
+        let p = percentiles(h);
+        OneWayLatency {
+            samples: p.samples,
+            clock_cost_ns,
+            mean_ns: p.mean_ns,
+            min_ns: p.min_ns,
+            p50_ns: p.p50_ns,
+            p90_ns: p.p90_ns,
+            p99_ns: p.p99_ns,
+            p999_ns: p.p999_ns,
+            p9999_ns: p.p9999_ns,
+            max_ns: p.max_ns,
+            histogram: HistogramRecord::from_histogram(h),
+        }
+    }
+}
+
+/// One-way delays gathered over series (and pairs): each receiver's histogram
+/// added in; the summary at the end.
+#[derive(Debug, Default)]
+pub struct OneWayAcc {
+    h: Option<Histogram<u64>>,
+    clock_cost_ns: u64,
+}
+
+impl OneWayAcc {
+    /// Add one receiver's series (its histogram and clock cost).
+    pub fn add(&mut self, part: &(HistogramRecord, u64)) {
+        let Some(p) = part.0.to_histogram() else {
+            return;
+        };
+        let h = self.h.get_or_insert_with(new_one_way_histogram);
+        let _ = h.add(&p);
+        self.clock_cost_ns = self.clock_cost_ns.max(part.1);
+    }
+
+    /// The summary; None when nothing was measured.
+    pub fn finish(&self) -> Option<OneWayLatency> {
+        let h = self.h.as_ref().filter(|h| !h.is_empty())?;
+        Some(OneWayLatency::from_histogram(h, self.clock_cost_ns))
+    }
+}
+
 /// Record raw samples with the tare (the clock's own cost) taken off each.
 /// A sample above 10 s is recorded as 10 s and counted in the return value (it
 /// cannot happen with bounded waits of 5 s, but it would not be hidden).
@@ -95,6 +169,9 @@ pub struct LatencySummary {
     /// Samples above the histogram's 10 s ceiling (recorded as 10 s).
     pub over_range: u64,
     pub latency_histogram: HistogramRecord,
+    /// Measured one-way latency (`--one-way`), beside the round trips.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way: Option<OneWayLatency>,
 }
 
 /// The percentiles every latency figure of ipcperf reports (round trips and sync
@@ -154,6 +231,7 @@ pub fn summarize(
         series_p50_ns,
         over_range,
         latency_histogram: HistogramRecord::from_histogram(h),
+        one_way: None,
     }
 }
 

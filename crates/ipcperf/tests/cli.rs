@@ -510,7 +510,7 @@ fn tables_fit_an_80_column_terminal() {
     let bin = env!("CARGO_BIN_EXE_ipcperf");
     for cmd in [
         "list",
-        "latency pipe --mode threads --count 300 --repeat 1 --one-way --no-save -q",
+        "latency pipe --mode threads --count 300 --repeat 1 --one-way --half-rtt --no-save -q",
         "run pipe --mode threads --sizes 64,4k --count 50 --repeat 1 --pin 0,0 --pin same --no-save -q",
     ] {
         let out = Command::new("script")

@@ -72,11 +72,81 @@ fn table_shows_percentiles_and_one_way_only_when_asked() {
             "200",
             "--repeat",
             "1",
-            "--one-way",
+            "--half-rtt",
         ])
         .assert()
         .success()
-        .stdout(contains("one-way p50 (RTT/2)"));
+        .stdout(contains("half-rtt p50"))
+        .stdout(contains("one-way").not());
+}
+
+#[test]
+fn one_way_is_measured_from_a_timestamp_in_each_message_and_kept() {
+    for mode in ["threads", "processes"] {
+        let out = ipcperf()
+            .args([
+                "latency",
+                "pipe",
+                "unix",
+                "--sizes",
+                "8,4k",
+                "--count",
+                "500",
+                "--repeat",
+                "2",
+                "--mode",
+                mode,
+                "--one-way",
+                "--verify",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for c in v["cases"].as_array().unwrap() {
+            assert_eq!(c["status"], "ok", "{c}");
+            let w = &c["one_way"];
+            // Every message of both series measured by its receiver.
+            assert_eq!(w["samples"], 1000, "{mode} {c}");
+            let (p50, rtt50) = (w["p50_ns"].as_u64().unwrap(), c["p50_ns"].as_u64().unwrap());
+            assert!(p50 > 0, "{w}");
+            // One way is part of the round trip: never more than the whole median
+            // (2 significant digits: 1% of room).
+            assert!(
+                p50 as f64 <= rtt50 as f64 * 1.01,
+                "one-way {p50} RTT {rtt50}"
+            );
+            assert!(w["histogram"]["counts"].as_array().unwrap().len() > 1);
+        }
+    }
+    // No room for the timestamp: a refusal that says so, not a figure.
+    let out = ipcperf()
+        .args([
+            "latency",
+            "unix",
+            "--sizes",
+            "4",
+            "--count",
+            "100",
+            "--one-way",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["cases"][0];
+    assert_eq!(c["status"], "refused");
+    assert!(
+        c["message"].as_str().unwrap().contains("8-byte send time"),
+        "{c}"
+    );
 }
 
 #[test]

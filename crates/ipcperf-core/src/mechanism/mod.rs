@@ -129,6 +129,10 @@ pub struct MechOptions {
     /// schedule (open loop); None: back to back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per_sec: Option<u64>,
+    /// Round trips: the sender writes its send time into each message and the
+    /// receiver measures the one-way delay (messages of 8 bytes or more).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_way: bool,
     /// shm streams: the writer builds blocks in the ring, the reader reads them there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shm_zero_copy: bool,
@@ -164,6 +168,9 @@ impl MechOptions {
         }
         if let Some(r) = self.rate_per_sec {
             v.push(("rate_per_sec".into(), r.to_string()));
+        }
+        if self.one_way {
+            v.push(("one_way".into(), "measured".into()));
         }
         if let Some(b) = &self.background {
             v.push(("background".into(), b.clone()));

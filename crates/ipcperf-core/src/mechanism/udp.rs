@@ -427,7 +427,7 @@ mod tests {
         let t = std::thread::spawn(move || {
             let mut buf = vec![0u8; 64];
             // It is asked 100 times but receives only 80: its bounded wait ends the series.
-            let echoed = echo(Payload::Touch, &mut b, &mut buf, 100).unwrap();
+            let echoed = echo(Payload::Touch, &mut b, &mut buf, 100, None).unwrap();
             (echoed, b.take_counts())
         });
         let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);

@@ -46,6 +46,10 @@ pub struct PeerSetup {
     /// are `back`'s). None: all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff_fds: Option<usize>,
+    /// Role `Echo`, `--one-way`: measure each message's delay from the send time
+    /// in its first 8 bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_way: bool,
 }
 
 /// Owner to peer. (`Hello` is large but sent once per case.)
@@ -92,6 +96,10 @@ pub enum FromPeer {
         #[serde(default)]
         cpu_ns: u64,
         datagrams: Option<DatagramCounts>,
+        /// `--one-way`: the delays measured this series (2 significant digits, the
+        /// peer's clock cost taken off) and that cost.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        one_way: Option<(crate::latency::HistogramRecord, u64)>,
     },
 }
 

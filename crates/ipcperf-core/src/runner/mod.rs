@@ -187,8 +187,12 @@ fn run_latency_inner<M: Mechanism>(
     let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
     let mut series_p50 = Vec::new();
     let mut datagrams: Option<DatagramCounts> = None;
+    let mut one_way = latency::OneWayAcc::default();
     for _ in 0..spec.repeat {
         let o = s.series(n, budget_ns(&cal, env.stall_ns))?;
+        if let Some(w) = &o.one_way {
+            one_way.add(w);
+        }
         over += latency::record_samples(&mut h, &s.samples, tare);
         s.samples.sort_unstable();
         if let Some(m) = s.samples.get(s.samples.len() / 2) {
@@ -226,9 +230,9 @@ fn run_latency_inner<M: Mechanism>(
             "no round trip completed ({lost} lost)"
         )));
     }
-    rec.latency = Some(latency::summarize(
-        &h, elapsed, lost, tare, series_p50, over,
-    ));
+    let mut summary = latency::summarize(&h, elapsed, lost, tare, series_p50, over);
+    summary.one_way = one_way.finish();
+    rec.latency = Some(summary);
     rec.datagrams = datagrams.map(|mut d| {
         // Lost: sent and never received once (both directions summed).
         d.lost = d

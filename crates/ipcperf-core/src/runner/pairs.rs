@@ -414,6 +414,7 @@ pub(crate) fn run_round_trips<M: Mechanism>(
         let mut tare = 0;
         let mut series_p50 = Vec::new();
         let mut datagrams: Option<DatagramCounts> = None;
+        let mut one_way = latency::OneWayAcc::default();
         for _ in 0..spec.repeat {
             let v = ctl.round(n, budget_ns(&cal, env.stall_ns))?;
             let w = wall(
@@ -451,6 +452,9 @@ pub(crate) fn run_round_trips<M: Mechanism>(
                 if let Some(d) = &o.outcome.datagrams {
                     datagrams.get_or_insert_with(Default::default).add(d);
                 }
+                if let Some(w) = &o.outcome.one_way {
+                    one_way.add(w);
+                }
             }
             if !series_h.is_empty() {
                 series_p50.push(series_h.value_at_quantile(0.5));
@@ -468,9 +472,9 @@ pub(crate) fn run_round_trips<M: Mechanism>(
                 "no round trip completed ({lost} lost)"
             )));
         }
-        rec.latency = Some(latency::summarize(
-            &h, elapsed, lost, tare, series_p50, over,
-        ));
+        let mut summary = latency::summarize(&h, elapsed, lost, tare, series_p50, over);
+        summary.one_way = one_way.finish();
+        rec.latency = Some(summary);
         rec.datagrams = datagrams.map(|mut d| {
             d.lost = d
                 .sent

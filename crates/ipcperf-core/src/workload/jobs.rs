@@ -72,22 +72,43 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
             };
             let mut end = super::roundtrip_session::Duplex::for_peer(fwd, back);
             let mut buf = AlignedBuf::new(setup.block_size);
+            // One-way: this side's clock cost is the tare of each delay it measures.
+            let tare = if setup.one_way {
+                ipcperf_sys::clock::clock_cost_ns(20_001)
+            } else {
+                0
+            };
+            let mut delays: Vec<u64> = Vec::new();
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
                 match ch.recv()? {
                     ToPeer::Rounds { n } => {
+                        if setup.one_way {
+                            // Room for every delay before the series, none grown in it
+                            // (the round-trip samples are capped at 64M the same way).
+                            delays.clear();
+                            delays.reserve_exact((n as usize).min(1 << 26));
+                        }
                         let cpu0 = thread_cpu_ns();
                         let echoed = crate::with_duplex!(&mut end, e => roundtrip::echo(
                             setup.payload,
                             e,
                             &mut buf,
-                            n
+                            n,
+                            setup.one_way.then_some(&mut delays)
                         ))?;
+                        let cpu_ns = thread_cpu_ns() - cpu0;
+                        let one_way = setup.one_way.then(|| {
+                            let mut h = crate::latency::new_one_way_histogram();
+                            crate::latency::record_samples(&mut h, &delays, tare);
+                            (crate::latency::HistogramRecord::from_histogram(&h), tare)
+                        });
                         ch.send(FromPeer::Echoed {
                             echoed,
                             cpu: current_cpu(),
-                            cpu_ns: thread_cpu_ns() - cpu0,
+                            cpu_ns,
                             datagrams: M::take_datagram_counts(end.rx()),
+                            one_way,
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

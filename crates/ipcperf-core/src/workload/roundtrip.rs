@@ -151,8 +151,12 @@ impl Schedule for Paced {
 /// after the whole answer arrived. Raw samples (nanoseconds, clock cost included)
 /// are appended to `samples`, which must have room for `n` (it is never grown in
 /// the loop).
+///
+/// `STAMP` (`--one-way`): just before each send, the send time goes into the
+/// message's first 8 bytes (the pattern there is put back in the answer before
+/// it is checked, so `--verify` still checks every byte).
 #[inline(never)]
-pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule>(
+pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule, const STAMP: bool>(
     e: &mut E,
     wbuf: &mut [u8],
     rbuf: &mut [u8],
@@ -167,6 +171,7 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule>(
     for i in 0..n {
         P::fill(wbuf, i * len, i);
         let t0 = schedule.origin(i);
+        let covered = if STAMP { stamp(wbuf) } else { [0; 8] };
         e.send_msg(wbuf)?;
         match e.recv_msg(rbuf) {
             Ok(()) => {}
@@ -179,6 +184,11 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule>(
         let t1 = now_ns();
         if samples.len() < samples.capacity() {
             samples.push(t1 - t0);
+        }
+        if STAMP {
+            if let Some(head) = rbuf.get_mut(..8) {
+                head.copy_from_slice(&covered);
+            }
         }
         P::check(rbuf, i * len)?;
     }
@@ -194,8 +204,17 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule>(
 /// Side B: receive a message and send the same bytes back, up to `n` times.
 /// Returns how many it echoed: fewer than `n` only on a lossy mechanism, whose
 /// receive ran out of its bounded wait because a message never came.
+///
+/// `STAMP` (`--one-way`): on each arrival, the delay since the send time in the
+/// message's first 8 bytes goes into `delays` (which must have room: it is never
+/// grown here).
 #[inline(never)]
-pub fn echo_loop<E: MessageEnd, P: PayloadOps>(e: &mut E, buf: &mut [u8], n: u64) -> Result<u64> {
+pub fn echo_loop<E: MessageEnd, P: PayloadOps, const STAMP: bool>(
+    e: &mut E,
+    buf: &mut [u8],
+    n: u64,
+    delays: &mut Vec<u64>,
+) -> Result<u64> {
     let len = buf.len() as u64;
     for i in 0..n {
         match e.recv_msg(buf) {
@@ -203,10 +222,29 @@ pub fn echo_loop<E: MessageEnd, P: PayloadOps>(e: &mut E, buf: &mut [u8], n: u64
             Err(Error::Lost(_)) => return Ok(i),
             Err(err) => return Err(err),
         }
+        if STAMP {
+            let t = now_ns();
+            if let (Some(head), true) = (buf.get(..8), delays.len() < delays.capacity()) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(head);
+                delays.push(t.saturating_sub(u64::from_ne_bytes(b)));
+            }
+        }
         P::check(buf, i * len)?;
         e.send_msg(buf)?;
     }
     Ok(n)
+}
+
+/// Write the send time into the first 8 bytes of `buf`; returns what was there.
+#[inline(always)]
+fn stamp(buf: &mut [u8]) -> [u8; 8] {
+    let mut covered = [0u8; 8];
+    if let Some(head) = buf.get_mut(..8) {
+        covered.copy_from_slice(head);
+        head.copy_from_slice(&now_ns().to_ne_bytes());
+    }
+    covered
 }
 
 /// [`ping_loop`], back to back, with the payload treatment chosen at run time.
@@ -218,7 +256,26 @@ pub fn ping<E: MessageEnd>(
     n: u64,
     samples: &mut Vec<u64>,
 ) -> Result<PingOutcome> {
-    scheduled(p, e, wbuf, rbuf, n, samples, &mut BackToBack)
+    scheduled(p, e, wbuf, rbuf, n, samples, &mut BackToBack, false)
+}
+
+/// [`ping_loop`] with everything chosen at run time: paced when `interval_ns` is
+/// given, stamped (one-way) when `stamp`.
+#[allow(clippy::too_many_arguments)]
+pub fn ping_with<E: MessageEnd>(
+    p: Payload,
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+    interval_ns: Option<u64>,
+    stamp: bool,
+) -> Result<PingOutcome> {
+    match interval_ns {
+        Some(i) => scheduled(p, e, wbuf, rbuf, n, samples, &mut Paced::new(i), stamp),
+        None => scheduled(p, e, wbuf, rbuf, n, samples, &mut BackToBack, stamp),
+    }
 }
 
 /// [`ping_loop`] paced at one round trip every `interval_ns` (see [`Paced`]).
@@ -231,9 +288,19 @@ pub fn ping_paced<E: MessageEnd>(
     samples: &mut Vec<u64>,
     interval_ns: u64,
 ) -> Result<PingOutcome> {
-    scheduled(p, e, wbuf, rbuf, n, samples, &mut Paced::new(interval_ns))
+    scheduled(
+        p,
+        e,
+        wbuf,
+        rbuf,
+        n,
+        samples,
+        &mut Paced::new(interval_ns),
+        false,
+    )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn scheduled<E: MessageEnd, S: Schedule>(
     p: Payload,
     e: &mut E,
@@ -242,18 +309,35 @@ fn scheduled<E: MessageEnd, S: Schedule>(
     n: u64,
     samples: &mut Vec<u64>,
     s: &mut S,
+    stamp: bool,
 ) -> Result<PingOutcome> {
-    crate::with_payload!(p, P => ping_loop::<E, P, S>(e, wbuf, rbuf, n, samples, s))
+    if stamp {
+        crate::with_payload!(p, P => ping_loop::<E, P, S, true>(e, wbuf, rbuf, n, samples, s))
+    } else {
+        crate::with_payload!(p, P => ping_loop::<E, P, S, false>(e, wbuf, rbuf, n, samples, s))
+    }
 }
 
 /// [`echo_loop`] with the payload treatment chosen at run time. Under `verify`, B
 /// reads every byte (as `touch`) and sends back exactly what it got: A checks every
 /// byte of the answer against what it sent, which covers both legs; B checking by
 /// its own count would mistake a lost datagram for corruption.
-pub fn echo<E: MessageEnd>(p: Payload, e: &mut E, buf: &mut [u8], n: u64) -> Result<u64> {
-    match p {
-        Payload::Touch | Payload::Verify => echo_loop::<E, Touch>(e, buf, n),
-        Payload::NoTouch => echo_loop::<E, NoTouch>(e, buf, n),
+/// `delays`: stamped (one-way) round trips, measured into it.
+pub fn echo<E: MessageEnd>(
+    p: Payload,
+    e: &mut E,
+    buf: &mut [u8],
+    n: u64,
+    delays: Option<&mut Vec<u64>>,
+) -> Result<u64> {
+    let mut none = Vec::new();
+    match (p, delays) {
+        (Payload::Touch | Payload::Verify, Some(d)) => echo_loop::<E, Touch, true>(e, buf, n, d),
+        (Payload::NoTouch, Some(d)) => echo_loop::<E, NoTouch, true>(e, buf, n, d),
+        (Payload::Touch | Payload::Verify, None) => {
+            echo_loop::<E, Touch, false>(e, buf, n, &mut none)
+        }
+        (Payload::NoTouch, None) => echo_loop::<E, NoTouch, false>(e, buf, n, &mut none),
     }
 }
 

@@ -70,7 +70,7 @@ macro_rules! with_duplex {
 }
 
 /// What one kept series of round trips gave.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RoundTripOutcome {
     pub ping: PingOutcome,
     pub owner_cpu: Option<usize>,
@@ -80,6 +80,8 @@ pub struct RoundTripOutcome {
     pub peer_cpu_ns: u64,
     /// Both sides' datagram counts, when the mechanism keeps them.
     pub datagrams: Option<DatagramCounts>,
+    /// `--one-way`: the receiver's histogram of delays, and its clock cost.
+    pub one_way: Option<(crate::latency::HistogramRecord, u64)>,
 }
 
 pub struct RoundTripSession<M: Mechanism> {
@@ -124,6 +126,13 @@ impl<M: Mechanism> RoundTripSession<M> {
         if spec.block_size == 0 {
             return Err(Error::Invalid("block size 0".into()));
         }
+        if spec.opts.one_way && spec.block_size < 8 {
+            return Err(Error::Refused(format!(
+                "--one-way writes an 8-byte send time into each message: a {}-byte message \
+                 has no room for it",
+                spec.block_size
+            )));
+        }
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
         // The tare: measured here, on the owner's CPU, before anything else runs.
         let clock_cost_ns = clock_cost_ns(20_001);
@@ -141,6 +150,7 @@ impl<M: Mechanism> RoundTripSession<M> {
             }
         };
         let setup = PeerSetup {
+            one_way: spec.opts.one_way,
             role: PeerRole::Echo,
             handoff: fwd.take_peer()?,
             block_size: spec.block_size,
@@ -200,16 +210,12 @@ impl<M: Mechanism> RoundTripSession<M> {
         let p = self.spec.payload;
         let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
         let cpu0 = thread_cpu_ns();
-        let r = match self.spec.opts.rate_per_sec.filter(|&r| r > 0) {
-            Some(rate) => {
-                ipcperf_sys::clock::tight_timer_slack();
-                let interval = (1_000_000_000 / rate).max(1);
-                crate::with_duplex!(&mut self.end, e => roundtrip::ping_paced(p, e, wbuf, rbuf, n, samples, interval))
-            }
-            None => {
-                crate::with_duplex!(&mut self.end, e => roundtrip::ping(p, e, wbuf, rbuf, n, samples))
-            }
-        };
+        let interval = self.spec.opts.rate_per_sec.filter(|&r| r > 0).map(|rate| {
+            ipcperf_sys::clock::tight_timer_slack();
+            (1_000_000_000 / rate).max(1)
+        });
+        let stamp = self.spec.opts.one_way;
+        let r = crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, wbuf, rbuf, n, samples, interval, stamp));
         let owner_cpu_ns = thread_cpu_ns() - cpu0;
         let ping = match r {
             Ok(o) => o,
@@ -229,6 +235,7 @@ impl<M: Mechanism> RoundTripSession<M> {
                 cpu,
                 cpu_ns,
                 datagrams,
+                one_way,
             } => {
                 if let Some(d) = datagrams {
                     ours.get_or_insert_with(DatagramCounts::default).add(&d);
@@ -240,6 +247,7 @@ impl<M: Mechanism> RoundTripSession<M> {
                     owner_cpu_ns,
                     peer_cpu_ns: cpu_ns,
                     datagrams: ours,
+                    one_way,
                 })
             }
             FromPeer::Failed { message } => Err(Error::Peer(message)),

@@ -109,6 +109,7 @@ impl<M: Mechanism> StreamSession<M> {
             }
             Mode::Threads | Mode::Processes => {
                 let setup = PeerSetup {
+                    one_way: false,
                     role: PeerRole::StreamReader,
                     handoff: link.take_peer()?,
                     block_size: block,

@@ -170,6 +170,7 @@ impl MechArgs {
             shm_wake: Some(self.wakes()[0]),
             shm_zero_copy: false,
             rate_per_sec: None,
+            one_way: false,
             background: None,
             shm_spin_ns: self
                 .spin_for

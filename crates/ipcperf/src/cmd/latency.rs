@@ -52,9 +52,16 @@ pub struct LatencyArgs {
     #[command(flatten)]
     pub case: crate::cmd::args::CaseArgs,
 
-    /// Also show one-way figures (half the round trip), labelled so.
+    /// Measure one-way latency too: the sender writes its send time into each
+    /// message (8 bytes or more), the receiver takes the delay on the same
+    /// clock; shown beside the round trip (p50/p99/p99.9, within 1%).
     #[arg(long)]
     pub one_way: bool,
+
+    /// Also show half of each round trip (p50, p99), labelled half-rtt: an
+    /// estimate of one way that assumes both ways cost the same.
+    #[arg(long)]
+    pub half_rtt: bool,
 
     /// Paced load: send round trips on a fixed schedule at this many per second
     /// (10k, 50k; a comma list measures each). Each latency runs from when its
@@ -152,6 +159,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
             for &rate in &rates {
                 let o = MechOptions {
                     rate_per_sec: rate,
+                    one_way: a.one_way,
                     ..v.clone()
                 };
                 for &mode in &modes {
@@ -194,7 +202,7 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         run,
         saver,
         &mut console,
-        |r| export::render_latency(r, a.format, a.one_way),
+        |r| export::render_latency(r, a.format, a.half_rtt),
         true,
     )
 }

@@ -37,6 +37,12 @@ pub const HEADER: &[&str] = &[
     "datagrams_lost",
     "datagrams_duplicated",
     "datagrams_reordered",
+    "one_way_p50_ns",
+    "one_way_p99_ns",
+    "one_way_p999_ns",
+    "pairs",
+    "pair_min_blocks_per_sec",
+    "pair_max_blocks_per_sec",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -48,6 +54,8 @@ pub fn render(run: &RunRecord) -> String {
     w.write_record(HEADER).expect("in-memory write");
     for c in &run.cases {
         let l = c.latency.as_ref();
+        let ow = l.and_then(|l| l.one_way.as_ref());
+        let fair = c.pairs.as_ref().and_then(|p| p.min_max_blocks_per_sec());
         let status = serde_json::to_value(&c.status)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -99,6 +107,12 @@ pub fn render(run: &RunRecord) -> String {
             opt(c.datagrams.map(|d| d.lost)),
             opt(c.datagrams.map(|d| d.duplicated)),
             opt(c.datagrams.map(|d| d.reordered)),
+            opt(ow.map(|w| w.p50_ns)),
+            opt(ow.map(|w| w.p99_ns)),
+            opt(ow.map(|w| w.p999_ns)),
+            opt(c.pairs.as_ref().map(|p| p.count)),
+            opt(fair.map(|f| format!("{:.0}", f.0))),
+            opt(fair.map(|f| format!("{:.0}", f.1))),
         ])
         .expect("in-memory write");
     }

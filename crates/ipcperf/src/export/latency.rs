@@ -1,7 +1,8 @@
 //! Round-trip cases arranged for people: one table with every case side by side
 //! (round trips per second and the percentiles of the round-trip time), then notes
-//! for cases that were skipped or failed. One-way figures (RTT/2) appear only when
-//! asked for, in columns that say so.
+//! for cases that were skipped or failed. Measured one-way latency (`--one-way`)
+//! gets columns of its own; half the round trip appears only when asked for
+//! (`--half-rtt`), under that name.
 
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
@@ -49,7 +50,7 @@ pub fn offered(c: &CaseRecord) -> Option<u64> {
 }
 
 /// The latency table of a run (None when it has no round-trip cases).
-pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
+pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     let cases: Vec<&CaseRecord> = run
         .cases
         .iter()
@@ -79,9 +80,17 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
     .filter(|s| !s.is_empty())
     .map(|s| s.to_string())
     .collect();
-    if one_way {
-        header.push("one-way p50 (RTT/2)".into());
-        header.push("one-way p99 (RTT/2)".into());
+    let measured = cases
+        .iter()
+        .any(|c| c.latency.as_ref().is_some_and(|l| l.one_way.is_some()));
+    if measured {
+        for h in ["one-way p50", "one-way p99", "one-way p99.9"] {
+            header.push(h.into());
+        }
+    }
+    if half_rtt {
+        header.push("half-rtt p50".into());
+        header.push("half-rtt p99".into());
     }
     let lossy = cases.iter().any(|c| c.datagrams.is_some());
     if lossy {
@@ -124,7 +133,17 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
                 ] {
                     row.push(fmt_us(v as f64));
                 }
-                if one_way {
+                if measured {
+                    match &l.one_way {
+                        Some(w) => {
+                            for v in [w.p50_ns, w.p99_ns, w.p999_ns] {
+                                row.push(fmt_us(v as f64));
+                            }
+                        }
+                        None => row.extend(std::iter::repeat_n("-".to_string(), 3)),
+                    }
+                }
+                if half_rtt {
                     row.push(fmt_us(l.p50_ns as f64 / 2.0));
                     row.push(fmt_us(l.p99_ns as f64 / 2.0));
                 }
@@ -195,6 +214,14 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
         ),
     );
     }
+    if measured {
+        notes.push(
+            "one-way = from the send time the sender wrote into the message to when the \
+             receiver had all of it (one monotonic clock; within 1%); half-rtt = half the \
+             round trip, shown only with --half-rtt"
+                .into(),
+        );
+    }
     let payload = cases[0].payload.name();
     Some(Table {
         title: format!("Round-trip latency · payload {payload}"),
@@ -204,10 +231,10 @@ pub fn table(run: &RunRecord, one_way: bool) -> Option<Table> {
     })
 }
 
-pub fn build(run: &RunRecord, one_way: bool) -> View {
+pub fn build(run: &RunRecord, half_rtt: bool) -> View {
     View {
         heading: heading(run),
-        tables: table(run, one_way)
+        tables: table(run, half_rtt)
             .into_iter()
             .chain(super::pairs::table(run))
             .collect(),
@@ -258,19 +285,39 @@ mod tests {
     }
 
     #[test]
-    fn one_way_only_when_asked_and_labelled() {
+    fn half_rtt_only_when_asked_and_never_called_one_way() {
         let run = run_with(case());
         let t = table(&run, false).unwrap();
-        assert!(!t.header.iter().any(|h| h.contains("one-way")));
-        assert_eq!(t.rows[0][6], "4.00");
-        let t = table(&run, true).unwrap();
-        let i = t
+        assert!(!t
             .header
             .iter()
-            .position(|h| h == "one-way p50 (RTT/2)")
-            .unwrap();
+            .any(|h| h.contains("one-way") || h.contains("half")));
+        assert_eq!(t.rows[0][6], "4.00");
+        let t = table(&run, true).unwrap();
+        assert!(!t.header.iter().any(|h| h.contains("one-way")));
+        let i = t.header.iter().position(|h| h == "half-rtt p50").unwrap();
         assert_eq!(t.rows[0][i], "2.00");
         assert!(t.notes[0].contains("25 ns"));
+    }
+
+    #[test]
+    fn measured_one_way_gets_its_own_columns() {
+        let mut c = case();
+        let mut h = ipcperf_core::latency::new_one_way_histogram();
+        // Below 256 ns a 2-digit histogram is exact.
+        record_samples(&mut h, &[150, 150, 150, 240], 0);
+        if let Some(l) = c.latency.as_mut() {
+            l.one_way = Some(ipcperf_core::latency::OneWayLatency::from_histogram(&h, 20));
+        }
+        let t = table(&run_with(c), false).unwrap();
+        let i = t.header.iter().position(|h| h == "one-way p50").unwrap();
+        assert_eq!(t.rows[0][i], "0.15");
+        assert_eq!(t.rows[0][i + 1], "0.24");
+        assert!(
+            t.notes.iter().any(|n| n.contains("one-way")),
+            "{:?}",
+            t.notes
+        );
     }
 
     #[test]

@@ -105,12 +105,13 @@ fn case_json(c: &ipcperf_core::record::CaseRecord) -> serde_json::Result<serde_j
     Ok(v)
 }
 
-/// Render a run of round-trip cases in `format`; `one_way` adds RTT/2 columns, labelled.
-pub fn render_latency(run: &RunRecord, format: Format, one_way: bool) -> String {
+/// Render a run of round-trip cases in `format`; `half_rtt` adds RTT/2 columns,
+/// labelled half-rtt.
+pub fn render_latency(run: &RunRecord, format: Format, half_rtt: bool) -> String {
     match format {
         Format::Json | Format::Csv => render(run, format, None),
-        Format::Table => table::render(&latency::build(run, one_way)),
-        Format::Markdown => markdown::render(&latency::build(run, one_way)),
+        Format::Table => table::render(&latency::build(run, half_rtt)),
+        Format::Markdown => markdown::render(&latency::build(run, half_rtt)),
     }
 }
 

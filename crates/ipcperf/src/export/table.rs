@@ -10,6 +10,9 @@ use super::view::{Table, View};
 /// exact name, or `*suffix`). The figures a table is for (MB/s, p50, p99) and
 /// what names the case (mechanism, mode, placement, size) are never in it.
 const SPARE: &[&str] = &[
+    "half-rtt p99",
+    "half-rtt p50",
+    "one-way p99.9",
     "p99.99",
     "p90",
     "mean",
