@@ -107,6 +107,7 @@ pub fn check(case: Case, env: &RunEnv, dir: &Path) -> Result<(), String> {
             repeat: 2,
             include_setup: false,
             pairs: Vec::new(),
+            clients: 0,
             opts: MechOptions {
                 dir: Some(dir.to_path_buf()),
                 ..MechOptions::default()

@@ -12,7 +12,9 @@ fn dispatch(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
         PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => {
             crate::sync::peer::serve(ch, setup)
         }
-        PeerRole::StreamReader | PeerRole::Echo => crate::workload::jobs::serve(ch, setup),
+        PeerRole::StreamReader | PeerRole::Echo | PeerRole::EchoMany => {
+            crate::workload::jobs::serve(ch, setup)
+        }
     }
 }
 

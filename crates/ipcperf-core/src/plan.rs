@@ -36,6 +36,10 @@ pub struct CaseSpec {
     /// barrier. Empty: one pair, at `placement`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<Placement>,
+    /// Fan-in (`--clients`): this many clients (on the placement's writer CPU)
+    /// send requests to one server (on its reader CPU), which answers each. 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clients: u32,
     pub opts: MechOptions,
 }
 
@@ -92,11 +96,20 @@ pub fn pow2_range(lo: usize, hi: usize) -> Vec<usize> {
     v
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl CaseSpec {
     /// How the case is placed, as records and progress lines name it: the
-    /// placement's label, or for many pairs their count and how they sit.
+    /// placement's label, or for many pairs their count and how they sit, or for
+    /// fan-in the clients and their one server.
     pub fn placement_label(&self) -> String {
-        if self.pairs.is_empty() {
+        if self.clients > 0 {
+            let n = self.clients;
+            let s = if n == 1 { "" } else { "s" };
+            format!("{n} client{s}→1 {}", self.placement.label())
+        } else if self.pairs.is_empty() {
             self.placement.label().to_string()
         } else {
             crate::record::PairsRecord::label(&self.pairs)

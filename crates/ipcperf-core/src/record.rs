@@ -143,6 +143,9 @@ pub struct CaseRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairsRecord {
     pub count: u32,
+    /// Fan-in (`--clients`): the entries are clients of one server, not pairs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fan_in: bool,
     pub per_pair: Vec<PairRecord>,
 }
 

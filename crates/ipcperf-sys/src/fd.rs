@@ -239,6 +239,69 @@ pub fn wait_ready(fd: BorrowedFd<'_>, write: bool, timeout_ms: i32) -> SysResult
     }
 }
 
+/// A fixed set of descriptors waited on together (a server's clients). It keeps
+/// their numbers, not the descriptors: its owner keeps them open while it waits.
+#[derive(Debug)]
+pub struct PollSet {
+    fds: Vec<libc::pollfd>,
+}
+
+impl PollSet {
+    /// Wait for input on each of `fds`.
+    pub fn new(fds: &[BorrowedFd<'_>]) -> PollSet {
+        PollSet {
+            fds: fds
+                .iter()
+                .map(|f| libc::pollfd {
+                    fd: f.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect(),
+        }
+    }
+
+    /// Wait at most `timeout_ms` until one or more has input (or hung up, or
+    /// failed: the next read says how); their indices go into `ready` (cleared
+    /// first, never grown past the set's size when it has that capacity).
+    /// Returns false on time-out.
+    pub fn wait(&mut self, timeout_ms: i32, ready: &mut Vec<usize>) -> SysResult<bool> {
+        ready.clear();
+        loop {
+            // SAFETY: `fds` is a valid array of `len` pollfd structures for the whole
+            // call; poll(2) only writes their `revents`. A number that is no longer
+            // open is reported as POLLNVAL, never read through.
+            let n = unsafe {
+                libc::poll(
+                    self.fds.as_mut_ptr(),
+                    self.fds.len() as libc::nfds_t,
+                    timeout_ms.max(0),
+                )
+            };
+            if n < 0 {
+                let e = Errno::last();
+                if e == Errno::EINTR {
+                    continue;
+                }
+                return Err(SysError::new(
+                    "poll",
+                    format!("{} descriptors", self.fds.len()),
+                    e,
+                ));
+            }
+            if n == 0 {
+                return Ok(false);
+            }
+            for (i, f) in self.fds.iter().enumerate() {
+                if f.revents != 0 {
+                    ready.push(i);
+                }
+            }
+            return Ok(true);
+        }
+    }
+}
+
 /// ftruncate(2) to `len` and lseek(2) to 0: a file endpoint ready for a new series.
 pub fn rewind(fd: BorrowedFd<'_>, truncate: bool) -> SysResult<()> {
     if truncate {

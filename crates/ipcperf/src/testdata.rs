@@ -211,6 +211,7 @@ pub fn pairs_case(mech: &str, n: u32, mb_per_s: f64) -> CaseRecord {
     let bytes = (mb_per_s * 1e6) as u64 / n as u64;
     c.pairs = Some(PairsRecord {
         count: n,
+        fan_in: false,
         per_pair: (0..n)
             .map(|_| PairRecord {
                 writer_cpu: Some(0),

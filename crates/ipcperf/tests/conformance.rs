@@ -50,6 +50,7 @@ fn include_setup_processes() {
         repeat: 3,
         include_setup: true,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions {
             dir: Some(dir.path().to_path_buf()),
             ..MechOptions::default()
@@ -74,6 +75,7 @@ fn pinned_placement_is_recorded() {
         repeat: 1,
         include_setup: false,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions::default(),
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
@@ -96,6 +98,7 @@ fn tcp_nonblocking_nodelay_buffers() {
         repeat: 1,
         include_setup: false,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions {
             nonblocking: true,
             nodelay: true,
@@ -123,6 +126,7 @@ fn single_mode_refuses_oversized_block_with_capacity() {
         repeat: 1,
         include_setup: false,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions::default(),
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
@@ -145,6 +149,7 @@ fn pipe_size_raises_capacity() {
         repeat: 1,
         include_setup: false,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions {
             pipe_size: Some(1 << 20),
             ..MechOptions::default()

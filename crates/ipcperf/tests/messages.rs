@@ -39,6 +39,7 @@ fn spec(m: MechanismKind, mode: Mode, block: usize, n: u64) -> CaseSpec {
         repeat: 1,
         include_setup: false,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions::default(),
     }
 }

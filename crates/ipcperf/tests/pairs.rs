@@ -298,3 +298,109 @@ fn ctrl_c_during_many_pairs_ends_within_2s_and_removes_every_pairs_objects() {
         assert!(peers.iter().all(|&p| gone(p)), "{mech}: peers left");
     }
 }
+
+#[test]
+fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
+    for mode in ["threads", "processes"] {
+        let v = json(&[
+            "latency",
+            "pipe",
+            "fifo",
+            "unix",
+            "tcp",
+            "--clients",
+            "3",
+            "--mode",
+            mode,
+            "--sizes",
+            "64",
+            "-n",
+            "300",
+            "--repeat",
+            "2",
+            "--verify",
+        ]);
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 4);
+        for c in cases {
+            assert_eq!(c["status"], "ok", "{mode} {c}");
+            assert_eq!(c["pairs"]["fan_in"], true);
+            assert_eq!(c["pairs"]["count"], 3);
+            // Every client got exactly its 2 x 300 answers, each checked byte by
+            // byte against what it sent (an answer sent to another client would
+            // fail its check, or leave one waiting).
+            for p in per_pair(c) {
+                assert_eq!(p["blocks"], 600, "{mode} {p}");
+            }
+            assert_eq!(c["round_trips"], 1800, "{mode} {c}");
+            // The one server's CPU time is counted once per series.
+            for s in c["series"].as_array().unwrap() {
+                assert!(s["reader_cpu_ns"].as_u64().unwrap() > 0, "{s}");
+            }
+            assert!(c["placement"]["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("3 clients→1"));
+        }
+    }
+}
+
+#[test]
+fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
+    let out = Command::new(BIN)
+        .args(["latency", "posix-mq", "--clients", "2"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("fan-in is built for"), "{err}");
+
+    let mut child = Command::new(BIN)
+        .args([
+            "latency",
+            "unix",
+            "--mode",
+            "processes",
+            "--clients",
+            "3",
+            "--sizes",
+            "64",
+            "-d",
+            "30s",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    let mut server = Vec::new();
+    while server.is_empty() && t0.elapsed() < Duration::from_secs(10) {
+        server = children(pid);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.len(), 1, "one server process");
+    std::thread::sleep(Duration::from_millis(400));
+    let killed = Instant::now();
+    ipcperf_sys::signal::kill(server[0] as i32);
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "no exit 5 s after the server died"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(killed.elapsed() < Duration::from_secs(2), "{err}");
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(err.contains("SIGKILL") || err.contains("closed"), "{err}");
+}

@@ -47,6 +47,7 @@ fn stopped_peer_is_killed_and_reported() {
         repeat: 1,
         include_setup: false,
         pairs: Vec::new(),
+        clients: 0,
         opts: MechOptions::default(),
     };
     let stopper = std::thread::spawn(|| {

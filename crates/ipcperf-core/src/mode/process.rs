@@ -89,6 +89,15 @@ impl ProcessPeer {
             setup.handoff_fds = Some(fds.len());
             fds.append(&mut b.fds);
         }
+        // A fan-in server's other clients: each one's descriptors after these.
+        for m in &mut setup.more {
+            m.fwd_fds = m.fwd.fds.len();
+            fds.append(&mut m.fwd.fds);
+            if let Some(b) = m.back.as_mut() {
+                m.back_fds = b.fds.len();
+                fds.append(&mut b.fds);
+            }
+        }
         let msg = serde_json::to_vec(&ToPeer::Hello(setup)).expect("setup serializes");
         let borrowed: Vec<_> = fds.iter().map(|f| f.as_fd()).collect();
         let watch = Arc::new(Watch {
@@ -298,6 +307,22 @@ pub fn peer_main(job: Job) -> Result<()> {
     let ToPeer::Hello(mut setup) = msg else {
         return Err(Error::Peer("the first message was not a handoff".into()));
     };
+    let mut fds = fds;
+    let more: usize = setup.more.iter().map(|m| m.fwd_fds + m.back_fds).sum();
+    if more > fds.len() {
+        return Err(Error::Peer(
+            "the handoff lost descriptors on the way".into(),
+        ));
+    }
+    let mut rest = fds.split_off(fds.len() - more);
+    for m in &mut setup.more {
+        let tail = rest.split_off(m.fwd_fds);
+        m.fwd.fds = std::mem::replace(&mut rest, tail);
+        if let Some(b) = m.back.as_mut() {
+            let tail = rest.split_off(m.back_fds);
+            b.fds = std::mem::replace(&mut rest, tail);
+        }
+    }
     setup.handoff.fds = fds;
     if let (Some(n), Some(b)) = (setup.handoff_fds, setup.back.as_mut()) {
         if n > setup.handoff.fds.len() {

@@ -25,6 +25,24 @@ pub enum PeerRole {
     /// Round trips: `Rounds { n }` receives a message and sends the same bytes back,
     /// `n` times, then reports `Echoed`.
     Echo,
+    /// Fan-in: one server for many clients (the handoff, then `more`): `Rounds { n }`
+    /// answers `n` messages in all, each to the client it came from, whichever
+    /// is ready first (poll over every client's end), then reports `Echoed`.
+    EchoMany,
+}
+
+/// One more client's ends for a fan-in server (role `EchoMany`): the end it reads
+/// requests from, the end it answers on (one-way mechanisms), and how many of the
+/// descriptors sent with the setup are each one's.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MoreHandoff {
+    pub fwd: PeerHandoff,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back: Option<PeerHandoff>,
+    #[serde(default)]
+    pub fwd_fds: usize,
+    #[serde(default)]
+    pub back_fds: usize,
 }
 
 /// Everything the peer needs, sent once.
@@ -50,6 +68,10 @@ pub struct PeerSetup {
     /// in its first 8 bytes.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_way: bool,
+    /// Role `EchoMany`: the clients after the first (whose ends are `handoff`
+    /// and `back`). Their descriptors follow `handoff`'s and `back`'s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<MoreHandoff>,
 }
 
 /// Owner to peer. (`Hello` is large but sent once per case.)

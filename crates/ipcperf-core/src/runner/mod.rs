@@ -1,5 +1,6 @@
 //! Runs cases: warm-up and calibration, then the kept series, into a record.
 
+pub mod fanin;
 pub mod pairs;
 
 use ipcperf_sys::clock::now_ns;
@@ -93,6 +94,11 @@ fn run_inner<M: Mechanism>(
     if let Length::Count { blocks } = spec.length {
         M::series_fits(&spec.opts, spec.block_size, blocks)?;
     }
+    if spec.clients > 0 {
+        return Err(Error::Refused(
+            "--clients is fan-in of round trips (ipcperf latency)".into(),
+        ));
+    }
     if !spec.pairs.is_empty() {
         return pairs::run_stream::<M>(spec, env, obs, rec);
     }
@@ -171,6 +177,9 @@ fn run_latency_inner<M: Mechanism>(
         return Err(Error::Refused(
             "--include-setup applies to throughput only: round trips are timed one by one".into(),
         ));
+    }
+    if spec.clients > 0 {
+        return fanin::run::<M>(spec, env, obs, rec);
     }
     if !spec.pairs.is_empty() {
         return pairs::run_round_trips::<M>(spec, env, obs, rec);

@@ -37,7 +37,6 @@ pub const MAX_PAIRS: usize = 256;
 /// A session one pair thread owns.
 pub(crate) trait PairSession: Sized {
     type Out: Send;
-    fn open_pair(spec: &CaseSpec, env: &RunEnv) -> Result<Self>;
     fn take_facts(&mut self) -> Vec<(String, String)>;
     /// The peer process, when there is one (so a series can be cut short).
     fn peer_process(&self) -> Option<u32>;
@@ -47,9 +46,6 @@ pub(crate) trait PairSession: Sized {
 
 impl<M: Mechanism> PairSession for StreamSession<M> {
     type Out = SeriesOutcome;
-    fn open_pair(spec: &CaseSpec, env: &RunEnv) -> Result<Self> {
-        StreamSession::open(spec, env)
-    }
     fn take_facts(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.facts)
     }
@@ -73,11 +69,22 @@ pub(crate) struct PairRoundTrips {
     pub clock_cost_ns: u64,
 }
 
+impl PairRoundTrips {
+    /// The series' raw samples into a histogram, the tare taken off.
+    pub fn new(outcome: RoundTripOutcome, samples: &[u64], tare: u64) -> PairRoundTrips {
+        let mut histogram = latency::new_histogram();
+        let over_range = latency::record_samples(&mut histogram, samples, tare);
+        PairRoundTrips {
+            outcome,
+            histogram,
+            over_range,
+            clock_cost_ns: tare,
+        }
+    }
+}
+
 impl<M: Mechanism> PairSession for RoundTripSession<M> {
     type Out = PairRoundTrips;
-    fn open_pair(spec: &CaseSpec, env: &RunEnv) -> Result<Self> {
-        RoundTripSession::open(spec, env)
-    }
     fn take_facts(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.facts)
     }
@@ -86,15 +93,11 @@ impl<M: Mechanism> PairSession for RoundTripSession<M> {
     }
     fn run_series(&mut self, n: u64, budget_ns: u64) -> Result<PairRoundTrips> {
         let outcome = self.series(n, budget_ns)?;
-        let tare = self.clock_cost_ns;
-        let mut histogram = latency::new_histogram();
-        let over_range = latency::record_samples(&mut histogram, &self.samples, tare);
-        Ok(PairRoundTrips {
+        Ok(PairRoundTrips::new(
             outcome,
-            histogram,
-            over_range,
-            clock_cost_ns: tare,
-        })
+            &self.samples,
+            self.clock_cost_ns,
+        ))
     }
     fn close_pair(self) -> Result<()> {
         self.close()
@@ -167,28 +170,27 @@ impl<O> PairsCtl<O> {
     }
 }
 
-/// Open one session per pair (each spec's placement is its pair's), hand the
-/// coordinator to `body`, then close every session. The facts of the first pair's
-/// set-up are returned beside `body`'s result.
+/// Open `n` sessions, each in a thread of its own (`open(i)` runs there: it may
+/// pin the thread), hand the coordinator to `body`, then close every session. The
+/// facts of the first session's set-up are returned beside `body`'s result.
 pub(crate) fn with_pairs<S: PairSession, T>(
-    specs: &[CaseSpec],
-    env: &RunEnv,
+    n: usize,
+    open: &(dyn Fn(usize) -> Result<S> + Sync),
     body: impl FnOnce(&mut PairsCtl<S::Out>) -> Result<T>,
 ) -> Result<(T, Vec<(String, String)>)> {
-    let n = specs.len();
     let barrier = Barrier::new(n);
     let (back_tx, back_rx) = channel::<(usize, Result<S::Out>)>();
     let (open_tx, open_rx) = channel::<Opened>();
     std::thread::scope(|scope| {
         let mut to = Vec::with_capacity(n);
-        for (i, spec) in specs.iter().enumerate() {
+        for i in 0..n {
             let (tx, rx) = channel::<Cmd>();
             to.push(tx);
             let (back, opened, barrier) = (back_tx.clone(), open_tx.clone(), &barrier);
             let spawned = std::thread::Builder::new()
                 .name(format!("pair-{}", i + 1))
                 .spawn_scoped(scope, move || {
-                    pair_thread::<S>(i, spec, env, rx, back, opened, barrier)
+                    pair_thread::<S>(i, open, rx, back, opened, barrier)
                 });
             if let Err(e) = spawned {
                 // The threads already started have our senders: dropping them
@@ -244,14 +246,13 @@ pub(crate) fn with_pairs<S: PairSession, T>(
 
 fn pair_thread<S: PairSession>(
     i: usize,
-    spec: &CaseSpec,
-    env: &RunEnv,
+    open: &(dyn Fn(usize) -> Result<S> + Sync),
     rx: Receiver<Cmd>,
     back: Sender<(usize, Result<S::Out>)>,
     opened: Sender<Opened>,
     barrier: &Barrier,
 ) {
-    let mut s = match S::open_pair(spec, env) {
+    let mut s = match open(i) {
         Ok(s) => s,
         Err(e) => {
             let _ = opened.send((i, Err(e)));
@@ -273,7 +274,7 @@ fn pair_thread<S: PairSession>(
 
 /// Kill process `pid` if it is still a child of this process (never another's
 /// process that took a reused pid).
-fn kill_our_child(pid: u32) {
+pub(crate) fn kill_our_child(pid: u32) {
     let ours = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|s| {
@@ -298,6 +299,7 @@ pub(crate) fn wall(spans: impl Iterator<Item = (u64, u64)>) -> u64 {
 pub(crate) fn pairs_record(specs: &[CaseSpec]) -> PairsRecord {
     PairsRecord {
         count: specs.len() as u32,
+        fan_in: false,
         per_pair: specs
             .iter()
             .map(|s| PairRecord {
@@ -322,6 +324,7 @@ pub(crate) fn pair_specs(spec: &CaseSpec) -> Vec<CaseSpec> {
         .map(|&p| CaseSpec {
             placement: p,
             pairs: Vec::new(),
+            clients: 0,
             ..spec.clone()
         })
         .collect()
@@ -343,7 +346,8 @@ pub(crate) fn run_stream<M: Mechanism>(
     let specs = pair_specs(spec);
     let mut pr = pairs_record(&specs);
     let per_block = spec.block_size as u64;
-    let ((), facts) = with_pairs::<StreamSession<M>, ()>(&specs, env, |ctl| {
+    let open = |i: usize| StreamSession::<M>::open(&specs[i], env);
+    let ((), facts) = with_pairs::<StreamSession<M>, ()>(specs.len(), &open, |ctl| {
         let cal = calibrate_case(spec, 1, 1 << 40, |n| {
             let v = ctl.round(n, env.stall_ns)?;
             Ok(wall(v.iter().map(|o| (o.start_ns, o.elapsed_ns))))
@@ -399,92 +403,151 @@ pub(crate) fn run_round_trips<M: Mechanism>(
 ) -> Result<()> {
     let specs = pair_specs(spec);
     let mut pr = pairs_record(&specs);
-    let count = specs.len() as u64;
-    let ((), facts) = with_pairs::<RoundTripSession<M>, ()>(&specs, env, |ctl| {
-        // Samples are kept in memory (8 bytes each): at most 64M over all pairs.
-        let cal = calibrate_case(spec, 16, (1 << 26) / count, |n| {
-            let v = ctl.round(n, env.stall_ns)?;
-            Ok(wall(v.iter().map(|o| {
-                (o.outcome.ping.start_ns, o.outcome.ping.elapsed_ns)
-            })))
-        })?;
-        let n = cal.units;
-        let mut h = latency::new_histogram();
-        let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
-        let mut tare = 0;
-        let mut series_p50 = Vec::new();
-        let mut datagrams: Option<DatagramCounts> = None;
-        let mut one_way = latency::OneWayAcc::default();
-        for _ in 0..spec.repeat {
-            let v = ctl.round(n, budget_ns(&cal, env.stall_ns))?;
-            let w = wall(
-                v.iter()
-                    .map(|o| (o.outcome.ping.start_ns, o.outcome.ping.elapsed_ns)),
-            );
-            let mut series_h = latency::new_histogram();
-            let mut total = SeriesOutcome {
-                start_ns: 0,
-                elapsed_ns: w,
-                writer_cpu: None,
-                reader_cpu: None,
-                writer_cpu_ns: 0,
-                reader_cpu_ns: Some(0),
-                delivered_bytes: None,
-                datagrams: None,
-            };
-            let mut done = 0;
-            for (o, p) in v.iter().zip(pr.per_pair.iter_mut()) {
-                let _ = series_h.add(&o.histogram);
-                over += o.over_range;
-                tare = tare.max(o.clock_cost_ns);
-                let ping = &o.outcome.ping;
-                lost += ping.lost;
-                done += ping.done;
-                p.blocks += ping.done;
-                p.bytes += 2 * ping.done * spec.block_size as u64;
-                p.elapsed_ns += ping.elapsed_ns;
-                p.writer_cpu_ns += o.outcome.owner_cpu_ns;
-                *p.reader_cpu_ns.get_or_insert(0) += o.outcome.peer_cpu_ns;
-                p.seen_writer_cpu = o.outcome.owner_cpu;
-                p.seen_reader_cpu = o.outcome.peer_cpu;
-                total.writer_cpu_ns += o.outcome.owner_cpu_ns;
-                total.reader_cpu_ns = total.reader_cpu_ns.map(|r| r + o.outcome.peer_cpu_ns);
-                if let Some(d) = &o.outcome.datagrams {
-                    datagrams.get_or_insert_with(Default::default).add(d);
-                }
-                if let Some(w) = &o.outcome.one_way {
-                    one_way.add(w);
-                }
-            }
-            if !series_h.is_empty() {
-                series_p50.push(series_h.value_at_quantile(0.5));
-            }
-            let _ = h.add(&series_h);
-            elapsed += w;
-            keep(rec, spec, done, total, obs);
-            // Both ways: the bytes of a round trip are 2 × the block.
-            if let Some(last) = rec.series.last_mut() {
-                last.bytes *= 2;
-            }
-        }
-        if h.is_empty() {
-            return Err(Error::Peer(format!(
-                "no round trip completed ({lost} lost)"
-            )));
-        }
-        let mut summary = latency::summarize(&h, elapsed, lost, tare, series_p50, over);
-        summary.one_way = one_way.finish();
-        rec.latency = Some(summary);
-        rec.datagrams = datagrams.map(|mut d| {
-            d.lost = d
-                .sent
-                .saturating_sub(d.received.saturating_sub(d.duplicated));
-            d
-        });
-        Ok(())
+    let open = |i: usize| RoundTripSession::<M>::open(&specs[i], env);
+    let ((), facts) = with_pairs::<RoundTripSession<M>, ()>(specs.len(), &open, |ctl| {
+        round_trip_series(spec, env, obs, rec, &mut pr, ctl, &mut NoServer)
     })?;
     rec.options.extend(facts);
     rec.pairs = Some(pr);
+    Ok(())
+}
+
+/// The one side every client of a case shares (a fan-in server): told before each
+/// series how many round trips to answer in all, asked after it for its CPU time.
+pub(crate) trait Server {
+    fn before(&mut self, total: u64, budget_ns: u64) -> Result<()>;
+    /// Its CPU time over the series (None: no shared side).
+    fn after(&mut self) -> Result<Option<u64>>;
+    /// The series failed on some client: stop the server's side of it.
+    fn abort(&mut self) {}
+}
+
+/// Independent pairs: no shared side.
+pub(crate) struct NoServer;
+
+impl Server for NoServer {
+    fn before(&mut self, _total: u64, _budget_ns: u64) -> Result<()> {
+        Ok(())
+    }
+    fn after(&mut self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+}
+
+/// One series on every client, with the server told and asked around it.
+fn round(
+    ctl: &mut PairsCtl<PairRoundTrips>,
+    server: &mut dyn Server,
+    n: u64,
+    budget_ns: u64,
+) -> Result<(Vec<PairRoundTrips>, Option<u64>)> {
+    server.before(n * ctl.to.len() as u64, budget_ns)?;
+    match ctl.round(n, budget_ns) {
+        Ok(v) => Ok((v, server.after()?)),
+        Err(e) => {
+            server.abort();
+            Err(e)
+        }
+    }
+}
+
+/// Calibrate, then run the kept series of round trips on every client (pair), and
+/// keep it all in `rec` and `pr`: the percentiles over every round trip, the rate
+/// over the wall time, each client's own figures.
+pub(crate) fn round_trip_series(
+    spec: &CaseSpec,
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    rec: &mut CaseRecord,
+    pr: &mut PairsRecord,
+    ctl: &mut PairsCtl<PairRoundTrips>,
+    server: &mut dyn Server,
+) -> Result<()> {
+    let count = ctl.to.len() as u64;
+    let span = |v: &[PairRoundTrips]| {
+        wall(
+            v.iter()
+                .map(|o| (o.outcome.ping.start_ns, o.outcome.ping.elapsed_ns)),
+        )
+    };
+    // Samples are kept in memory (8 bytes each): at most 64M over all pairs.
+    let cal = calibrate_case(spec, 16, (1 << 26) / count, |n| {
+        let (v, _) = round(ctl, server, n, env.stall_ns)?;
+        Ok(span(&v))
+    })?;
+    let n = cal.units;
+    let mut h = latency::new_histogram();
+    let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
+    let mut tare = 0;
+    let mut series_p50 = Vec::new();
+    let mut datagrams: Option<DatagramCounts> = None;
+    let mut one_way = latency::OneWayAcc::default();
+    for _ in 0..spec.repeat {
+        let (v, server_cpu) = round(ctl, server, n, budget_ns(&cal, env.stall_ns))?;
+        let w = span(&v);
+        let mut series_h = latency::new_histogram();
+        let mut total = SeriesOutcome {
+            start_ns: 0,
+            elapsed_ns: w,
+            writer_cpu: None,
+            reader_cpu: None,
+            writer_cpu_ns: 0,
+            reader_cpu_ns: Some(server_cpu.unwrap_or(0)),
+            delivered_bytes: None,
+            datagrams: None,
+        };
+        let mut done = 0;
+        for (o, p) in v.iter().zip(pr.per_pair.iter_mut()) {
+            let _ = series_h.add(&o.histogram);
+            over += o.over_range;
+            tare = tare.max(o.clock_cost_ns);
+            let ping = &o.outcome.ping;
+            lost += ping.lost;
+            done += ping.done;
+            p.blocks += ping.done;
+            p.bytes += 2 * ping.done * spec.block_size as u64;
+            p.elapsed_ns += ping.elapsed_ns;
+            p.writer_cpu_ns += o.outcome.owner_cpu_ns;
+            p.seen_writer_cpu = o.outcome.owner_cpu;
+            total.writer_cpu_ns += o.outcome.owner_cpu_ns;
+            if server_cpu.is_none() {
+                // A pair's own peer: its CPU time is this pair's.
+                *p.reader_cpu_ns.get_or_insert(0) += o.outcome.peer_cpu_ns;
+                p.seen_reader_cpu = o.outcome.peer_cpu;
+                total.reader_cpu_ns = total.reader_cpu_ns.map(|r| r + o.outcome.peer_cpu_ns);
+            }
+            if let Some(d) = &o.outcome.datagrams {
+                datagrams.get_or_insert_with(Default::default).add(d);
+            }
+            if let Some(w) = &o.outcome.one_way {
+                one_way.add(w);
+            }
+        }
+        if !series_h.is_empty() {
+            series_p50.push(series_h.value_at_quantile(0.5));
+        }
+        let _ = h.add(&series_h);
+        elapsed += w;
+        keep(rec, spec, done, total, obs);
+        // Both ways: the bytes of a round trip are 2 × the block.
+        if let Some(last) = rec.series.last_mut() {
+            last.bytes *= 2;
+        }
+    }
+    if h.is_empty() {
+        return Err(Error::Peer(format!(
+            "no round trip completed ({lost} lost)"
+        )));
+    }
+    let mut summary = latency::summarize(&h, elapsed, lost, tare, series_p50, over);
+    summary.one_way = one_way.finish();
+    rec.latency = Some(summary);
+    rec.datagrams = datagrams.map(|mut d| {
+        d.lost = d
+            .sent
+            .saturating_sub(d.received.saturating_sub(d.duplicated));
+        d
+    });
     Ok(())
 }
 

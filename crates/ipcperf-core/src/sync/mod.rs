@@ -253,6 +253,7 @@ pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Ve
 fn partner_setup(objs: &mut Objects, role: PeerRole, cpu: Option<usize>) -> Result<PeerSetup> {
     let fds = objs.peer_fds()?;
     Ok(PeerSetup {
+        more: Vec::new(),
         one_way: false,
         role,
         handoff: PeerHandoff {

@@ -89,6 +89,8 @@ fn serve_inner(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
                 )))
             })
         }
-        PeerRole::StreamReader | PeerRole::Echo => Err(Error::Peer("not a sync role".into())),
+        PeerRole::StreamReader | PeerRole::Echo | PeerRole::EchoMany => {
+            Err(Error::Peer("not a sync role".into()))
+        }
     }
 }

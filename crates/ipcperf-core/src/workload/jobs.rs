@@ -25,6 +25,7 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
 /// monomorphized for `M`'s end).
 fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
     match setup.role {
+        PeerRole::EchoMany => super::fanin::serve::<M>(ch, setup),
         PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => Err(
             Error::Invalid("a sync role was handed to the stream and echo job".into()),
         ),

@@ -150,6 +150,7 @@ impl<M: Mechanism> RoundTripSession<M> {
             }
         };
         let setup = PeerSetup {
+            more: Vec::new(),
             one_way: spec.opts.one_way,
             role: PeerRole::Echo,
             handoff: fwd.take_peer()?,

@@ -109,6 +109,7 @@ impl<M: Mechanism> StreamSession<M> {
             }
             Mode::Threads | Mode::Processes => {
                 let setup = PeerSetup {
+                    more: Vec::new(),
                     one_way: false,
                     role: PeerRole::StreamReader,
                     handoff: link.take_peer()?,

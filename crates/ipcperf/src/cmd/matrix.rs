@@ -122,6 +122,7 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
                     repeat: 1,
                     include_setup: false,
                     pairs: Vec::new(),
+                    clients: 0,
                     opts: o.clone(),
                 });
             }

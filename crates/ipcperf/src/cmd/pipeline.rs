@@ -240,6 +240,7 @@ impl Setting {
             repeat: 1,
             include_setup: true,
             pairs: Vec::new(),
+            clients: 0,
             opts: self.opts.clone(),
         }
     }

@@ -270,6 +270,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                             repeat: a.case.repeat,
                             include_setup: a.include_setup,
                             pairs: Vec::new(),
+                            clients: 0,
                             opts: o.clone(),
                         };
                         if !specs.contains(&spec) {

@@ -31,7 +31,9 @@ pub fn cpu_per(c: &CaseRecord) -> Option<(f64, f64)> {
 /// The same case with one pair, in this run (for the scaling column).
 fn one_pair<'a>(run: &'a RunRecord, c: &CaseRecord) -> Option<&'a CaseRecord> {
     run.cases.iter().find(|o| {
-        o.pairs.as_ref().is_some_and(|p| p.count == 1)
+        o.pairs
+            .as_ref()
+            .is_some_and(|p| p.count == 1 && Some(p.fan_in) == c.pairs.as_ref().map(|q| q.fan_in))
             && o.workload == c.workload
             && mechanism_label(o) == mechanism_label(c)
             && o.mode == c.mode
@@ -72,12 +74,15 @@ pub fn table(run: &RunRecord) -> Option<Table> {
             fmt_size(c.block_size),
             p.count.to_string(),
             // The label's count is the pairs column already: `4 pairs spread` → `spread`.
-            c.placement
-                .label
-                .splitn(3, ' ')
-                .nth(2)
-                .unwrap_or(&c.placement.label)
-                .to_string(),
+            format!(
+                "{}{}",
+                if p.fan_in { "fan-in, " } else { "" },
+                c.placement
+                    .label
+                    .splitn(3, ' ')
+                    .nth(2)
+                    .unwrap_or(&c.placement.label)
+            ),
         ];
         match total(c) {
             Some(t) if c.is_ok() => {
@@ -136,7 +141,14 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         "mechanism",
         "mode",
         "block",
-        "pairs",
+        if cases
+            .iter()
+            .any(|c| c.pairs.as_ref().is_some_and(|p| p.fan_in))
+        {
+            "pairs/clients"
+        } else {
+            "pairs"
+        },
         "placement",
         &format!("total {unit}"),
         "per pair (slowest–fastest)",

@@ -273,6 +273,7 @@ mod tests {
             repeat: ms.len() as u32,
             include_setup: false,
             pairs: Vec::new(),
+            clients: 0,
             opts: MechOptions::default(),
         };
         let mut r = CaseRecord::for_spec(&spec);

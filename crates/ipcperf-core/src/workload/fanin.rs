@@ -1,0 +1,148 @@
+//! Fan-in (`--clients N`): N clients send requests to one server, which answers
+//! each on the client's own way back. The server waits on every client's end at
+//! once (poll(2) over their descriptors, as a server over connected sockets or
+//! per-client pipes does) and answers whichever is ready.
+//!
+//! The clients are timed (their round trips); the server's loop is not, but it is
+//! on every round trip's path, so it holds nothing but the calls: the poll set
+//! and the ready list are built before the series, nothing is allocated in it.
+
+use ipcperf_sys::clock::thread_cpu_ns;
+use ipcperf_sys::cpu::current_cpu;
+use ipcperf_sys::fd::PollSet;
+
+use super::roundtrip::{MessageEnd, Pair};
+use crate::error::{Error, Result};
+use crate::mechanism::{Mechanism, MechanismKind, PeerHandoff, OPEN_TIMEOUT_MS};
+use crate::mode::protocol::{FromPeer, PeerChannel, PeerSetup, ToPeer};
+use crate::payload::{AlignedBuf, NoTouch, Payload, PayloadOps, Touch};
+
+/// The mechanisms whose fan-in form is built: a server polling every client's
+/// descriptor (connected stream sockets; a pipe or FIFO each way per client).
+pub const FAN_IN: &[MechanismKind] = &[
+    MechanismKind::Pipe,
+    MechanismKind::Fifo,
+    MechanismKind::Unix,
+    MechanismKind::Tcp,
+];
+
+/// Why `kind` has no fan-in form here (None: it has one).
+pub fn refuse(kind: MechanismKind) -> Option<String> {
+    (!FAN_IN.contains(&kind)).then(|| {
+        format!(
+            "fan-in is built for the mechanisms a server polls by descriptor ({}); {}'s \
+             many-to-one form (one queue with a reply per client, one ring per client \
+             polled by the server) is not built yet",
+            FAN_IN
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            kind.name()
+        )
+    })
+}
+
+/// How long the server waits for any request before it calls the clients gone.
+pub const IDLE_MS: i32 = 5_000;
+
+/// Answer `n` requests in all, from whichever clients are ready. `ready` must
+/// have room for every client.
+#[inline(never)]
+pub fn serve_loop<E: MessageEnd, P: PayloadOps>(
+    ends: &mut [E],
+    set: &mut PollSet,
+    ready: &mut Vec<usize>,
+    buf: &mut [u8],
+    n: u64,
+) -> Result<u64> {
+    let mut left = n;
+    while left > 0 {
+        if !set.wait(IDLE_MS, ready)? {
+            return Err(Error::Timeout(format!(
+                "no request from any of {} clients within {} s ({left} of {n} unanswered)",
+                ends.len(),
+                IDLE_MS / 1000
+            )));
+        }
+        for &i in ready.iter() {
+            let e = &mut ends[i];
+            e.recv_msg(buf)?;
+            P::check(buf, 0)?;
+            e.send_msg(buf)?;
+            left = left.saturating_sub(1);
+        }
+    }
+    Ok(n)
+}
+
+/// The fan-in server's job (role `EchoMany`) for mechanism `M`.
+pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
+    if let Some(why) = refuse(M::INFO.kind) {
+        return Err(Error::Refused(why));
+    }
+    let more = std::mem::take(&mut setup.more);
+    // Every client's ends: one two-way end each (sockets), or a pair (pipes).
+    let mut one: Vec<M::End> = Vec::new();
+    let mut two: Vec<Pair<M::End, M::End>> = Vec::new();
+    let mut add = |fwd: PeerHandoff, back: Option<PeerHandoff>| -> Result<()> {
+        let rx = M::open(fwd, OPEN_TIMEOUT_MS)?;
+        match back {
+            Some(h) => two.push(Pair {
+                tx: M::open(h, OPEN_TIMEOUT_MS)?,
+                rx,
+            }),
+            None => one.push(rx),
+        }
+        Ok(())
+    };
+    add(setup.handoff, setup.back.map(|b| *b))?;
+    for m in more {
+        add(m.fwd, m.back)?;
+    }
+    let clients = one.len() + two.len();
+    let mut fds = Vec::with_capacity(clients);
+    for rx in one.iter_mut().chain(two.iter_mut().map(|p| &mut p.rx)) {
+        match M::as_fd_stream(rx) {
+            Some(s) => fds.push(s.fd()),
+            None => {
+                return Err(Error::Refused(format!(
+                    "{}: no descriptor to poll",
+                    M::INFO.name
+                )))
+            }
+        }
+    }
+    let mut set = PollSet::new(&fds);
+    drop(fds);
+    let mut ready = Vec::with_capacity(clients);
+    let mut buf = AlignedBuf::new(setup.block_size);
+    ch.send(FromPeer::Ready { cpu: current_cpu() })?;
+    loop {
+        match ch.recv()? {
+            ToPeer::Rounds { n } => {
+                let cpu0 = thread_cpu_ns();
+                let (b, r, st) = (&mut buf[..], &mut ready, &mut set);
+                // The clients check what comes back; the server reads every byte.
+                let echoed = match (setup.payload, one.is_empty()) {
+                    (Payload::NoTouch, false) => serve_loop::<_, NoTouch>(&mut one, st, r, b, n)?,
+                    (Payload::NoTouch, true) => serve_loop::<_, NoTouch>(&mut two, st, r, b, n)?,
+                    (_, false) => serve_loop::<_, Touch>(&mut one, st, r, b, n)?,
+                    (_, true) => serve_loop::<_, Touch>(&mut two, st, r, b, n)?,
+                };
+                ch.send(FromPeer::Echoed {
+                    echoed,
+                    cpu: current_cpu(),
+                    cpu_ns: thread_cpu_ns() - cpu0,
+                    datagrams: None,
+                    one_way: None,
+                })?;
+            }
+            ToPeer::Quit => return Ok(()),
+            ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+            ToPeer::Go { .. } => {
+                return Err(Error::Peer("a stream asked of a fan-in server".into()))
+            }
+        }
+    }
+}
