@@ -108,6 +108,7 @@ pub fn check(case: Case, env: &RunEnv, dir: &Path) -> Result<(), String> {
             include_setup: false,
             pairs: Vec::new(),
             clients: 0,
+            subscribers: 0,
             opts: MechOptions {
                 dir: Some(dir.to_path_buf()),
                 ..MechOptions::default()

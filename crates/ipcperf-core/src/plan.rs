@@ -40,6 +40,10 @@ pub struct CaseSpec {
     /// send requests to one server (on its reader CPU), which answers each. 0: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clients: u32,
+    /// Fan-out (`--subscribers`): one writer (on the placement's writer CPU) sends
+    /// every block to each of this many readers (on its reader CPU). 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub subscribers: u32,
     pub opts: MechOptions,
 }
 
@@ -105,7 +109,11 @@ impl CaseSpec {
     /// placement's label, or for many pairs their count and how they sit, or for
     /// fan-in the clients and their one server.
     pub fn placement_label(&self) -> String {
-        if self.clients > 0 {
+        if self.subscribers > 0 {
+            let n = self.subscribers;
+            let s = if n == 1 { "" } else { "s" };
+            format!("1→{n} reader{s} {}", self.placement.label())
+        } else if self.clients > 0 {
             let n = self.clients;
             let s = if n == 1 { "" } else { "s" };
             format!("{n} client{s}→1 {}", self.placement.label())

@@ -146,6 +146,9 @@ pub struct PairsRecord {
     /// Fan-in (`--clients`): the entries are clients of one server, not pairs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fan_in: bool,
+    /// Fan-out (`--subscribers`): the entries are the readers of one writer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fan_out: bool,
     pub per_pair: Vec<PairRecord>,
 }
 

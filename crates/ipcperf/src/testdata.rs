@@ -212,6 +212,7 @@ pub fn pairs_case(mech: &str, n: u32, mb_per_s: f64) -> CaseRecord {
     c.pairs = Some(PairsRecord {
         count: n,
         fan_in: false,
+        fan_out: false,
         per_pair: (0..n)
             .map(|_| PairRecord {
                 writer_cpu: Some(0),

@@ -51,6 +51,7 @@ fn include_setup_processes() {
         include_setup: true,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions {
             dir: Some(dir.path().to_path_buf()),
             ..MechOptions::default()
@@ -76,6 +77,7 @@ fn pinned_placement_is_recorded() {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions::default(),
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
@@ -99,6 +101,7 @@ fn tcp_nonblocking_nodelay_buffers() {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions {
             nonblocking: true,
             nodelay: true,
@@ -127,6 +130,7 @@ fn single_mode_refuses_oversized_block_with_capacity() {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions::default(),
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
@@ -150,6 +154,7 @@ fn pipe_size_raises_capacity() {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions {
             pipe_size: Some(1 << 20),
             ..MechOptions::default()

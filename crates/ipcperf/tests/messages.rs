@@ -40,6 +40,7 @@ fn spec(m: MechanismKind, mode: Mode, block: usize, n: u64) -> CaseSpec {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions::default(),
     }
 }

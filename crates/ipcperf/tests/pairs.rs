@@ -404,3 +404,97 @@ fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
     assert_eq!(st.code(), Some(1), "{err}");
     assert!(err.contains("SIGKILL") || err.contains("closed"), "{err}");
 }
+
+#[test]
+fn fan_out_delivers_every_block_to_every_reader_verified() {
+    for mode in ["threads", "processes"] {
+        let v = json(&[
+            "run",
+            "pipe",
+            "fifo",
+            "unix",
+            "tcp",
+            "--subscribers",
+            "3",
+            "--mode",
+            mode,
+            "--sizes",
+            "4k",
+            "-n",
+            "2000",
+            "--repeat",
+            "2",
+            "--verify",
+        ]);
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 4);
+        for c in cases {
+            assert_eq!(c["status"], "ok", "{mode} {c}");
+            assert_eq!(c["pairs"]["fan_out"], true);
+            // Each reader checked every byte of all 2 x 2000 blocks.
+            for p in per_pair(c) {
+                assert_eq!(p["blocks"], 4000, "{mode} {p}");
+                assert_eq!(p["bytes"], 4000 * 4096, "{mode} {p}");
+            }
+            for s in c["series"].as_array().unwrap() {
+                assert_eq!(s["bytes"], 3 * 2000 * 4096, "{s}");
+            }
+            assert!(c["placement"]["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("1→3 readers"));
+        }
+    }
+    // A reader killed mid-series: the writer's case ends within 2 s, no reader left.
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            "unix",
+            "--mode",
+            "processes",
+            "--subscribers",
+            "3",
+            "--sizes",
+            "4k",
+            "-d",
+            "30s",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    let mut readers = Vec::new();
+    while readers.len() < 3 && t0.elapsed() < Duration::from_secs(10) {
+        readers = children(pid);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(readers.len(), 3);
+    std::thread::sleep(Duration::from_millis(400));
+    let killed = Instant::now();
+    ipcperf_sys::signal::kill(readers[2] as i32);
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "no exit after a reader died"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(killed.elapsed() < Duration::from_secs(2), "{err}");
+    assert_eq!(st.code(), Some(1), "{err}");
+    let t = Instant::now();
+    while !readers.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(readers.iter().all(|&p| gone(p)), "readers left");
+}

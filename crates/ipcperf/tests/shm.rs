@@ -36,6 +36,7 @@ fn spec(wake: Wake, named: bool, mode: Mode, block: usize, n: u64) -> CaseSpec {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions {
             shm_wake: Some(wake),
             shm_named: named,

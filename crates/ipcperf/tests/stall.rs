@@ -48,6 +48,7 @@ fn stopped_peer_is_killed_and_reported() {
         include_setup: false,
         pairs: Vec::new(),
         clients: 0,
+        subscribers: 0,
         opts: MechOptions::default(),
     };
     let stopper = std::thread::spawn(|| {

@@ -1,6 +1,7 @@
 //! Runs cases: warm-up and calibration, then the kept series, into a record.
 
 pub mod fanin;
+pub mod fanout;
 pub mod pairs;
 
 use ipcperf_sys::clock::now_ns;
@@ -99,6 +100,9 @@ fn run_inner<M: Mechanism>(
             "--clients is fan-in of round trips (ipcperf latency)".into(),
         ));
     }
+    if spec.subscribers > 0 {
+        return fanout::run::<M>(spec, env, obs, rec);
+    }
     if !spec.pairs.is_empty() {
         return pairs::run_stream::<M>(spec, env, obs, rec);
     }
@@ -180,6 +184,11 @@ fn run_latency_inner<M: Mechanism>(
     }
     if spec.clients > 0 {
         return fanin::run::<M>(spec, env, obs, rec);
+    }
+    if spec.subscribers > 0 {
+        return Err(Error::Refused(
+            "--subscribers is fan-out of a stream (ipcperf run)".into(),
+        ));
     }
     if !spec.pairs.is_empty() {
         return pairs::run_round_trips::<M>(spec, env, obs, rec);

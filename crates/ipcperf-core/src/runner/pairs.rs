@@ -300,6 +300,7 @@ pub(crate) fn pairs_record(specs: &[CaseSpec]) -> PairsRecord {
     PairsRecord {
         count: specs.len() as u32,
         fan_in: false,
+        fan_out: false,
         per_pair: specs
             .iter()
             .map(|s| PairRecord {
@@ -325,6 +326,7 @@ pub(crate) fn pair_specs(spec: &CaseSpec) -> Vec<CaseSpec> {
             placement: p,
             pairs: Vec::new(),
             clients: 0,
+            subscribers: 0,
             ..spec.clone()
         })
         .collect()

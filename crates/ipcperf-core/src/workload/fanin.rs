@@ -1,4 +1,7 @@
-//! Fan-in (`--clients N`): N clients send requests to one server, which answers
+//! Fan-in (`--clients N`), and which mechanisms have a fan-out form
+//! (`--subscribers N`, whose writer loop is [`super::stream`]'s).
+//!
+//! Fan-in: N clients send requests to one server, which answers
 //! each on the client's own way back. The server waits on every client's end at
 //! once (poll(2) over their descriptors, as a server over connected sockets or
 //! per-client pipes does) and answers whichever is ready.
@@ -41,6 +44,29 @@ pub fn refuse(kind: MechanismKind) -> Option<String> {
             kind.name()
         )
     })
+}
+
+/// Why `kind` has no fan-out form here (None: it has one): one writer sending
+/// every block to each reader over a descriptor of its own.
+pub fn refuse_fan_out(kind: MechanismKind) -> Option<String> {
+    match kind {
+        k if FAN_IN.contains(&k) => None,
+        MechanismKind::PosixMq | MechanismKind::SysvMsg => Some(format!(
+            "{} is one-to-one: each message is received by one reader, so it cannot \
+             deliver every block to every reader",
+            kind.name()
+        )),
+        k => Some(format!(
+            "fan-out is built for the mechanisms with a descriptor per reader ({}); {}'s \
+             form (one ring read by N readers with cursors of their own) is not built yet",
+            FAN_IN
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            k.name()
+        )),
+    }
 }
 
 /// How long the server waits for any request before it calls the clients gone.

@@ -470,25 +470,33 @@ mod tests {
 
     #[test]
     fn the_pacing_schedule_is_kept_where_the_mechanism_keeps_up() {
-        // 400 round trips at 2,000/s: 200 ms, whatever each one costs.
-        let mut e = staller(0);
-        let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
-        let mut samples = Vec::with_capacity(400);
-        let o = ping_paced(
-            Payload::Verify,
-            &mut e,
-            &mut w,
-            &mut r,
-            400,
-            &mut samples,
-            500_000,
-        )
-        .unwrap();
-        let rate = o.done as f64 / (o.elapsed_ns as f64 / 1e9);
-        assert!((rate - 2000.0).abs() < 2000.0 * 0.02, "achieved {rate}/s");
-        // Sent on time: each sample is the echo's cost plus the sender's lateness.
-        samples.sort_unstable();
-        assert!(samples[200] < 200_000, "p50 {} ns", samples[200]);
+        // 400 round trips at 2,000/s: 200 ms, whatever each one costs. A sleeping
+        // sender can be woken late on a busy machine (other tests run beside this
+        // one): three tries, so only a schedule that is never kept fails.
+        let mut last = String::new();
+        for _ in 0..3 {
+            let mut e = staller(0);
+            let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
+            let mut samples = Vec::with_capacity(400);
+            let o = ping_paced(
+                Payload::Verify,
+                &mut e,
+                &mut w,
+                &mut r,
+                400,
+                &mut samples,
+                500_000,
+            )
+            .unwrap();
+            let rate = o.done as f64 / (o.elapsed_ns as f64 / 1e9);
+            // Sent on time: each sample is the echo's cost plus the sender's lateness.
+            samples.sort_unstable();
+            if (rate - 2000.0).abs() < 2000.0 * 0.02 && samples[200] < 200_000 {
+                return;
+            }
+            last = format!("achieved {rate}/s, p50 {} ns", samples[200]);
+        }
+        panic!("the schedule was not kept in 3 tries: {last}");
     }
 
     #[test]

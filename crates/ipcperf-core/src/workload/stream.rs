@@ -28,6 +28,24 @@ pub fn write_blocks<S: ByteStream, P: PayloadOps>(
     Ok(())
 }
 
+/// Fan-out: write each of `blocks` blocks to every one of `ends`, in turn (the
+/// block filled once, as a publisher builds a message once for all subscribers).
+#[inline(never)]
+pub fn write_blocks_to_all<S: ByteStream, P: PayloadOps>(
+    ends: &mut [&mut S],
+    buf: &mut [u8],
+    blocks: u64,
+) -> Result<()> {
+    let len = buf.len() as u64;
+    for i in 0..blocks {
+        P::fill(buf, i * len, i);
+        for s in ends.iter_mut() {
+            s.write_all(buf)?;
+        }
+    }
+    Ok(())
+}
+
 /// Read exactly `total` bytes in reads of up to `buf.len()`; returns the clock
 /// right after the last byte arrived.
 #[inline(never)]
@@ -107,6 +125,16 @@ pub fn write_stream<S: ByteStream>(
     blocks: u64,
 ) -> Result<()> {
     crate::with_payload!(p, P => write_blocks::<S, P>(s, buf, blocks))
+}
+
+/// [`write_blocks_to_all`] with the payload treatment chosen at run time.
+pub fn write_stream_to_all<S: ByteStream>(
+    p: Payload,
+    ends: &mut [&mut S],
+    buf: &mut [u8],
+    blocks: u64,
+) -> Result<()> {
+    crate::with_payload!(p, P => write_blocks_to_all::<S, P>(ends, buf, blocks))
 }
 
 /// [`read_bytes`] with the payload treatment chosen at run time.

@@ -220,6 +220,86 @@ impl<M: Mechanism> StreamSession<M> {
         }
     }
 
+    /// Fan-out: one series on every session at once, written by this thread
+    /// alone: each block, filled once in `wbuf`, goes to every session's reader in
+    /// turn. Each reader's outcome (from the common start to its last byte), by
+    /// session.
+    pub fn fan_out_series(
+        sessions: &mut [StreamSession<M>],
+        wbuf: &mut [u8],
+        blocks: u64,
+        budget_ns: u64,
+    ) -> Result<Vec<SeriesOutcome>> {
+        let Some(p) = sessions.first().map(|s| s.spec.payload) else {
+            return Ok(Vec::new());
+        };
+        let bytes = blocks * wbuf.len() as u64;
+        let deadline = now_ns().saturating_add(budget_ns);
+        for s in sessions.iter_mut() {
+            s.writer
+                .as_mut()
+                .ok_or_else(|| Error::Invalid("a fan-out session without its writer".into()))?
+                .prepare_series(true)?;
+            let peer = s
+                .peer
+                .as_mut()
+                .ok_or_else(|| Error::Invalid("a fan-out session without its reader".into()))?;
+            peer.arm(Some(deadline));
+            peer.send(ToPeer::Go { bytes })?;
+        }
+        let mut ends: Vec<&mut M::End> = sessions
+            .iter_mut()
+            .filter_map(|s| s.writer.as_mut())
+            .collect();
+        let cpu0 = thread_cpu_ns();
+        let start = now_ns();
+        let wrote = stream::write_stream_to_all(p, &mut ends, wbuf, blocks);
+        let writer_cpu_ns = thread_cpu_ns() - cpu0;
+        drop(ends);
+        let wait_ms = 10_000 + 2 * ((now_ns() - start) / 1_000_000).min(600_000) as i32;
+        let mut out = Vec::with_capacity(sessions.len());
+        let mut first_err = wrote.err();
+        for (i, s) in sessions.iter_mut().enumerate() {
+            let Some(peer) = s.peer.as_mut() else {
+                continue;
+            };
+            // After a failed write, a short look: a reader's own account of its
+            // death beats our broken pipe.
+            let r = peer.recv(if first_err.is_some() { 200 } else { wait_ms });
+            peer.arm(None);
+            match r {
+                Ok(FromPeer::Done {
+                    end_ns,
+                    cpu,
+                    cpu_ns,
+                    ..
+                }) => {
+                    let mut o = s.outcome(start, end_ns.saturating_sub(start), writer_cpu_ns);
+                    o.reader_cpu = cpu;
+                    o.reader_cpu_ns = Some(cpu_ns);
+                    out.push(o);
+                }
+                Ok(FromPeer::Failed { message }) => {
+                    first_err = Some(Error::Peer(format!("reader {}: {message}", i + 1)));
+                    break;
+                }
+                Err(e @ Error::Peer(_)) => {
+                    first_err = Some(Error::Peer(format!("reader {}: {e}", i + 1)));
+                    break;
+                }
+                Err(e) if first_err.is_none() => first_err = Some(e),
+                Err(_) => {}
+                Ok(other) => {
+                    first_err = Some(Error::Peer(format!("unexpected message {other:?}")));
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
     fn outcome(&self, start_ns: u64, elapsed_ns: u64, writer_cpu_ns: u64) -> SeriesOutcome {
         let cpu = current_cpu();
         let single = self.spec.mode == Mode::Single;

@@ -310,6 +310,53 @@ pub fn parse_pairs(s: &str) -> Result<PairsList, String> {
     Ok(PairsList(v))
 }
 
+/// A count flag (`--clients`, `--subscribers`): like `--pairs`, at most `max`.
+pub fn parse_counts(s: &str, what: &str, max: usize) -> Result<PairsList, String> {
+    let v = parse_pairs(s).map_err(|e| e.replace("count of pairs", &format!("count of {what}")))?;
+    match v.0.iter().find(|&&n| n > max) {
+        Some(n) => Err(format!("'{n}': a count of {what} from 1 to {max}")),
+        None => Ok(v),
+    }
+}
+
+/// Each planned case once per count of a fan-in or fan-out flag (`set` puts the
+/// count in the case), or the cases as planned without it. A mechanism named on
+/// the command line that has no such form is bad input (`refuse` says why); with
+/// none named, those are left out.
+pub fn fan_cases(
+    specs: Vec<ipcperf_core::plan::CaseSpec>,
+    list: Option<&PairsList>,
+    named: bool,
+    (flag, refuse): (&str, fn(MechanismKind) -> Option<String>),
+    set: fn(&mut ipcperf_core::plan::CaseSpec, u32),
+) -> Result<Vec<ipcperf_core::plan::CaseSpec>, Fail> {
+    let Some(list) = list else {
+        return Ok(specs);
+    };
+    let mut out = Vec::new();
+    for s in specs {
+        if let Some(why) = refuse(s.mechanism) {
+            if named {
+                return Err(Fail::usage(format!("{flag}: {why}")));
+            }
+            continue;
+        }
+        for &n in &list.0 {
+            let mut c = s.clone();
+            set(&mut c, n as u32);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Fail::usage(format!(
+            "{flag}: no mechanism of this run has that form"
+        )));
+    }
+    Ok(out)
+}
+
 impl CaseArgs {
     /// Each planned case once per `--pairs` count, its pairs placed: spread over
     /// CPUs of their own (no `--pin`), of the class each case's pin named, or

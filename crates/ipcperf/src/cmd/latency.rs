@@ -182,6 +182,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                                 include_setup: false,
                                 pairs: Vec::new(),
                                 clients: 0,
+                                subscribers: 0,
                                 opts: o.clone(),
                             });
                         }
@@ -195,46 +196,18 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
 
 /// `--clients`: counts from 1 to the most one server takes.
 fn parse_clients(s: &str) -> Result<crate::cmd::args::PairsList, String> {
-    let max = ipcperf_core::runner::fanin::MAX_CLIENTS;
-    let v = crate::cmd::args::parse_pairs(s)
-        .map_err(|e| e.replace("count of pairs", "count of clients"))?;
-    match v.0.iter().find(|&&n| n > max) {
-        Some(n) => Err(format!("'{n}': a count of clients from 1 to {max}")),
-        None => Ok(v),
-    }
-}
-
-/// Each planned case once per `--clients` count (fan-in), or as planned.
-fn with_clients(a: &LatencyArgs, specs: Vec<CaseSpec>) -> Result<Vec<CaseSpec>, Fail> {
-    let Some(list) = &a.clients else {
-        return Ok(specs);
-    };
-    for s in &specs {
-        if let Some(why) = ipcperf_core::workload::fanin::refuse(s.mechanism) {
-            if !a.mechanisms.is_empty() {
-                return Err(Fail::usage(format!("--clients: {why}")));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for s in specs {
-        // Every mechanism (no names given): those with a fan-in form.
-        if ipcperf_core::workload::fanin::refuse(s.mechanism).is_some() {
-            continue;
-        }
-        for &n in &list.0 {
-            out.push(CaseSpec {
-                clients: n as u32,
-                ..s.clone()
-            });
-        }
-    }
-    Ok(out)
+    crate::cmd::args::parse_counts(s, "clients", ipcperf_core::runner::fanin::MAX_CLIENTS)
 }
 
 pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
     let topo = ipcperf_core::topology::Topology::current();
-    let mut specs = with_clients(&a, a.case.with_pairs(plan(&a)?, &topo)?)?;
+    let mut specs = crate::cmd::args::fan_cases(
+        a.case.with_pairs(plan(&a)?, &topo)?,
+        a.clients.as_ref(),
+        !a.mechanisms.is_empty(),
+        ("--clients", ipcperf_core::workload::fanin::refuse),
+        |s, n| s.clients = n,
+    )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());

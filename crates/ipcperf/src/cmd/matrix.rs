@@ -123,6 +123,7 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
                     include_setup: false,
                     pairs: Vec::new(),
                     clients: 0,
+                    subscribers: 0,
                     opts: o.clone(),
                 });
             }

@@ -241,6 +241,7 @@ impl Setting {
             include_setup: true,
             pairs: Vec::new(),
             clients: 0,
+            subscribers: 0,
             opts: self.opts.clone(),
         }
     }

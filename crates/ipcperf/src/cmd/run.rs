@@ -47,6 +47,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub case: crate::cmd::args::CaseArgs,
 
+    /// Fan-out: one writer sends every block to each of N readers (a list 1,4 or a
+    /// range 1..8), each over its own descriptor; per-reader rates and the slowest.
+    /// Writer on the placement's first CPU, readers on its second. pipe, fifo,
+    /// unix, tcp.
+    #[arg(long, value_parser = parse_subscribers, value_name = "N[,N...]", conflicts_with = "pairs")]
+    pub subscribers: Option<crate::cmd::args::PairsList>,
+
     /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
     #[arg(long)]
     pub include_setup: bool,
@@ -271,6 +278,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                             include_setup: a.include_setup,
                             pairs: Vec::new(),
                             clients: 0,
+                            subscribers: 0,
                             opts: o.clone(),
                         };
                         if !specs.contains(&spec) {
@@ -284,9 +292,27 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     Ok(specs)
 }
 
+/// `--subscribers`: counts from 1 to the most readers one writer feeds.
+fn parse_subscribers(s: &str) -> Result<crate::cmd::args::PairsList, String> {
+    crate::cmd::args::parse_counts(
+        s,
+        "subscribers",
+        ipcperf_core::runner::fanout::MAX_SUBSCRIBERS,
+    )
+}
+
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let topo = ipcperf_core::topology::Topology::current();
-    let mut specs = a.case.with_pairs(plan(&a)?, &topo)?;
+    let mut specs = crate::cmd::args::fan_cases(
+        a.case.with_pairs(plan(&a)?, &topo)?,
+        a.subscribers.as_ref(),
+        !a.mechanisms.is_empty(),
+        (
+            "--subscribers",
+            ipcperf_core::workload::fanin::refuse_fan_out,
+        ),
+        |s, n| s.subscribers = n,
+    )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());

@@ -31,10 +31,10 @@ pub fn cpu_per(c: &CaseRecord) -> Option<(f64, f64)> {
 /// The same case with one pair, in this run (for the scaling column).
 fn one_pair<'a>(run: &'a RunRecord, c: &CaseRecord) -> Option<&'a CaseRecord> {
     run.cases.iter().find(|o| {
-        o.pairs
-            .as_ref()
-            .is_some_and(|p| p.count == 1 && Some(p.fan_in) == c.pairs.as_ref().map(|q| q.fan_in))
-            && o.workload == c.workload
+        o.pairs.as_ref().is_some_and(|p| {
+            let shape = c.pairs.as_ref().map(|q| (q.fan_in, q.fan_out));
+            p.count == 1 && Some((p.fan_in, p.fan_out)) == shape
+        }) && o.workload == c.workload
             && mechanism_label(o) == mechanism_label(c)
             && o.mode == c.mode
             && o.block_size == c.block_size
@@ -49,6 +49,24 @@ fn ns(v: f64) -> String {
         format!("{v:.0} ns")
     } else {
         format!("{v:.2} ns")
+    }
+}
+
+/// What the count column counts: pairs, clients (fan-in), readers (fan-out).
+fn count_header(cases: &[&CaseRecord]) -> &'static str {
+    let shapes: Vec<(bool, bool)> = cases
+        .iter()
+        .filter_map(|c| c.pairs.as_ref().map(|p| (p.fan_in, p.fan_out)))
+        .collect();
+    let all = |s: (bool, bool)| shapes.iter().all(|&x| x == s);
+    if all((false, false)) {
+        "pairs"
+    } else if all((true, false)) {
+        "clients"
+    } else if all((false, true)) {
+        "readers"
+    } else {
+        "pairs/clients/readers"
     }
 }
 
@@ -76,7 +94,11 @@ pub fn table(run: &RunRecord) -> Option<Table> {
             // The label's count is the pairs column already: `4 pairs spread` → `spread`.
             format!(
                 "{}{}",
-                if p.fan_in { "fan-in, " } else { "" },
+                match (p.fan_in, p.fan_out) {
+                    (true, _) => "fan-in, ",
+                    (_, true) => "fan-out, ",
+                    _ => "",
+                },
                 c.placement
                     .label
                     .splitn(3, ' ')
@@ -141,17 +163,10 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         "mechanism",
         "mode",
         "block",
-        if cases
-            .iter()
-            .any(|c| c.pairs.as_ref().is_some_and(|p| p.fan_in))
-        {
-            "pairs/clients"
-        } else {
-            "pairs"
-        },
+        count_header(&cases),
         "placement",
         &format!("total {unit}"),
-        "per pair (slowest–fastest)",
+        "each (slowest–fastest)",
         "fairness",
         "× 1 pair",
         "CPU/msg",

@@ -274,6 +274,7 @@ mod tests {
             include_setup: false,
             pairs: Vec::new(),
             clients: 0,
+            subscribers: 0,
             opts: MechOptions::default(),
         };
         let mut r = CaseRecord::for_spec(&spec);
