@@ -90,6 +90,8 @@ pub struct Line {
     pub label: String,
     /// (block size, MB/s), by size.
     pub points: Vec<(u64, f64)>,
+    /// (block size, min MB/s, max MB/s) over the series, by size: drawn as a band.
+    pub band: Vec<(u64, f64, f64)>,
 }
 
 /// The lines of the throughput chart: every case that ran, grouped by mechanism,
@@ -130,14 +132,21 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
                 lines.push(Line {
                     label: l,
                     points: Vec::new(),
+                    band: Vec::new(),
                 });
                 lines.len() - 1
             }
         };
         lines[i].points.push((c.block_size, m / 1e6));
+        if let (Some(lo), Some(hi)) = (c.min_bytes_per_sec, c.max_bytes_per_sec) {
+            if lo > 0.0 && hi.is_finite() && lo <= hi {
+                lines[i].band.push((c.block_size, lo / 1e6, hi / 1e6));
+            }
+        }
     }
     for l in &mut lines {
         l.points.sort_by_key(|p| p.0);
+        l.band.sort_by_key(|p| p.0);
     }
     lines
 }
@@ -159,6 +168,12 @@ fn draw<DB: DrawingBackend>(
     fonts();
     root.fill(&WHITE)?;
     let lines = throughput_lines(run);
+    let entries: Vec<(String, RGBAColor)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.label.clone(), color(i)))
+        .collect();
+    let root = legend_below(root, &entries)?;
     if lines.is_empty() {
         root.draw(&Text::new(
             "no case in this run moved any data",
@@ -176,7 +191,12 @@ fn draw<DB: DrawingBackend>(
             .ceil()
             .max((lo as f64).log2().floor() + 1.0),
     );
-    let rates = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let rates = lines.iter().flat_map(|l| {
+        l.points
+            .iter()
+            .map(|p| p.1)
+            .chain(l.band.iter().flat_map(|b| [b.1, b.2]))
+    });
     let (ymin, ymax) = rates.fold((f64::MAX, 0f64), |(a, b), r| (a.min(r), b.max(r)));
     // Whole decades around the data, so the log axis has labelled ticks.
     let (y0, y1) = (
@@ -214,21 +234,32 @@ fn draw<DB: DrawingBackend>(
             .iter()
             .map(|&(s, m)| ((s as f64).log2(), m))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-            .label(l.label.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        // The series' min–max as a band behind the median line (a single size:
+        // a bar at that size).
+        if l.band.len() > 1 {
+            let mut poly: Vec<(f64, f64)> =
+                l.band.iter().map(|b| ((b.0 as f64).log2(), b.2)).collect();
+            poly.extend(l.band.iter().rev().map(|b| ((b.0 as f64).log2(), b.1)));
+            chart.draw_series(std::iter::once(Polygon::new(
+                poly,
+                color.mix(0.18).filled(),
+            )))?;
+        } else if let Some(b) = l.band.first() {
+            let x = (b.0 as f64).log2();
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, b.1), (x, b.2)],
+                color.mix(0.5).stroke_width(6),
+            )))?;
+        }
+        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FAMILY, 13).into_font())
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    // What the band is, under the axis title.
+    root.draw(&Text::new(
+        "line: median of the series; band: their min–max",
+        (SIZE.0 as i32 - 330, SIZE.1 as i32 - 24),
+        (FAMILY, 13).into_font(),
+    ))?;
     root.present()
 }
 
@@ -307,7 +338,7 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
         ];
         v.push(LatencyLine {
             label: format!(
-                "{} {} {} {} round trip{}",
+                "{} {} {} {}{}",
                 crate::export::view::mechanism_label(c),
                 c.mode.name(),
                 fmt_size(c.block_size),
@@ -370,6 +401,12 @@ fn draw_latency<DB: DrawingBackend>(
 ) -> DrawResult<DB::ErrorType> {
     fonts();
     root.fill(&WHITE)?;
+    let entries: Vec<(String, RGBAColor)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.label.clone(), color(i)))
+        .collect();
+    let root = legend_below(root, &entries)?;
     let xs = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| nines(p.0)));
@@ -398,30 +435,18 @@ fn draw_latency<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc("percentile")
-        .y_desc("latency (ns, log)")
+        .y_desc("latency (log)")
         .label_style((FAMILY, 14).into_font())
         .axis_desc_style((FAMILY, 16).into_font())
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_label_formatter(&|y| fmt_ns_tick(*y))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for (i, l) in lines.iter().enumerate() {
         let color = color(i);
         let pts: Vec<(f64, f64)> = l.points.iter().map(|&(p, v)| (nines(p), v)).collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-            .label(l.label.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FAMILY, 13).into_font())
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
     root.present()
 }
 
@@ -433,7 +458,8 @@ pub fn latency_svg(run: &RunRecord) -> Option<Result<String, String>> {
     }
     let mut out = String::new();
     let r = {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut out, size_with_legend(lines.len())).into_drawing_area();
         draw_latency(root, run, &lines).map_err(|e| format!("cannot draw the chart: {e}"))
     };
     Some(r.map(|()| out))
@@ -445,20 +471,86 @@ pub fn latency_png(run: &RunRecord, path: &Path) -> Option<Result<(), String>> {
     if lines.is_empty() {
         return None;
     }
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let root = BitMapBackend::new(path, size_with_legend(lines.len())).into_drawing_area();
     Some(
         draw_latency(root, run, &lines).map_err(|e| format!("cannot draw {}: {e}", path.display())),
     )
 }
 
-/// Chart size in pixels.
+/// Chart size in pixels (the plot itself; a legend below adds to the height).
 pub const SIZE: (u32, u32) = (1000, 640);
+
+/// Height of one legend row, and how many entries share a row.
+const LEGEND_ROW: u32 = 20;
+const LEGEND_COLUMNS: usize = 2;
+
+/// The whole image's size for a chart with `entries` legend entries below it:
+/// the legend never covers data, however many lines there are.
+pub fn size_with_legend(entries: usize) -> (u32, u32) {
+    let rows = entries.div_ceil(LEGEND_COLUMNS) as u32;
+    (
+        SIZE.0,
+        SIZE.1 + rows * LEGEND_ROW + if rows > 0 { 12 } else { 0 },
+    )
+}
+
+/// Split `root` into the plot (above) and its legend (below), and draw the
+/// legend: a line of each entry's colour, then its label, in columns.
+pub(crate) fn legend_below<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(String, RGBAColor)],
+) -> Result<DrawingArea<DB, plotters::coord::Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    if entries.is_empty() {
+        return Ok(root);
+    }
+    let (top, bottom) = root.split_vertically(SIZE.1);
+    let col_w = (SIZE.0 as i32 - 40) / LEGEND_COLUMNS as i32;
+    for (i, (label, c)) in entries.iter().enumerate() {
+        let (row, col) = ((i / LEGEND_COLUMNS) as i32, (i % LEGEND_COLUMNS) as i32);
+        let (x, y) = (20 + col * col_w, 6 + row * LEGEND_ROW as i32);
+        bottom.draw(&PathElement::new(
+            vec![(x, y + 8), (x + 24, y + 8)],
+            c.stroke_width(3),
+        ))?;
+        // Long labels are cut to their column, never drawn over the next one.
+        let max_chars = ((col_w - 40) * 10 / 68).max(10) as usize;
+        let text: String = if label.chars().count() > max_chars {
+            let mut t: String = label.chars().take(max_chars - 1).collect();
+            t.push('…');
+            t
+        } else {
+            label.clone()
+        };
+        bottom.draw(&Text::new(text, (x + 32, y), (FAMILY, 13).into_font()))?;
+    }
+    Ok(top)
+}
+
+/// Nanoseconds as a time on a log axis: 100 ns, 10 µs, 1 ms, 1 s.
+pub(crate) fn fmt_ns_tick(v: f64) -> String {
+    let (x, unit) = if v >= 1e9 {
+        (v / 1e9, "s")
+    } else if v >= 1e6 {
+        (v / 1e6, "ms")
+    } else if v >= 1e3 {
+        (v / 1e3, "µs")
+    } else {
+        (v, "ns")
+    };
+    let n = if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    };
+    format!("{n} {unit}")
+}
 
 /// The throughput chart as an SVG document.
 pub fn throughput_svg(run: &RunRecord) -> Result<String, String> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        let size = size_with_legend(throughput_lines(run).len());
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         draw(root, run).map_err(|e| format!("cannot draw the chart: {e}"))?;
     }
     Ok(out)
@@ -466,7 +558,8 @@ pub fn throughput_svg(run: &RunRecord) -> Result<String, String> {
 
 /// The throughput chart as a PNG file at `path`.
 pub fn throughput_png(run: &RunRecord, path: &Path) -> Result<(), String> {
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let size = size_with_legend(throughput_lines(run).len());
+    let root = BitMapBackend::new(path, size).into_drawing_area();
     draw(root, run).map_err(|e| format!("cannot draw {}: {e}", path.display()))
 }
 

@@ -128,3 +128,59 @@ fn png_is_written_with_drawn_text() {
         bytes.len()
     );
 }
+
+#[test]
+fn throughput_lines_carry_their_series_spread_as_a_band() {
+    let mut run = testdata::run();
+    // Three series: 900, 1000, 1200 MB/s at one size of the first line.
+    run.cases[0] = testdata::case(
+        "pipe",
+        ipcperf_core::mode::Mode::Processes,
+        64,
+        "same-cpu",
+        &[900.0, 1000.0, 1200.0],
+    );
+    let lines = throughput_lines(&run);
+    let b = lines[0].band.iter().find(|b| b.0 == 64).unwrap();
+    assert!(
+        (b.1 - 900.0).abs() < 1e-6 && (b.2 - 1200.0).abs() < 1e-6,
+        "{b:?}"
+    );
+    let svg = throughput_svg(&run).unwrap();
+    assert!(svg.contains("band: their min–max"));
+    assert!(
+        svg.contains("<polygon") || svg.contains("<path"),
+        "a band is drawn"
+    );
+}
+
+#[test]
+fn legends_sit_below_the_plot_and_latency_reads_in_time_units() {
+    // Sixteen latency lines: the image grows by their legend rows; the plot keeps
+    // its whole size, so no entry covers a line.
+    let mut run = testdata::run();
+    run.cases = (0..16)
+        .map(|i| {
+            let mut c =
+                testdata::paced_case("unix", 1000 * (i + 1), 1000.0, 20_000, 90_000, 400_000);
+            c.options.clear();
+            c.block_size = 64 << (i % 4);
+            c
+        })
+        .collect();
+    assert_eq!(latency_lines(&run).len(), 16);
+    let svg = latency_svg(&run).unwrap().unwrap();
+    let (w, h) = size_with_legend(16);
+    assert_eq!((w, h), (SIZE.0, SIZE.1 + 8 * 20 + 12));
+    assert!(svg.contains(&format!("height=\"{h}\"")), "{}", &svg[..200]);
+    // Ticks in µs and ms, not raw nanoseconds.
+    assert!(
+        svg.contains("µs") && svg.contains("ms"),
+        "time units on the axis"
+    );
+    assert!(!svg.contains(">100000<") && !svg.contains(">1000000<"));
+    assert_eq!(fmt_ns_tick(1e5), "100 µs");
+    assert_eq!(fmt_ns_tick(1e6), "1 ms");
+    assert_eq!(fmt_ns_tick(1e9), "1 s");
+    assert_eq!(fmt_ns_tick(100.0), "100 ns");
+}

@@ -10,7 +10,7 @@ use ipcperf_core::workload::Workload;
 use plotters::prelude::*;
 
 use crate::export::view::mechanism_label;
-use crate::plot::{color, fonts, FAMILY, SIZE};
+use crate::plot::{color, fonts, legend_below, size_with_legend, FAMILY, SIZE};
 use crate::units::{fmt_rate, fmt_size};
 
 /// How a point is marked.
@@ -292,6 +292,7 @@ fn draw<DB: DrawingBackend>(
 ) -> DrawResult<DB::ErrorType> {
     fonts();
     root.fill(&WHITE)?;
+    let root = legend_below(root, &legend(c))?;
     let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
     let ys = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
     let (x_lo, x_hi) = xs.fold((f64::MAX, 0f64), |(a, b), v| (a.min(v), b.max(v)));
@@ -335,12 +336,7 @@ fn draw<DB: DrawingBackend>(
         // The main line (circles) is thick and named in the legend; the others
         // (higher percentiles of the same case) are thin and share its colour.
         let width = if m == Marker::Circle { 2 } else { 1 };
-        let drawn = chart.draw_series(LineSeries::new(pts, col.stroke_width(width)))?;
-        if m == Marker::Circle {
-            drawn.label(l.label.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
-            });
-        }
+        chart.draw_series(LineSeries::new(pts, col.stroke_width(width)))?;
         for &(x, y, hollow) in &l.points {
             let style = if hollow {
                 col.stroke_width(2)
@@ -360,21 +356,24 @@ fn draw<DB: DrawingBackend>(
             };
         }
     }
-    chart
-        .configure_series_labels()
-        .label_font((FAMILY, 13).into_font())
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
     root.present()
+}
+
+/// The legend's entries: the main (circle-marked) line of each case.
+fn legend(c: &XyChart) -> Vec<(String, RGBAColor)> {
+    c.lines
+        .iter()
+        .filter(|l| l.marker == Marker::Circle)
+        .map(|l| (l.label.clone(), color(l.color)))
+        .collect()
 }
 
 /// The chart as an SVG document.
 pub fn svg(c: &XyChart) -> Result<String, String> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        let size = size_with_legend(legend(c).len());
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         draw(root, c).map_err(|e| format!("cannot draw the chart: {e}"))?;
     }
     Ok(out)
@@ -382,7 +381,7 @@ pub fn svg(c: &XyChart) -> Result<String, String> {
 
 /// The chart as a PNG file at `path`.
 pub fn png(c: &XyChart, path: &Path) -> Result<(), String> {
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let root = BitMapBackend::new(path, size_with_legend(legend(c).len())).into_drawing_area();
     draw(root, c).map_err(|e| format!("cannot draw {}: {e}", path.display()))
 }
 

@@ -183,7 +183,8 @@ fn plots_are_written_as_svg_and_png() {
     let png = dir.path().join("c.png");
     cmd(&db, &["plot", "1", "-o"]).arg(&png).assert().success();
     let img = image::open(&png).unwrap().to_rgb8();
-    assert_eq!(img.dimensions(), (1000, 640));
+    // The plot (1000 x 640) and a legend row below it for the two lines.
+    assert_eq!(img.dimensions(), (1000, 640 + 20 + 12));
     cmd(&db, &["plot", "1", "-o"])
         .arg(dir.path().join("c.gif"))
         .assert()
