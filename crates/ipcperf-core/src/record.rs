@@ -297,6 +297,9 @@ impl CaseRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub ipcperf_version: String,
+    /// A name the user gave the run (`--label`), to find and compare it by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub command_line: Vec<String>,
     /// Milliseconds since the Unix epoch.
     pub started_ms: u64,
@@ -311,6 +314,7 @@ impl RunRecord {
     pub fn begin(command_line: Vec<String>) -> RunRecord {
         RunRecord {
             ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
+            label: None,
             command_line,
             started_ms: unix_ms(),
             finished_ms: None,

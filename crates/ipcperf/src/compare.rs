@@ -421,9 +421,22 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f6
         ],
     };
     View {
-        heading: format!("Comparing run {a_id} with run {b_id}: {}", summary(&rows)),
+        heading: format!(
+            "Comparing run {a_id}{} with run {b_id}{}: {}",
+            named(a),
+            named(b),
+            summary(&rows)
+        ),
         tables: vec![table],
     }
+}
+
+/// A run's label in a heading: ` (baseline)`, or nothing.
+fn named(r: &RunRecord) -> String {
+    r.label
+        .as_ref()
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default()
 }
 
 /// A matched pair's name as rows show it: its key, with the placement shown as B

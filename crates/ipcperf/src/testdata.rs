@@ -107,6 +107,7 @@ pub fn run() -> RunRecord {
     cases.push(failed);
     RunRecord {
         ipcperf_version: "0.1.0".into(),
+        label: None,
         command_line: vec!["ipcperf".into(), "run".into(), "pipe,unix,tcp".into()],
         started_ms: 1_763_700_000_000,
         finished_ms: Some(1_763_700_060_000),

@@ -440,3 +440,61 @@ fn ctrl_c_names_the_partial_run_it_kept() {
     assert_eq!(v["complete"], false);
     assert_eq!(v["cases"][0]["mechanism"], "pipe");
 }
+
+#[test]
+fn runs_are_labelled_found_by_label_and_keep_it_through_export_and_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    for label in ["baseline", "after fix", "baseline"] {
+        cmd(
+            &db,
+            &[
+                "run", "pipe", "--mode", "threads", "--sizes", "4k", "--count", "300", "--repeat",
+                "2", "--label", label, "-q",
+            ],
+        )
+        .assert()
+        .success();
+    }
+    let h = stdout(&mut cmd(&db, &["history", "--format", "csv"]));
+    assert!(h.lines().next().unwrap().contains(",label,"), "{h}");
+    assert!(h.contains(",after fix,"), "{h}");
+    // A label names its newest run: baseline is run 3, not run 1.
+    let c = stdout(&mut cmd(&db, &["compare", "baseline", "after fix"]));
+    assert!(
+        c.contains("Comparing run 3 (baseline) with run 2 (after fix)"),
+        "{c}"
+    );
+    let j = stdout(&mut cmd(&db, &["export", "after fix", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert_eq!(v["label"], "after fix");
+    // Into another history: the label comes with it.
+    let file = dir.path().join("r.json");
+    std::fs::write(&file, &j).unwrap();
+    let db2 = dir.path().join("m.db");
+    cmd(&db2, &["import"]).arg(&file).assert().success();
+    let h2 = stdout(&mut cmd(&db2, &["history", "--format", "json"]));
+    let runs: serde_json::Value = serde_json::from_str(&h2).unwrap();
+    assert_eq!(runs[0]["label"], "after fix");
+    // Bad labels and unknown ones: one line, exit 2.
+    for (args, want) in [
+        (
+            vec!["run", "pipe", "--label", "42"],
+            "would read as a run id",
+        ),
+        (vec!["run", "pipe", "--label", ""], "1 to 64 characters"),
+        (vec!["show", "nosuch"], "no run is labelled 'nosuch'"),
+    ] {
+        let out = cmd(&db, &args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // A hostile label in an import is refused with its field named.
+    let bad = j.replacen("\"label\": \"after fix\"", "\"label\": \"x\\u0007y\"", 1);
+    assert_ne!(bad, j, "the export carries the label as expected");
+    std::fs::write(&file, bad).unwrap();
+    let out = cmd(&db2, &["import"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("label"));
+}

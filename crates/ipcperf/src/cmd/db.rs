@@ -24,6 +24,11 @@ pub struct DbArgs {
 pub struct SaveArgs {
     #[command(flatten)]
     pub db: DbArgs,
+    /// Name the run (up to 64 characters, not a number): `history` shows it, and
+    /// `show`, `compare`, `plot`, `report` and `export` take it in place of an id
+    /// (the newest run of that label).
+    #[arg(long, value_parser = check_label, value_name = "NAME")]
+    pub label: Option<String>,
     /// Do not keep this run in the history (wins over --db).
     #[arg(long, env = "IPCPERF_NO_SAVE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_save: bool,
@@ -95,10 +100,30 @@ impl DbArgs {
 }
 
 /// A run as named on the command line: its number, or `last`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunId {
     Id(i64),
     Last,
+    /// The newest run with this label.
+    Label(String),
+}
+
+/// A run label: 1 to 64 characters, none of them control characters, and not
+/// something that reads as an id (`last`, a number).
+pub fn check_label(s: &str) -> Result<String, String> {
+    let n = s.chars().count();
+    if n == 0 || n > 64 {
+        return Err(format!("'{s}': a label has 1 to 64 characters"));
+    }
+    if s.chars().any(char::is_control) {
+        return Err("a label cannot hold control characters".into());
+    }
+    if s == "last" || s.parse::<i64>().is_ok() {
+        return Err(format!(
+            "'{s}' would read as a run id: a label needs a letter in it (baseline, v1.2, ...)"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 pub fn parse_run_id(s: &str) -> Result<RunId, String> {
@@ -107,9 +132,12 @@ pub fn parse_run_id(s: &str) -> Result<RunId, String> {
     }
     match s.parse::<i64>() {
         Ok(n) if n > 0 => Ok(RunId::Id(n)),
-        _ => Err(format!(
-            "'{s}' is not a run id (a number from `ipcperf history`, or `last`)"
+        Ok(_) => Err(format!(
+            "'{s}' is not a run id (a number from `ipcperf history`, `last`, or a label)"
         )),
+        Err(_) => check_label(s).map(RunId::Label).map_err(|_| {
+            format!("'{s}' is not a run id (a number from `ipcperf history`, `last`, or a label)")
+        }),
     }
 }
 
@@ -124,6 +152,19 @@ pub fn load(store: &mut Store, id: RunId) -> Result<(i64, RunRecord), Fail> {
             .last()
             .map(|r| r.id)
             .ok_or_else(|| Fail::usage(format!("no runs are kept in {}", store.location)))?,
+        RunId::Label(l) => store
+            .list_runs()
+            .map_err(fail)?
+            .iter()
+            .rev()
+            .find(|r| r.label.as_deref() == Some(l.as_str()))
+            .map(|r| r.id)
+            .ok_or_else(|| {
+                Fail::usage(format!(
+                    "no run is labelled '{l}' in {} (see `ipcperf history`)",
+                    store.location
+                ))
+            })?,
     };
     match store.load_run(n).map_err(fail)? {
         Some(r) => Ok((n, r)),
@@ -147,7 +188,9 @@ pub struct Saver {
 
 impl Saver {
     /// Start saving `run` (nothing is saved with `--no-save`).
-    pub fn start(a: &SaveArgs, run: &RunRecord) -> Result<Saver, Fail> {
+    pub fn start(a: &SaveArgs, run: &mut RunRecord) -> Result<Saver, Fail> {
+        run.label = a.label.clone();
+        let run = &*run;
         let exports = a.exports()?;
         let partial = (!exports.is_empty()).then(|| run.clone());
         if a.no_save {
@@ -267,6 +310,14 @@ mod tests {
         assert_eq!(parse_run_id("last"), Ok(RunId::Last));
         assert!(parse_run_id("0").is_err());
         assert!(parse_run_id("-3").is_err());
-        assert!(parse_run_id("x").is_err());
+        // Anything else that could be a label is one.
+        assert_eq!(parse_run_id("x"), Ok(RunId::Label("x".into())));
+        assert_eq!(
+            parse_run_id("after fix"),
+            Ok(RunId::Label("after fix".into()))
+        );
+        assert!(parse_run_id("").is_err());
+        assert!(parse_run_id("a\u{7}b").is_err());
+        assert!(parse_run_id(&"y".repeat(65)).is_err());
     }
 }

@@ -42,40 +42,41 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         let skip = runs.len().saturating_sub(n);
         runs.drain(..skip);
     }
-    match a.format {
-        Format::Json => {
-            crate::outln!("{}", serde_json::to_string_pretty(&runs).expect("json"));
-            return Ok(0);
+    if a.format == Format::Json {
+        crate::outln!("{}", serde_json::to_string_pretty(&runs).expect("json"));
+        return Ok(0);
+    }
+    // One row per run, the same columns in every format.
+    let header = [
+        "id", "kind", "label", "started", "host", "kernel", "cases", "measured", "status",
+    ];
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.to_string(),
+                r.kind.clone(),
+                r.label.clone().unwrap_or_default(),
+                crate::units::fmt_utc(r.started_ms),
+                r.hostname.clone(),
+                r.kernel.clone(),
+                r.cases.to_string(),
+                r.mechanisms.join(" "),
+                status(r),
+            ]
+        })
+        .collect();
+    if a.format == Format::Csv {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut h = header.map(str::to_string);
+        h[3] = "started_utc".into();
+        let _ = w.write_record(&h);
+        for r in &rows {
+            let _ = w.write_record(r);
         }
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record([
-                "id",
-                "kind",
-                "started_utc",
-                "host",
-                "kernel",
-                "cases",
-                "measured",
-                "status",
-            ]);
-            for r in &runs {
-                let _ = w.write_record([
-                    r.id.to_string(),
-                    r.kind.clone(),
-                    crate::units::fmt_utc(r.started_ms),
-                    r.hostname.clone(),
-                    r.kernel.clone(),
-                    r.cases.to_string(),
-                    r.mechanisms.join(" "),
-                    status(r),
-                ]);
-            }
-            let bytes = w.into_inner().unwrap_or_default();
-            crate::console::out(&String::from_utf8_lossy(&bytes));
-            return Ok(0);
-        }
-        Format::Table | Format::Markdown => {}
+        let bytes = w.into_inner().unwrap_or_default();
+        crate::console::out(&String::from_utf8_lossy(&bytes));
+        return Ok(0);
     }
     if runs.is_empty() {
         crate::outln!(
@@ -85,40 +86,20 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         return Ok(0);
     }
     if a.format == Format::Markdown {
-        crate::outln!("| id | kind | started | host | kernel | cases | measured | status |");
-        crate::outln!("|---|---|---|---|---|---|---|---|");
-        for r in &runs {
-            crate::outln!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.id,
-                r.kind,
-                crate::units::fmt_utc(r.started_ms),
-                r.hostname,
-                r.kernel,
-                r.cases,
-                r.mechanisms.join(" "),
-                status(r)
-            );
+        crate::outln!("| {} |", header.join(" | "));
+        crate::outln!("|{}", "---|".repeat(header.len()));
+        for r in &rows {
+            let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+            crate::outln!("| {} |", cells.join(" | "));
         }
         return Ok(0);
     }
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header([
-            "id", "kind", "started", "host", "kernel", "cases", "measured", "status",
-        ]);
-    for r in &runs {
-        t.add_row([
-            r.id.to_string(),
-            r.kind.clone(),
-            crate::units::fmt_utc(r.started_ms),
-            r.hostname.clone(),
-            r.kernel.clone(),
-            r.cases.to_string(),
-            r.mechanisms.join(" "),
-            status(r),
-        ]);
+        .set_header(header);
+    for r in rows {
+        t.add_row(r);
     }
     crate::console::fit(&mut t);
     crate::outln!("Runs kept in {}\n{t}", store.location);

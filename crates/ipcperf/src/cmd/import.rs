@@ -176,6 +176,7 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
         let mut finished_ms: Option<Option<u64>> = None;
         let mut complete: Option<bool> = None;
         let mut machine: Option<Machine> = None;
+        let mut label: Option<String> = None;
         let mut cases = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -185,6 +186,13 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
                 "finished_ms" => finished_ms = Some(map.next_value()?),
                 "complete" => complete = Some(map.next_value()?),
                 "machine" => machine = Some(map.next_value()?),
+                "label" => {
+                    let l: String = map.next_value()?;
+                    label = Some(
+                        crate::cmd::db::check_label(&l)
+                            .map_err(|e| de::Error::custom(format!("label: {e}")))?,
+                    );
+                }
                 "cases" => {
                     map.next_value_seed(CasesSeed {
                         on_case: &mut *self.on_case,
@@ -202,6 +210,7 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
         }
         Ok(RunRecord {
             ipcperf_version: version.ok_or_else(|| missing("ipcperf_version"))?,
+            label,
             command_line: command_line.ok_or_else(|| missing("command_line"))?,
             started_ms: started_ms.ok_or_else(|| missing("started_ms"))?,
             finished_ms: finished_ms.unwrap_or(None),

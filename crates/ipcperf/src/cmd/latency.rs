@@ -211,7 +211,7 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
-    let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());

@@ -157,7 +157,7 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
         estimate_secs(&specs)
     ));
     let mut run = RunRecord::begin(std::env::args().collect());
-    let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());

@@ -373,7 +373,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
         set.seed,
     );
     let mut run = RunRecord::begin(std::env::args().collect());
-    let mut saver = Saver::start(&a.save, &run)?;
+    let mut saver = Saver::start(&a.save, &mut run)?;
     let mut records: Vec<CaseRecord> = methods.iter().map(|m| set.record(m)).collect();
     let progress = std::io::stderr().is_terminal();
     for round in 1..=a.repeat {

@@ -25,7 +25,7 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let mut runs = Vec::new();
     for id in &a.ids {
-        let (n, r) = load(&mut store, *id)?;
+        let (n, r) = load(&mut store, id.clone())?;
         runs.push((n.to_string(), r));
     }
     let html = report::html(&runs);

@@ -155,7 +155,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
 pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let mut run = RunRecord::begin(std::env::args().collect());
-    let mut saver = crate::cmd::db::Saver::start(&a.save, &run)?;
+    let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());

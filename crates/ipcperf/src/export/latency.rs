@@ -254,6 +254,7 @@ mod tests {
     fn run_with(rec: CaseRecord) -> RunRecord {
         RunRecord {
             ipcperf_version: "t".into(),
+            label: None,
             command_line: vec![],
             started_ms: 0,
             finished_ms: None,

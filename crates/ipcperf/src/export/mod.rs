@@ -75,6 +75,9 @@ pub fn write_json(run: &RunRecord, w: impl std::io::Write) -> serde_json::Result
             let mut st = s.serialize_struct("RunRecord", 8)?;
             st.serialize_field("schema_version", &SCHEMA_VERSION)?;
             st.serialize_field("ipcperf_version", &r.ipcperf_version)?;
+            if let Some(l) = &r.label {
+                st.serialize_field("label", l)?;
+            }
             st.serialize_field("command_line", &r.command_line)?;
             st.serialize_field("started_ms", &r.started_ms)?;
             st.serialize_field("finished_ms", &r.finished_ms)?;

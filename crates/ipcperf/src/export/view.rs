@@ -295,6 +295,7 @@ mod tests {
     fn run(cases: Vec<CaseRecord>) -> RunRecord {
         RunRecord {
             ipcperf_version: "0".into(),
+            label: None,
             command_line: vec![],
             started_ms: 0,
             finished_ms: None,

@@ -103,6 +103,8 @@ pub struct RunSummary {
     pub cases: u64,
     /// Mechanisms measured, in the order they first appear.
     pub mechanisms: Vec<String>,
+    /// The run's label (`--label`), if it has one.
+    pub label: Option<String>,
 }
 
 /// The subcommand in a stored command line (a JSON array).
@@ -307,8 +309,8 @@ impl Store {
         let id = self.tx(|c| {
             let rows = c.query(
                 "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, \
-                 command_line, hostname, kernel, machine) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                 command_line, hostname, kernel, machine, label) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
                 &[
                     Val::Int(Some(to_i64(run.started_ms))),
                     Val::Int(run.finished_ms.map(to_i64)),
@@ -318,6 +320,7 @@ impl Store {
                     Val::Text(Some(run.machine.hostname.clone())),
                     Val::Text(Some(run.machine.kernel.clone())),
                     Val::Text(Some(machine)),
+                    Val::Text(run.label.clone()),
                 ],
                 &[Kind::Int],
             )?;
@@ -399,7 +402,7 @@ impl Store {
             c.exec(
                 "UPDATE runs SET started_ms = $1, finished_ms = $2, complete = $3, \
                  ipcperf_version = $4, command_line = $5, hostname = $6, kernel = $7, \
-                 machine = $8 WHERE id = $9",
+                 machine = $8, label = $9 WHERE id = $10",
                 &[
                     Val::Int(Some(to_i64(head.started_ms))),
                     Val::Int(head.finished_ms.map(to_i64)),
@@ -409,6 +412,9 @@ impl Store {
                     Val::Text(Some(head.machine.hostname.clone())),
                     Val::Text(Some(head.machine.kernel.clone())),
                     Val::Text(Some(json(&head.machine)?)),
+                    // SQLite numbers `$N` parameters in the order they first appear:
+                    // they must appear in the text in order.
+                    Val::Text(head.label.clone()),
                     Val::Int(Some(id)),
                 ],
             )?;
@@ -429,14 +435,15 @@ impl Store {
     /// Every run, oldest first.
     pub fn list_runs(&mut self) -> Result<Vec<RunSummary>> {
         let runs = self.conn.query(
-            "SELECT id, started_ms, finished_ms, complete, hostname, kernel, command_line \
-             FROM runs ORDER BY id",
+            "SELECT id, started_ms, finished_ms, complete, hostname, kernel, command_line, \
+             label FROM runs ORDER BY id",
             &[],
             &[
                 Kind::Int,
                 Kind::Int,
                 Kind::Int,
                 Kind::Int,
+                Kind::Text,
                 Kind::Text,
                 Kind::Text,
                 Kind::Text,
@@ -467,6 +474,7 @@ impl Store {
                         .iter()
                         .map(|m| m[1].text().unwrap_or("").to_string())
                         .collect(),
+                    label: r[7].text().map(str::to_string),
                 }
             })
             .collect())
@@ -475,13 +483,14 @@ impl Store {
     /// Run `id` as it was recorded, with every case kept; None if there is no such run.
     pub fn load_run(&mut self, id: i64) -> Result<Option<RunRecord>> {
         let rows = self.conn.query(
-            "SELECT started_ms, finished_ms, complete, ipcperf_version, command_line, machine \
-             FROM runs WHERE id = $1",
+            "SELECT started_ms, finished_ms, complete, ipcperf_version, command_line, machine, \
+             label FROM runs WHERE id = $1",
             &[Val::Int(Some(id))],
             &[
                 Kind::Int,
                 Kind::Int,
                 Kind::Int,
+                Kind::Text,
                 Kind::Text,
                 Kind::Text,
                 Kind::Text,
@@ -504,6 +513,7 @@ impl Store {
             .collect::<Result<Vec<_>>>()?;
         Ok(Some(RunRecord {
             ipcperf_version: r[3].text().unwrap_or("").to_string(),
+            label: r[6].text().map(str::to_string),
             command_line,
             started_ms: r[0].int().unwrap_or(0) as u64,
             finished_ms: r[1].int().map(|v| v as u64),

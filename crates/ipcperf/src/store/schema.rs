@@ -76,6 +76,13 @@ fn v2(_: Dialect) -> String {
         .to_string()
 }
 
+/// Version 3: a run's label (`--label`), to find and compare it by.
+fn v3(_: Dialect) -> String {
+    "ALTER TABLE runs ADD COLUMN label TEXT;
+    CREATE INDEX runs_by_label ON runs (label);"
+        .to_string()
+}
+
 /// Fill `series` from the case records kept before version 2.
 fn v2_backfill(c: &mut dyn Conn) -> Result<()> {
     let rows = c.query(
@@ -103,6 +110,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "raw series table, case index",
         ddl: v2,
         backfill: Some(v2_backfill),
+    },
+    Migration {
+        version: 3,
+        what: "run labels",
+        ddl: v3,
+        backfill: None,
     },
 ];
 
