@@ -15,8 +15,10 @@ mod export;
 mod fail;
 mod heatmap;
 mod plot;
+mod plot_ab;
 mod plot_xy;
 mod report;
+mod report_summary;
 #[cfg(test)]
 mod snapshot_tests;
 mod store;

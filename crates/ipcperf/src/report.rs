@@ -366,6 +366,7 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
         esc(&ids.join(", ")),
         esc(&ids.join(", "))
     );
+    o.push_str(&crate::report_summary::html(runs, esc));
     for (id, run) in runs {
         o.push_str(&format!(
             "<section id=\"run-{0}\">\n<h2>Run {0}: {1} (Linux {2})</h2>\n",
@@ -474,7 +475,8 @@ mod tests {
         let h = html(&[("7".into(), r.clone()), ("8".into(), r)]);
         assert!(h.contains("&lt;b&gt;host&amp;co&lt;/b&gt;"));
         assert!(!h.contains("<b>host"));
-        assert_eq!(h.matches("<svg").count(), 2);
+        // Each run's throughput chart, and run 8 against run 7 in the summary.
+        assert_eq!(h.matches("<svg").count(), 3);
         // A run with latency figures gets their chart too.
         let mut lat = testdata::run();
         lat.cases

@@ -1,0 +1,246 @@
+//! The report's opening: what each run measured and its headline figures, then
+//! each comparison's verdict and A against B on one chart. Every figure is read
+//! from the runs shown; nothing is said that a table below does not hold.
+
+use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::workload::Workload;
+
+use crate::compare;
+use crate::export::latency::fmt_us;
+use crate::export::view::mechanism_label;
+use crate::units::{fmt_mbps, fmt_rate, fmt_size};
+
+fn who(c: &CaseRecord) -> String {
+    format!(
+        "{} {} {}",
+        mechanism_label(c),
+        c.mode.name(),
+        c.placement.shown()
+    )
+}
+
+/// The headline figures of a run, one sentence each.
+pub fn headlines(run: &RunRecord) -> Vec<String> {
+    let mut v = Vec::new();
+    let ok = |w: Workload| {
+        run.cases
+            .iter()
+            .filter(move |c| c.workload == w && c.status == CaseStatus::Ok)
+    };
+    // Streams: the fastest and the slowest at the ranking size (64 KiB when
+    // measured, else the largest).
+    let streams: Vec<&CaseRecord> = ok(Workload::Stream)
+        .filter(|c| c.median_bytes_per_sec.is_some_and(|m| m > 0.0))
+        .collect();
+    let size = if streams.iter().any(|c| c.block_size == 65536) {
+        Some(65536)
+    } else {
+        streams.iter().map(|c| c.block_size).max()
+    };
+    if let Some(size) = size {
+        let at: Vec<&&CaseRecord> = streams.iter().filter(|c| c.block_size == size).collect();
+        let by = |c: &&&CaseRecord| c.median_bytes_per_sec.unwrap_or(0.0);
+        if let (Some(hi), Some(lo)) = (
+            at.iter().max_by(|a, b| by(a).total_cmp(&by(b))),
+            at.iter().min_by(|a, b| by(a).total_cmp(&by(b))),
+        ) {
+            let (h, l) = (by(hi), by(lo));
+            v.push(if at.len() > 1 {
+                format!(
+                    "Fastest stream at {}: {} at {} MB/s; slowest: {} at {} MB/s ({:.1}× apart).",
+                    fmt_size(size),
+                    who(hi),
+                    fmt_mbps(h),
+                    who(lo),
+                    fmt_mbps(l),
+                    h / l
+                )
+            } else {
+                format!(
+                    "Stream at {}: {} at {} MB/s.",
+                    fmt_size(size),
+                    who(hi),
+                    fmt_mbps(h)
+                )
+            });
+        }
+    }
+    // Round trips: the lowest and highest p50.
+    let trips: Vec<&CaseRecord> = ok(Workload::RoundTrip)
+        .filter(|c| c.latency.as_ref().is_some_and(|l| l.round_trips > 0))
+        .collect();
+    let p50 = |c: &CaseRecord| c.latency.as_ref().map_or(0, |l| l.p50_ns);
+    let lowest = trips.iter().copied().min_by_key(|c| p50(c));
+    let highest = trips.iter().copied().max_by_key(|c| p50(c));
+    if let (Some(lo), Some(hi)) = (lowest, highest) {
+        v.push(if trips.len() > 1 {
+            format!(
+                "Lowest p50 round trip: {} ({} µs, {} B); highest: {} ({} µs).",
+                who(lo),
+                fmt_us(p50(lo) as f64),
+                lo.block_size,
+                who(hi),
+                fmt_us(p50(hi) as f64)
+            )
+        } else {
+            format!(
+                "p50 round trip: {} µs ({}).",
+                fmt_us(p50(lo) as f64),
+                who(lo)
+            )
+        });
+    }
+    // Sync: the fastest set/clear.
+    let sync = ok(Workload::Sync).filter_map(|c| {
+        let s = c.sync.as_ref()?;
+        Some((s.set_clear_per_sec?, &s.primitive, c))
+    });
+    if let Some((r, p, c)) = sync.max_by(|a, b| a.0.total_cmp(&b.0)) {
+        v.push(format!(
+            "Fastest set/clear: {p} ({} {}) at {} cycles/s.",
+            c.mode.name(),
+            c.placement.shown(),
+            fmt_rate(r)
+        ));
+    }
+    let refused = run
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Refused)
+        .count();
+    let failed = run
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Failed)
+        .count();
+    if refused + failed > 0 {
+        v.push(format!(
+            "{refused} case{} refused and {failed} failed (each with its reason in the tables).",
+            if refused == 1 { "" } else { "s" }
+        ));
+    }
+    v
+}
+
+/// What a run measured, in one line: its kind, mechanisms, cases, machine, date.
+pub fn what(id: &str, run: &RunRecord) -> String {
+    let mut mechs: Vec<&str> = Vec::new();
+    for c in &run.cases {
+        if !mechs.contains(&c.mechanism.as_str()) {
+            mechs.push(&c.mechanism);
+        }
+    }
+    let kind = crate::units::subcommand(&run.command_line).unwrap_or("run");
+    format!(
+        "Run {id}{}: `ipcperf {kind}` of {} — {} case{} on {} (Linux {}, {} CPUs), {}{}.",
+        run.label
+            .as_ref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default(),
+        mechs.join(", "),
+        run.cases.len(),
+        if run.cases.len() == 1 { "" } else { "s" },
+        run.machine.hostname,
+        run.machine.kernel,
+        run.machine.cpus,
+        crate::units::fmt_utc(run.started_ms),
+        if run.complete { "" } else { ", incomplete" }
+    )
+}
+
+/// The summary section's HTML (`esc` escapes text for HTML).
+pub fn html(runs: &[(String, RunRecord)], esc: fn(&str) -> String) -> String {
+    let mut o = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n<ul>\n");
+    for (id, run) in runs {
+        o.push_str(&format!("<li><b>{}</b>", esc(&what(id, run))));
+        let h = headlines(run);
+        if !h.is_empty() {
+            o.push_str("<ul>");
+            for line in h {
+                o.push_str(&format!("<li>{}</li>", esc(&line)));
+            }
+            o.push_str("</ul>");
+        }
+        o.push_str("</li>\n");
+    }
+    o.push_str("</ul>\n");
+    if let Some((a_id, a)) = runs.first() {
+        for (b_id, b) in runs.iter().skip(1) {
+            let rows = compare::compare(a, b, compare::DEFAULT_MIN_CHANGE);
+            o.push_str(&format!(
+                "<p><b>Run {} against run {}:</b> {}</p>\n",
+                esc(b_id),
+                esc(a_id),
+                esc(&compare::summary(&rows))
+            ));
+            let (shown, left) = crate::plot_ab::chosen(&rows);
+            if shown.is_empty() {
+                o.push_str("<p>No case of one run has a counterpart in the other to draw.</p>\n");
+                continue;
+            }
+            let title = format!("Run {b_id} against run {a_id}: B/A per case");
+            o.push_str("<div class=\"chart\">\n");
+            match crate::plot_ab::svg(&title, &shown) {
+                Ok(svg) => o.push_str(&svg),
+                Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
+            }
+            o.push_str("</div>\n");
+            if left > 0 {
+                o.push_str(&format!(
+                    "<p>The {} largest changes are drawn; {left} more are in the comparison below.</p>\n",
+                    shown.len()
+                ));
+            }
+        }
+    }
+    o.push_str("</section>\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    #[test]
+    fn headlines_name_the_fastest_and_slowest_from_the_figures() {
+        let run = testdata::run();
+        let h = headlines(&run);
+        // testdata at 64 KiB: pipe same-cpu 1000 MB/s the fastest, tcp cross-cpu
+        // 250 MB/s the slowest; one case refused, one failed.
+        assert!(
+            h[0].starts_with("Fastest stream at 64 KiB: pipe processes same-cpu"),
+            "{h:?}"
+        );
+        assert!(
+            h[0].contains("slowest: tcp processes cross-cpu") && h[0].contains("4.0× apart"),
+            "{h:?}"
+        );
+        assert!(h[1].starts_with("1 case refused and 1 failed"), "{h:?}");
+        let w = what("7", &run);
+        assert!(
+            w.starts_with("Run 7: `ipcperf run` of pipe, unix, tcp"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn the_summary_compares_and_draws_a_against_b() {
+        let a = testdata::run();
+        let mut b = testdata::run();
+        b.label = Some("after".into());
+        for c in &mut b.cases {
+            for s in &mut c.series {
+                s.bytes *= 2;
+            }
+            c.summarize();
+        }
+        let html = html(&[("1".into(), a), ("2".into(), b)], |s| {
+            s.replace('<', "&lt;")
+        });
+        assert!(html.contains("Run 2 (after)"), "the label");
+        assert!(html.contains("Run 2 against run 1:</b>"), "{html}");
+        assert!(html.contains("faster"), "the verdict");
+        assert!(html.contains("<svg") && html.contains("B / A"), "the chart");
+    }
+}
