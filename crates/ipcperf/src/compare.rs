@@ -37,6 +37,8 @@ pub struct Row {
     pub interval: Option<(f64, f64)>,
     pub verdict: Verdict,
     pub why: String,
+    /// The figure is a time (latency p50): B/A below 1 is B faster.
+    pub lower_better: bool,
 }
 
 /// The identity of a case across runs (options hold facts found at set-up, such
@@ -195,6 +197,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
             interval: None,
             verdict: Verdict::NotComparable,
             why: why.into(),
+            lower_better: fa.lower_better,
         };
     };
     if sa.median <= 0.0 {
@@ -207,6 +210,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
             interval: None,
             verdict: Verdict::NotComparable,
             why: "nothing measured in A".into(),
+            lower_better: fa.lower_better,
         };
     }
     let ratio = sb.median / sa.median;
@@ -219,6 +223,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
         interval,
         verdict,
         why,
+        lower_better: fa.lower_better,
     };
     if fa.values.len() < 2 || fb.values.len() < 2 {
         return row(
@@ -271,6 +276,7 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 interval: None,
                 verdict: Verdict::NotComparable,
                 why: elsewhere(ca, &a.cases, &b.cases, "A", "B"),
+                lower_better: figure(ca).lower_better,
             }),
         }
     }
@@ -286,6 +292,7 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 interval: None,
                 verdict: Verdict::NotComparable,
                 why: elsewhere(cb, &b.cases, &a.cases, "B", "A"),
+                lower_better: figure(cb).lower_better,
             });
         }
     }

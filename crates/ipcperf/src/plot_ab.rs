@@ -1,5 +1,6 @@
-//! Run A against run B on one chart: each comparable case a row, B/A on a log axis
-//! around 1 (a dot, and its 95% bootstrap interval as a whisker), coloured by the
+//! Run A against run B on one chart: each comparable case a row, how much faster B
+//! is on a log axis around 1 (B/A of a rate, A/B of a time, so right is always
+//! faster: a dot, and its 95% bootstrap interval as a whisker), coloured by the
 //! comparison's verdict: green faster, red slower, grey within the noise.
 
 use plotters::prelude::*;
@@ -36,6 +37,26 @@ fn verdict_color(v: Verdict) -> RGBColor {
     }
 }
 
+/// How much faster B is than A: B/A for a rate, A/B for a time (None: no ratio).
+pub fn speedup(r: &Row) -> Option<f64> {
+    r.ratio
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .map(|x| if r.lower_better { 1.0 / x } else { x })
+}
+
+/// The interval of [`speedup`].
+fn speedup_interval(r: &Row) -> Option<(f64, f64)> {
+    r.interval
+        .filter(|(a, b)| *a > 0.0 && *b > 0.0)
+        .map(|(a, b)| {
+            if r.lower_better {
+                (1.0 / b, 1.0 / a)
+            } else {
+                (a, b)
+            }
+        })
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -44,10 +65,9 @@ fn draw<DB: DrawingBackend>(
     fonts();
     root.fill(&WHITE)?;
     let xs = rows.iter().flat_map(|r| {
-        let (lo, hi) = r
-            .interval
-            .unwrap_or((r.ratio.unwrap_or(1.0), r.ratio.unwrap_or(1.0)));
-        [lo, hi, r.ratio.unwrap_or(1.0)]
+        let s = speedup(r).unwrap_or(1.0);
+        let (lo, hi) = speedup_interval(r).unwrap_or((s, s));
+        [lo, hi, s]
     });
     let (lo, hi) = xs
         .filter(|x| *x > 0.0 && x.is_finite())
@@ -60,7 +80,8 @@ fn draw<DB: DrawingBackend>(
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(360)
-        .build_cartesian_2d((1.0 / span..span).log_scale(), -0.5f64..n as f64 - 0.5)?;
+        // x in log2(B/A), so equal changes either way are equal distances.
+        .build_cartesian_2d(-span.log2()..span.log2(), -0.5f64..n as f64 - 0.5)?;
     let names: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -73,11 +94,11 @@ fn draw<DB: DrawingBackend>(
         .collect();
     chart
         .configure_mesh()
-        .x_desc("B / A (log; right of 1: B is faster)")
+        .x_desc("how much faster B is (B/A of a rate, A/B of a latency; log)")
         .label_style((FAMILY, 13).into_font())
         .axis_desc_style((FAMILY, 15).into_font())
-        .x_labels(12)
-        .x_label_formatter(&|x| format!("{x:.2}×"))
+        .x_labels(9)
+        .x_label_formatter(&|x| format!("{:.2}×", x.exp2()))
         .y_labels(n)
         .y_label_formatter(&|y| {
             let i = y.round();
@@ -89,20 +110,20 @@ fn draw<DB: DrawingBackend>(
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     chart.draw_series(std::iter::once(PathElement::new(
-        vec![(1.0, -0.5), (1.0, n as f64 - 0.5)],
+        vec![(0.0, -0.5), (0.0, n as f64 - 0.5)],
         BLACK.stroke_width(1),
     )))?;
     for (i, r) in rows.iter().enumerate() {
         let y = i as f64;
         let c = verdict_color(r.verdict);
-        if let Some((a, b)) = r.interval.filter(|(a, b)| *a > 0.0 && *b > 0.0) {
+        if let Some((a, b)) = speedup_interval(r) {
             chart.draw_series(std::iter::once(PathElement::new(
-                vec![(a, y), (b, y)],
+                vec![(a.log2(), y), (b.log2(), y)],
                 c.stroke_width(2),
             )))?;
         }
-        if let Some(x) = r.ratio {
-            chart.draw_series(std::iter::once(Circle::new((x, y), 5, c.filled())))?;
+        if let Some(x) = speedup(r) {
+            chart.draw_series(std::iter::once(Circle::new((x.log2(), y), 5, c.filled())))?;
         }
     }
     root.present()
@@ -133,6 +154,7 @@ mod tests {
             interval: Some((ratio * 0.95, ratio * 1.05)),
             verdict,
             why: String::new(),
+            lower_better: false,
         }
     }
 
@@ -158,9 +180,16 @@ mod tests {
         assert_eq!(v[0].case, "halved");
         let s = svg("A against B", &v).unwrap();
         assert!(
-            s.contains("halved") && s.contains("B / A"),
+            s.contains("halved") && s.contains("how much faster B is"),
             "names and axis"
         );
+        // A latency that doubled is B twice as slow: left of 1, like a halved rate.
+        let lat = Row {
+            lower_better: true,
+            ..row("p50", 2.0, Verdict::Slower)
+        };
+        assert_eq!(speedup(&lat), Some(0.5));
+        assert_eq!(speedup_interval(&lat), Some((1.0 / 2.1, 1.0 / 1.9)));
         assert!(s.contains(&format!("height=\"{}\"", 120 + 22 * MAX_ROWS)));
     }
 }

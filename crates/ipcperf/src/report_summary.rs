@@ -178,7 +178,7 @@ pub fn html(runs: &[(String, RunRecord)], esc: fn(&str) -> String) -> String {
                 o.push_str("<p>No case of one run has a counterpart in the other to draw.</p>\n");
                 continue;
             }
-            let title = format!("Run {b_id} against run {a_id}: B/A per case");
+            let title = format!("Run {b_id} against run {a_id}, case by case");
             o.push_str("<div class=\"chart\">\n");
             match crate::plot_ab::svg(&title, &shown) {
                 Ok(svg) => o.push_str(&svg),
@@ -241,6 +241,9 @@ mod tests {
         assert!(html.contains("Run 2 (after)"), "the label");
         assert!(html.contains("Run 2 against run 1:</b>"), "{html}");
         assert!(html.contains("faster"), "the verdict");
-        assert!(html.contains("<svg") && html.contains("B / A"), "the chart");
+        assert!(
+            html.contains("<svg") && html.contains("how much faster B is"),
+            "the chart"
+        );
     }
 }
