@@ -1,4 +1,5 @@
-//! Run A against run B on one chart: each comparable case a row, how much faster B
+//! Dot charts (a row per case, a value with its spread on a log axis), and the
+//! first of them: run A against run B on one chart: each comparable case a row, how much faster B
 //! is on a log axis around 1 (B/A of a rate, A/B of a time, so right is always
 //! faster: a dot, and its 95% bootstrap interval as a whisker), coloured by the
 //! comparison's verdict: green faster, red slower, grey within the noise.
@@ -57,87 +58,164 @@ fn speedup_interval(r: &Row) -> Option<(f64, f64)> {
         })
 }
 
+/// One row of a dot chart: a value, its spread, its colour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dot {
+    pub label: String,
+    pub x: f64,
+    pub range: Option<(f64, f64)>,
+    pub color: RGBAColor,
+}
+
+/// A dot chart's x axis: a ratio around 1 (log2, symmetric, ticks as `1.41×`) or
+/// plain positive values (log10, ticks as `1.2k`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    Ratio,
+    Values,
+}
+
+/// A whole dot chart: a row per dot, top to bottom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DotChart {
+    pub title: String,
+    pub x_desc: String,
+    pub axis: Axis,
+    pub dots: Vec<Dot>,
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
-    rows: &[&Row],
+    c: &DotChart,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     fonts();
     root.fill(&WHITE)?;
-    let xs = rows.iter().flat_map(|r| {
-        let s = speedup(r).unwrap_or(1.0);
-        let (lo, hi) = speedup_interval(r).unwrap_or((s, s));
-        [lo, hi, s]
+    let pos = |x: f64| x > 0.0 && x.is_finite();
+    let xs = c.dots.iter().flat_map(|d| {
+        let (lo, hi) = d.range.unwrap_or((d.x, d.x));
+        [lo, hi, d.x]
     });
-    let (lo, hi) = xs
-        .filter(|x| *x > 0.0 && x.is_finite())
-        .fold((1.0f64, 1.0f64), |(a, b), x| (a.min(x), b.max(x)));
-    // Symmetric around 1 on the log axis, at least 0.5× to 2×.
-    let span = (1.0 / lo).max(hi).max(2.0) * 1.1;
-    let n = rows.len().max(1);
+    let start = if c.axis == Axis::Ratio { 1.0 } else { f64::MAX };
+    let (lo, hi) = xs.filter(|x| pos(*x)).fold(
+        (start, if c.axis == Axis::Ratio { 1.0f64 } else { 0.0 }),
+        |(a, b), x| (a.min(x), b.max(x)),
+    );
+    // Coordinates are logarithms: log2 around 1 for a ratio (at least 0.5× to
+    // 2×, symmetric), log10 for values (a little room either side).
+    let (x0, x1, base) = match c.axis {
+        Axis::Ratio => {
+            let span = (1.0 / lo).max(hi).max(2.0) * 1.1;
+            (-span.log2(), span.log2(), 2f64)
+        }
+        Axis::Values if hi > 0.0 => ((lo / 1.5).log10(), (hi * 1.5).log10(), 10f64),
+        Axis::Values => (0.0, 1.0, 10f64),
+    };
+    let to = |x: f64| x.log(base);
+    let n = c.dots.len().max(1);
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 20).into_font())
+        .caption(&c.title, (FAMILY, 20).into_font())
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(360)
-        // x in log2(B/A), so equal changes either way are equal distances.
-        .build_cartesian_2d(-span.log2()..span.log2(), -0.5f64..n as f64 - 0.5)?;
-    let names: Vec<String> = rows
+        .build_cartesian_2d(x0..x1, -0.5f64..n as f64 - 0.5)?;
+    let names: Vec<String> = c
+        .dots
         .iter()
-        .map(|r| {
-            let mut s: String = r.case.chars().take(52).collect();
-            if r.case.chars().count() > 52 {
+        .map(|d| {
+            let mut s: String = d.label.chars().take(52).collect();
+            if d.label.chars().count() > 52 {
                 s.push('…');
             }
             s
         })
         .collect();
+    let axis = c.axis;
     chart
         .configure_mesh()
-        .x_desc("how much faster B is (B/A of a rate, A/B of a latency; log)")
+        .x_desc(c.x_desc.as_str())
         .label_style((FAMILY, 13).into_font())
         .axis_desc_style((FAMILY, 15).into_font())
         .x_labels(9)
-        .x_label_formatter(&|x| format!("{:.2}×", x.exp2()))
+        .x_label_formatter(&|x| match axis {
+            Axis::Ratio => format!("{:.2}×", x.exp2()),
+            Axis::Values => crate::units::fmt_rate(10f64.powf(*x)),
+        })
         .y_labels(n)
         .y_label_formatter(&|y| {
             let i = y.round();
             if (y - i).abs() > 1e-6 || i < 0.0 {
                 return String::new();
             }
-            names.get(i as usize).cloned().unwrap_or_default()
+            // Row 0 on top.
+            (n - 1)
+                .checked_sub(i as usize)
+                .and_then(|k| names.get(k))
+                .cloned()
+                .unwrap_or_default()
         })
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    chart.draw_series(std::iter::once(PathElement::new(
-        vec![(0.0, -0.5), (0.0, n as f64 - 0.5)],
-        BLACK.stroke_width(1),
-    )))?;
-    for (i, r) in rows.iter().enumerate() {
-        let y = i as f64;
-        let c = verdict_color(r.verdict);
-        if let Some((a, b)) = speedup_interval(r) {
+    if c.axis == Axis::Ratio {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, -0.5), (0.0, n as f64 - 0.5)],
+            BLACK.stroke_width(1),
+        )))?;
+    }
+    for (i, d) in c.dots.iter().enumerate() {
+        let y = (n - 1 - i) as f64;
+        if let Some((a, b)) = d.range.filter(|(a, b)| pos(*a) && pos(*b)) {
             chart.draw_series(std::iter::once(PathElement::new(
-                vec![(a.log2(), y), (b.log2(), y)],
-                c.stroke_width(2),
+                vec![(to(a), y), (to(b), y)],
+                d.color.stroke_width(2),
             )))?;
         }
-        if let Some(x) = speedup(r) {
-            chart.draw_series(std::iter::once(Circle::new((x.log2(), y), 5, c.filled())))?;
+        if pos(d.x) {
+            chart.draw_series(std::iter::once(Circle::new(
+                (to(d.x), y),
+                5,
+                d.color.filled(),
+            )))?;
         }
     }
     root.present()
 }
 
-/// The chart as SVG, sized to its rows.
-pub fn svg(title: &str, rows: &[&Row]) -> Result<String, String> {
+fn height(c: &DotChart) -> u32 {
+    120 + ROW_PX * c.dots.len().max(1) as u32
+}
+
+/// A dot chart as SVG, sized to its rows.
+pub fn dot_svg(c: &DotChart) -> Result<String, String> {
     let mut out = String::new();
     {
-        let h = 120 + ROW_PX * rows.len().max(1) as u32;
-        let root = SVGBackend::with_string(&mut out, (WIDTH, h)).into_drawing_area();
-        draw(root, title, rows).map_err(|e| format!("cannot draw the chart: {e}"))?;
+        let root = SVGBackend::with_string(&mut out, (WIDTH, height(c))).into_drawing_area();
+        draw(root, c).map_err(|e| format!("cannot draw the chart: {e}"))?;
     }
     Ok(out)
+}
+
+/// A dot chart as a PNG file.
+pub fn dot_png(c: &DotChart, path: &std::path::Path) -> Result<(), String> {
+    let root = BitMapBackend::new(path, (WIDTH, height(c))).into_drawing_area();
+    draw(root, c).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
+
+/// Run B against run A, case by case, as SVG.
+pub fn svg(title: &str, rows: &[&Row]) -> Result<String, String> {
+    dot_svg(&DotChart {
+        title: title.into(),
+        x_desc: "how much faster B is (B/A of a rate, A/B of a latency; log)".into(),
+        axis: Axis::Ratio,
+        dots: rows
+            .iter()
+            .map(|r| Dot {
+                label: r.case.clone(),
+                x: speedup(r).unwrap_or(0.0),
+                range: speedup_interval(r),
+                color: verdict_color(r.verdict).to_rgba(),
+            })
+            .collect(),
+    })
 }
 
 #[cfg(test)]

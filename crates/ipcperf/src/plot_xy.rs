@@ -183,6 +183,8 @@ pub fn load(run: &RunRecord) -> Option<XyChart> {
 
 /// One chart a run can be drawn as.
 pub enum Chart {
+    /// A row per case (a pipeline's methods, a sync run's cycles/s).
+    Dots(&'static str, crate::plot_ab::DotChart),
     Throughput,
     Scaling(XyChart),
     Load(XyChart),
@@ -192,6 +194,7 @@ pub enum Chart {
 impl Chart {
     pub fn kind(&self) -> &'static str {
         match self {
+            Chart::Dots(k, _) => k,
             Chart::Throughput => "throughput",
             Chart::Scaling(_) => "pairs",
             Chart::Load(_) => "load",
@@ -201,6 +204,8 @@ impl Chart {
 
     pub fn what(&self) -> &'static str {
         match self {
+            Chart::Dots("methods", _) => "the pipeline's methods",
+            Chart::Dots(..) => "cycles per second",
             Chart::Throughput => "throughput",
             Chart::Scaling(_) => "scaling over pairs",
             Chart::Load(_) => "latency against offered load",
@@ -211,6 +216,8 @@ impl Chart {
     /// The chart's heading in the report.
     pub fn heading(&self) -> &'static str {
         match self {
+            Chart::Dots("methods", _) => "Stover's pipelines: MB/s of each method",
+            Chart::Dots(..) => "Synchronization primitives: cycles per second",
             Chart::Throughput => "Throughput against block size",
             Chart::Scaling(_) => "Many pairs at once: total against the number of pairs",
             Chart::Load(_) => "Round trips under a paced load: percentiles against offered load",
@@ -220,6 +227,7 @@ impl Chart {
 
     pub fn svg(&self, run: &RunRecord) -> Result<String, String> {
         match self {
+            Chart::Dots(_, c) => crate::plot_ab::dot_svg(c),
             Chart::Throughput => crate::plot::throughput_svg(run),
             Chart::Scaling(c) | Chart::Load(c) => svg(c),
             Chart::Latency => {
@@ -230,6 +238,7 @@ impl Chart {
 
     pub fn png(&self, run: &RunRecord, path: &Path) -> Result<(), String> {
         match self {
+            Chart::Dots(_, c) => crate::plot_ab::dot_png(c, path),
             Chart::Throughput => crate::plot::throughput_png(run, path),
             Chart::Scaling(c) | Chart::Load(c) => png(c, path),
             Chart::Latency => crate::plot::latency_png(run, path).unwrap_or(Ok(())),
@@ -242,6 +251,12 @@ impl Chart {
 /// pairs, latency against offered load, latency percentiles.
 pub fn charts(run: &RunRecord) -> Vec<Chart> {
     let mut v = Vec::new();
+    // A pipeline is one size and six methods: a row each, not six dots at 1 KiB.
+    if crate::units::subcommand(&run.command_line) == Some("pipeline") {
+        v.extend(pipeline_dots(run).map(|c| Chart::Dots("methods", c)));
+        return v;
+    }
+    v.extend(sync_dots(run).map(|c| Chart::Dots("cycles", c)));
     let scaling = scaling(run);
     let load = load(run);
     let lines = crate::plot::throughput_lines(run);
@@ -254,6 +269,68 @@ pub fn charts(run: &RunRecord) -> Vec<Chart> {
         v.push(Chart::Latency);
     }
     v
+}
+
+/// A pipeline run's methods: MB/s at the median time, the rounds' min–max.
+pub fn pipeline_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
+    let dots: Vec<crate::plot_ab::Dot> = run
+        .cases
+        .iter()
+        .filter(|c| c.is_ok())
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let secs: Vec<f64> = c.series.iter().map(|s| s.elapsed_ns as f64 / 1e9).collect();
+            let bytes = c.series.first()?.bytes as f64;
+            let s = ipcperf_core::stats::spread(&secs)?;
+            let what = c.options.get("what").map(String::as_str).unwrap_or("");
+            Some(crate::plot_ab::Dot {
+                label: format!("{}: {what}", c.mechanism),
+                x: bytes / s.median / 1e6,
+                range: Some((bytes / s.max / 1e6, bytes / s.min / 1e6)),
+                color: color(i),
+            })
+        })
+        .collect();
+    (!dots.is_empty()).then(|| crate::plot_ab::DotChart {
+        title: format!(
+            "Stover's pipelines — {} (Linux {})",
+            run.machine.hostname, run.machine.kernel
+        ),
+        x_desc: "MB/s at the median time (the rounds' min–max; log)".into(),
+        axis: crate::plot_ab::Axis::Values,
+        dots,
+    })
+}
+
+/// A sync run's cycle rates: set/clear and request/release, tare taken off.
+pub fn sync_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
+    let mut dots = Vec::new();
+    for c in run.cases.iter().filter(|c| c.is_ok()) {
+        let Some(s) = &c.sync else { continue };
+        let at = format!("{} {} {}", s.primitive, c.mode.name(), c.placement.shown());
+        for (what, v, i) in [
+            ("set/clear", s.set_clear_per_sec, 0),
+            ("request/release", s.request_release_per_sec, 1),
+        ] {
+            if let Some(v) = v.filter(|v| *v > 0.0 && v.is_finite()) {
+                dots.push(crate::plot_ab::Dot {
+                    label: format!("{at} {what}"),
+                    x: v,
+                    range: None,
+                    color: color(i),
+                });
+            }
+        }
+    }
+    (!dots.is_empty()).then(|| crate::plot_ab::DotChart {
+        title: format!(
+            "Cycles per second — {} (Linux {})",
+            run.machine.hostname, run.machine.kernel
+        ),
+        x_desc: "cycles/s, tare taken off (log); blue set/clear, orange request/release".into(),
+        axis: crate::plot_ab::Axis::Values,
+        dots,
+    })
 }
 
 /// Whole decades around `lo..hi`, so a log axis has labelled ticks.

@@ -73,3 +73,22 @@ fn a_run_lists_its_charts_in_order() {
     let kinds: Vec<&str> = charts(&testdata::run()).iter().map(|c| c.kind()).collect();
     assert_eq!(kinds[0], "throughput");
 }
+
+#[test]
+fn a_sync_run_draws_its_cycle_rates_before_its_latencies() {
+    let mut run = testdata::run();
+    let mut c = testdata::sync_case("futex", 900, 1_500, 6_000, 40_000);
+    if let Some(s) = c.sync.as_mut() {
+        s.set_clear_per_sec = Some(250_000.0);
+        s.request_release_per_sec = Some(40_000_000.0);
+    }
+    run.cases = vec![c];
+    let kinds: Vec<&str> = charts(&run).iter().map(|c| c.kind()).collect();
+    assert_eq!(kinds, vec!["cycles", "latency"]);
+    let d = sync_dots(&run).unwrap();
+    let xs: Vec<f64> = d.dots.iter().map(|x| x.x).collect();
+    assert_eq!(xs, vec![250_000.0, 40_000_000.0]);
+    assert!(d.dots[0].label.starts_with("futex"), "{:?}", d.dots);
+    let svg = crate::plot_ab::dot_svg(&d).unwrap();
+    assert!(svg.contains("cycles/s") && svg.contains("futex"));
+}

@@ -498,3 +498,49 @@ fn runs_are_labelled_found_by_label_and_keep_it_through_export_and_import() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("label"));
 }
+
+#[test]
+fn a_kept_pipeline_run_is_shown_and_drawn_as_stover_had_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let first = stdout(&mut cmd(
+        &db,
+        &[
+            "pipeline", "--bytes", "1M", "--chunk", "1k", "--repeat", "2", "-q",
+        ],
+    ));
+    let shown = stdout(&mut cmd(&db, &["show", "last"]));
+    for title in [
+        "Stover's pipelines: 1 MiB in 1 KiB chunks, 2 rounds",
+        "Throughput relative to the slowest",
+    ] {
+        assert!(
+            first.contains(title) && shown.contains(title),
+            "{title}: {shown}"
+        );
+    }
+    // The same methods in the same order, with the same "what runs".
+    let rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.contains("gen") || l.contains("ipcperf's"))
+            .map(|l| l.split('┆').take(2).collect::<Vec<_>>().join("|"))
+            .collect()
+    };
+    assert_eq!(rows(&first), rows(&shown));
+    // Its chart: one dot per method with its spread, not six dots at one size.
+    let png = dir.path().join("p.svg");
+    cmd(&db, &["plot", "last", "-o"])
+        .arg(&png)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(&png).unwrap();
+    assert!(
+        svg.contains("sh-pipe") && svg.contains("MB/s"),
+        "{}",
+        &svg[..300]
+    );
+    assert!(
+        !svg.contains("block size"),
+        "not a throughput-against-size chart"
+    );
+}

@@ -402,7 +402,11 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     run.complete = true;
     saver.finish(&run);
 
-    let view = || build_view(&run, &methods, a.bytes, a.chunk, a.repeat);
+    let labels: Vec<(String, String)> = methods
+        .iter()
+        .map(|m| (m.name.to_string(), m.label.to_string()))
+        .collect();
+    let view = || build_view(&run, &labels, a.bytes, a.chunk, a.repeat);
     crate::console::out(&export::render_with(&run, a.format, view));
     let failed = run.cases.iter().any(|c| c.status == CaseStatus::Failed);
     Ok(i32::from(failed))
@@ -413,10 +417,29 @@ fn seconds(c: &CaseRecord) -> Vec<f64> {
     c.series.iter().map(|s| s.elapsed_ns as f64 / 1e9).collect()
 }
 
-/// Stover's two tables: times over the rounds, then throughput relative to the slowest.
+/// A kept pipeline run's view (`show`): the methods, bytes, chunk and rounds read
+/// back from its records (each case's mechanism and `what` option, its series).
+pub fn view_of(run: &RunRecord) -> view::View {
+    let labels: Vec<(String, String)> = run
+        .cases
+        .iter()
+        .map(|c| {
+            let what = c.options.get("what").cloned().unwrap_or_default();
+            (c.mechanism.clone(), what)
+        })
+        .collect();
+    let first = run.cases.iter().find(|c| !c.series.is_empty());
+    let bytes = first.and_then(|c| c.series.first()).map_or(0, |s| s.bytes) as usize;
+    let chunk = first.map_or(0, |c| c.block_size) as usize;
+    let repeat = first.map_or(0, |c| c.series.len()) as u32;
+    build_view(run, &labels, bytes, chunk, repeat)
+}
+
+/// Stover's two tables: times over the rounds, then throughput relative to the
+/// slowest. `labels`: each case's method name and what runs, in the cases' order.
 fn build_view(
     run: &RunRecord,
-    methods: &[Method],
+    labels: &[(String, String)],
     bytes: usize,
     chunk: usize,
     repeat: u32,
@@ -424,12 +447,12 @@ fn build_view(
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut medians = Vec::new();
-    for (m, c) in methods.iter().zip(&run.cases) {
+    for ((name, label), c) in labels.iter().zip(&run.cases) {
         match spread(&seconds(c)) {
             Some(s) if c.is_ok() => {
                 rows.push(vec![
-                    m.name.to_string(),
-                    m.label.to_string(),
+                    name.clone(),
+                    label.clone(),
                     format!("{:.3}", s.min),
                     format!("{:.3}", s.median),
                     format!("{:.3}", s.max),
@@ -437,9 +460,9 @@ fn build_view(
                     c.median_cpu_load
                         .map_or_else(|| "-".into(), |l| format!("{l:.2}")),
                 ]);
-                medians.push((m.name, s.median));
+                medians.push((name.as_str(), s.median));
                 if let Some(n) = view::noise(c) {
-                    notes.push(format!("{}: {n}", m.name));
+                    notes.push(format!("{name}: {n}"));
                 }
             }
             _ => {
@@ -449,8 +472,8 @@ fn build_view(
                     "FAILED"
                 };
                 rows.push(vec![
-                    m.name.to_string(),
-                    m.label.to_string(),
+                    name.clone(),
+                    label.clone(),
                     status.into(),
                     "-".into(),
                     "-".into(),
@@ -458,8 +481,7 @@ fn build_view(
                     "-".into(),
                 ]);
                 notes.push(format!(
-                    "{}: {}",
-                    m.name,
+                    "{name}: {}",
                     c.message.as_deref().unwrap_or("no result")
                 ));
             }

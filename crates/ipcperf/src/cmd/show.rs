@@ -33,7 +33,12 @@ pub fn run(a: ShowArgs) -> Result<i32, Fail> {
             run.cases.len()
         );
     }
-    let out = export::render_any(&run, a.format, a.rank_size);
+    // A pipeline run is shown as Stover's tables, as `ipcperf pipeline` printed it.
+    let out = if units::subcommand(&run.command_line) == Some("pipeline") {
+        export::render_with(&run, a.format, || super::pipeline::view_of(&run))
+    } else {
+        export::render_any(&run, a.format, a.rank_size)
+    };
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
