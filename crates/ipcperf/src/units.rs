@@ -256,24 +256,14 @@ pub fn subcommand(command_line: &[String]) -> Option<&str> {
 
 /// Milliseconds since the epoch as `2026-11-21 02:58:22 UTC`.
 pub fn fmt_utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let ts = i64::try_from(ms)
+        .ok()
+        .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok());
+    match ts {
+        Some(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        // Past jiff's range (year 9999): no date to show, only the raw figure.
+        None => format!("{ms} ms after 1970"),
+    }
 }
 
 #[cfg(test)]
@@ -285,6 +275,8 @@ mod tests {
         assert_eq!(fmt_utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(fmt_utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
         assert_eq!(fmt_utc(1_763_693_902_000), "2025-11-21 02:58:22 UTC");
+        // Beyond any calendar jiff keeps: the figure, never a panic.
+        assert_eq!(fmt_utc(u64::MAX), format!("{} ms after 1970", u64::MAX));
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn the_report_opens_in_headless_chromium_with_its_charts() {
             "--enable-logging=stderr",
             "--v=0",
             "--hide-scrollbars",
-            "--window-size=1200,1600",
+            "--window-size=1200,2600",
         ])
         .arg(format!(
             "--user-data-dir={}",
@@ -289,7 +289,8 @@ fn the_report_opens_in_headless_chromium_with_its_charts() {
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
     let img = image::open(&shot).unwrap().to_rgb8();
-    // The first chart is on the first screen: several thousand pixels of coloured lines.
+    // The summary (its A-against-B dots may all be grey) and the first run's
+    // throughput chart are on the first screen: thousands of pixels of coloured lines.
     let n = colored_pixels(&img);
     assert!(
         n > 2000,

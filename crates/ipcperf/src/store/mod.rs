@@ -15,7 +15,7 @@ pub mod postgres;
 pub mod schema;
 pub mod sqlite;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ipcperf_core::machine::Machine;
 use ipcperf_core::record::{CaseRecord, RunRecord};
@@ -159,20 +159,17 @@ impl Location {
         Ok(Location::parse(s))
     }
 
-    /// `$XDG_DATA_HOME/ipcperf/ipcperf.db`, else `~/.local/share/ipcperf/ipcperf.db`.
+    /// `$XDG_DATA_HOME/ipcperf/ipcperf.db`, else `~/.local/share/ipcperf/ipcperf.db`
+    /// (the data directory as the `directories` crate finds it, by the XDG rules).
     pub fn default_sqlite() -> Result<Location> {
-        let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-            Some(d) => PathBuf::from(d),
-            None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-                Some(h) => Path::new(&h).join(".local/share"),
-                None => {
-                    return Err(StoreError::new(
-                        "neither XDG_DATA_HOME nor HOME is set: give --db PATH or --no-save",
-                    ))
-                }
-            },
-        };
-        Ok(Location::Sqlite(base.join("ipcperf").join("ipcperf.db")))
+        let base = directories::BaseDirs::new().ok_or_else(|| {
+            StoreError::new(
+                "no home directory is known (HOME is not set): give --db PATH or --no-save",
+            )
+        })?;
+        Ok(Location::Sqlite(
+            base.data_dir().join("ipcperf").join("ipcperf.db"),
+        ))
     }
 
     /// The location from `--db`, or the default (whose directory is made, 0700,
