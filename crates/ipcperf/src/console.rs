@@ -90,8 +90,12 @@ macro_rules! outln {
     };
 }
 
+/// What a command prints as cases end (a table whose last case just finished).
+pub type Streamer = Box<dyn FnMut(&CaseRecord) -> Option<String>>;
+
 pub struct Console {
     bar: Option<ProgressBar>,
+    streamer: Option<Streamer>,
 }
 
 /// A short name for a case: `pipe processes 64 KiB same-cpu 0→0` (a sync case
@@ -122,7 +126,16 @@ impl Console {
             );
             b
         });
-        Console { bar }
+        Console {
+            bar,
+            streamer: None,
+        }
+    }
+
+    /// Print what `f` makes of each case as it ends (on standard output, the
+    /// progress bar put aside meanwhile).
+    pub fn stream_with(&mut self, f: Streamer) {
+        self.streamer = Some(f);
     }
 
     fn say(&self, line: String) {
@@ -142,8 +155,9 @@ impl Console {
         }
     }
 
-    /// A case ended: a refusal or failure is said, and the bar moves on.
-    pub fn done(&self, r: &CaseRecord) {
+    /// A case ended: a refusal or failure is said, the bar moves on, and what the
+    /// command streams is printed.
+    pub fn done(&mut self, r: &CaseRecord) {
         let msg = r.message.clone().unwrap_or_default();
         match r.status {
             CaseStatus::Ok if verbosity() > 0 => {
@@ -163,6 +177,12 @@ impl Console {
         }
         if let Some(b) = &self.bar {
             b.inc(1);
+        }
+        if let Some(text) = self.streamer.as_mut().and_then(|f| f(r)) {
+            match &self.bar {
+                Some(b) => b.suspend(|| out(&text)),
+                None => out(&text),
+            }
         }
     }
 

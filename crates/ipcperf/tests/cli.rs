@@ -538,3 +538,65 @@ fn tables_fit_an_80_column_terminal() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("p99.99"));
 }
+
+/// `run` prints each mechanism's table as soon as its last case has finished: the
+/// first table is on standard output while the second mechanism is still running,
+/// and no table is printed twice.
+#[test]
+fn tables_are_printed_as_their_cases_finish() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args([
+            "run",
+            "pipe",
+            "tcp",
+            "--mode",
+            "threads",
+            "--sizes",
+            "4k",
+            "-d",
+            "1500ms",
+            "-r",
+            "2",
+            "--no-save",
+            "-q",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut running_when_pipe_table_ended = None;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        // The pipe table ends with its bottom border.
+        let end = l.starts_with('└') && seen.iter().any(|s: &String| s.starts_with("pipe · "));
+        seen.push(l);
+        if end {
+            running_when_pipe_table_ended = Some(child.try_wait().unwrap().is_none());
+            break;
+        }
+    }
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        running_when_pipe_table_ended,
+        Some(true),
+        "the pipe table came only at the end: {seen:?}"
+    );
+    let all: Vec<&String> = seen.iter().chain(rest.iter()).collect();
+    for title in [
+        "pipe · threads · touch",
+        "tcp · threads · touch",
+        "Ranking at 4 KiB",
+    ] {
+        let n = all.iter().filter(|l| l.starts_with(title)).count();
+        assert_eq!(n, 1, "{title} printed {n} times: {all:?}");
+    }
+    assert_eq!(
+        all.iter().filter(|l| l.starts_with("ipcperf ")).count(),
+        1,
+        "one heading"
+    );
+}

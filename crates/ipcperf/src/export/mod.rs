@@ -9,7 +9,7 @@ pub mod latency;
 mod markdown;
 pub mod pairs;
 pub mod sync;
-mod table;
+pub mod table;
 pub mod view;
 
 use ipcperf_core::record::RunRecord;

@@ -83,9 +83,19 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
 }
 
 pub fn render(v: &View) -> String {
+    let mut out = String::new();
+    if !v.heading.is_empty() {
+        out.push_str(&format!("{}\n", v.heading));
+    }
+    out.push_str(&render_tables(&v.tables));
+    out
+}
+
+/// The tables alone (each after a blank line), fitted to the terminal.
+pub fn render_tables(tables: &[super::view::Table]) -> String {
     let cols = crate::console::terminal_width().map(usize::from);
-    let mut out = format!("{}\n", v.heading);
-    for t in &v.tables {
+    let mut out = String::new();
+    for t in tables {
         let (c, dropped) = fit(t, cols);
         out.push_str(&format!("\n{}\n{c}\n", t.title));
         for n in &t.notes {

@@ -96,8 +96,26 @@ pub fn heading(run: &RunRecord) -> String {
 
 pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
     let heading = heading(run);
-    let mut tables = Vec::new();
+    let mut tables = group_tables(run);
+    if let Some(t) = ranking(run, rank_size) {
+        tables.push(t);
+    }
+    // Round-trip cases, if the run has any, in their own table.
+    tables.extend(super::latency::table(run, false));
+    tables.extend(super::pairs::table(run));
+    View { heading, tables }
+}
 
+/// The group a stream case's table is (`run` prints a table as soon as its
+/// group's last case has finished).
+pub fn group_of(c: &CaseRecord) -> (String, String, String, String) {
+    group_key(c)
+}
+
+/// One table per (mechanism, mode, payload, wait) of the run's stream cases, in
+/// the order they ran.
+pub fn group_tables(run: &RunRecord) -> Vec<Table> {
+    let mut tables = Vec::new();
     // One table per (mechanism, mode, payload), in the order they ran.
     let mut keys: Vec<(String, String, String, String)> = Vec::new();
     for c in run.cases.iter().filter(|c| c.workload == Workload::Stream) {
@@ -188,14 +206,7 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
             notes,
         });
     }
-
-    if let Some(t) = ranking(run, rank_size) {
-        tables.push(t);
-    }
-    // Round-trip cases, if the run has any, in their own table.
-    tables.extend(super::latency::table(run, false));
-    tables.extend(super::pairs::table(run));
-    View { heading, tables }
+    tables
 }
 
 /// Every case that ran at one block size, fastest first, relative to the slowest.
