@@ -14,6 +14,14 @@ pub struct Mq {
     name: String,
 }
 
+/// A queue descriptor is a file descriptor on Linux: poll(2) reports it readable
+/// when a message waits.
+impl std::os::fd::AsFd for Mq {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.mqd().as_fd()
+    }
+}
+
 impl Mq {
     fn mqd(&self) -> &MqdT {
         self.mqd.as_ref().expect("open until dropped")

@@ -308,6 +308,10 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
             "fifo",
             "unix",
             "tcp",
+            "unix-seqpacket",
+            "unix-dgram",
+            "udp",
+            "posix-mq",
             "--clients",
             "3",
             "--mode",
@@ -321,7 +325,7 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
             "--verify",
         ]);
         let cases = v["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 4);
+        assert_eq!(cases.len(), 8);
         for c in cases {
             assert_eq!(c["status"], "ok", "{mode} {c}");
             assert_eq!(c["pairs"]["fan_in"], true);
@@ -348,7 +352,7 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
 #[test]
 fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
     let out = Command::new(BIN)
-        .args(["latency", "posix-mq", "--clients", "2"])
+        .args(["latency", "sysv-msg", "--clients", "2"])
         .env("IPCPERF_NO_SAVE", "1")
         .output()
         .unwrap();
@@ -414,6 +418,8 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
             "fifo",
             "unix",
             "tcp",
+            "unix-seqpacket",
+            "unix-dgram",
             "--subscribers",
             "3",
             "--mode",
@@ -427,7 +433,7 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
             "--verify",
         ]);
         let cases = v["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 4);
+        assert_eq!(cases.len(), 6);
         for c in cases {
             assert_eq!(c["status"], "ok", "{mode} {c}");
             assert_eq!(c["pairs"]["fan_out"], true);

@@ -307,6 +307,11 @@ pub struct PosixMq;
 impl Mechanism for PosixMq {
     type End = MqEnd;
 
+    fn poll_fd(end: &mut MqEnd) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        Some(end.q.as_fd())
+    }
+
     const INFO: MechanismInfo = MechanismInfo {
         kind: MechanismKind::PosixMq,
         name: "posix-mq",

@@ -115,6 +115,12 @@ pub trait Mechanism: 'static {
         None
     }
 
+    /// A descriptor poll(2) reports ready when a message can be read from `end`
+    /// (a fan-in server waits on every client's at once); None: it has none.
+    fn poll_fd(end: &mut Self::End) -> Option<std::os::fd::BorrowedFd<'_>> {
+        Self::as_fd_stream(end).map(|s| s.fd())
+    }
+
     /// What raises its buffer when a block does not fit in single mode.
     fn single_mode_hint() -> String {
         String::new()

@@ -353,6 +353,11 @@ pub struct Udp;
 impl Mechanism for Udp {
     type End = UdpEnd;
 
+    fn poll_fd(end: &mut UdpEnd) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        Some(end.fd.as_fd())
+    }
+
     const INFO: MechanismInfo = MechanismInfo {
         kind: MechanismKind::Udp,
         name: "udp",

@@ -21,12 +21,28 @@ use crate::mode::protocol::{FromPeer, PeerChannel, PeerSetup, ToPeer};
 use crate::payload::{AlignedBuf, NoTouch, Payload, PayloadOps, Touch};
 
 /// The mechanisms whose fan-in form is built: a server polling every client's
-/// descriptor (connected stream sockets; a pipe or FIFO each way per client).
+/// descriptor (connected sockets; a pipe, FIFO or POSIX queue each way per
+/// client).
 pub const FAN_IN: &[MechanismKind] = &[
     MechanismKind::Pipe,
     MechanismKind::Fifo,
     MechanismKind::Unix,
     MechanismKind::Tcp,
+    MechanismKind::UnixSeqpacket,
+    MechanismKind::UnixDgram,
+    MechanismKind::Udp,
+    MechanismKind::PosixMq,
+];
+
+/// The mechanisms whose fan-out form is built: a descriptor per reader, written
+/// in turn.
+pub const FAN_OUT: &[MechanismKind] = &[
+    MechanismKind::Pipe,
+    MechanismKind::Fifo,
+    MechanismKind::Unix,
+    MechanismKind::Tcp,
+    MechanismKind::UnixSeqpacket,
+    MechanismKind::UnixDgram,
 ];
 
 /// Why `kind` has no fan-in form here (None: it has one).
@@ -34,8 +50,8 @@ pub fn refuse(kind: MechanismKind) -> Option<String> {
     (!FAN_IN.contains(&kind)).then(|| {
         format!(
             "fan-in is built for the mechanisms a server polls by descriptor ({}); {}'s \
-             many-to-one form (one queue with a reply per client, one ring per client \
-             polled by the server) is not built yet",
+             many-to-one form (one SysV queue with a message type per client, one ring per \
+             client polled by the server) is not built yet",
             FAN_IN
                 .iter()
                 .map(|k| k.name())
@@ -50,7 +66,7 @@ pub fn refuse(kind: MechanismKind) -> Option<String> {
 /// every block to each reader over a descriptor of its own.
 pub fn refuse_fan_out(kind: MechanismKind) -> Option<String> {
     match kind {
-        k if FAN_IN.contains(&k) => None,
+        k if FAN_OUT.contains(&k) => None,
         MechanismKind::PosixMq | MechanismKind::SysvMsg => Some(format!(
             "{} is one-to-one: each message is received by one reader, so it cannot \
              deliver every block to every reader",
@@ -59,7 +75,7 @@ pub fn refuse_fan_out(kind: MechanismKind) -> Option<String> {
         k => Some(format!(
             "fan-out is built for the mechanisms with a descriptor per reader ({}); {}'s \
              form (one ring read by N readers with cursors of their own) is not built yet",
-            FAN_IN
+            FAN_OUT
                 .iter()
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
@@ -129,8 +145,8 @@ pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Re
     let clients = one.len() + two.len();
     let mut fds = Vec::with_capacity(clients);
     for rx in one.iter_mut().chain(two.iter_mut().map(|p| &mut p.rx)) {
-        match M::as_fd_stream(rx) {
-            Some(s) => fds.push(s.fd()),
+        match M::poll_fd(rx) {
+            Some(fd) => fds.push(fd),
             None => {
                 return Err(Error::Refused(format!(
                     "{}: no descriptor to poll",

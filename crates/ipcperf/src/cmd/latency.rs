@@ -72,7 +72,8 @@ pub struct LatencyArgs {
 
     /// Fan-in: N clients (a list 1,4,8 or a range 1..8) send requests to one
     /// server, which waits on all of them at once and answers each; clients on
-    /// the placement's first CPU, the server on its second. pipe, fifo, unix, tcp.
+    /// the placement's first CPU, the server on its second. pipe, fifo, unix, tcp,
+    /// unix-seqpacket, unix-dgram, udp, posix-mq.
     #[arg(long, value_parser = parse_clients, value_name = "N[,N...]", conflicts_with = "pairs")]
     pub clients: Option<crate::cmd::args::PairsList>,
 

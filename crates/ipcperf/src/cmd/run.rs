@@ -50,7 +50,7 @@ pub struct RunArgs {
     /// Fan-out: one writer sends every block to each of N readers (a list 1,4 or a
     /// range 1..8), each over its own descriptor; per-reader rates and the slowest.
     /// Writer on the placement's first CPU, readers on its second. pipe, fifo,
-    /// unix, tcp.
+    /// unix, tcp, unix-seqpacket, unix-dgram.
     #[arg(long, value_parser = parse_subscribers, value_name = "N[,N...]", conflicts_with = "pairs")]
     pub subscribers: Option<crate::cmd::args::PairsList>,
 
