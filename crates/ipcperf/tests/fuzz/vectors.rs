@@ -168,7 +168,7 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
             }
             let mut timed = false;
             for _ in 0..r.below(6) {
-                match r.below(16) {
+                match r.below(17) {
                     0 => push(&mut v, "--sizes", r.pick(SIZES)),
                     1 => {
                         push(&mut v, "--duration", r.pick(DURATIONS));
@@ -218,6 +218,27 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                         ])
                         .into(),
                     ),
+                    // Many pairs, fan-in, fan-out, labels, one-way: valid and not.
+                    15 => match r.below(5) {
+                        0 => push(
+                            &mut v,
+                            "--pairs",
+                            r.pick(&["1", "2", "1..2", "0", "257", "x"]),
+                        ),
+                        1 if sub == "latency" => {
+                            push(&mut v, "--clients", r.pick(&["1", "2", "0", "65", "2..1"]))
+                        }
+                        1 => push(&mut v, "--subscribers", r.pick(&["1", "2", "0", "65", "x"])),
+                        2 => push(
+                            &mut v,
+                            "--label",
+                            r.pick(&["a b", "", "12", "last", "x\u{7}"]),
+                        ),
+                        3 if sub == "latency" => {
+                            v.push(r.pick(&["--one-way", "--half-rtt"]).into())
+                        }
+                        _ => push(&mut v, "--pin", r.pick(&["none", "other-numa", "0,1"])),
+                    },
                     _ => v.push(r.pick(HOSTILE).to_string()),
                 }
             }
