@@ -504,3 +504,39 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
     }
     assert!(readers.iter().all(|&p| gone(p)), "readers left");
 }
+
+#[test]
+fn fan_in_measures_one_way_at_the_server_for_every_request() {
+    for mode in ["threads", "processes"] {
+        let v = json(&[
+            "latency",
+            "unix",
+            "pipe",
+            "--clients",
+            "3",
+            "--mode",
+            mode,
+            "--sizes",
+            "64",
+            "-n",
+            "300",
+            "--repeat",
+            "2",
+            "--one-way",
+            "--verify",
+        ]);
+        for c in v["cases"].as_array().unwrap() {
+            assert_eq!(c["status"], "ok", "{mode} {c}");
+            // Every request of every client, stamped by its client, timed by the server.
+            assert_eq!(c["one_way"]["samples"], 1800, "{mode} {c}");
+            let (w, rtt) = (
+                c["one_way"]["p50_ns"].as_u64().unwrap(),
+                c["p50_ns"].as_u64().unwrap(),
+            );
+            assert!(
+                w > 0 && w as f64 <= rtt as f64 * 1.01,
+                "one-way {w} RTT {rtt}"
+            );
+        }
+    }
+}

@@ -11,7 +11,7 @@ use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 use super::pairs::{
-    pairs_record, round_trip_series, with_pairs, PairRoundTrips, PairSession, Server,
+    pairs_record, round_trip_series, with_pairs, PairRoundTrips, PairSession, Server, ServerSeries,
 };
 use crate::error::{Error, Result};
 use crate::mechanism::{open_local, Link, Mechanism, RoundTripShape, OPEN_TIMEOUT_MS};
@@ -62,7 +62,8 @@ impl<M: Mechanism> PairSession for Client<M> {
         });
         let (w, r, s) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
         let cpu0 = thread_cpu_ns();
-        let ping = crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, w, r, n, s, interval, false))?;
+        let stamp = self.spec.opts.one_way;
+        let ping = crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, w, r, n, s, interval, stamp))?;
         let outcome = RoundTripOutcome {
             ping,
             owner_cpu: current_cpu(),
@@ -96,11 +97,13 @@ impl Server for ServerSide {
         self.handle.send(ToPeer::Rounds { n: total })
     }
 
-    fn after(&mut self) -> Result<Option<u64>> {
+    fn after(&mut self) -> Result<Option<ServerSeries>> {
         let r = self.handle.recv(10_000);
         self.handle.arm(None);
         match r? {
-            FromPeer::Echoed { cpu_ns, .. } => Ok(Some(cpu_ns)),
+            FromPeer::Echoed {
+                cpu_ns, one_way, ..
+            } => Ok(Some(ServerSeries { cpu_ns, one_way })),
             FromPeer::Failed { message } => Err(Error::Peer(format!("the server: {message}"))),
             other => Err(Error::Peer(format!("unexpected message {other:?}"))),
         }
@@ -125,10 +128,12 @@ pub(crate) fn run<M: Mechanism>(
     if let Some(why) = refuse(M::INFO.kind) {
         return Err(Error::Refused(why));
     }
-    if spec.opts.one_way {
-        return Err(Error::Refused(
-            "--one-way with --clients: the fan-in server does not take delays yet".into(),
-        ));
+    if spec.opts.one_way && spec.block_size < 8 {
+        return Err(Error::Refused(format!(
+            "--one-way writes an 8-byte send time into each message: a {}-byte message \
+             has no room for it",
+            spec.block_size
+        )));
     }
     let Some(shape) = M::round_trip() else {
         return Err(Error::Refused(format!(
@@ -182,7 +187,7 @@ pub(crate) fn run<M: Mechanism>(
         sync: None,
         back: first_back.map(Box::new),
         handoff_fds: None,
-        one_way: false,
+        one_way: spec.opts.one_way,
         more: more
             .map(|(f, b)| MoreHandoff {
                 fwd: f,

@@ -414,12 +414,19 @@ pub(crate) fn run_round_trips<M: Mechanism>(
     Ok(())
 }
 
+/// What the shared side reports of a series: its CPU time, and the one-way
+/// delays it measured (`--one-way`: its histogram and clock cost).
+pub(crate) struct ServerSeries {
+    pub cpu_ns: u64,
+    pub one_way: Option<(latency::HistogramRecord, u64)>,
+}
+
 /// The one side every client of a case shares (a fan-in server): told before each
-/// series how many round trips to answer in all, asked after it for its CPU time.
+/// series how many round trips to answer in all, asked after it for its figures.
 pub(crate) trait Server {
     fn before(&mut self, total: u64, budget_ns: u64) -> Result<()>;
-    /// Its CPU time over the series (None: no shared side).
-    fn after(&mut self) -> Result<Option<u64>>;
+    /// Its figures over the series (None: no shared side).
+    fn after(&mut self) -> Result<Option<ServerSeries>>;
     /// The series failed on some client: stop the server's side of it.
     fn abort(&mut self) {}
 }
@@ -431,7 +438,7 @@ impl Server for NoServer {
     fn before(&mut self, _total: u64, _budget_ns: u64) -> Result<()> {
         Ok(())
     }
-    fn after(&mut self) -> Result<Option<u64>> {
+    fn after(&mut self) -> Result<Option<ServerSeries>> {
         Ok(None)
     }
 }
@@ -442,7 +449,7 @@ fn round(
     server: &mut dyn Server,
     n: u64,
     budget_ns: u64,
-) -> Result<(Vec<PairRoundTrips>, Option<u64>)> {
+) -> Result<(Vec<PairRoundTrips>, Option<ServerSeries>)> {
     server.before(n * ctl.to.len() as u64, budget_ns)?;
     match ctl.round(n, budget_ns) {
         Ok(v) => Ok((v, server.after()?)),
@@ -485,7 +492,11 @@ pub(crate) fn round_trip_series(
     let mut datagrams: Option<DatagramCounts> = None;
     let mut one_way = latency::OneWayAcc::default();
     for _ in 0..spec.repeat {
-        let (v, server_cpu) = round(ctl, server, n, budget_ns(&cal, env.stall_ns))?;
+        let (v, shared) = round(ctl, server, n, budget_ns(&cal, env.stall_ns))?;
+        let server_cpu = shared.as_ref().map(|s| s.cpu_ns);
+        if let Some(w) = shared.as_ref().and_then(|s| s.one_way.as_ref()) {
+            one_way.add(w);
+        }
         let w = span(&v);
         let mut series_h = latency::new_histogram();
         let mut total = SeriesOutcome {

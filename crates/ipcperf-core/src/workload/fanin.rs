@@ -90,13 +90,16 @@ pub const IDLE_MS: i32 = 5_000;
 
 /// Answer `n` requests in all, from whichever clients are ready. `ready` must
 /// have room for every client.
+/// `STAMP` (`--one-way`): each request's delay since the send time in its first 8
+/// bytes goes into `delays` (room made beforehand; never grown here).
 #[inline(never)]
-pub fn serve_loop<E: MessageEnd, P: PayloadOps>(
+pub fn serve_loop<E: MessageEnd, P: PayloadOps, const STAMP: bool>(
     ends: &mut [E],
     set: &mut PollSet,
     ready: &mut Vec<usize>,
     buf: &mut [u8],
     n: u64,
+    delays: &mut Vec<u64>,
 ) -> Result<u64> {
     let mut left = n;
     while left > 0 {
@@ -110,6 +113,14 @@ pub fn serve_loop<E: MessageEnd, P: PayloadOps>(
         for &i in ready.iter() {
             let e = &mut ends[i];
             e.recv_msg(buf)?;
+            if STAMP {
+                let t = ipcperf_sys::clock::now_ns();
+                if let (Some(head), true) = (buf.get(..8), delays.len() < delays.capacity()) {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(head);
+                    delays.push(t.saturating_sub(u64::from_ne_bytes(b)));
+                }
+            }
             P::check(buf, 0)?;
             e.send_msg(buf)?;
             left = left.saturating_sub(1);
@@ -158,26 +169,57 @@ pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Re
     let mut set = PollSet::new(&fds);
     drop(fds);
     let mut ready = Vec::with_capacity(clients);
+    // One-way: this side's clock cost is the tare of each delay it measures.
+    let tare = if setup.one_way {
+        ipcperf_sys::clock::clock_cost_ns(20_001)
+    } else {
+        0
+    };
+    let mut delays: Vec<u64> = Vec::new();
     let mut buf = AlignedBuf::new(setup.block_size);
     ch.send(FromPeer::Ready { cpu: current_cpu() })?;
     loop {
         match ch.recv()? {
             ToPeer::Rounds { n } => {
+                let stamp = setup.one_way;
+                if stamp {
+                    // Room for every delay before the series (at most 64M, as the
+                    // round-trip samples).
+                    delays.clear();
+                    delays.reserve_exact((n as usize).min(1 << 26));
+                }
                 let cpu0 = thread_cpu_ns();
-                let (b, r, st) = (&mut buf[..], &mut ready, &mut set);
+                let (b, r, st, d) = (&mut buf[..], &mut ready, &mut set, &mut delays);
+                // The loop monomorphized for the payload, the ends' shape (one two-way
+                // end, or a pair) and whether requests carry a send time.
+                macro_rules! go {
+                    ($p:ty, $s:literal) => {
+                        if one.is_empty() {
+                            serve_loop::<_, $p, $s>(&mut two, st, r, b, n, d)?
+                        } else {
+                            serve_loop::<_, $p, $s>(&mut one, st, r, b, n, d)?
+                        }
+                    };
+                }
                 // The clients check what comes back; the server reads every byte.
-                let echoed = match (setup.payload, one.is_empty()) {
-                    (Payload::NoTouch, false) => serve_loop::<_, NoTouch>(&mut one, st, r, b, n)?,
-                    (Payload::NoTouch, true) => serve_loop::<_, NoTouch>(&mut two, st, r, b, n)?,
-                    (_, false) => serve_loop::<_, Touch>(&mut one, st, r, b, n)?,
-                    (_, true) => serve_loop::<_, Touch>(&mut two, st, r, b, n)?,
+                let echoed = match (setup.payload, stamp) {
+                    (Payload::NoTouch, false) => go!(NoTouch, false),
+                    (Payload::NoTouch, true) => go!(NoTouch, true),
+                    (_, false) => go!(Touch, false),
+                    (_, true) => go!(Touch, true),
                 };
+                let cpu_ns = thread_cpu_ns() - cpu0;
+                let one_way = stamp.then(|| {
+                    let mut h = crate::latency::new_one_way_histogram();
+                    crate::latency::record_samples(&mut h, &delays, tare);
+                    (crate::latency::HistogramRecord::from_histogram(&h), tare)
+                });
                 ch.send(FromPeer::Echoed {
                     echoed,
                     cpu: current_cpu(),
-                    cpu_ns: thread_cpu_ns() - cpu0,
+                    cpu_ns,
                     datagrams: None,
-                    one_way: None,
+                    one_way,
                 })?;
             }
             ToPeer::Quit => return Ok(()),
