@@ -34,33 +34,18 @@ pub fn new_one_way_histogram() -> Histogram<u64> {
 /// clock; the receiver's clock cost taken off. Percentiles within 1%.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OneWayLatency {
-    pub samples: u64,
+    /// `samples`, `mean_ns`, `min_ns`, `p50_ns` … `p9999_ns`, `max_ns`.
+    #[serde(flatten)]
+    pub p: Percentiles,
     pub clock_cost_ns: u64,
-    pub mean_ns: f64,
-    pub min_ns: u64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub p9999_ns: u64,
-    pub max_ns: u64,
     pub histogram: HistogramRecord,
 }
 
 impl OneWayLatency {
     pub fn from_histogram(h: &Histogram<u64>, clock_cost_ns: u64) -> OneWayLatency {
-        let p = percentiles(h);
         OneWayLatency {
-            samples: p.samples,
+            p: percentiles(h),
             clock_cost_ns,
-            mean_ns: p.mean_ns,
-            min_ns: p.min_ns,
-            p50_ns: p.p50_ns,
-            p90_ns: p.p90_ns,
-            p99_ns: p.p99_ns,
-            p999_ns: p.p999_ns,
-            p9999_ns: p.p9999_ns,
-            max_ns: p.max_ns,
             histogram: HistogramRecord::from_histogram(h),
         }
     }
@@ -176,7 +161,7 @@ pub struct LatencySummary {
 
 /// The percentiles every latency figure of ipcperf reports (round trips and sync
 /// cycles alike), all from one HDR histogram: the one percentile computation.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     pub samples: u64,
     pub mean_ns: f64,

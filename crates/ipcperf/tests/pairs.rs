@@ -137,67 +137,102 @@ fn gone(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
+/// How a run ended after it was hit mid-series.
+struct Hit {
+    code: Option<i32>,
+    err: String,
+    /// From the hit to the exit.
+    took: Duration,
+    /// Its child processes (peers, server, readers) as they were when it was hit.
+    children: Vec<u32>,
+    pid: u32,
+}
+
+/// Start ipcperf with `args` (a long series; `tmp` as TMPDIR), wait for its `n`
+/// child processes and a little of the series, then `hit` it (given its pid and
+/// children); wait (5 s at most) for it to end. Its children must all be gone a
+/// second later.
+fn hit_midway(
+    args: &[&str],
+    n: usize,
+    tmp: &std::path::Path,
+    hit: impl FnOnce(u32, &[u32]),
+) -> Hit {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(["-d", "30s", "--repeat", "1", "--no-save"])
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    let mut kids = Vec::new();
+    while kids.len() < n && t0.elapsed() < Duration::from_secs(10) {
+        kids = children(pid);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(kids.len(), n, "{args:?}: {n} child processes");
+    std::thread::sleep(Duration::from_millis(400));
+    let at = Instant::now();
+    hit(pid, &kids);
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if at.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("{args:?}: still running 5 s after the hit");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let took = at.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let t = Instant::now();
+    while !kids.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        kids.iter().all(|&p| gone(p)),
+        "{args:?}: child processes left: {err}"
+    );
+    Hit {
+        code: st.code(),
+        err,
+        took,
+        children: kids,
+        pid,
+    }
+}
+
 #[test]
 fn one_dead_pair_ends_the_case_within_2s_and_leaves_no_process() {
     for mech in ["pipe", "shm"] {
-        let mut child = Command::new(BIN)
-            .args([
-                "run",
-                mech,
-                "--mode",
-                "processes",
-                "--pairs",
-                "3",
-                "--sizes",
-                "4k",
-                "-d",
-                "30s",
-                "--repeat",
-                "1",
-                "--no-save",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let t0 = Instant::now();
-        let mut peers = Vec::new();
-        while peers.len() < 3 && t0.elapsed() < Duration::from_secs(10) {
-            peers = children(pid);
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert_eq!(peers.len(), 3, "{mech}: three peer processes");
-        std::thread::sleep(Duration::from_millis(400));
-        let killed = Instant::now();
-        ipcperf_sys::signal::kill(peers[1] as i32);
-        let st = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(
-                killed.elapsed() < Duration::from_secs(5),
-                "{mech}: still running 5 s after a peer died"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let took = killed.elapsed();
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let args = [
+            "run",
+            mech,
+            "--mode",
+            "processes",
+            "--pairs",
+            "3",
+            "--sizes",
+            "4k",
+        ];
+        let h = hit_midway(&args, 3, tmp.path(), |_, kids| {
+            ipcperf_sys::signal::kill(kids[1] as i32)
+        });
         assert!(
-            took < Duration::from_secs(2),
-            "{mech}: took {took:?}: {err}"
+            h.took < Duration::from_secs(2),
+            "{mech}: took {:?}: {}",
+            h.took,
+            h.err
         );
-        assert_eq!(st.code(), Some(1), "{mech}: {err}");
-        assert!(err.contains("SIGKILL"), "{mech}: {err}");
-        let t = Instant::now();
-        while !peers.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        for p in peers {
-            assert!(gone(p), "{mech}: peer {p} left running");
-        }
+        assert_eq!(h.code, Some(1), "{mech}: {}", h.err);
+        assert!(h.err.contains("SIGKILL"), "{mech}: {}", h.err);
     }
 }
 
@@ -238,50 +273,22 @@ fn bad_pair_counts_and_placements_are_one_line_exit_2() {
 fn ctrl_c_during_many_pairs_ends_within_2s_and_removes_every_pairs_objects() {
     for mech in ["posix-mq", "fifo"] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut child = Command::new(BIN)
-            .args([
-                "run",
-                mech,
-                "--mode",
-                "processes",
-                "--pairs",
-                "3",
-                "--sizes",
-                "1k",
-                "-d",
-                "30s",
-                "--repeat",
-                "1",
-                "--no-save",
-            ])
-            .env("TMPDIR", tmp.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let t0 = Instant::now();
-        while children(pid).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let peers = children(pid);
-        assert_eq!(peers.len(), 3, "{mech}");
-        std::thread::sleep(Duration::from_millis(400));
-        let sent = Instant::now();
-        ipcperf_sys::signal::interrupt(pid as i32);
-        let st = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(sent.elapsed() < Duration::from_secs(5), "{mech}: no exit");
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-        assert!(sent.elapsed() < Duration::from_secs(2), "{mech}: {err}");
-        assert_eq!(st.code(), Some(130), "{mech}: {err}");
-        let prefix = format!("ipcperf-{pid}-");
+        let args = [
+            "run",
+            mech,
+            "--mode",
+            "processes",
+            "--pairs",
+            "3",
+            "--sizes",
+            "1k",
+        ];
+        let h = hit_midway(&args, 3, tmp.path(), |pid, _| {
+            ipcperf_sys::signal::interrupt(pid as i32)
+        });
+        assert!(h.took < Duration::from_secs(2), "{mech}: {}", h.err);
+        assert_eq!(h.code, Some(130), "{mech}: {}", h.err);
+        let prefix = format!("ipcperf-{}-", h.pid);
         let queues = ipcperf_sys::mqueue::list().unwrap_or_default();
         assert!(
             !queues
@@ -291,11 +298,7 @@ fn ctrl_c_during_many_pairs_ends_within_2s_and_removes_every_pairs_objects() {
         );
         let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
         assert!(left.is_empty(), "{mech}: {left:?}");
-        let t = Instant::now();
-        while !peers.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(peers.iter().all(|&p| gone(p)), "{mech}: peers left");
+        assert_eq!(h.children.len(), 3);
     }
 }
 
@@ -360,53 +363,28 @@ fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("fan-in is built for"), "{err}");
 
-    let mut child = Command::new(BIN)
-        .args([
-            "latency",
-            "unix",
-            "--mode",
-            "processes",
-            "--clients",
-            "3",
-            "--sizes",
-            "64",
-            "-d",
-            "30s",
-            "--repeat",
-            "1",
-            "--no-save",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let t0 = Instant::now();
-    let mut server = Vec::new();
-    while server.is_empty() && t0.elapsed() < Duration::from_secs(10) {
-        server = children(pid);
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(server.len(), 1, "one server process");
-    std::thread::sleep(Duration::from_millis(400));
-    let killed = Instant::now();
-    ipcperf_sys::signal::kill(server[0] as i32);
-    let st = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            killed.elapsed() < Duration::from_secs(5),
-            "no exit 5 s after the server died"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert!(killed.elapsed() < Duration::from_secs(2), "{err}");
-    assert_eq!(st.code(), Some(1), "{err}");
-    assert!(err.contains("SIGKILL") || err.contains("closed"), "{err}");
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "latency",
+        "unix",
+        "--mode",
+        "processes",
+        "--clients",
+        "3",
+        "--sizes",
+        "64",
+    ];
+    // One server process for three clients.
+    let h = hit_midway(&args, 1, tmp.path(), |_, kids| {
+        ipcperf_sys::signal::kill(kids[0] as i32)
+    });
+    assert!(h.took < Duration::from_secs(2), "{}", h.err);
+    assert_eq!(h.code, Some(1), "{}", h.err);
+    assert!(
+        h.err.contains("SIGKILL") || h.err.contains("closed"),
+        "{}",
+        h.err
+    );
 }
 
 #[test]
@@ -452,57 +430,22 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
         }
     }
     // A reader killed mid-series: the writer's case ends within 2 s, no reader left.
-    let mut child = Command::new(BIN)
-        .args([
-            "run",
-            "unix",
-            "--mode",
-            "processes",
-            "--subscribers",
-            "3",
-            "--sizes",
-            "4k",
-            "-d",
-            "30s",
-            "--repeat",
-            "1",
-            "--no-save",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let t0 = Instant::now();
-    let mut readers = Vec::new();
-    while readers.len() < 3 && t0.elapsed() < Duration::from_secs(10) {
-        readers = children(pid);
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(readers.len(), 3);
-    std::thread::sleep(Duration::from_millis(400));
-    let killed = Instant::now();
-    ipcperf_sys::signal::kill(readers[2] as i32);
-    let st = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            killed.elapsed() < Duration::from_secs(5),
-            "no exit after a reader died"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert!(killed.elapsed() < Duration::from_secs(2), "{err}");
-    assert_eq!(st.code(), Some(1), "{err}");
-    let t = Instant::now();
-    while !readers.iter().all(|&p| gone(p)) && t.elapsed() < Duration::from_secs(1) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(readers.iter().all(|&p| gone(p)), "readers left");
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "unix",
+        "--mode",
+        "processes",
+        "--subscribers",
+        "3",
+        "--sizes",
+        "4k",
+    ];
+    let h = hit_midway(&args, 3, tmp.path(), |_, kids| {
+        ipcperf_sys::signal::kill(kids[2] as i32)
+    });
+    assert!(h.took < Duration::from_secs(2), "{}", h.err);
+    assert_eq!(h.code, Some(1), "{}", h.err);
 }
 
 #[test]

@@ -201,25 +201,21 @@ fn run_latency_inner<M: Mechanism>(
     })?;
     let n = cal.units;
     let tare = s.clock_cost_ns;
-    let mut h = latency::new_histogram();
-    let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
-    let mut series_p50 = Vec::new();
-    let mut datagrams: Option<DatagramCounts> = None;
-    let mut one_way = latency::OneWayAcc::default();
+    let mut t = RoundTripTotals::new(tare);
     for _ in 0..spec.repeat {
         let o = s.series(n, budget_ns(&cal, env.stall_ns))?;
         if let Some(w) = &o.one_way {
-            one_way.add(w);
+            t.one_way.add(w);
         }
-        over += latency::record_samples(&mut h, &s.samples, tare);
+        t.over += latency::record_samples(&mut t.h, &s.samples, tare);
         s.samples.sort_unstable();
         if let Some(m) = s.samples.get(s.samples.len() / 2) {
-            series_p50.push(m.saturating_sub(tare));
+            t.series_p50.push(m.saturating_sub(tare));
         }
-        lost += o.ping.lost;
-        elapsed += o.ping.elapsed_ns;
+        t.lost += o.ping.lost;
+        t.elapsed += o.ping.elapsed_ns;
         if let Some(d) = o.datagrams {
-            datagrams.get_or_insert_with(Default::default).add(&d);
+            t.datagrams.get_or_insert_with(Default::default).add(&d);
         }
         keep(
             rec,
@@ -243,22 +239,67 @@ fn run_latency_inner<M: Mechanism>(
         }
     }
     s.close()?;
-    if h.is_empty() {
-        return Err(Error::Peer(format!(
-            "no round trip completed ({lost} lost)"
-        )));
+    t.finish(rec)
+}
+
+/// What the kept series of a round-trip case add up to (one pair, many pairs or
+/// fan-in alike), and the record's latency figures made from it.
+pub(crate) struct RoundTripTotals {
+    /// Every round trip, the tare taken off.
+    pub h: hdrhistogram::Histogram<u64>,
+    pub lost: u64,
+    /// Wall time of the series, summed.
+    pub elapsed: u64,
+    pub over: u64,
+    /// The clock's cost taken off each sample.
+    pub tare: u64,
+    pub series_p50: Vec<u64>,
+    pub datagrams: Option<DatagramCounts>,
+    pub one_way: latency::OneWayAcc,
+}
+
+impl RoundTripTotals {
+    pub fn new(tare: u64) -> RoundTripTotals {
+        RoundTripTotals {
+            h: latency::new_histogram(),
+            lost: 0,
+            elapsed: 0,
+            over: 0,
+            tare,
+            series_p50: Vec::new(),
+            datagrams: None,
+            one_way: latency::OneWayAcc::default(),
+        }
     }
-    let mut summary = latency::summarize(&h, elapsed, lost, tare, series_p50, over);
-    summary.one_way = one_way.finish();
-    rec.latency = Some(summary);
-    rec.datagrams = datagrams.map(|mut d| {
-        // Lost: sent and never received once (both directions summed).
-        d.lost = d
-            .sent
-            .saturating_sub(d.received.saturating_sub(d.duplicated));
-        d
-    });
-    Ok(())
+
+    /// The latency summary (and datagram counts) into `rec`; no round trip at all
+    /// is a failure.
+    pub fn finish(self, rec: &mut CaseRecord) -> Result<()> {
+        if self.h.is_empty() {
+            return Err(Error::Peer(format!(
+                "no round trip completed ({} lost)",
+                self.lost
+            )));
+        }
+        let mut summary = latency::summarize(
+            &self.h,
+            self.elapsed,
+            self.lost,
+            self.tare,
+            self.series_p50,
+            self.over,
+        );
+        summary.one_way = self.one_way.finish();
+        rec.latency = Some(summary);
+        rec.datagrams = self.datagrams.map(|mut d| {
+            // Lost: sent and never received once (both directions summed).
+            d.lost = d
+                .sent
+                .saturating_sub(d.received.saturating_sub(d.duplicated));
+            d
+        });
+        Ok(())
+    }
 }
 
 /// Run one round-trip case. Never fails: a refusal or failure is recorded with its reason.

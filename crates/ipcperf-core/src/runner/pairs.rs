@@ -18,9 +18,8 @@ use std::sync::Barrier;
 
 use hdrhistogram::Histogram;
 
-use super::{budget_ns, calibrate_case, keep};
+use super::{budget_ns, calibrate_case, keep, RoundTripTotals};
 use crate::error::{Error, Result};
-use crate::kind::DatagramCounts;
 use crate::latency;
 use crate::mechanism::Mechanism;
 use crate::observer::Observer;
@@ -485,17 +484,12 @@ pub(crate) fn round_trip_series(
         Ok(span(&v))
     })?;
     let n = cal.units;
-    let mut h = latency::new_histogram();
-    let (mut lost, mut elapsed, mut over) = (0u64, 0u64, 0u64);
-    let mut tare = 0;
-    let mut series_p50 = Vec::new();
-    let mut datagrams: Option<DatagramCounts> = None;
-    let mut one_way = latency::OneWayAcc::default();
+    let mut t = RoundTripTotals::new(0);
     for _ in 0..spec.repeat {
         let (v, shared) = round(ctl, server, n, budget_ns(&cal, env.stall_ns))?;
         let server_cpu = shared.as_ref().map(|s| s.cpu_ns);
         if let Some(w) = shared.as_ref().and_then(|s| s.one_way.as_ref()) {
-            one_way.add(w);
+            t.one_way.add(w);
         }
         let w = span(&v);
         let mut series_h = latency::new_histogram();
@@ -512,10 +506,10 @@ pub(crate) fn round_trip_series(
         let mut done = 0;
         for (o, p) in v.iter().zip(pr.per_pair.iter_mut()) {
             let _ = series_h.add(&o.histogram);
-            over += o.over_range;
-            tare = tare.max(o.clock_cost_ns);
+            t.over += o.over_range;
+            t.tare = t.tare.max(o.clock_cost_ns);
             let ping = &o.outcome.ping;
-            lost += ping.lost;
+            t.lost += ping.lost;
             done += ping.done;
             p.blocks += ping.done;
             p.bytes += 2 * ping.done * spec.block_size as u64;
@@ -530,38 +524,24 @@ pub(crate) fn round_trip_series(
                 total.reader_cpu_ns = total.reader_cpu_ns.map(|r| r + o.outcome.peer_cpu_ns);
             }
             if let Some(d) = &o.outcome.datagrams {
-                datagrams.get_or_insert_with(Default::default).add(d);
+                t.datagrams.get_or_insert_with(Default::default).add(d);
             }
             if let Some(w) = &o.outcome.one_way {
-                one_way.add(w);
+                t.one_way.add(w);
             }
         }
         if !series_h.is_empty() {
-            series_p50.push(series_h.value_at_quantile(0.5));
+            t.series_p50.push(series_h.value_at_quantile(0.5));
         }
-        let _ = h.add(&series_h);
-        elapsed += w;
+        let _ = t.h.add(&series_h);
+        t.elapsed += w;
         keep(rec, spec, done, total, obs);
         // Both ways: the bytes of a round trip are 2 × the block.
         if let Some(last) = rec.series.last_mut() {
             last.bytes *= 2;
         }
     }
-    if h.is_empty() {
-        return Err(Error::Peer(format!(
-            "no round trip completed ({lost} lost)"
-        )));
-    }
-    let mut summary = latency::summarize(&h, elapsed, lost, tare, series_p50, over);
-    summary.one_way = one_way.finish();
-    rec.latency = Some(summary);
-    rec.datagrams = datagrams.map(|mut d| {
-        d.lost = d
-            .sent
-            .saturating_sub(d.received.saturating_sub(d.duplicated));
-        d
-    });
-    Ok(())
+    t.finish(rec)
 }
 
 #[cfg(test)]

@@ -278,28 +278,6 @@ pub fn ping_with<E: MessageEnd>(
     }
 }
 
-/// [`ping_loop`] paced at one round trip every `interval_ns` (see [`Paced`]).
-pub fn ping_paced<E: MessageEnd>(
-    p: Payload,
-    e: &mut E,
-    wbuf: &mut [u8],
-    rbuf: &mut [u8],
-    n: u64,
-    samples: &mut Vec<u64>,
-    interval_ns: u64,
-) -> Result<PingOutcome> {
-    scheduled(
-        p,
-        e,
-        wbuf,
-        rbuf,
-        n,
-        samples,
-        &mut Paced::new(interval_ns),
-        false,
-    )
-}
-
 #[allow(clippy::too_many_arguments)]
 fn scheduled<E: MessageEnd, S: Schedule>(
     p: Payload,
@@ -478,14 +456,15 @@ mod tests {
             let mut e = staller(0);
             let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
             let mut samples = Vec::with_capacity(400);
-            let o = ping_paced(
+            let o = ping_with(
                 Payload::Verify,
                 &mut e,
                 &mut w,
                 &mut r,
                 400,
                 &mut samples,
-                500_000,
+                Some(500_000),
+                false,
             )
             .unwrap();
             let rate = o.done as f64 / (o.elapsed_ns as f64 / 1e9);
@@ -505,14 +484,15 @@ mod tests {
         // wait for it, and each counts from when it was due.
         let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
         let mut paced = Vec::with_capacity(200);
-        ping_paced(
+        ping_with(
             Payload::Touch,
             &mut staller(30),
             &mut w,
             &mut r,
             200,
             &mut paced,
-            1_000_000,
+            Some(1_000_000),
+            false,
         )
         .unwrap();
         let slow = |v: &[u64]| v.iter().filter(|&&x| x > 5_000_000).count();

@@ -136,7 +136,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                 if measured {
                     match &l.one_way {
                         Some(w) => {
-                            for v in [w.p50_ns, w.p99_ns, w.p999_ns] {
+                            for v in [w.p.p50_ns, w.p.p99_ns, w.p.p999_ns] {
                                 row.push(fmt_us(v as f64));
                             }
                         }
