@@ -123,6 +123,13 @@ impl MsgBuf {
         }
     }
 
+    /// The type of the message last received into this buffer (or last sent).
+    // `c_long` is i64 only on 64-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn mtype(&self) -> i64 {
+        self.words.first().map_or(0, |&t| t as i64)
+    }
+
     fn text_mut(&mut self) -> &mut [u8] {
         let max = self.max;
         // SAFETY: `words` holds 1 + ceil(max/8) longs, so the bytes after the first

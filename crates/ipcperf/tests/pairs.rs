@@ -315,6 +315,8 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
             "unix-dgram",
             "udp",
             "posix-mq",
+            "sysv-msg",
+            "shm",
             "--clients",
             "3",
             "--mode",
@@ -328,10 +330,18 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
             "--verify",
         ]);
         let cases = v["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 8);
+        assert_eq!(cases.len(), 10);
         for c in cases {
             assert_eq!(c["status"], "ok", "{mode} {c}");
             assert_eq!(c["pairs"]["fan_in"], true);
+            // Each in its natural many-to-one form, named in the record.
+            let form = c["options"]["fan_in"].as_str().unwrap();
+            let want = match c["mechanism"].as_str().unwrap() {
+                "sysv-msg" => "one request queue",
+                "shm" => "spins over every client's ring",
+                _ => "polls every client's descriptor",
+            };
+            assert!(form.contains(want), "{mode} {form}");
             assert_eq!(c["pairs"]["count"], 3);
             // Every client got exactly its 2 x 300 answers, each checked byte by
             // byte against what it sent (an answer sent to another client would
@@ -355,36 +365,45 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
 #[test]
 fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
     let out = Command::new(BIN)
-        .args(["latency", "sysv-msg", "--clients", "2"])
+        .args(["latency", "eventfd", "--clients", "2"])
         .env("IPCPERF_NO_SAVE", "1")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("fan-in is built for"), "{err}");
+    assert!(err.contains("eventfd has no such form"), "{err}");
 
-    let tmp = tempfile::tempdir().unwrap();
-    let args = [
-        "latency",
-        "unix",
-        "--mode",
-        "processes",
-        "--clients",
-        "3",
-        "--sizes",
-        "64",
-    ];
-    // One server process for three clients.
-    let h = hit_midway(&args, 1, tmp.path(), |_, kids| {
-        ipcperf_sys::signal::kill(kids[0] as i32)
-    });
-    assert!(h.took < Duration::from_secs(2), "{}", h.err);
-    assert_eq!(h.code, Some(1), "{}", h.err);
-    assert!(
-        h.err.contains("SIGKILL") || h.err.contains("closed"),
-        "{}",
-        h.err
-    );
+    // Each form: a polling, a shared-queue and a sweeping server.
+    for mech in ["unix", "sysv-msg", "shm"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let args = [
+            "latency",
+            mech,
+            "--mode",
+            "processes",
+            "--clients",
+            "3",
+            "--sizes",
+            "64",
+        ];
+        // One server process for three clients.
+        let h = hit_midway(&args, 1, tmp.path(), |_, kids| {
+            ipcperf_sys::signal::kill(kids[0] as i32)
+        });
+        assert!(h.took < Duration::from_secs(2), "{mech}: {}", h.err);
+        assert_eq!(h.code, Some(1), "{mech}: {}", h.err);
+        assert!(
+            h.err.contains("SIGKILL") || h.err.contains("closed") || h.err.contains("gone"),
+            "{mech}: {}",
+            h.err
+        );
+        // Its queues went with it.
+        let left: Vec<_> = ipcperf_sys::sysv_msg::list()
+            .into_iter()
+            .filter(|q| ipcperf_sys::sysv_msg::owner_of_key(q.key) == Some(h.pid as i32))
+            .collect();
+        assert!(left.is_empty(), "{mech}: {left:?}");
+    }
 }
 
 #[test]

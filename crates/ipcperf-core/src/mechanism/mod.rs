@@ -213,11 +213,16 @@ pub enum PeerAddr {
     /// Open the FIFO at this path for writing (the way back of a round trip).
     FifoWriter(PathBuf),
     /// A SysV message queue by id, with the message types this end sends and receives.
+    /// `recv_id`: the queue it receives from, when not `id` (fan-in's shared
+    /// request queue and typed replies). `send_type` 0: answer with the type of
+    /// the message last received (the fan-in server).
     SysvMsg {
         id: i32,
         send_type: i64,
         recv_type: i64,
         max: usize,
+        #[serde(default)]
+        recv_id: Option<i32>,
     },
     /// A POSIX message queue by name, opened for sending or receiving.
     Mq {

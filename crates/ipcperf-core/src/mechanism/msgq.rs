@@ -71,6 +71,7 @@ fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
             send_type,
             recv_type,
             max: block,
+            recv_id: None,
         },
         opts: opts.clone(),
         fds: Vec::new(),
@@ -88,6 +89,62 @@ fn setup_sysv(opts: &MechOptions, block: usize) -> Result<Link> {
     }));
     link.guards.push(Box::new(q));
     Ok(link)
+}
+
+/// Fan-in over SysV queues: every client sends its requests to one queue, with
+/// its own message type (1 to N); the server receives any type from it (in
+/// arrival order) and answers on a second queue with the same type, which only
+/// that client receives.
+fn setup_sysv_fan_in(
+    opts: &MechOptions,
+    block: usize,
+    clients: usize,
+) -> Result<(Link, Vec<PeerHandoff>)> {
+    check_limit(MechanismKind::SysvMsg, block)?;
+    let requests = SysvMsgQueue::create()?;
+    let answers = SysvMsgQueue::create()?;
+    let (req, ans) = (requests.id(), answers.id());
+    if let Some(cap) = sysv_msg::qbytes(req) {
+        if block > cap {
+            return Err(Error::Refused(format!(
+                "a {block}-byte message does not fit a sysv-msg queue here, which holds at \
+                 most {cap} bytes: kernel.msgmnb = {cap} (raise it with \
+                 `sysctl -w kernel.msgmnb={block}`)"
+            )));
+        }
+    }
+    let end = |id: i32, recv_id: i32, send_type: i64, recv_type: i64| PeerHandoff {
+        kind: MechanismKind::SysvMsg,
+        addr: PeerAddr::SysvMsg {
+            id,
+            send_type,
+            recv_type,
+            max: block,
+            recv_id: Some(recv_id),
+        },
+        opts: opts.clone(),
+        fds: Vec::new(),
+    };
+    // The server: receive any type of request, answer with the type it came with.
+    let mut link = Link::new(
+        MechanismKind::SysvMsg,
+        opts,
+        None,
+        Some(end(ans, req, 0, 0)),
+        None,
+    );
+    let ends = (1..=clients as i64)
+        .map(|t| end(req, ans, t, t))
+        .collect::<Vec<_>>();
+    link.facts
+        .push(("sysv_msqid".into(), format!("{req},{ans}")));
+    link.on_peer_death.push(Box::new(move || {
+        let _ = sysv_msg::remove(req);
+        let _ = sysv_msg::remove(ans);
+    }));
+    link.guards.push(Box::new(requests));
+    link.guards.push(Box::new(answers));
+    Ok((link, ends))
 }
 
 fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
@@ -146,6 +203,7 @@ fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
 #[derive(Debug)]
 pub struct SysvMsgEnd {
     id: i32,
+    recv_id: i32,
     send_type: i64,
     recv_type: i64,
     buf: MsgBuf,
@@ -153,9 +211,16 @@ pub struct SysvMsgEnd {
 }
 
 impl SysvMsgEnd {
-    pub(super) fn open(id: i32, send_type: i64, recv_type: i64, max: usize) -> SysvMsgEnd {
+    pub(super) fn open(
+        id: i32,
+        recv_id: Option<i32>,
+        send_type: i64,
+        recv_type: i64,
+        max: usize,
+    ) -> SysvMsgEnd {
         SysvMsgEnd {
             id,
+            recv_id: recv_id.unwrap_or(id),
             send_type,
             recv_type,
             buf: MsgBuf::new(max),
@@ -184,20 +249,29 @@ impl ByteStream for SysvMsgEnd {
                 self.max
             )));
         }
-        sysv_msg::send(self.id, self.send_type, buf, &mut self.buf, false)
-            .map_err(|e| Self::err("msgsnd", e))
+        // Type 0 answers the sender of the last message (its type is in the buffer).
+        let t = if self.send_type == 0 {
+            self.buf.mtype()
+        } else {
+            self.send_type
+        };
+        sysv_msg::send(self.id, t, buf, &mut self.buf, false).map_err(|e| Self::err("msgsnd", e))
     }
 
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
-        sysv_msg::recv(self.id, self.recv_type, buf, &mut self.buf)
+        sysv_msg::recv(self.recv_id, self.recv_type, buf, &mut self.buf)
             .map_err(|e| Self::err("msgrcv", e))
     }
 }
 
 impl Drop for SysvMsgEnd {
     fn drop(&mut self) {
-        // Hang up: a zero-length message wakes the other side if it waits for one.
+        // Hang up: a zero-length message wakes the other side if it waits for one
+        // (not from a fan-in server: its clients learn of its end otherwise).
+        if self.send_type == 0 {
+            return;
+        }
         let _ = sysv_msg::send(self.id, self.send_type, &[], &mut self.buf, true);
     }
 }
@@ -291,13 +365,22 @@ impl Mechanism for SysvMsg {
                 send_type,
                 recv_type,
                 max,
-            } => Ok(SysvMsgEnd::open(id, send_type, recv_type, max)),
+                recv_id,
+            } => Ok(SysvMsgEnd::open(id, recv_id, send_type, recv_type, max)),
             other => Err(Error::Peer(format!("sysv-msg cannot open {other:?}"))),
         }
     }
 
     fn round_trip() -> Option<RoundTripShape> {
         Some(RoundTripShape::TwoWay)
+    }
+
+    fn setup_fan_in(
+        opts: &MechOptions,
+        block: usize,
+        clients: usize,
+    ) -> Option<Result<(Link, Vec<PeerHandoff>)>> {
+        Some(setup_sysv_fan_in(opts, block, clients))
     }
 }
 

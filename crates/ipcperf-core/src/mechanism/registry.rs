@@ -121,6 +121,23 @@ pub trait Mechanism: 'static {
         Self::as_fd_stream(end).map(|s| s.fd())
     }
 
+    /// Whether a message waits on `end` now, without waiting for one (a fan-in
+    /// server sweeping ends that have no descriptor to poll); None: it cannot tell.
+    fn has_message(_end: &mut Self::End) -> Option<Result<bool>> {
+        None
+    }
+
+    /// Fan-in through one object every client sends to (None: an object per
+    /// client): the link whose peer handoff is the server's end, and each
+    /// client's end, in order.
+    fn setup_fan_in(
+        _opts: &MechOptions,
+        _block: usize,
+        _clients: usize,
+    ) -> Option<Result<(Link, Vec<PeerHandoff>)>> {
+        None
+    }
+
     /// What raises its buffer when a block does not fit in single mode.
     fn single_mode_hint() -> String {
         String::new()

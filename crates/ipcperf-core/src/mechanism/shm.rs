@@ -93,6 +93,10 @@ impl Mechanism for Shm {
         Some(RoundTripShape::OneWayPair)
     }
 
+    fn has_message(end: &mut ShmRing) -> Option<Result<bool>> {
+        Some(Ok(end.has_data()))
+    }
+
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
         out.push((
             "memory".into(),

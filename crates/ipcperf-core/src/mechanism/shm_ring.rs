@@ -463,6 +463,17 @@ impl ShmRing {
         Ok(avail)
     }
 
+    /// Whether the consumer has bytes to read, or the ring is closed, now (never
+    /// waits): a fan-in server sweeps its clients' rings with it.
+    #[inline]
+    pub fn has_data(&mut self) -> bool {
+        debug_assert!(!self.producer);
+        if self.seen == self.mine {
+            self.seen = self.head().load(Ordering::Acquire);
+        }
+        self.seen != self.mine || self.closed().load(Ordering::Acquire) != 0 || self.dead()
+    }
+
     /// Publish `n` bytes written at the head.
     #[inline]
     fn publish(&mut self, n: usize) -> Result<()> {

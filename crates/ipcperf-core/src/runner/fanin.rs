@@ -21,7 +21,7 @@ use crate::mode::watchdog::Watchdog;
 use crate::observer::Observer;
 use crate::plan::{CaseSpec, RunEnv};
 use crate::record::CaseRecord;
-use crate::workload::fanin::refuse;
+use crate::workload::fanin::{fan_in_form, refuse};
 use crate::workload::jobs::serve;
 use crate::workload::roundtrip;
 use crate::workload::roundtrip_session::{Duplex, RoundTripOutcome};
@@ -125,9 +125,11 @@ pub(crate) fn run<M: Mechanism>(
     obs: &mut dyn Observer,
     rec: &mut CaseRecord,
 ) -> Result<()> {
-    if let Some(why) = refuse(M::INFO.kind) {
-        return Err(Error::Refused(why));
-    }
+    let Some(form) = fan_in_form(M::INFO.kind) else {
+        return Err(Error::Refused(refuse(M::INFO.kind).unwrap_or_default()));
+    };
+    rec.options
+        .insert("fan_in".into(), form.describe().to_string());
     if spec.opts.one_way && spec.block_size < 8 {
         return Err(Error::Refused(format!(
             "--one-way writes an 8-byte send time into each message: a {}-byte message \
@@ -158,7 +160,22 @@ pub(crate) fn run<M: Mechanism>(
     let mut fwd: Vec<Link> = Vec::with_capacity(n);
     let mut rxs: Vec<Option<M::End>> = Vec::with_capacity(n);
     let mut handoffs = Vec::with_capacity(n);
-    for _ in 0..n {
+    // One object every client sends to, where the mechanism has that form: the
+    // clients' ends are opened here, the server's travels.
+    let mut shared_ends: Option<Vec<M::End>> = None;
+    if let Some(shared) = M::setup_fan_in(&spec.opts, spec.block_size, n) {
+        let (mut link, ends) = shared?;
+        handoffs.push((link.take_peer()?, None));
+        rec.options.extend(link.facts.drain(..));
+        let mut opened = Vec::with_capacity(n);
+        for h in ends {
+            opened.push(M::open(h, OPEN_TIMEOUT_MS)?);
+            rxs.push(None);
+        }
+        shared_ends = Some(opened);
+        links.push(link);
+    }
+    for _ in 0..if shared_ends.is_some() { 0 } else { n } {
         let mut f = M::setup(&spec.opts, spec.block_size)?;
         let (srv_back, rx) = match shape {
             RoundTripShape::TwoWay => (None, None),
@@ -202,10 +219,13 @@ pub(crate) fn run<M: Mechanism>(
         actions.append(&mut l.on_peer_death);
     }
     let mut started = start(spec.mode, &env.peer, setup, serve, actions)?;
-    let opened: Result<Vec<M::End>> = fwd
-        .iter_mut()
-        .map(|l| open_local::<M>(l, OPEN_TIMEOUT_MS))
-        .collect();
+    let opened: Result<Vec<M::End>> = match shared_ends {
+        Some(ends) => Ok(ends),
+        None => fwd
+            .iter_mut()
+            .map(|l| open_local::<M>(l, OPEN_TIMEOUT_MS))
+            .collect(),
+    };
     let txs = started.ready(opened)?;
     let _watchdog: Option<Watchdog> = started.watchdog.take();
     let mut server = ServerSide {

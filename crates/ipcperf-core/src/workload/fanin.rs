@@ -2,9 +2,10 @@
 //! (`--subscribers N`, whose writer loop is [`super::stream`]'s).
 //!
 //! Fan-in: N clients send requests to one server, which answers
-//! each on the client's own way back. The server waits on every client's end at
-//! once (poll(2) over their descriptors, as a server over connected sockets or
-//! per-client pipes does) and answers whichever is ready.
+//! each on the client's own way back, through the mechanism's natural
+//! many-to-one form ([`FanInForm`]): poll(2) over every client's descriptor (a
+//! server over connected sockets or per-client pipes), one shared SysV request
+//! queue with answers typed per client, or a sweep over per-client shm rings.
 //!
 //! The clients are timed (their round trips); the server's loop is not, but it is
 //! on every round trip's path, so it holds nothing but the calls: the poll set
@@ -20,19 +21,51 @@ use crate::mechanism::{Mechanism, MechanismKind, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::mode::protocol::{FromPeer, PeerChannel, PeerSetup, ToPeer};
 use crate::payload::{AlignedBuf, NoTouch, Payload, PayloadOps, Touch};
 
-/// The mechanisms whose fan-in form is built: a server polling every client's
-/// descriptor (connected sockets; a pipe, FIFO or POSIX queue each way per
-/// client).
-pub const FAN_IN: &[MechanismKind] = &[
-    MechanismKind::Pipe,
-    MechanismKind::Fifo,
-    MechanismKind::Unix,
-    MechanismKind::Tcp,
-    MechanismKind::UnixSeqpacket,
-    MechanismKind::UnixDgram,
-    MechanismKind::Udp,
-    MechanismKind::PosixMq,
+/// How a fan-in server waits for the next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FanInForm {
+    /// poll(2) over every client's descriptor (connected sockets; a pipe, FIFO or
+    /// POSIX queue each way per client).
+    Poll,
+    /// One shared object all clients send to, its receive waiting for any of them
+    /// (one SysV request queue; each client's answers by message type).
+    Shared,
+    /// A spinning sweep over every client's ring (shared memory has no descriptor
+    /// to poll: the server checks each ring's index in turn).
+    Sweep,
+}
+
+impl FanInForm {
+    /// How the server waits, for the record.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FanInForm::Poll => "the server polls every client's descriptor",
+            FanInForm::Shared => "one request queue, answers by message type",
+            FanInForm::Sweep => {
+                "the server spins over every client's ring (the clients wait by their --wake)"
+            }
+        }
+    }
+}
+
+/// The mechanisms whose fan-in form is built, and that form.
+pub const FAN_IN: &[(MechanismKind, FanInForm)] = &[
+    (MechanismKind::Pipe, FanInForm::Poll),
+    (MechanismKind::Fifo, FanInForm::Poll),
+    (MechanismKind::Unix, FanInForm::Poll),
+    (MechanismKind::Tcp, FanInForm::Poll),
+    (MechanismKind::UnixSeqpacket, FanInForm::Poll),
+    (MechanismKind::UnixDgram, FanInForm::Poll),
+    (MechanismKind::Udp, FanInForm::Poll),
+    (MechanismKind::PosixMq, FanInForm::Poll),
+    (MechanismKind::SysvMsg, FanInForm::Shared),
+    (MechanismKind::Shm, FanInForm::Sweep),
 ];
+
+/// `kind`'s fan-in form (None: it has none).
+pub fn fan_in_form(kind: MechanismKind) -> Option<FanInForm> {
+    FAN_IN.iter().find(|(k, _)| *k == kind).map(|&(_, f)| f)
+}
 
 /// The mechanisms whose fan-out form is built: a descriptor per reader, written
 /// in turn.
@@ -47,14 +80,13 @@ pub const FAN_OUT: &[MechanismKind] = &[
 
 /// Why `kind` has no fan-in form here (None: it has one).
 pub fn refuse(kind: MechanismKind) -> Option<String> {
-    (!FAN_IN.contains(&kind)).then(|| {
+    fan_in_form(kind).is_none().then(|| {
         format!(
-            "fan-in is built for the mechanisms a server polls by descriptor ({}); {}'s \
-             many-to-one form (one SysV queue with a message type per client, one ring per \
-             client polled by the server) is not built yet",
+            "fan-in needs a server that can wait for any of many clients: built for {}; \
+             {} has no such form",
             FAN_IN
                 .iter()
-                .map(|k| k.name())
+                .map(|(k, _)| k.name())
                 .collect::<Vec<_>>()
                 .join(", "),
             kind.name()
@@ -88,14 +120,74 @@ pub fn refuse_fan_out(kind: MechanismKind) -> Option<String> {
 /// How long the server waits for any request before it calls the clients gone.
 pub const IDLE_MS: i32 = 5_000;
 
+/// How the server finds the clients with a request waiting.
+pub trait Waiter<E> {
+    /// Fill `ready` with the indices of the ends with a request (false: none
+    /// within [`IDLE_MS`]).
+    fn wait(&mut self, ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool>;
+}
+
+impl<E> Waiter<E> for PollSet {
+    #[inline]
+    fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
+        Ok(PollSet::wait(self, IDLE_MS, ready)?)
+    }
+}
+
+/// One shared end whose receive waits for any client ([`FanInForm::Shared`]).
+pub struct SharedEnd;
+
+impl<E> Waiter<E> for SharedEnd {
+    #[inline]
+    fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
+        ready.clear();
+        ready.push(0);
+        Ok(true)
+    }
+}
+
+/// A spinning sweep over every end ([`FanInForm::Sweep`]): `has` says, without
+/// waiting, whether an end has a request. The clock is read once every 1024
+/// empty sweeps, for the idle bound only.
+pub struct Sweep<F>(pub F);
+
+impl<E, F: FnMut(&mut E) -> Result<bool>> Waiter<E> for Sweep<F> {
+    #[inline]
+    fn wait(&mut self, ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
+        ready.clear();
+        let mut turns = 0u32;
+        let mut since = 0u64;
+        loop {
+            for (i, e) in ends.iter_mut().enumerate() {
+                if (self.0)(e)? {
+                    ready.push(i);
+                }
+            }
+            if !ready.is_empty() {
+                return Ok(true);
+            }
+            std::hint::spin_loop();
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(1024) {
+                let now = ipcperf_sys::clock::now_ns();
+                if since == 0 {
+                    since = now;
+                } else if now.saturating_sub(since) > IDLE_MS as u64 * 1_000_000 {
+                    return Ok(false);
+                }
+            }
+        }
+    }
+}
+
 /// Answer `n` requests in all, from whichever clients are ready. `ready` must
 /// have room for every client.
 /// `STAMP` (`--one-way`): each request's delay since the send time in its first 8
 /// bytes goes into `delays` (room made beforehand; never grown here).
 #[inline(never)]
-pub fn serve_loop<E: MessageEnd, P: PayloadOps, const STAMP: bool>(
+pub fn serve_loop<E: MessageEnd, W: Waiter<E>, P: PayloadOps, const STAMP: bool>(
     ends: &mut [E],
-    set: &mut PollSet,
+    waiter: &mut W,
     ready: &mut Vec<usize>,
     buf: &mut [u8],
     n: u64,
@@ -103,7 +195,7 @@ pub fn serve_loop<E: MessageEnd, P: PayloadOps, const STAMP: bool>(
 ) -> Result<u64> {
     let mut left = n;
     while left > 0 {
-        if !set.wait(IDLE_MS, ready)? {
+        if !waiter.wait(ends, ready)? {
             return Err(Error::Timeout(format!(
                 "no request from any of {} clients within {} s ({left} of {n} unanswered)",
                 ends.len(),
@@ -131,11 +223,12 @@ pub fn serve_loop<E: MessageEnd, P: PayloadOps, const STAMP: bool>(
 
 /// The fan-in server's job (role `EchoMany`) for mechanism `M`.
 pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
-    if let Some(why) = refuse(M::INFO.kind) {
-        return Err(Error::Refused(why));
-    }
+    let Some(form) = fan_in_form(M::INFO.kind) else {
+        return Err(Error::Refused(refuse(M::INFO.kind).unwrap_or_default()));
+    };
     let more = std::mem::take(&mut setup.more);
-    // Every client's ends: one two-way end each (sockets), or a pair (pipes).
+    // Every client's ends: one two-way end each (sockets), or a pair (pipes); the
+    // shared form's one end serves them all.
     let mut one: Vec<M::End> = Vec::new();
     let mut two: Vec<Pair<M::End, M::End>> = Vec::new();
     let mut add = |fwd: PeerHandoff, back: Option<PeerHandoff>| -> Result<()> {
@@ -149,83 +242,126 @@ pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Re
         }
         Ok(())
     };
-    add(setup.handoff, setup.back.map(|b| *b))?;
+    add(setup.handoff, setup.back.take().map(|b| *b))?;
     for m in more {
         add(m.fwd, m.back)?;
     }
     let clients = one.len() + two.len();
-    let mut fds = Vec::with_capacity(clients);
-    for rx in one.iter_mut().chain(two.iter_mut().map(|p| &mut p.rx)) {
-        match M::poll_fd(rx) {
-            Some(fd) => fds.push(fd),
-            None => {
-                return Err(Error::Refused(format!(
-                    "{}: no descriptor to poll",
-                    M::INFO.name
-                )))
+    let mut ready = Vec::with_capacity(clients);
+    let mut s = Server {
+        ch,
+        block_size: setup.block_size,
+        payload: setup.payload,
+        one_way: setup.one_way,
+    };
+    match form {
+        FanInForm::Poll => {
+            let mut fds = Vec::with_capacity(clients);
+            for rx in one.iter_mut().chain(two.iter_mut().map(|p| &mut p.rx)) {
+                match M::poll_fd(rx) {
+                    Some(fd) => fds.push(fd),
+                    None => {
+                        return Err(Error::Refused(format!(
+                            "{}: no descriptor to poll",
+                            M::INFO.name
+                        )))
+                    }
+                }
+            }
+            let mut set = PollSet::new(&fds);
+            drop(fds);
+            if one.is_empty() {
+                s.rounds(&mut two, &mut set, &mut ready)
+            } else {
+                s.rounds(&mut one, &mut set, &mut ready)
             }
         }
+        FanInForm::Shared => s.rounds(&mut one, &mut SharedEnd, &mut ready),
+        FanInForm::Sweep => {
+            let has = |p: &mut Pair<M::End, M::End>| -> Result<bool> {
+                M::has_message(&mut p.rx).unwrap_or_else(|| {
+                    Err(Error::Refused(format!(
+                        "{}: cannot tell whether a request waits",
+                        M::INFO.name
+                    )))
+                })
+            };
+            s.rounds(&mut two, &mut Sweep(has), &mut ready)
+        }
     }
-    let mut set = PollSet::new(&fds);
-    drop(fds);
-    let mut ready = Vec::with_capacity(clients);
-    // One-way: this side's clock cost is the tare of each delay it measures.
-    let tare = if setup.one_way {
-        ipcperf_sys::clock::clock_cost_ns(20_001)
-    } else {
-        0
-    };
-    let mut delays: Vec<u64> = Vec::new();
-    let mut buf = AlignedBuf::new(setup.block_size);
-    ch.send(FromPeer::Ready { cpu: current_cpu() })?;
-    loop {
-        match ch.recv()? {
-            ToPeer::Rounds { n } => {
-                let stamp = setup.one_way;
-                if stamp {
-                    // Room for every delay before the series (at most 64M, as the
-                    // round-trip samples).
-                    delays.clear();
-                    delays.reserve_exact((n as usize).min(1 << 26));
-                }
-                let cpu0 = thread_cpu_ns();
-                let (b, r, st, d) = (&mut buf[..], &mut ready, &mut set, &mut delays);
-                // The loop monomorphized for the payload, the ends' shape (one two-way
-                // end, or a pair) and whether requests carry a send time.
-                macro_rules! go {
-                    ($p:ty, $s:literal) => {
-                        if one.is_empty() {
-                            serve_loop::<_, $p, $s>(&mut two, st, r, b, n, d)?
-                        } else {
-                            serve_loop::<_, $p, $s>(&mut one, st, r, b, n, d)?
+}
+
+/// The server between series: told how many requests to answer, it answers
+/// them and reports its CPU time (and, one-way, the delays).
+struct Server<'c> {
+    ch: &'c mut dyn PeerChannel,
+    block_size: usize,
+    payload: Payload,
+    one_way: bool,
+}
+
+impl Server<'_> {
+    fn rounds<E: MessageEnd, W: Waiter<E>>(
+        &mut self,
+        ends: &mut [E],
+        waiter: &mut W,
+        ready: &mut Vec<usize>,
+    ) -> Result<()> {
+        // One-way: this side's clock cost is the tare of each delay it measures.
+        let tare = if self.one_way {
+            ipcperf_sys::clock::clock_cost_ns(20_001)
+        } else {
+            0
+        };
+        let mut delays: Vec<u64> = Vec::new();
+        let mut buf = AlignedBuf::new(self.block_size);
+        self.ch.send(FromPeer::Ready { cpu: current_cpu() })?;
+        loop {
+            match self.ch.recv()? {
+                ToPeer::Rounds { n } => {
+                    let stamp = self.one_way;
+                    if stamp {
+                        // Room for every delay before the series (at most 64M, as the
+                        // round-trip samples).
+                        delays.clear();
+                        delays.reserve_exact((n as usize).min(1 << 26));
+                    }
+                    let cpu0 = thread_cpu_ns();
+                    let (b, d) = (&mut buf[..], &mut delays);
+                    // The loop monomorphized for the payload and whether requests
+                    // carry a send time. The clients check what comes back; the
+                    // server reads every byte.
+                    let echoed = match (self.payload, stamp) {
+                        (Payload::NoTouch, false) => {
+                            serve_loop::<_, _, NoTouch, false>(ends, waiter, ready, b, n, d)?
                         }
+                        (Payload::NoTouch, true) => {
+                            serve_loop::<_, _, NoTouch, true>(ends, waiter, ready, b, n, d)?
+                        }
+                        (_, false) => {
+                            serve_loop::<_, _, Touch, false>(ends, waiter, ready, b, n, d)?
+                        }
+                        (_, true) => serve_loop::<_, _, Touch, true>(ends, waiter, ready, b, n, d)?,
                     };
+                    let cpu_ns = thread_cpu_ns() - cpu0;
+                    let one_way = stamp.then(|| {
+                        let mut h = crate::latency::new_one_way_histogram();
+                        crate::latency::record_samples(&mut h, &delays, tare);
+                        (crate::latency::HistogramRecord::from_histogram(&h), tare)
+                    });
+                    self.ch.send(FromPeer::Echoed {
+                        echoed,
+                        cpu: current_cpu(),
+                        cpu_ns,
+                        datagrams: None,
+                        one_way,
+                    })?;
                 }
-                // The clients check what comes back; the server reads every byte.
-                let echoed = match (setup.payload, stamp) {
-                    (Payload::NoTouch, false) => go!(NoTouch, false),
-                    (Payload::NoTouch, true) => go!(NoTouch, true),
-                    (_, false) => go!(Touch, false),
-                    (_, true) => go!(Touch, true),
-                };
-                let cpu_ns = thread_cpu_ns() - cpu0;
-                let one_way = stamp.then(|| {
-                    let mut h = crate::latency::new_one_way_histogram();
-                    crate::latency::record_samples(&mut h, &delays, tare);
-                    (crate::latency::HistogramRecord::from_histogram(&h), tare)
-                });
-                ch.send(FromPeer::Echoed {
-                    echoed,
-                    cpu: current_cpu(),
-                    cpu_ns,
-                    datagrams: None,
-                    one_way,
-                })?;
-            }
-            ToPeer::Quit => return Ok(()),
-            ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-            ToPeer::Go { .. } => {
-                return Err(Error::Peer("a stream asked of a fan-in server".into()))
+                ToPeer::Quit => return Ok(()),
+                ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
+                ToPeer::Go { .. } => {
+                    return Err(Error::Peer("a stream asked of a fan-in server".into()))
+                }
             }
         }
     }
