@@ -417,6 +417,7 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
             "tcp",
             "unix-seqpacket",
             "unix-dgram",
+            "shm",
             "--subscribers",
             "3",
             "--mode",
@@ -429,11 +430,37 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
             "2",
             "--verify",
         ]);
-        let cases = v["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 6);
-        for c in cases {
+        let mut cases = v["cases"].as_array().unwrap().clone();
+        assert_eq!(cases.len(), 7);
+        // The ring's other ways of waiting for the slowest reader.
+        for wake in ["spin", "adaptive"] {
+            let v = json(&[
+                "run",
+                "shm",
+                "--wake",
+                wake,
+                "--subscribers",
+                "3",
+                "--mode",
+                mode,
+                "--sizes",
+                "4k",
+                "-n",
+                "2000",
+                "--repeat",
+                "2",
+                "--verify",
+            ]);
+            cases.extend(v["cases"].as_array().unwrap().iter().cloned());
+        }
+        for c in &cases {
             assert_eq!(c["status"], "ok", "{mode} {c}");
             assert_eq!(c["pairs"]["fan_out"], true);
+            if c["mechanism"] == "shm" {
+                // One ring, read whole by every reader.
+                let form = c["options"]["fan_out"].as_str().unwrap();
+                assert!(form.contains("one ring, 3 readers"), "{form}");
+            }
             // Each reader checked every byte of all 2 x 2000 blocks.
             for p in per_pair(c) {
                 assert_eq!(p["blocks"], 4000, "{mode} {p}");
@@ -448,23 +475,36 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
                 .starts_with("1→3 readers"));
         }
     }
-    // A reader killed mid-series: the writer's case ends within 2 s, no reader left.
-    let tmp = tempfile::tempdir().unwrap();
-    let args = [
-        "run",
-        "unix",
-        "--mode",
-        "processes",
-        "--subscribers",
-        "3",
-        "--sizes",
-        "4k",
-    ];
-    let h = hit_midway(&args, 3, tmp.path(), |_, kids| {
-        ipcperf_sys::signal::kill(kids[2] as i32)
-    });
-    assert!(h.took < Duration::from_secs(2), "{}", h.err);
-    assert_eq!(h.code, Some(1), "{}", h.err);
+    // A reader killed mid-series: the writer's case ends within 2 s, no reader
+    // left (the ring's writer waits for the slowest reader: the dead one).
+    for mech in ["unix", "shm"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let args = [
+            "run",
+            mech,
+            "--mode",
+            "processes",
+            "--subscribers",
+            "3",
+            "--sizes",
+            "4k",
+        ];
+        let h = hit_midway(&args, 3, tmp.path(), |_, kids| {
+            ipcperf_sys::signal::kill(kids[2] as i32)
+        });
+        assert!(h.took < Duration::from_secs(2), "{mech}: {}", h.err);
+        assert_eq!(h.code, Some(1), "{mech}: {}", h.err);
+    }
+    // A wake that rouses one waiter per post cannot serve many readers: refused.
+    let out = Command::new(BIN)
+        .args(["run", "shm", "--wake", "eventfd", "--subscribers", "2"])
+        .args(["--sizes", "4k", "-n", "100"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("wakes one waiter per post"), "{err}");
 }
 
 #[test]

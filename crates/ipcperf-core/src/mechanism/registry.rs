@@ -138,6 +138,18 @@ pub trait Mechanism: 'static {
         None
     }
 
+    /// Fan-out through one object every reader reads whole (None: an object per
+    /// reader, each written in turn): a link per reader, its peer handoff that
+    /// reader's end; the first link also holds the writer's end (its local end)
+    /// and the object, so it must be dropped last.
+    fn setup_fan_out(
+        _opts: &MechOptions,
+        _block: usize,
+        _readers: usize,
+    ) -> Option<Result<Vec<Link>>> {
+        None
+    }
+
     /// What raises its buffer when a block does not fit in single mode.
     fn single_mode_hint() -> String {
         String::new()

@@ -27,28 +27,55 @@ pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
 }
 
 fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+    let mut links = setup_readers(opts, block, 1)?;
+    links
+        .pop()
+        .ok_or_else(|| Error::Invalid("a ring without its link".into()))
+}
+
+/// The ring read by `readers` readers: a link per reader, its peer handoff that
+/// reader's end; the first also holds the writer's end and the object.
+fn setup_readers(opts: &MechOptions, block: usize, readers: usize) -> Result<Vec<Link>> {
     let wake = opts.shm_wake.unwrap_or(Wake::Futex);
     let spin = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
     let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?
-        .lend_in_place(opts.shm_zero_copy);
-    let end = |producer: bool, obj: &RingObject| -> Result<PeerHandoff> {
+        .lend_in_place(opts.shm_zero_copy)
+        .fan_out(readers)?;
+    let end = |producer: bool, cursor: usize, obj: &RingObject| -> Result<PeerHandoff> {
+        let mut ring = obj.handoff.clone();
+        ring.cursor = cursor;
         Ok(PeerHandoff {
             kind: MechanismKind::Shm,
-            addr: PeerAddr::Shm {
-                ring: obj.handoff.clone(),
-                producer,
-            },
+            addr: PeerAddr::Shm { ring, producer },
             opts: opts.clone(),
             fds: obj.end_fds()?,
         })
     };
+    let mut others = Vec::with_capacity(readers.saturating_sub(1));
+    for i in 1..readers {
+        let mut l = Link::new(
+            MechanismKind::Shm,
+            opts,
+            None,
+            Some(end(false, i, &obj)?),
+            None,
+        );
+        l.on_peer_death.push(Box::new(obj.on_peer_death()?));
+        others.push(l);
+    }
     let mut link = Link::new(
         MechanismKind::Shm,
         opts,
-        Some(LocalEnd::Handoff(Box::new(end(true, &obj)?))),
-        Some(end(false, &obj)?),
+        Some(LocalEnd::Handoff(Box::new(end(true, 0, &obj)?))),
+        Some(end(false, 0, &obj)?),
         None,
     );
+    if readers > 1 {
+        link.facts.push((
+            "fan_out".into(),
+            format!("one ring, {readers} readers with a cursor each"),
+        ));
+    }
     link.facts
         .push(("ring_capacity".into(), obj.handoff.capacity.to_string()));
     if let Some(n) = &obj.handoff.name {
@@ -56,7 +83,8 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     }
     link.on_peer_death.push(Box::new(obj.on_peer_death()?));
     link.guards.push(Box::new(obj));
-    Ok(link)
+    others.insert(0, link);
+    Ok(others)
 }
 
 /// The shared-memory ring.
@@ -91,6 +119,14 @@ impl Mechanism for Shm {
 
     fn round_trip() -> Option<RoundTripShape> {
         Some(RoundTripShape::OneWayPair)
+    }
+
+    fn setup_fan_out(
+        opts: &MechOptions,
+        block: usize,
+        readers: usize,
+    ) -> Option<Result<Vec<Link>>> {
+        Some(setup_readers(opts, block, readers))
     }
 
     fn has_message(end: &mut ShmRing) -> Option<Result<bool>> {

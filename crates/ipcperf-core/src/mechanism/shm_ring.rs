@@ -36,7 +36,7 @@ pub use super::wake::{Wake, DEFAULT_SPIN_NS};
 pub const RING_WAIT: Duration = Duration::from_secs(5);
 const TICK: Duration = Duration::from_millis(250);
 
-const HDR: usize = 4096;
+const HDR: usize = 8192;
 /// Zero-copy: the most a writer builds in place before it publishes.
 const LOAN_STEP: usize = 64 * 1024;
 const OFF_HEAD: usize = 0;
@@ -47,6 +47,11 @@ const OFF_WAITING: [usize; 2] = [384, 512];
 const OFF_SEQ: [usize; 2] = [448, 576];
 const OFF_SEM: [usize; 2] = [640, 704];
 const OFF_DEAD: usize = 768;
+/// Fan-out: the cursors of readers 1 and on, a cache line each (reader 0's is
+/// the tail).
+const OFF_CURSORS: usize = 1024;
+/// The most readers one ring feeds.
+pub const MAX_READERS: usize = 1 + (HDR - OFF_CURSORS) / 64;
 const DATA: usize = 0;
 const SPACE: usize = 1;
 
@@ -64,6 +69,21 @@ pub struct RingHandoff {
     pub spin_ns: u64,
     /// Open this named POSIX object; None: the first descriptor is a memfd.
     pub name: Option<String>,
+    /// Fan-out: how many readers each read every byte (0 or 1: one), and which
+    /// of them a consumer end is.
+    #[serde(default)]
+    pub readers: usize,
+    #[serde(default)]
+    pub cursor: usize,
+}
+
+/// Where reader `i`'s cursor lies.
+fn cursor_off(i: usize) -> usize {
+    if i == 0 {
+        OFF_TAIL
+    } else {
+        OFF_CURSORS + 64 * (i - 1)
+    }
 }
 
 /// One end of the ring (the producer writes, the consumer reads).
@@ -83,6 +103,9 @@ pub struct ShmRing {
     /// only when the ring seems full, the consumer at the shared head only when it
     /// seems empty, so the steady state moves no line it does not need.
     seen: u64,
+    /// Readers fed by this ring (1 but for fan-out), and this consumer's cursor.
+    readers: usize,
+    cursor: usize,
     /// Set when this end also owns the object (made by [`ShmRing::create`]).
     _owner: Option<RingObject>,
 }
@@ -146,6 +169,8 @@ impl RingObject {
             zero_copy: false,
             spin_ns,
             name: name.as_ref().map(|n| n.name().to_string()),
+            readers: 1,
+            cursor: 0,
         };
         Ok(RingObject {
             mem,
@@ -154,6 +179,26 @@ impl RingObject {
             _name: name,
             handoff,
         })
+    }
+
+    /// Feed `n` readers, each reading every byte with a cursor of its own (the
+    /// writer waits for the slowest). Only the futex-based waits wake many at
+    /// once: `eventfd` and `sem` wake one waiter per post.
+    pub fn fan_out(mut self, n: usize) -> Result<RingObject> {
+        if n == 0 || n > MAX_READERS {
+            return Err(Error::Invalid(format!(
+                "a ring feeds from 1 to {MAX_READERS} readers, not {n}"
+            )));
+        }
+        if n > 1 && matches!(self.handoff.wake, Wake::Eventfd | Wake::Sem) {
+            return Err(Error::Refused(format!(
+                "--wake {} wakes one waiter per post: a ring read by many readers waits by \
+                 spin, futex or adaptive",
+                self.handoff.wake.name()
+            )));
+        }
+        self.handoff.readers = n;
+        Ok(self)
     }
 
     /// Lend the ring's memory to streams (see [`RingHandoff::zero_copy`]).
@@ -258,14 +303,14 @@ impl ShmRing {
         } else {
             Vec::new()
         };
-        // A fresh ring starts at 0; an end opened later (never, today) picks up
-        // where the indices stand.
-        let (head, tail) = (
-            mem.atomic_u64(OFF_HEAD).load(Ordering::Acquire),
-            mem.atomic_u64(OFF_TAIL).load(Ordering::Acquire),
-        );
-        let (mine, seen) = if producer { (head, tail) } else { (tail, head) };
-        Ok(ShmRing {
+        let readers = h.readers.max(1);
+        if readers > MAX_READERS || h.cursor >= readers {
+            return Err(Error::Peer(format!(
+                "ring cursor {} of {readers} readers",
+                h.cursor
+            )));
+        }
+        let mut r = ShmRing {
             mem,
             cap,
             producer,
@@ -274,10 +319,21 @@ impl ShmRing {
             zero_copy: h.zero_copy,
             sems,
             efds,
-            mine,
-            seen,
+            mine: 0,
+            seen: 0,
+            readers,
+            cursor: h.cursor,
             _owner: None,
-        })
+        };
+        // A fresh ring starts at 0; an end opened later (never, today) picks up
+        // where the indices stand.
+        let head = r.head().load(Ordering::Acquire);
+        (r.mine, r.seen) = if producer {
+            (head, r.slowest())
+        } else {
+            (r.tail().load(Ordering::Acquire), head)
+        };
+        Ok(r)
     }
 
     pub fn wake(&self) -> Wake {
@@ -288,9 +344,19 @@ impl ShmRing {
     fn head(&self) -> &AtomicU64 {
         self.mem.atomic_u64(OFF_HEAD)
     }
+    /// This consumer's cursor (the tail, but for fan-out's other readers).
     #[inline]
     fn tail(&self) -> &AtomicU64 {
-        self.mem.atomic_u64(OFF_TAIL)
+        self.mem.atomic_u64(cursor_off(self.cursor))
+    }
+    /// The producer's view of the readers: the slowest one's cursor.
+    #[inline]
+    fn slowest(&self) -> u64 {
+        let mut min = self.mem.atomic_u64(OFF_TAIL).load(Ordering::Acquire);
+        for i in 1..self.readers {
+            min = min.min(self.mem.atomic_u64(cursor_off(i)).load(Ordering::Acquire));
+        }
+        min
     }
     #[inline]
     fn closed(&self) -> &AtomicU32 {
@@ -316,7 +382,9 @@ impl ShmRing {
             Wake::Futex | Wake::Adaptive => {
                 let seq = self.mem.atomic_u32(OFF_SEQ[what]);
                 seq.fetch_add(1, Ordering::SeqCst);
-                futex::wake(seq, 1)?;
+                // Every reader of a fan-out ring may wait for the same data.
+                let n = if what == DATA { self.readers as u32 } else { 1 };
+                futex::wake(seq, n)?;
             }
             Wake::Sem => self.sems[what].post()?,
             Wake::Eventfd => self.efds[what]
@@ -431,13 +499,11 @@ impl ShmRing {
     fn space(&mut self) -> Result<usize> {
         let mut free = self.cap - (self.mine - self.seen) as usize;
         if free == 0 {
-            self.seen = self.tail().load(Ordering::Acquire);
+            self.seen = self.slowest();
             free = self.cap - (self.mine - self.seen) as usize;
             if free == 0 {
-                self.wait_for(SPACE, |r| {
-                    (r.mine - r.tail().load(Ordering::Acquire)) < r.cap as u64
-                })?;
-                self.seen = self.tail().load(Ordering::Acquire);
+                self.wait_for(SPACE, |r| (r.mine - r.slowest()) < r.cap as u64)?;
+                self.seen = self.slowest();
                 free = self.cap - (self.mine - self.seen) as usize;
             }
         }

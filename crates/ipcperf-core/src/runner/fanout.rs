@@ -72,8 +72,15 @@ fn fan_out<M: Mechanism>(
     sessions: &mut Vec<StreamSession<M>>,
 ) -> Result<()> {
     let n = spec.subscribers as usize;
+    // One object all readers read whole, where the mechanism has that form (the
+    // first link holds the writer's end and the object: its session closes last).
+    let mut shared = match M::setup_fan_out(&spec.opts, spec.block_size, n) {
+        Some(links) => links?.into_iter().map(Some).collect(),
+        None => Vec::new(),
+    };
     for i in 0..n {
-        let mut s = StreamSession::<M>::open(one, env).map_err(|e| match e {
+        let link = shared.get_mut(i).and_then(Option::take);
+        let mut s = StreamSession::<M>::open_with(one, env, link).map_err(|e| match e {
             Error::Refused(m) => Error::Refused(m),
             e => Error::Peer(format!("reader {}: {e}", i + 1)),
         })?;

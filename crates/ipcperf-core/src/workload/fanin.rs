@@ -68,7 +68,7 @@ pub fn fan_in_form(kind: MechanismKind) -> Option<FanInForm> {
 }
 
 /// The mechanisms whose fan-out form is built: a descriptor per reader, written
-/// in turn.
+/// in turn; shm: one ring read by every reader, each with a cursor of its own.
 pub const FAN_OUT: &[MechanismKind] = &[
     MechanismKind::Pipe,
     MechanismKind::Fifo,
@@ -76,6 +76,7 @@ pub const FAN_OUT: &[MechanismKind] = &[
     MechanismKind::Tcp,
     MechanismKind::UnixSeqpacket,
     MechanismKind::UnixDgram,
+    MechanismKind::Shm,
 ];
 
 /// Why `kind` has no fan-in form here (None: it has one).
@@ -105,8 +106,7 @@ pub fn refuse_fan_out(kind: MechanismKind) -> Option<String> {
             kind.name()
         )),
         k => Some(format!(
-            "fan-out is built for the mechanisms with a descriptor per reader ({}); {}'s \
-             form (one ring read by N readers with cursors of their own) is not built yet",
+            "fan-out is built for {}; {} has no way to deliver every block to many readers",
             FAN_OUT
                 .iter()
                 .map(|k| k.name())

@@ -54,6 +54,17 @@ pub struct StreamSession<M: Mechanism> {
 impl<M: Mechanism> StreamSession<M> {
     /// Set up the mechanism, start the peer, open both ends.
     pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<StreamSession<M>> {
+        Self::open_with(spec, env, None)
+    }
+
+    /// As [`StreamSession::open`], on a link already set up (fan-out's one object
+    /// for many readers); a link without a local end makes a session with a
+    /// reader only.
+    pub fn open_with(
+        spec: &CaseSpec,
+        env: &RunEnv,
+        link: Option<Link>,
+    ) -> Result<StreamSession<M>> {
         let info = &M::INFO;
         if !info.modes.contains(&spec.mode) {
             return Err(Error::Refused(format!(
@@ -73,7 +84,10 @@ impl<M: Mechanism> StreamSession<M> {
             return Err(Error::Refused(why));
         }
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
-        let mut link = M::setup(&spec.opts, spec.block_size)?;
+        let mut link = match link {
+            Some(l) => l,
+            None => M::setup(&spec.opts, spec.block_size)?,
+        };
         let block = spec.block_size;
         let mut s = StreamSession {
             spec: spec.clone(),
@@ -124,7 +138,12 @@ impl<M: Mechanism> StreamSession<M> {
                 let mut started = start(spec.mode, &env.peer, setup, serve, on_death)?;
                 s.peer_pid = started.pid;
                 s._watchdog = started.watchdog.take();
-                s.writer = Some(started.ready(open_local::<M>(&mut link, OPEN_TIMEOUT_MS))?);
+                s.writer = if link.local.is_some() {
+                    Some(started.ready(open_local::<M>(&mut link, OPEN_TIMEOUT_MS))?)
+                } else {
+                    started.ready(Ok(()))?;
+                    None
+                };
                 let peer = started.handle;
                 s.peer = Some(peer);
             }
@@ -236,10 +255,10 @@ impl<M: Mechanism> StreamSession<M> {
         let bytes = blocks * wbuf.len() as u64;
         let deadline = now_ns().saturating_add(budget_ns);
         for s in sessions.iter_mut() {
-            s.writer
-                .as_mut()
-                .ok_or_else(|| Error::Invalid("a fan-out session without its writer".into()))?
-                .prepare_series(true)?;
+            // One writer for all when the readers share one object.
+            if let Some(w) = s.writer.as_mut() {
+                w.prepare_series(true)?;
+            }
             let peer = s
                 .peer
                 .as_mut()
