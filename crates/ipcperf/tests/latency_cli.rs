@@ -229,3 +229,39 @@ fn paced_round_trips_keep_their_schedule_and_name_a_saturated_rate() {
         .code(2)
         .stderr(contains("a rate from 1"));
 }
+
+#[test]
+fn busy_poll_spins_the_client_only_and_is_named_with_its_cpu_cost() {
+    let out = ipcperf()
+        .args(["latency", "udp", "tcp", "pipe", "shm", "--busy-poll"])
+        .args(["--rate", "2000", "--sizes", "64", "-n", "400", "-r", "1"])
+        .args(["--verify", "--mode", "processes", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    for c in cases {
+        assert_eq!(c["wait"], "busy-poll", "{c}");
+        assert_eq!(c["options"]["busy_poll"], "client", "{c}");
+        if c["mechanism"] == "shm" {
+            // The ring waits its own way: refused, with the option that spins.
+            assert_eq!(c["status"], "refused", "{c}");
+            assert!(c.to_string().contains("--wake spin"), "{c}");
+            continue;
+        }
+        assert_eq!(c["status"], "ok", "{c}");
+        // 400 verified round trips, paced at 2,000/s: the client spun through
+        // the gaps (its CPU time is most of the series), the server slept.
+        assert_eq!(c["round_trips"], 400, "{c}");
+        for s in c["series"].as_array().unwrap() {
+            let wall = s["elapsed_ns"].as_f64().unwrap();
+            let client = s["writer_cpu_ns"].as_f64().unwrap();
+            let server = s["reader_cpu_ns"].as_f64().unwrap();
+            assert!(client > 0.3 * wall, "client {client} of {wall}: {c}");
+            assert!(server < 0.5 * wall, "server {server} of {wall}: {c}");
+        }
+    }
+}

@@ -21,6 +21,11 @@ pub trait ByteStream {
     fn prepare_series(&mut self, _writer: bool) -> Result<()> {
         Ok(())
     }
+    /// `--busy-poll`: make this end's waits spin (a non-blocking descriptor,
+    /// retried at once) instead of sleeping; false: it has no such wait.
+    fn set_busy_poll(&mut self) -> Result<bool> {
+        Ok(false)
+    }
     /// Zero-copy: write `blocks` blocks of `len` bytes, each built by `P` in the
     /// mechanism's own memory (a loan), where the mechanism lends it (shm with
     /// `--zero-copy`). None: it does not; the caller writes from its buffer.
@@ -49,6 +54,44 @@ pub struct FdStream {
     fd: OwnedFd,
     what: &'static str,
     is_file: bool,
+    /// `--busy-poll`: EAGAIN is retried at once, not waited for in poll(2).
+    spin: bool,
+}
+
+/// A spinning retry's bound: the clock is read once every 4096 tries, and after
+/// [`WAIT_MS`] without progress the wait is an error, as a poll(2) wait's is.
+pub struct SpinBound {
+    tries: u32,
+    since: u64,
+}
+
+impl SpinBound {
+    #[inline]
+    pub fn new() -> SpinBound {
+        SpinBound { tries: 0, since: 0 }
+    }
+
+    /// One more try; false once `limit_ms` has passed since the first.
+    #[inline]
+    pub fn again(&mut self, limit_ms: u64) -> bool {
+        std::hint::spin_loop();
+        self.tries = self.tries.wrapping_add(1);
+        if self.tries.is_multiple_of(4096) {
+            let now = ipcperf_sys::clock::now_ns();
+            if self.since == 0 {
+                self.since = now;
+            } else if now.saturating_sub(self.since) > limit_ms * 1_000_000 {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl Default for SpinBound {
+    fn default() -> Self {
+        SpinBound::new()
+    }
 }
 
 impl FdStream {
@@ -59,6 +102,7 @@ impl FdStream {
             fd,
             what,
             is_file,
+            spin: false,
         })
     }
 
@@ -104,9 +148,15 @@ impl FdStream {
 impl ByteStream for FdStream {
     #[inline]
     fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
+        let mut bound = SpinBound::new();
         while !buf.is_empty() {
             match fd::write(self.fd.as_fd(), buf) {
                 Ok(n) => buf = &buf[n..],
+                Err(Errno::EAGAIN) if self.spin => {
+                    if !bound.again(WAIT_MS as u64) {
+                        self.wait(true)?;
+                    }
+                }
                 Err(Errno::EAGAIN) => self.wait(true)?,
                 Err(e) => return Err(Error::io("write", self.what, e)),
             }
@@ -116,13 +166,29 @@ impl ByteStream for FdStream {
 
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut bound = SpinBound::new();
         loop {
             match fd::read(self.fd.as_fd(), buf) {
                 Ok(n) => return Ok(n),
+                Err(Errno::EAGAIN) if self.spin => {
+                    // Past the bound, one last bounded wait decides.
+                    if !bound.again(WAIT_MS as u64) {
+                        self.wait(false)?;
+                    }
+                }
                 Err(Errno::EAGAIN) => self.wait(false)?,
                 Err(e) => return Err(Error::io("read", self.what, e)),
             }
         }
+    }
+
+    fn set_busy_poll(&mut self) -> Result<bool> {
+        if self.is_file {
+            return Ok(false);
+        }
+        self.set_nonblocking(true)?;
+        self.spin = true;
+        Ok(true)
     }
 
     fn prepare_series(&mut self, writer: bool) -> Result<()> {

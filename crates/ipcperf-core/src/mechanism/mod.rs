@@ -143,6 +143,11 @@ pub struct MechOptions {
     /// (0: page-aligned, like dd's). The reader's buffer stays page-aligned.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub buffer_offset: usize,
+    /// Round trips: the timing side (the client) never sleeps: its descriptor is
+    /// non-blocking and it retries at once (as sockperf's client does), and a
+    /// paced schedule spins to each send time. The answering side waits as usual.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy_poll: bool,
     /// The background load the case ran under (`cpu:2 on 2-3`), for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<String>,
@@ -172,6 +177,9 @@ impl MechOptions {
         if self.one_way {
             v.push(("one_way".into(), "measured".into()));
         }
+        if self.busy_poll {
+            v.push(("busy_poll".into(), "client".into()));
+        }
         if let Some(b) = &self.background {
             v.push(("background".into(), b.clone()));
         }
@@ -181,6 +189,9 @@ impl MechOptions {
     /// How a side waits, for the record's `wait` field: the shm ring's wake-up
     /// strategy, else `poll` (non-blocking descriptors) or `block`.
     pub fn wait_label(&self, kind: MechanismKind) -> String {
+        if self.busy_poll {
+            return "busy-poll".into();
+        }
         with_mechanism!(kind, M => M::wait_label(self))
     }
 

@@ -109,6 +109,8 @@ pub struct UdpEnd {
     window: u64,
     counts: DatagramCounts,
     wait_ms: u64,
+    /// `--busy-poll`: a non-blocking socket, retried at once.
+    spin: bool,
     /// Tests: throw away every n-th datagram on arrival, as a lossy network would.
     #[cfg(test)]
     drop_every: u64,
@@ -128,6 +130,7 @@ impl UdpEnd {
             window: 0,
             counts: DatagramCounts::default(),
             wait_ms,
+            spin: false,
             #[cfg(test)]
             drop_every: 0,
             #[cfg(test)]
@@ -156,14 +159,19 @@ impl UdpEnd {
     fn send_seq(&mut self, seq: u64, buf: &[u8]) -> Result<()> {
         let hdr = seq.to_le_bytes();
         let iov = [IoSlice::new(&hdr), IoSlice::new(buf)];
+        let mut bound = super::endpoint::SpinBound::new();
         // writev on the connected socket: one datagram, header and block.
-        match ipcperf_sys::fd::writev(std::os::fd::AsFd::as_fd(&self.fd), &iov) {
-            Ok(_) => {
-                self.counts.sent += 1;
-                Ok(())
+        loop {
+            match ipcperf_sys::fd::writev(std::os::fd::AsFd::as_fd(&self.fd), &iov) {
+                Ok(_) => {
+                    self.counts.sent += 1;
+                    return Ok(());
+                }
+                // Busy-poll: a full send buffer is retried (bounded).
+                Err(Errno::EAGAIN) if self.spin && bound.again(self.wait_ms) => {}
+                Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
+                Err(e) => return Err(Error::io("writev", "udp", e)),
             }
-            Err(Errno::ECONNREFUSED) => Err(Self::closed()),
-            Err(e) => Err(Error::io("writev", "udp", e)),
         }
     }
 
@@ -224,11 +232,14 @@ impl UdpEnd {
     #[inline]
     fn recv_one(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut hdr = [0u8; SEQ_BYTES];
+        let mut bound = super::endpoint::SpinBound::new();
         loop {
             let n = {
                 let mut iov = [IoSliceMut::new(&mut hdr), IoSliceMut::new(buf)];
                 match ipcperf_sys::fd::readv(std::os::fd::AsFd::as_fd(&self.fd), &mut iov) {
                     Ok(n) => n,
+                    // Busy-poll: nothing yet, look again (bounded as the wait is).
+                    Err(Errno::EAGAIN) if self.spin && bound.again(self.wait_ms) => continue,
                     Err(Errno::EAGAIN) => return Err(self.lost()),
                     Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
                     Err(e) => return Err(Error::io("readv", "udp", e)),
@@ -278,6 +289,12 @@ impl ByteStream for UdpEnd {
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
         self.recv_one(buf)
+    }
+
+    fn set_busy_poll(&mut self) -> Result<bool> {
+        ipcperf_sys::fd::set_nonblocking(std::os::fd::AsFd::as_fd(&self.fd), true)?;
+        self.spin = true;
+        Ok(true)
     }
 
     /// A stream series numbers its datagrams from 0 again, so that sequence number

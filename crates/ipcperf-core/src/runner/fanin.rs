@@ -56,10 +56,7 @@ impl<M: Mechanism> PairSession for Client<M> {
         self.samples.clear();
         self.samples.reserve_exact(n as usize);
         let p = self.spec.payload;
-        let interval = self.spec.opts.rate_per_sec.filter(|&r| r > 0).map(|rate| {
-            ipcperf_sys::clock::tight_timer_slack();
-            (1_000_000_000 / rate).max(1)
-        });
+        let interval = roundtrip::Pace::of(&self.spec.opts);
         let (w, r, s) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
         let cpu0 = thread_cpu_ns();
         let stamp = self.spec.opts.one_way;
@@ -257,6 +254,7 @@ pub(crate) fn run<M: Mechanism>(
             .get_mut(i)
             .and_then(Option::take);
         let mut c = taken.ok_or_else(|| Error::Peer(format!("client {} is missing", i + 1)))?;
+        crate::workload::roundtrip_session::busy_poll(&mut c.end, &c.spec)?;
         // The tare on the client's own CPU.
         c.clock_cost_ns = clock_cost_ns(20_001);
         c._pin = Some(pin);

@@ -114,15 +114,48 @@ pub const PACE_SPIN_NS: u64 = 30_000;
 /// keep the rate gets as many round trips as it can do in the series' time.)
 pub struct Paced {
     pub interval_ns: u64,
+    /// `--busy-poll`: spin all the way to each send time, never sleep.
+    spin: bool,
     start: u64,
 }
 
 impl Paced {
-    pub fn new(interval_ns: u64) -> Paced {
+    pub fn new(pace: Pace) -> Paced {
         Paced {
-            interval_ns: interval_ns.max(1),
+            interval_ns: pace.interval_ns.max(1),
+            spin: pace.spin,
             start: 0,
         }
+    }
+}
+
+/// A paced load as a case asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    pub interval_ns: u64,
+    pub spin: bool,
+}
+
+impl Pace {
+    /// One round trip every `interval_ns`, sleeping between them.
+    pub fn every(interval_ns: u64) -> Pace {
+        Pace {
+            interval_ns,
+            spin: false,
+        }
+    }
+
+    /// The case's pace: its `--rate`, spinning between sends under `--busy-poll`
+    /// (None: back to back). Tightens this thread's timer slack when it sleeps.
+    pub fn of(opts: &crate::mechanism::MechOptions) -> Option<Pace> {
+        let rate = opts.rate_per_sec.filter(|&r| r > 0)?;
+        if !opts.busy_poll {
+            ipcperf_sys::clock::tight_timer_slack();
+        }
+        Some(Pace {
+            interval_ns: (1_000_000_000 / rate).max(1),
+            spin: opts.busy_poll,
+        })
     }
 }
 
@@ -136,7 +169,7 @@ impl Schedule for Paced {
         let due = self.start + i * self.interval_ns;
         let mut now = now_ns();
         while now < due {
-            if due - now > PACE_SPIN_NS {
+            if !self.spin && due - now > PACE_SPIN_NS {
                 ipcperf_sys::clock::sleep_until_ns(due - PACE_SPIN_NS);
             } else {
                 std::hint::spin_loop();
@@ -269,10 +302,10 @@ pub fn ping_with<E: MessageEnd>(
     rbuf: &mut [u8],
     n: u64,
     samples: &mut Vec<u64>,
-    interval_ns: Option<u64>,
+    pace: Option<Pace>,
     stamp: bool,
 ) -> Result<PingOutcome> {
-    match interval_ns {
+    match pace {
         Some(i) => scheduled(p, e, wbuf, rbuf, n, samples, &mut Paced::new(i), stamp),
         None => scheduled(p, e, wbuf, rbuf, n, samples, &mut BackToBack, stamp),
     }
@@ -463,7 +496,7 @@ mod tests {
                 &mut r,
                 400,
                 &mut samples,
-                Some(500_000),
+                Some(Pace::every(500_000)),
                 false,
             )
             .unwrap();
@@ -491,7 +524,7 @@ mod tests {
             &mut r,
             200,
             &mut paced,
-            Some(1_000_000),
+            Some(Pace::every(1_000_000)),
             false,
         )
         .unwrap();

@@ -48,6 +48,18 @@ impl<E> Duplex<E> {
         }
     }
 
+    /// `--busy-poll`: every end of this side spins instead of sleeping (false:
+    /// the mechanism has no such wait).
+    pub fn set_busy_poll(&mut self) -> Result<bool>
+    where
+        E: crate::mechanism::ByteStream,
+    {
+        match self {
+            Duplex::One(e) => e.set_busy_poll(),
+            Duplex::Two(p) => Ok(p.tx.set_busy_poll()? && p.rx.set_busy_poll()?),
+        }
+    }
+
     /// The receiving end.
     pub fn rx(&mut self) -> &mut E {
         match self {
@@ -67,6 +79,26 @@ macro_rules! with_duplex {
             $crate::workload::roundtrip_session::Duplex::Two($e) => $body,
         }
     };
+}
+
+/// `--busy-poll`: the timing side's ends spin instead of sleeping; refused for
+/// a mechanism whose waits are its own.
+pub fn busy_poll<E: crate::mechanism::ByteStream>(
+    d: &mut Duplex<E>,
+    spec: &CaseSpec,
+) -> Result<()> {
+    if spec.opts.busy_poll && !d.set_busy_poll()? {
+        return Err(Error::Refused(format!(
+            "--busy-poll spins on a non-blocking descriptor: {} waits its own way{}",
+            spec.mechanism.name(),
+            if spec.mechanism == crate::mechanism::MechanismKind::Shm {
+                " (--wake spin is its busy-poll)"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
 }
 
 /// What one kept series of round trips gave.
@@ -173,9 +205,11 @@ impl<M: Mechanism> RoundTripSession<M> {
             facts.append(&mut l.facts);
         }
         links.insert(0, fwd);
+        let mut end = Duplex::new(tx, back_rx);
+        busy_poll(&mut end, spec)?;
         Ok(RoundTripSession {
             spec: spec.clone(),
-            end: Duplex::new(tx, back_rx),
+            end,
             peer,
             wbuf: vec![0u8; spec.block_size],
             rbuf: vec![0u8; spec.block_size],
@@ -211,10 +245,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         let p = self.spec.payload;
         let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
         let cpu0 = thread_cpu_ns();
-        let interval = self.spec.opts.rate_per_sec.filter(|&r| r > 0).map(|rate| {
-            ipcperf_sys::clock::tight_timer_slack();
-            (1_000_000_000 / rate).max(1)
-        });
+        let interval = roundtrip::Pace::of(&self.spec.opts);
         let stamp = self.spec.opts.one_way;
         let r = crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, wbuf, rbuf, n, samples, interval, stamp));
         let owner_cpu_ns = thread_cpu_ns() - cpu0;

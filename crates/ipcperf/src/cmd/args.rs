@@ -171,6 +171,7 @@ impl MechArgs {
             shm_zero_copy: false,
             rate_per_sec: None,
             one_way: false,
+            busy_poll: false,
             background: None,
             shm_spin_ns: self
                 .spin_for

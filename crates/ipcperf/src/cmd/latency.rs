@@ -70,6 +70,13 @@ pub struct LatencyArgs {
     #[arg(long, value_parser = units::parse_rates, value_name = "RATE[,RATE...]")]
     pub rate: Option<units::RateList>,
 
+    /// The client never sleeps: its descriptor is non-blocking and each wait
+    /// retries at once (as sockperf's client), a paced schedule spins to each
+    /// send time; the answering side waits as usual. One CPU stays busy. For
+    /// descriptor mechanisms (shm: --wake spin).
+    #[arg(long)]
+    pub busy_poll: bool,
+
     /// Fan-in: N clients (a list 1,4,8 or a range 1..8) send requests to one
     /// server, which waits on all of them at once and answers each; clients on
     /// the placement's first CPU, the server on its second. pipe, fifo, unix, tcp,
@@ -167,6 +174,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                 let o = MechOptions {
                     rate_per_sec: rate,
                     one_way: a.one_way,
+                    busy_poll: a.busy_poll,
                     ..v.clone()
                 };
                 for &mode in &modes {

@@ -235,7 +235,7 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                             r.pick(&["a b", "", "12", "last", "x\u{7}"]),
                         ),
                         3 if sub == "latency" => {
-                            v.push(r.pick(&["--one-way", "--half-rtt"]).into())
+                            v.push(r.pick(&["--one-way", "--half-rtt", "--busy-poll"]).into())
                         }
                         _ => push(&mut v, "--pin", r.pick(&["none", "other-numa", "0,1"])),
                     },
