@@ -20,6 +20,11 @@
 #                                                       target: p50 and p99 within 10%
 #      sockperf times each round trip from its actual send; ipcperf from when it was
 #      due (no coordinated omission): far from saturation the two should agree.
+#      sockperf's client never sleeps (it spins between sends and polls for the
+#      answer: ~1 CPU busy), so ipcperf runs like for like with --busy-poll (the
+#      client spins, the server blocks, as sockperf's server does). ipcperf's
+#      default client sleeps between sends and in its receive; that figure is
+#      printed beside, as a ratio to sockperf, for what the wake-ups cost here.
 #
 # Environment: REPS (default 5), RATES (default "1000 5000"), SP_TIME (default 3),
 # SECTIONS (default "1 2 3": which of the three to run),
@@ -108,32 +113,70 @@ echo
 if ! want 3; then
     :
 elif command -v sockperf >/dev/null; then
+    # The C floor of the same paced UDP round trips (bench/floor/paced-udp.c), in
+    # both of ipcperf's client designs: what the mechanism costs with nothing else.
+    FLOOR=$(mktemp -d)
+    trap 'rm -rf "$FLOOR"' EXIT
+    floor=""
+    if command -v cc >/dev/null && cc -O2 -o "$FLOOR/paced-udp" bench/floor/paced-udp.c 2>/dev/null; then
+        floor="$FLOOR/paced-udp"
+    else
+        echo "  (no C compiler: the floor columns are skipped)"
+    fi
     for proto in udp tcp; do
         for rate in $RATES; do
             echo "== 3. $proto paced round trips, 64 B, $rate/s, CPUs 0 (client) and 1 (server)"
-            p50s=(); p99s=()
+            p50s=(); p99s=(); b50s=(); aa50s=(); aa99s=(); fl50s=(); fl99s=(); gl50s=()
             flag=""; [ "$proto" = tcp ] && flag="--tcp"
             for i in $(seq "$REPS"); do
                 j=$("$BIN" latency "$proto" --sizes 64 --rate "$rate" --pin 0,1 -d "${SP_TIME}s" -r 1 \
-                    $([ "$proto" = tcp ] && echo --nodelay) --format json 2>/dev/null)
+                    $([ "$proto" = tcp ] && echo --nodelay) --busy-poll --format json 2>/dev/null)
                 ip50=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
                 ip99=$(jq -r '.cases[0].p99_ns / 1000' <<<"$j")
-                taskset -c 1 sockperf server -i 127.0.0.1 -p "$SP_PORT" $flag >/dev/null 2>&1 &
-                srv=$!
-                sleep 0.5
-                out=$(taskset -c 0 sockperf under-load -i 127.0.0.1 -p "$SP_PORT" $flag -m 64 \
-                    --mps "$rate" --reply-every 1 --full-rtt -t "$SP_TIME" 2>&1 | sed 's/\x1b\[[0-9;]*m//g')
-                kill "$srv" 2>/dev/null || true
-                wait "$srv" 2>/dev/null || true
+                j=$("$BIN" latency "$proto" --sizes 64 --rate "$rate" --pin 0,1 -d "${SP_TIME}s" -r 1 \
+                    $([ "$proto" = tcp ] && echo --nodelay) --format json 2>/dev/null)
+                bp50=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
+                # sockperf twice: the second run against the first is the A/A ratio,
+                # the noise any comparison here stands in.
+                sp() {
+                    taskset -c 1 sockperf server -i 127.0.0.1 -p "$SP_PORT" $flag >/dev/null 2>&1 &
+                    local srv=$!
+                    sleep 0.5
+                    taskset -c 0 sockperf under-load -i 127.0.0.1 -p "$SP_PORT" $flag -m 64 \
+                        --mps "$rate" --reply-every 1 --full-rtt -t "$SP_TIME" 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
+                    kill "$srv" 2>/dev/null || true
+                    wait "$srv" 2>/dev/null || true
+                }
+                out=$(sp)
                 s50=$(awk '/percentile 50.000/ {print $NF}' <<<"$out")
                 s99=$(awk '/percentile 99.000/ {print $NF}' <<<"$out")
-                r50=$(ratio "$ip50" "$s50"); r99=$(ratio "$ip99" "$s99")
-                p50s+=("$r50"); p99s+=("$r99")
-                printf '  round %d: ipcperf p50 %.1f p99 %.1f us | sockperf p50 %s p99 %s us | ratios %s %s\n' \
-                    "$i" "$ip50" "$ip99" "$s50" "$s99" "$r50" "$r99"
+                out=$(sp)
+                a50=$(awk '/percentile 50.000/ {print $NF}' <<<"$out")
+                a99=$(awk '/percentile 99.000/ {print $NF}' <<<"$out")
+                if [ -n "$floor" ] && [ "$proto" = udp ]; then
+                    n=$((rate * SP_TIME))
+                    read -r _ f50 _ f99 < <("$floor" "$rate" "$n" 64 spin 0 1)
+                    read -r _ g50 _ _ < <("$floor" "$rate" "$n" 64 sleep 0 1)
+                    fl50s+=("$(ratio "$ip50" "$f50")"); fl99s+=("$(ratio "$ip99" "$f99")")
+                    gl50s+=("$(ratio "$bp50" "$g50")")
+                    printf '  round %d: C floor spin p50 %s p99 %s us, sleep p50 %s us\n' "$i" "$f50" "$f99" "$g50"
+                fi
+                r50=$(ratio "$ip50" "$s50"); r99=$(ratio "$ip99" "$s99"); rb=$(ratio "$bp50" "$s50")
+                aa50=$(ratio "$a50" "$s50"); aa99=$(ratio "$a99" "$s99")
+                p50s+=("$r50"); p99s+=("$r99"); b50s+=("$rb"); aa50s+=("$aa50"); aa99s+=("$aa99")
+                printf '  round %d: ipcperf --busy-poll p50 %.1f p99 %.1f us | sockperf p50 %s p99 %s us | ratios %s %s | sockperf again %s %s | sleeping client p50 %.1f us (%s)\n' \
+                    "$i" "$ip50" "$ip99" "$s50" "$s99" "$r50" "$r99" "$aa50" "$aa99" "$bp50" "$rb"
             done
-            echo "  p50 ipcperf / sockperf: $(spread "${p50s[@]}")   target within 10%"
-            echo "  p99 ipcperf / sockperf: $(spread "${p99s[@]}")   target within 10%"
+            echo "  p50 sockperf / sockperf (A/A, the noise): $(spread "${aa50s[@]}")"
+            echo "  p99 sockperf / sockperf (A/A, the noise): $(spread "${aa99s[@]}")"
+            echo "  p50 ipcperf --busy-poll / sockperf: $(spread "${p50s[@]}")   target within 10%"
+            echo "  p99 ipcperf --busy-poll / sockperf: $(spread "${p99s[@]}")   target within 10%"
+            echo "  p50 ipcperf (client sleeps) / sockperf: $(spread "${b50s[@]}")   not like for like"
+            if [ ${#fl50s[@]} -gt 0 ]; then
+                echo "  p50 ipcperf --busy-poll / C floor (spin): $(spread "${fl50s[@]}")"
+                echo "  p99 ipcperf --busy-poll / C floor (spin): $(spread "${fl99s[@]}")"
+                echo "  p50 ipcperf (client sleeps) / C floor (sleep): $(spread "${gl50s[@]}")"
+            fi
             echo
         done
     done
