@@ -26,7 +26,8 @@
 #      default client sleeps between sends and in its receive; that figure is
 #      printed beside, as a ratio to sockperf, for what the wake-ups cost here.
 #
-# Environment: REPS (default 5), RATES (default "1000 5000"), SP_TIME (default 3),
+# Environment: REPS (default 5), RATES (default "1000 5000"), SP_TIME (default 3), PROTOS
+# (default "udp tcp"),
 # SECTIONS (default "1 2 3": which of the three to run),
 # SP_PORT (default 11311). IPCPERF=path uses a built binary (default
 # target/release/ipcperf, built if missing). Needs jq, taskset; perf (linux-perf)
@@ -118,15 +119,15 @@ elif command -v sockperf >/dev/null; then
     FLOOR=$(mktemp -d)
     trap 'rm -rf "$FLOOR"' EXIT
     floor=""
-    if command -v cc >/dev/null && cc -O2 -o "$FLOOR/paced-udp" bench/floor/paced-udp.c 2>/dev/null; then
+    if command -v cc >/dev/null && cc -O2 -pthread -o "$FLOOR/paced-udp" bench/floor/paced-udp.c 2>/dev/null; then
         floor="$FLOOR/paced-udp"
     else
         echo "  (no C compiler: the floor columns are skipped)"
     fi
-    for proto in udp tcp; do
+    for proto in ${PROTOS:-udp tcp}; do
         for rate in $RATES; do
             echo "== 3. $proto paced round trips, 64 B, $rate/s, CPUs 0 (client) and 1 (server)"
-            p50s=(); p99s=(); b50s=(); aa50s=(); aa99s=(); fl50s=(); fl99s=(); gl50s=()
+            p50s=(); p99s=(); b50s=(); aa50s=(); aa99s=(); fl50s=(); fl99s=(); gl50s=(); tl50s=(); tl99s=()
             flag=""; [ "$proto" = tcp ] && flag="--tcp"
             for i in $(seq "$REPS"); do
                 j=$("$BIN" latency "$proto" --sizes 64 --rate "$rate" --pin 0,1 -d "${SP_TIME}s" -r 1 \
@@ -157,9 +158,12 @@ elif command -v sockperf >/dev/null; then
                     n=$((rate * SP_TIME))
                     read -r _ f50 _ f99 < <("$floor" "$rate" "$n" 64 spin 0 1)
                     read -r _ g50 _ _ < <("$floor" "$rate" "$n" 64 sleep 0 1)
+                    read -r _ t50 _ t99 < <("$floor" "$rate" "$n" 64 thread 0 1)
                     fl50s+=("$(ratio "$ip50" "$f50")"); fl99s+=("$(ratio "$ip99" "$f99")")
                     gl50s+=("$(ratio "$bp50" "$g50")")
-                    printf '  round %d: C floor spin p50 %s p99 %s us, sleep p50 %s us\n' "$i" "$f50" "$f99" "$g50"
+                    tl50s+=("$(ratio "$s50" "$t50")"); tl99s+=("$(ratio "$s99" "$t99")")
+                    printf '  round %d: C floor spin p50 %s p99 %s us, sleep p50 %s us, thread p50 %s p99 %s us\n' \
+                        "$i" "$f50" "$f99" "$g50" "$t50" "$t99"
                 fi
                 r50=$(ratio "$ip50" "$s50"); r99=$(ratio "$ip99" "$s99"); rb=$(ratio "$bp50" "$s50")
                 aa50=$(ratio "$a50" "$s50"); aa99=$(ratio "$a99" "$s99")
@@ -176,6 +180,8 @@ elif command -v sockperf >/dev/null; then
                 echo "  p50 ipcperf --busy-poll / C floor (spin): $(spread "${fl50s[@]}")"
                 echo "  p99 ipcperf --busy-poll / C floor (spin): $(spread "${fl99s[@]}")"
                 echo "  p50 ipcperf (client sleeps) / C floor (sleep): $(spread "${gl50s[@]}")"
+                echo "  p50 sockperf / C floor (thread: sockperf's design): $(spread "${tl50s[@]}")"
+                echo "  p99 sockperf / C floor (thread: sockperf's design): $(spread "${tl99s[@]}")"
             fi
             echo
         done

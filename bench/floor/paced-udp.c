@@ -2,7 +2,7 @@
  * The floor of paced UDP round trips over loopback between two pinned processes:
  * a floor for `ipcperf latency udp --rate R --pin A,B [--busy-poll]`.
  *
- *   paced-udp RATE COUNT SIZE spin|sleep [CPU_A [CPU_B]]   (CPUs default 0, 1)
+ *   paced-udp RATE COUNT SIZE spin|sleep|thread [CPU_A [CPU_B]]   (CPUs default 0, 1)
  *
  * B (a child process on CPU_B) answers every datagram with the same bytes, in a
  * blocking recv/send loop. A (on CPU_A) sends round trip i when it is due, at
@@ -11,7 +11,10 @@
  * each, as ipcperf does. `spin`: A spins to each due time and polls a
  * non-blocking socket for the answer (ipcperf --busy-poll); `sleep`: A sleeps
  * until 30 us before each due time, spins the rest, and blocks in recv for the
- * answer (ipcperf's default). Prints the median and the 99th percentile in us:
+ * answer (ipcperf's default); `thread`: sockperf under-load's design, a sender
+ * thread spinning to each due time and a receiving thread on the same CPU blocked
+ * in recv (each answer wakes it on a CPU the sender keeps busy). Prints the
+ * median and the 99th percentile in us:
  *
  *   p50 N p99 N
  */
@@ -19,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -47,6 +51,29 @@ static void pin(int cpu) {
     }
 }
 
+/* `thread` mode: the receiving thread notes when each answer arrived. */
+struct receiver {
+    int fd;
+    size_t size;
+    uint64_t n;
+    uint64_t *arrived;
+    int failed;
+};
+
+static void *receive_all(void *p) {
+    struct receiver *r = p;
+    char *got = malloc(r->size);
+    for (uint64_t i = 0; got && i < r->n; i++) {
+        if (recv(r->fd, got, r->size, 0) != (ssize_t)r->size) {
+            r->failed = 1;
+            break;
+        }
+        r->arrived[i] = now_ns();
+    }
+    free(got);
+    return 0;
+}
+
 static int cmp(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -59,7 +86,8 @@ int main(int argc, char **argv) {
     }
     uint64_t rate = strtoull(argv[1], 0, 10), n = strtoull(argv[2], 0, 10);
     size_t size = strtoull(argv[3], 0, 10);
-    int spin = strcmp(argv[4], "spin") == 0;
+    int spin = strcmp(argv[4], "spin") == 0, threaded = strcmp(argv[4], "thread") == 0;
+    spin |= threaded;
     int cpu_a = argc > 5 ? atoi(argv[5]) : 0, cpu_b = argc > 6 ? atoi(argv[6]) : 1;
     if (!rate || !n || !size || size > 65000) return 2;
     uint64_t interval = 1000000000u / rate;
@@ -100,7 +128,27 @@ int main(int argc, char **argv) {
         }
     }
     uint64_t start = now_ns() + interval;
-    for (uint64_t i = 0; i < n; i++) {
+    if (threaded) {
+        struct receiver rc = {sa, size, n, samples, 0};
+        pthread_t t;
+        if (pthread_create(&t, 0, receive_all, &rc)) return 1;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t due = start + i * interval;
+            while (now_ns() < due) {
+            }
+            if (send(sa, buf, size, 0) != (ssize_t)size) {
+                perror("send");
+                return 1;
+            }
+        }
+        pthread_join(t, 0);
+        if (rc.failed) {
+            fprintf(stderr, "an answer did not come\n");
+            return 1;
+        }
+        for (uint64_t i = 0; i < n; i++) samples[i] -= start + i * interval;
+    }
+    for (uint64_t i = 0; !threaded && i < n; i++) {
         uint64_t due = start + i * interval, t = now_ns();
         while (t < due) {
             if (!spin && due - t > 30000) {
