@@ -167,8 +167,8 @@ for i in $(seq "$REPS"); do
     json=$("$BIN" run shm --zero-copy --mode threads --wake spin --sizes 64k,1m --pin "$PIN" \
         --duration 500ms --repeat 3 --format json 2>/dev/null)
     for bs in 65536 1048576; do
-        c=$(jq -r --argjson b "$bs" '.cases[] | select(.block_size == $b and .options.zero_copy == null) | .median_bytes_per_sec // 0' <<<"$json")
-        z=$(jq -r --argjson b "$bs" '.cases[] | select(.block_size == $b and .options.zero_copy == "true") | .median_bytes_per_sec // 0' <<<"$json")
+        c=$(jq -r --argjson b "$bs" '.cases[] | select(.block_size_bytes == $b and .options.zero_copy == null) | .median_bytes_per_sec // 0' <<<"$json")
+        z=$(jq -r --argjson b "$bs" '.cases[] | select(.block_size_bytes == $b and .options.zero_copy == "true") | .median_bytes_per_sec // 0' <<<"$json")
         r=$(ratio "$z" "$c")
         zr[$bs]+="$r "
         printf '  run %d, %7d B: zero-copy %.0f MB/s | copying %.0f MB/s | ratio %s\n' "$i" "$bs" \

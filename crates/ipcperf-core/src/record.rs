@@ -101,6 +101,9 @@ pub struct CaseRecord {
     pub workload: Workload,
     pub mechanism: String,
     pub mode: Mode,
+    /// Bytes per block or message (JSON `block_size_bytes` since schema 2; the
+    /// older name is still read).
+    #[serde(rename = "block_size_bytes", alias = "block_size")]
     pub block_size: u64,
     pub placement: PlacementRecord,
     pub payload: Payload,

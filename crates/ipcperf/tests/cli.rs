@@ -187,13 +187,13 @@ fn json_carries_the_promised_fields() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 2);
     for c in cases {
         assert!(c["mechanism"].is_string());
         assert_eq!(c["mode"], "processes");
-        assert_eq!(c["block_size"], 65536);
+        assert_eq!(c["block_size_bytes"], 65536);
         assert!(c["median_bytes_per_sec"].as_f64().unwrap() > 0.0);
         assert_eq!(c["series"].as_array().unwrap().len(), 2);
         assert_eq!(c["series"][0]["bytes"], 200 * 65536);

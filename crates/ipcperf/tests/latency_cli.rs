@@ -41,7 +41,7 @@ fn json_carries_the_latency_fields_per_case() {
     assert_eq!(cases.len(), 2);
     for c in cases {
         assert_eq!(c["workload"], "round-trip");
-        assert_eq!(c["block_size"], 64);
+        assert_eq!(c["block_size_bytes"], 64);
         assert_eq!(c["mode"], "threads");
         assert_eq!(c["round_trips"], 1000);
         for k in ["p50_ns", "p99_ns", "round_trips_per_sec", "clock_cost_ns"] {

@@ -286,7 +286,7 @@ fn pipeline_produces_every_row_and_leaves_nothing() {
     for c in cases {
         let name = c["mechanism"].as_str().unwrap();
         assert_eq!(c["include_setup"], true, "{name}");
-        assert_eq!(c["block_size"], 1024, "{name}");
+        assert_eq!(c["block_size_bytes"], 1024, "{name}");
         if c["status"] != "ok" {
             // Only a mechanism this build lacks may be missing, and it says so.
             assert_eq!(c["status"], "refused", "{name}: {c}");

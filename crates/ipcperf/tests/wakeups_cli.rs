@@ -37,7 +37,7 @@ fn assert_verified_round_trips(cases: &[serde_json::Value], n: usize, size: u64)
     assert_eq!(cases.len(), n, "{cases:?}");
     for c in cases {
         assert_eq!(c["status"], "ok", "{c}");
-        assert_eq!(c["block_size"], size);
+        assert_eq!(c["block_size_bytes"], size);
         assert_eq!(c["round_trips"], 400, "{c}");
         assert!(c["p50_ns"].as_u64().unwrap() > 0);
         assert_eq!(c["series"][0]["bytes"], 2 * 400 * size, "{c}");

@@ -53,11 +53,11 @@ pub fn check_case(i: usize, c: &CaseRecord) -> Result<(), String> {
     let max_block = crate::units::MAX_BLOCK as u64;
     let sized = c.workload != Workload::Sync;
     if sized && c.block_size == 0 {
-        return Err(bad(f("block_size"), "0 bytes is not a block size"));
+        return Err(bad(f("block_size_bytes"), "0 bytes is not a block size"));
     }
     if c.block_size > max_block {
         return Err(bad(
-            f("block_size"),
+            f("block_size_bytes"),
             format_args!("{} is more than a block may be (1 GiB)", c.block_size),
         ));
     }
@@ -319,15 +319,37 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_1_run_with_block_size_unsuffixed_still_imports() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = sample();
+        v["schema_version"] = 1.into();
+        let mut want = Vec::new();
+        for c in v["cases"].as_array_mut().unwrap() {
+            let o = c.as_object_mut().unwrap();
+            let b = o.remove("block_size_bytes").unwrap();
+            want.push(b.as_u64().unwrap());
+            o.insert("block_size".into(), b);
+        }
+        let p = write(dir.path(), "old.json", &v);
+        let mut got = Vec::new();
+        read_run(&p, |c| {
+            got.push(c.block_size);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn absurd_values_are_refused_with_the_field_named() {
         let dir = tempfile::tempdir().unwrap();
         type Edit = fn(&mut serde_json::Value);
         let cases: [(&str, Edit); 5] = [
-            ("cases[0].block_size", |v| {
-                v["cases"][0]["block_size"] = 0.into()
+            ("cases[0].block_size_bytes", |v| {
+                v["cases"][0]["block_size_bytes"] = 0.into()
             }),
-            ("cases[1].block_size", |v| {
-                v["cases"][1]["block_size"] = u64::MAX.into()
+            ("cases[1].block_size_bytes", |v| {
+                v["cases"][1]["block_size_bytes"] = u64::MAX.into()
             }),
             ("started_ms", |v| {
                 v["started_ms"] = 4_102_444_800_000u64.into()

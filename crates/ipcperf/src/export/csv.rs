@@ -9,7 +9,7 @@ pub const HEADER: &[&str] = &[
     "placement",
     "writer_cpu",
     "reader_cpu",
-    "block_size",
+    "block_size_bytes",
     "payload",
     "wait",
     "status",

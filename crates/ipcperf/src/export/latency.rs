@@ -331,7 +331,7 @@ mod tests {
         for k in [
             "mechanism",
             "mode",
-            "block_size",
+            "block_size_bytes",
             "p50_ns",
             "p99_ns",
             "round_trips_per_sec",

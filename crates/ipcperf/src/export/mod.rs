@@ -53,7 +53,8 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
 /// The version of the JSON a run is written as (README, "The JSON"): raised when a
 /// field changes meaning or goes; new fields may come within a version. Import
 /// reads any version it knows and ignores fields it does not.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: `block_size` became `block_size_bytes` (import reads both).
+pub const SCHEMA_VERSION: u32 = 2;
 
 pub fn write_json(run: &RunRecord, w: impl std::io::Write) -> serde_json::Result<()> {
     use serde::ser::{SerializeSeq, SerializeStruct};

@@ -176,11 +176,11 @@ fn absurd_imported_values_are_refused_with_the_field_named() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     type Edit = fn(&mut serde_json::Value);
     let edits: [(&str, Edit); 3] = [
-        ("cases[1].block_size", |v| {
-            v["cases"][1]["block_size"] = 0.into()
+        ("cases[1].block_size_bytes", |v| {
+            v["cases"][1]["block_size_bytes"] = 0.into()
         }),
-        ("cases[0].block_size", |v| {
-            v["cases"][0]["block_size"] = u64::MAX.into()
+        ("cases[0].block_size_bytes", |v| {
+            v["cases"][0]["block_size_bytes"] = u64::MAX.into()
         }),
         ("started_ms", |v| {
             v["started_ms"] = 32_503_680_000_000u64.into()

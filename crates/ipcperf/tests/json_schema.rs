@@ -1,0 +1,194 @@
+//! The JSON a run is written as, against the schema the README documents ("The
+//! JSON"): every field of every kind of run is named there, and every number
+//! either names its unit or is one of the counts, identifiers and ratios listed.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+
+/// The suffixes that name a unit.
+const UNITS: &[&str] = &["_ns", "_ms", "_bytes", "_per_sec"];
+
+/// Numbers without a unit, as the README lists them.
+const UNITLESS: &[&str] = &[
+    "blocks",
+    "bytes",
+    "round_trips",
+    "round_trips_lost",
+    "samples",
+    "cycles",
+    "count",
+    "counts",
+    "cpus",
+    "cpu",
+    "core",
+    "die",
+    "package",
+    "node",
+    "l2",
+    "l3",
+    "smt_siblings",
+    "seen_writer_cpu",
+    "seen_reader_cpu",
+    "writer_cpu",
+    "reader_cpu",
+    "sent",
+    "received",
+    "lost",
+    "duplicated",
+    "reordered",
+    "significant_digits",
+    "over_range",
+    "others_busy_cpus",
+    "schema_version",
+    "median_cpu_load",
+    "load_1m",
+];
+
+/// Maps whose keys are data (sysctl names, option names), not fields.
+const MAPS: &[&str] = &["options", "limits", "mitigations"];
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--format", "json"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every field name, with the first path it was seen at and whether it held a
+/// number there.
+fn walk(v: &serde_json::Value, path: &str, into: &mut BTreeMap<String, (String, bool)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{path}.{k}");
+                let num = x.is_number()
+                    || x.as_array()
+                        .is_some_and(|a| a.iter().flatten_numbers().next().is_some());
+                let e = into.entry(k.clone()).or_insert((p.clone(), false));
+                e.1 |= num;
+                if !MAPS.contains(&k.as_str()) {
+                    walk(x, &p, into);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                walk(x, &format!("{path}[]"), into);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Numbers in an array, one level of nesting deep (CPU lists, histogram pairs).
+trait Numbers<'a> {
+    fn flatten_numbers(self) -> Box<dyn Iterator<Item = &'a serde_json::Value> + 'a>;
+}
+
+impl<'a, I: Iterator<Item = &'a serde_json::Value> + 'a> Numbers<'a> for I {
+    fn flatten_numbers(self) -> Box<dyn Iterator<Item = &'a serde_json::Value> + 'a> {
+        Box::new(self.flat_map(|x| match x {
+            serde_json::Value::Array(a) => a.iter().filter(|y| y.is_number()).collect::<Vec<_>>(),
+            y if y.is_number() => vec![y],
+            _ => Vec::new(),
+        }))
+    }
+}
+
+#[test]
+fn every_field_of_every_kind_of_run_is_documented_and_names_its_unit() {
+    let runs = [
+        &[
+            "run", "pipe", "udp", "-n", "200", "--sizes", "4k", "-r", "1", "--verify",
+        ][..],
+        &[
+            "run", "pipe", "--pairs", "2", "-n", "200", "--sizes", "4k", "-r", "1",
+        ],
+        &[
+            "run",
+            "pipe",
+            "--subscribers",
+            "2",
+            "-n",
+            "200",
+            "--sizes",
+            "4k",
+            "-r",
+            "1",
+        ],
+        &[
+            "latency",
+            "udp",
+            "--one-way",
+            "-n",
+            "200",
+            "--sizes",
+            "64",
+            "-r",
+            "1",
+        ],
+        &[
+            "latency",
+            "pipe",
+            "--clients",
+            "2",
+            "--one-way",
+            "-n",
+            "200",
+            "--sizes",
+            "64",
+        ],
+        &[
+            "latency", "unix", "--rate", "2000", "-n", "200", "--sizes", "64", "-r", "1",
+        ],
+        &[
+            "sync", "futex", "-d", "100ms", "-r", "1", "--label", "schema",
+        ],
+        &["pipeline", "-b", "64k", "-c", "4k", "-r", "1"],
+    ];
+    let mut fields = BTreeMap::new();
+    for args in runs {
+        let v = run_json(args);
+        assert_eq!(v["schema_version"], 2, "{args:?}");
+        walk(&v, "", &mut fields);
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let start = readme.find("## The JSON").expect("README: The JSON");
+    let rest = &readme[start + 3..];
+    let doc = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    let mut undocumented = Vec::new();
+    let mut no_unit = Vec::new();
+    for (k, (path, num)) in &fields {
+        if !doc.contains(&format!("`{k}`")) {
+            undocumented.push(path.clone());
+        }
+        if *num && !UNITS.iter().any(|u| k.ends_with(u)) && !UNITLESS.contains(&k.as_str()) {
+            no_unit.push(path.clone());
+        }
+    }
+    assert!(
+        undocumented.is_empty(),
+        "fields the README does not name: {undocumented:?}"
+    );
+    assert!(
+        no_unit.is_empty(),
+        "numbers without a unit suffix: {no_unit:?}"
+    );
+    // The unitless list is the README's.
+    for k in UNITLESS {
+        assert!(doc.contains(&format!("`{k}`")), "{k}");
+    }
+    // Enough was seen for this to mean something.
+    assert!(fields.len() > 100, "{}", fields.len());
+}
