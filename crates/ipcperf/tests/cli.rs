@@ -600,3 +600,77 @@ fn tables_are_printed_as_their_cases_finish() {
         "one heading"
     );
 }
+
+/// Run ipcperf with `args`; read its standard output until the first table
+/// that `is_first` recognizes (by one of its lines) has ended. Returns whether
+/// ipcperf was still running then, and every line it printed.
+fn first_table_while_running(args: &[&str], is_first: fn(&str) -> bool) -> (bool, Vec<String>) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .args(["--no-save", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen: Vec<String> = Vec::new();
+    let mut running = false;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        let end = l.starts_with('└') && seen.iter().any(|s| is_first(s));
+        seen.push(l);
+        if end {
+            running = child.try_wait().unwrap().is_none();
+            break;
+        }
+    }
+    seen.extend(lines.map(|l| l.unwrap()));
+    assert!(child.wait().unwrap().success(), "{seen:?}");
+    (running, seen)
+}
+
+/// `latency` with several cases per mechanism prints each mechanism's table as
+/// its last case ends; `sync` each mode's. One heading each, no table twice.
+#[test]
+fn latency_and_sync_tables_are_printed_as_their_cases_finish() {
+    let (running, all) = first_table_while_running(
+        &[
+            "latency", "pipe", "tcp", "--sizes", "64,512", "-d", "1s", "-r", "2",
+        ],
+        |l| l.starts_with("│ pipe"),
+    );
+    assert!(running, "the pipe table came only at the end: {all:?}");
+    let titles = all
+        .iter()
+        .filter(|l| l.starts_with("Round-trip latency"))
+        .count();
+    assert_eq!(titles, 2, "{all:?}");
+    assert_eq!(all.iter().filter(|l| l.starts_with("│ pipe")).count(), 2);
+    assert_eq!(all.iter().filter(|l| l.starts_with("│ tcp")).count(), 2);
+    assert_eq!(all.iter().filter(|l| l.starts_with("ipcperf ")).count(), 1);
+
+    let (running, all) = first_table_while_running(
+        &[
+            "sync",
+            "futex",
+            "--mode",
+            "threads,processes",
+            "-d",
+            "1s",
+            "-r",
+            "2",
+        ],
+        |l| l.contains("partner: threads"),
+    );
+    assert!(running, "the threads table came only at the end: {all:?}");
+    for mode in ["threads", "processes"] {
+        let n = all
+            .iter()
+            .filter(|l| l.contains(&format!("partner: {mode}")))
+            .count();
+        assert_eq!(n, 1, "{mode}: {all:?}");
+    }
+    assert_eq!(all.iter().filter(|l| l.starts_with("ipcperf ")).count(), 1);
+}

@@ -147,7 +147,8 @@ pub struct SyncSpec {
     pub peer: PeerCommand,
 }
 
-fn empty_record(spec: &SyncSpec) -> CaseRecord {
+/// The record a case starts from (its spec, no figures yet).
+pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
     CaseRecord {
         workload: Workload::Sync,
         mechanism: spec.primitive.name().to_string(),

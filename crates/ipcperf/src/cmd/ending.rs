@@ -59,3 +59,33 @@ pub fn finish(
     }
     Ok(if count(CaseStatus::Failed) > 0 { 1 } else { 0 })
 }
+
+/// A streamer that prints each group of cases (consecutive cases of the plan
+/// with the same key) as soon as the group's last case has ended: `render` makes
+/// the text of the group's cases (`first`: the run's first group, which carries
+/// the heading). `streamed` is set once anything is printed, so the closing print
+/// leaves out what was.
+pub fn group_streamer<K: PartialEq + 'static>(
+    run: &RunRecord,
+    plan_keys: Vec<K>,
+    key_of: impl Fn(&ipcperf_core::record::CaseRecord) -> K + 'static,
+    render: impl Fn(&RunRecord, bool) -> String + 'static,
+    streamed: std::rc::Rc<std::cell::Cell<bool>>,
+) -> crate::console::Streamer {
+    let mut head = run.clone();
+    head.cases.clear();
+    let mut seen = 0usize;
+    Box::new(move |r| {
+        seen += 1;
+        head.cases.push(r.clone());
+        // A case of the plan may give more than one record (robustness): wait for
+        // the next plan key to differ.
+        if plan_keys.get(seen) == Some(&key_of(r)) {
+            return None;
+        }
+        let text = render(&head, !streamed.get());
+        head.cases.clear();
+        streamed.set(true);
+        Some(text)
+    })
+}

@@ -224,13 +224,49 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
+    // Tables: where each mechanism has several cases (sizes, modes, rates), one
+    // per mechanism, printed as soon as its last case has ended; the closing
+    // print adds the rest. One case each: one table, a row per mechanism.
+    let streamed = std::rc::Rc::new(std::cell::Cell::new(false));
+    let mechs: Vec<_> = specs
+        .iter()
+        .map(|s| s.mechanism.name().to_string())
+        .collect();
+    let groups = 1 + mechs.windows(2).filter(|w| w[0] != w[1]).count();
+    if a.format == Format::Table && groups > 1 && mechs.len() > groups {
+        let half = a.half_rtt;
+        console.stream_with(crate::cmd::ending::group_streamer(
+            &run,
+            mechs,
+            |c| c.mechanism.clone(),
+            move |r, first| {
+                let mut v = export::latency::build(r, half);
+                v.tables.truncate(1);
+                if !first {
+                    v.heading.clear();
+                }
+                export::table::render(&v)
+            },
+            streamed.clone(),
+        ));
+    }
     run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
     drop(hogs);
     crate::cmd::ending::finish(
         run,
         saver,
         &mut console,
-        |r| export::render_latency(r, a.format, a.half_rtt),
+        |r| {
+            if !streamed.get() {
+                return export::render_latency(r, a.format, a.half_rtt);
+            }
+            // The rest: the many-pairs table, if any.
+            let mut v = export::latency::build(r, a.half_rtt);
+            v.heading.clear();
+            v.tables
+                .retain(|t| !t.title.starts_with("Round-trip latency"));
+            export::table::render(&v)
+        },
         true,
     )
 }

@@ -159,6 +159,28 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
+    // Tables: one per mode and placement, each printed as soon as its last case
+    // has ended; the closing print adds nothing more.
+    let streamed = std::rc::Rc::new(std::cell::Cell::new(false));
+    if a.format == Format::Table && !a.robustness {
+        let keys: Vec<_> = specs
+            .iter()
+            .map(|s| export::sync::group_key(&sync::empty_record(s)))
+            .collect();
+        console.stream_with(crate::cmd::ending::group_streamer(
+            &run,
+            keys,
+            export::sync::group_key,
+            |r, first| {
+                let mut v = export::sync::build(r);
+                if !first {
+                    v.heading.clear();
+                }
+                export::table::render(&v)
+            },
+            streamed.clone(),
+        ));
+    }
     for s in &specs {
         console.started(format!("{} {}", s.primitive.name(), s.mode.name()));
         let recs = if a.robustness {
@@ -178,7 +200,13 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
         run,
         saver,
         &mut console,
-        |r| export::sync::render(r, a.format),
+        |r| {
+            if streamed.get() {
+                String::new()
+            } else {
+                export::sync::render(r, a.format)
+            }
+        },
         false,
     )
 }

@@ -193,6 +193,16 @@ fn robustness_table(cases: &[&CaseRecord]) -> Table {
     }
 }
 
+/// The table a sync case goes in: its mode and placement (with the CPUs asked).
+pub fn group_key(c: &CaseRecord) -> (String, String) {
+    let p = &c.placement;
+    let cpus = match (p.writer_cpu, p.reader_cpu) {
+        (Some(w), Some(r)) => format!("{} (CPUs {w},{r})", p.label),
+        _ => p.label.clone(),
+    };
+    (c.mode.name().to_string(), cpus)
+}
+
 pub fn build(run: &RunRecord) -> View {
     let m = &run.machine;
     let heading = format!(
@@ -212,14 +222,7 @@ pub fn build(run: &RunRecord) -> View {
         tables.push(robustness_table(&robust));
     }
     // One table per (mode, placement), in the order they ran.
-    let key = |c: &CaseRecord| {
-        let p = &c.placement;
-        let cpus = match (p.writer_cpu, p.reader_cpu) {
-            (Some(w), Some(r)) => format!("{} (CPUs {w},{r})", p.label),
-            _ => p.label.clone(),
-        };
-        (c.mode.name().to_string(), cpus)
-    };
+    let key = group_key;
     let mut keys: Vec<(String, String)> = Vec::new();
     for c in &run.cases {
         if !robust.iter().any(|r| std::ptr::eq(*r, c)) && !keys.contains(&key(c)) {
