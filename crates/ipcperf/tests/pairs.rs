@@ -249,8 +249,14 @@ fn bad_pair_counts_and_placements_are_one_line_exit_2() {
         ),
         (vec!["latency", "pipe", "--pairs", "4..2"], "ends below"),
         (
-            vec!["run", "pipe", "--pairs", "2", "--pin", "0,1"],
-            "CPUs of their own",
+            vec![
+                "run", "pipe", "--pairs", "4", "--pin", "0,1", "--pin", "1,0",
+            ],
+            "give --pin W,R once per pair",
+        ),
+        (
+            vec!["run", "pipe", "--pairs", "2", "--placements", "all"],
+            "every pair takes one placement",
         ),
         (
             vec!["run", "pipe", "--pairs", "2", "--pin", "other-numa"],
@@ -266,6 +272,34 @@ fn bad_pair_counts_and_placements_are_one_line_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// Explicit CPUs: `--pin W,R` once per pair puts pair i on the i-th, once for
+/// all puts every pair there; each pair's record says where it asked to run and
+/// where it was seen.
+#[test]
+fn pairs_run_on_the_cpus_given() {
+    for (pins, want) in [
+        (&["--pin", "0,1", "--pin", "1,0"][..], [(0, 1), (1, 0)]),
+        (&["--pin", "1,0"][..], [(1, 0), (1, 0)]),
+    ] {
+        let mut args = vec!["run", "pipe", "--pairs", "2", "-n", "500", "--sizes", "4k"];
+        args.extend_from_slice(pins);
+        args.extend_from_slice(&["-r", "1", "--verify"]);
+        let v = json(&args);
+        let c = &v["cases"][0];
+        assert_eq!(c["status"], "ok", "{c}");
+        for (p, (w, r)) in per_pair(c).iter().zip(want) {
+            assert_eq!(
+                (p["writer_cpu"].as_u64(), p["reader_cpu"].as_u64()),
+                (Some(w), Some(r)),
+                "{p}"
+            );
+            assert_eq!(p["seen_writer_cpu"], w, "{p}");
+            assert_eq!(p["seen_reader_cpu"], r, "{p}");
+            assert_eq!(p["blocks"], 500, "{p}");
+        }
     }
 }
 

@@ -372,18 +372,37 @@ impl CaseArgs {
         let Some(list) = &self.pairs else {
             return Ok(specs);
         };
-        if let Some(p) = self
-            .pins()
+        let pins = self.pins();
+        if pins.contains(&PinArg::All) {
+            return Err(Fail::usage(
+                "--placements all with --pairs: every pair takes one placement; give a class \
+                 (--pin smt-sibling, other-l3, ...), CPU pairs (--pin W,R once per pair) or \
+                 --pin none",
+            ));
+        }
+        // Explicit CPUs: `--pin W,R` once per pair (pair i on the i-th), or once
+        // for every pair.
+        let cpus: Vec<(usize, usize)> = pins
             .iter()
-            .find(|p| matches!(p, PinArg::Cpus(..) | PinArg::All))
-        {
-            return Err(Fail::usage(format!(
-                "--pin {} with --pairs: pairs get CPUs of their own; give a class                  (--pin smt-sibling, other-l3, ...) or --pin none",
-                match p {
-                    PinArg::Cpus(w, r) => format!("{w},{r}"),
-                    _ => "all".into(),
-                }
-            )));
+            .filter_map(|p| match p {
+                PinArg::Cpus(w, r) => Some((*w, *r)),
+                _ => None,
+            })
+            .collect();
+        let most = list.0.iter().copied().max().unwrap_or(1);
+        if !cpus.is_empty() {
+            if cpus.len() != pins.len() {
+                return Err(Fail::usage(
+                    "--pin with --pairs: CPU pairs (W,R) or a class, not both",
+                ));
+            }
+            if cpus.len() != 1 && cpus.len() < most {
+                return Err(Fail::usage(format!(
+                    "--pairs {most} with {} CPU pairs: give --pin W,R once per pair, or once \
+                     for all of them",
+                    cpus.len()
+                )));
+            }
         }
         if self.background.is_some() {
             return Err(Fail::usage(
@@ -394,7 +413,14 @@ impl CaseArgs {
         let mut out: Vec<ipcperf_core::plan::CaseSpec> = Vec::new();
         for spec in specs {
             for &n in list.0.iter() {
-                let pairs = if !spread && spec.placement.writer_cpu.is_none() {
+                let pairs = if !cpus.is_empty() {
+                    (0..n)
+                        .map(|i| {
+                            let (w, r) = cpus[if cpus.len() == 1 { 0 } else { i }];
+                            Placement::pinned(w, r).with_class(topo.classify(w, r))
+                        })
+                        .collect()
+                } else if !spread && spec.placement.writer_cpu.is_none() {
                     vec![Placement::UNPINNED; n]
                 } else {
                     // One thread a pair (single mode, solo mechanisms): a CPU each.
