@@ -83,6 +83,9 @@ pub enum Command {
     Report(cmd::report::ReportArgs),
     /// Two runs case by case: what got faster or slower beyond the noise.
     Compare(cmd::compare::CompareArgs),
+    /// Which mechanism to use here: measures what the question needs (saved
+    /// like any run), ranks the candidates under your constraints, and says why.
+    Advise(cmd::advise::AdviseArgs),
     /// A shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page (roff), or write a page per subcommand with --dir.

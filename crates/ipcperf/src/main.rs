@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod advise;
 mod background;
 mod cli;
 mod cmd;
@@ -104,6 +105,7 @@ fn main() {
         cli::Command::Plot(a) => cmd::plot::run(a),
         cli::Command::Report(a) => cmd::report::run(a),
         cli::Command::Compare(a) => cmd::compare::run(a),
+        cli::Command::Advise(a) => cmd::advise::run(a),
         cli::Command::Completions(a) => {
             cmd::completions::run(a, <cli::Cli as clap::CommandFactory>::command())
         }

@@ -401,6 +401,10 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             }
             o.push_str("</div>\n");
         }
+        // What `ipcperf advise` would answer from this run's figures.
+        for t in crate::advise::report_answers(run) {
+            o.push_str(&table_html(&t));
+        }
         o.push_str("<h3>Tables</h3>\n");
         for v in crate::export::views(run, None) {
             for t in v.tables {

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod advise;
 pub mod args;
 pub mod clean;
 pub mod compare;

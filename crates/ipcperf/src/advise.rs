@@ -1,0 +1,714 @@
+//! "Which should I use?": a ranking of the mechanisms measured in a run, for
+//! one pattern and the constraints a user gives. Records in, an answer out: no
+//! system calls here, and every figure in the answer is a case's.
+
+use std::collections::BTreeMap;
+
+use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::workload::Workload;
+
+/// What the user's processes do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pattern {
+    /// Round trips: a request and its answer.
+    RequestReply,
+    /// A one-way flow of blocks (throughput).
+    Stream,
+    /// A wake-up with (almost) no payload: one side tells the other something happened.
+    Notify,
+}
+
+/// Which figure decides, for round trips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Figure {
+    P50,
+    P99,
+    #[value(name = "p99.9")]
+    P999,
+}
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::P50 => "p50",
+            Figure::P99 => "p99",
+            Figure::P999 => "p99.9",
+        }
+    }
+}
+
+/// The question.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    pub pattern: Pattern,
+    pub figure: Figure,
+    /// The most CPUs both sides may keep busy together (a spinning wait keeps one
+    /// busy whatever the load); None: no limit.
+    pub cpu_budget: Option<f64>,
+    /// Only what POSIX offers (no eventfd, memfd, futex, vmsplice, process_vm_*).
+    pub posix_only: bool,
+    /// Message boundaries kept (no byte streams).
+    pub messages: bool,
+}
+
+/// One mechanism as ranked: its worst figure over the placements measured.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The mechanism and its wait, as tables name it (`shm (spin)`).
+    pub name: String,
+    /// The deciding figure: ns for round trips (lower is better), bytes/s for
+    /// streams (higher is better); at its worst placement.
+    pub value: f64,
+    /// The series' range around it (the same placement).
+    pub low: f64,
+    pub high: f64,
+    /// The placement that gave the worst figure.
+    pub placement: String,
+    /// CPUs busy (both sides), the most over its cases.
+    pub cpu_load: f64,
+    /// Why it qualifies.
+    pub why: String,
+    /// Every placement's figure, for "when would the runner-up win".
+    pub by_placement: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub ranked: Vec<Row>,
+    /// Mechanisms measured but left out, and why.
+    pub excluded: Vec<(String, String)>,
+    /// Cases that could not run, and why (refused or failed).
+    pub not_run: Vec<(String, String)>,
+    pub first: Option<String>,
+    pub runner_up: Option<String>,
+    pub caveats: Vec<String>,
+}
+
+/// Mechanisms Linux has and POSIX does not (or that need a Linux call to set up).
+const LINUX_ONLY: &[&str] = &[
+    "eventfd", "vmsplice", "cma", "shm", "signal", "memcpy", "null",
+];
+
+/// Mechanisms that carry a byte stream (no message boundaries).
+const BYTE_STREAMS: &[&str] = &[
+    "pipe", "fifo", "unix", "tcp", "shm", "vmsplice", "file", "cma",
+];
+
+/// Whether a higher figure is better (streams) or a lower one (round trips).
+fn higher_is_better(p: Pattern) -> bool {
+    p == Pattern::Stream
+}
+
+fn display_name(c: &CaseRecord) -> String {
+    if c.wait == "block" || c.wait.is_empty() {
+        c.mechanism.clone()
+    } else {
+        format!("{} ({})", c.mechanism, c.wait)
+    }
+}
+
+/// The deciding figure of a case and its range over the series.
+fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
+    if higher_is_better(ask.pattern) {
+        let m = c.median_bytes_per_sec?;
+        return Some((
+            m,
+            c.min_bytes_per_sec.unwrap_or(m),
+            c.max_bytes_per_sec.unwrap_or(m),
+        ));
+    }
+    let l = c.latency.as_ref()?;
+    let v = match ask.figure {
+        Figure::P50 => l.p50_ns,
+        Figure::P99 => l.p99_ns,
+        Figure::P999 => l.p999_ns,
+    } as f64;
+    // The series' p50s give the spread; a tail percentile is taken over all the
+    // round trips at once, so its range is the p50s' relative range, scaled.
+    let (lo, hi) = match (l.series_p50_ns.iter().min(), l.series_p50_ns.iter().max()) {
+        (Some(&lo), Some(&hi)) if l.p50_ns > 0 => (
+            lo as f64 / l.p50_ns as f64 * v,
+            hi as f64 / l.p50_ns as f64 * v,
+        ),
+        _ => (v, v),
+    };
+    Some((v, lo, hi))
+}
+
+fn constraint(name: &str, mech: &str, cpu_load: f64, ask: &Ask) -> Option<String> {
+    if ask.posix_only && LINUX_ONLY.contains(&mech) {
+        return Some(format!("{name} is Linux only (--posix-only)"));
+    }
+    if ask.messages && BYTE_STREAMS.contains(&mech) {
+        return Some(format!(
+            "{name} is a byte stream: message boundaries are not kept (--messages)"
+        ));
+    }
+    if let Some(b) = ask.cpu_budget {
+        if cpu_load > b + 0.05 {
+            return Some(format!(
+                "{name} kept {cpu_load:.2} CPUs busy, over the budget of {b}"
+            ));
+        }
+    }
+    None
+}
+
+/// Rank the run's cases for `ask`.
+pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
+    let want = if ask.pattern == Pattern::Stream {
+        Workload::Stream
+    } else {
+        Workload::RoundTrip
+    };
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut mech_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut not_run = Vec::new();
+    let better = |a: f64, b: f64| {
+        if higher_is_better(ask.pattern) {
+            a > b
+        } else {
+            a < b
+        }
+    };
+    for c in run
+        .cases
+        .iter()
+        .filter(|c| c.workload == want && c.pairs.is_none())
+    {
+        let name = display_name(c);
+        if c.status != CaseStatus::Ok {
+            not_run.push((
+                format!("{name} {}", c.placement.label),
+                c.message.clone().unwrap_or_else(|| "did not run".into()),
+            ));
+            continue;
+        }
+        let Some((v, lo, hi)) = figure(c, ask) else {
+            continue;
+        };
+        let load = c.median_cpu_load.unwrap_or(0.0);
+        mech_of.insert(name.clone(), c.mechanism.clone());
+        let row = rows.entry(name.clone()).or_insert_with(|| Row {
+            name: name.clone(),
+            value: v,
+            low: lo,
+            high: hi,
+            placement: c.placement.label.clone(),
+            cpu_load: load,
+            why: String::new(),
+            by_placement: BTreeMap::new(),
+        });
+        row.cpu_load = row.cpu_load.max(load);
+        row.by_placement.insert(c.placement.label.clone(), v);
+        // The worst placement decides: the answer must hold wherever it runs.
+        if better(row.value, v) {
+            row.value = v;
+            row.low = lo;
+            row.high = hi;
+            row.placement = c.placement.label.clone();
+        }
+    }
+    let mut ranked = Vec::new();
+    let mut excluded = Vec::new();
+    for (name, mut row) in rows {
+        let mech = mech_of.get(&name).cloned().unwrap_or_default();
+        match constraint(&name, &mech, row.cpu_load, ask) {
+            Some(why) => excluded.push((name, why)),
+            None => {
+                row.why = qualifies(&row, &mech, ask);
+                ranked.push(row);
+            }
+        }
+    }
+    ranked.sort_by(|a, b| {
+        let o = a.value.total_cmp(&b.value);
+        if higher_is_better(ask.pattern) {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    let first = ranked.first().map(|r| sentence_first(r, ranked.len(), ask));
+    let runner_up = match (ranked.first(), ranked.get(1)) {
+        (Some(a), Some(b)) => Some(sentence_runner_up(a, b, ask)),
+        _ => None,
+    };
+    let caveats = caveats(run, &ranked, &excluded, ask);
+    Answer {
+        ranked,
+        excluded,
+        not_run,
+        first,
+        runner_up,
+        caveats,
+    }
+}
+
+fn qualifies(row: &Row, mech: &str, ask: &Ask) -> String {
+    let mut v = Vec::new();
+    if ask.cpu_budget.is_some() {
+        v.push(format!("{:.2} CPUs busy", row.cpu_load));
+    }
+    if ask.messages {
+        v.push("keeps message boundaries".to_string());
+    }
+    if ask.posix_only {
+        v.push("POSIX".to_string());
+    } else if LINUX_ONLY.contains(&mech) {
+        v.push("Linux only".to_string());
+    }
+    if row.by_placement.len() > 1 {
+        v.push(format!("worst of {} placements", row.by_placement.len()));
+    }
+    v.join(", ")
+}
+
+/// A figure as the answer writes it.
+pub fn fmt_figure(v: f64, ask: &Ask) -> String {
+    if higher_is_better(ask.pattern) {
+        format!("{:.0} MB/s", v / 1e6)
+    } else if v >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} µs", v / 1e3)
+    } else {
+        format!("{v:.0} ns")
+    }
+}
+
+fn what(ask: &Ask) -> String {
+    match ask.pattern {
+        Pattern::Stream => "throughput".into(),
+        Pattern::RequestReply => format!("{} round trip", ask.figure.name()),
+        Pattern::Notify => format!("{} wake-up round trip", ask.figure.name()),
+    }
+}
+
+/// The ranked rows as a table (rank, figure at the worst placement, series
+/// range, placement, CPUs busy, why), titled `title`.
+pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::view::Table {
+    let fig = match ask.pattern {
+        Pattern::Stream => "throughput (worst placement)".to_string(),
+        _ => format!("{} (worst placement)", ask.figure.name()),
+    };
+    let rows = ans
+        .ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let tie = i > 0 && tie(&ans.ranked[i - 1], r);
+            vec![
+                if tie {
+                    format!("{} =", i + 1)
+                } else {
+                    (i + 1).to_string()
+                },
+                r.name.clone(),
+                fmt_figure(r.value, ask),
+                format!("{}–{}", fmt_figure(r.low, ask), fmt_figure(r.high, ask)),
+                r.placement.clone(),
+                format!("{:.2}", r.cpu_load),
+                r.why.clone(),
+            ]
+        })
+        .collect();
+    crate::export::view::Table {
+        title,
+        header: [
+            "rank",
+            "mechanism",
+            &fig,
+            "series range",
+            "placement",
+            "CPUs busy",
+            "why",
+        ]
+        .iter()
+        .map(|h| h.to_string())
+        .collect(),
+        rows,
+        notes: vec![
+            "\"=\": a tie with the row above (their series' ranges overlap)".into(),
+            "placement: the class where the mechanism did worst, which decides its rank".into(),
+        ],
+    }
+}
+
+/// The answers a report shows for a run: for round trips, the p99 ranking at
+/// each message size measured (three at most); for streams, the throughput
+/// ranking at 64 KiB (else the largest block). Each as a table whose notes
+/// carry the first choice, the runner-up and the caveats.
+pub fn report_answers(run: &RunRecord) -> Vec<crate::export::view::Table> {
+    let plain = |c: &&CaseRecord| {
+        c.status == CaseStatus::Ok && c.pairs.is_none() && !c.options.contains_key("rate_per_sec")
+    };
+    let mut out = Vec::new();
+    let mut sizes: Vec<u64> = run
+        .cases
+        .iter()
+        .filter(plain)
+        .filter(|c| c.workload == Workload::RoundTrip)
+        .map(|c| c.block_size)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut asks: Vec<(Ask, u64)> = sizes
+        .into_iter()
+        .take(3)
+        .map(|s| (Ask::plain(Pattern::RequestReply), s))
+        .collect();
+    let streams: Vec<u64> = run
+        .cases
+        .iter()
+        .filter(plain)
+        .filter(|c| c.workload == Workload::Stream)
+        .map(|c| c.block_size)
+        .collect();
+    if let Some(&s) = streams
+        .iter()
+        .find(|&&s| s == 64 * 1024)
+        .or(streams.iter().max())
+    {
+        asks.push((Ask::plain(Pattern::Stream), s));
+    }
+    for (ask, size) in asks {
+        let mut sub = run.clone();
+        sub.cases.retain(|c| plain(&c) && c.block_size == size);
+        let ans = rank(&sub, &ask);
+        if ans.ranked.len() < 2 {
+            continue;
+        }
+        let what = match ask.pattern {
+            Pattern::Stream => format!("stream, {size} B blocks, by throughput"),
+            _ => format!("request-reply, {size} B messages, by the p99 round trip"),
+        };
+        let mut t = ranked_table(&ans, &ask, format!("Which to use here: {what}"));
+        let mut notes = Vec::new();
+        notes.extend(ans.first.iter().map(|f| format!("first choice: {f}")));
+        notes.extend(ans.runner_up.iter().map(|r| format!("runner-up: {r}")));
+        notes.extend(ans.caveats.iter().cloned());
+        notes.append(&mut t.notes);
+        t.notes = notes;
+        out.push(t);
+    }
+    out
+}
+
+impl Ask {
+    /// The question with no constraint: `ipcperf advise`'s defaults.
+    pub fn plain(pattern: Pattern) -> Ask {
+        Ask {
+            pattern,
+            figure: Figure::P99,
+            cpu_budget: None,
+            posix_only: false,
+            messages: false,
+        }
+    }
+}
+
+/// Whether two rows' ranges overlap: too close to rank.
+pub fn tie(a: &Row, b: &Row) -> bool {
+    a.low <= b.high && b.low <= a.high
+}
+
+fn sentence_first(r: &Row, n: usize, ask: &Ask) -> String {
+    format!(
+        "{}: its {} of {} ({}) is the best of the {n} that qualify.",
+        r.name,
+        what(ask),
+        fmt_figure(r.value, ask),
+        r.placement
+    )
+}
+
+fn sentence_runner_up(a: &Row, b: &Row, ask: &Ask) -> String {
+    let mut s = format!(
+        "{} ({}){}",
+        b.name,
+        fmt_figure(b.value, ask),
+        if tie(a, b) {
+            ": a tie with the first, their series' ranges overlap"
+        } else {
+            ""
+        }
+    );
+    // Where it does better than the first: a placement of its own.
+    let better = |x: f64, y: f64| {
+        if higher_is_better(ask.pattern) {
+            x > y
+        } else {
+            x < y
+        }
+    };
+    let wins: Vec<&String> = b
+        .by_placement
+        .iter()
+        .filter(|(p, v)| a.by_placement.get(*p).is_some_and(|av| better(**v, *av)))
+        .map(|(p, _)| p)
+        .collect();
+    if !wins.is_empty() {
+        s.push_str(&format!(
+            "; it wins where both sides run {}",
+            wins.iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    } else if b.cpu_load + 0.2 < a.cpu_load {
+        s.push_str(&format!(
+            "; it wins on CPU: {:.2} CPUs busy against {:.2}",
+            b.cpu_load, a.cpu_load
+        ));
+    }
+    s.push('.');
+    s
+}
+
+fn caveats(
+    run: &RunRecord,
+    ranked: &[Row],
+    excluded: &[(String, String)],
+    ask: &Ask,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    // Placement: the same mechanism on one CPU against two, where both ran.
+    if let Some(r) = ranked
+        .iter()
+        .find(|r| r.by_placement.contains_key("same-cpu") && r.by_placement.len() > 1)
+    {
+        let same = r.by_placement["same-cpu"];
+        if let Some((p, other)) = r.by_placement.iter().find(|(p, _)| *p != "same-cpu") {
+            let ratio = if higher_is_better(ask.pattern) {
+                same / other
+            } else {
+                other / same
+            };
+            if ratio > 1.2 {
+                v.push(format!(
+                    "placement matters here: {} is {ratio:.1}× better on one CPU than {p} \
+                     ({} against {}); pin both sides to one CPU if the work allows",
+                    r.name,
+                    fmt_figure(same, ask),
+                    fmt_figure(*other, ask)
+                ));
+            }
+        }
+    }
+    // A spinning wait in the ranking, or left out by the budget.
+    for r in ranked.iter().filter(|r| r.cpu_load > 1.5) {
+        v.push(format!(
+            "{} keeps {:.2} CPUs busy: a spinning wait burns a CPU whether or not there is work",
+            r.name, r.cpu_load
+        ));
+    }
+    for (name, why) in excluded.iter().filter(|(_, w)| w.contains("budget")) {
+        v.push(format!("left out: {why}"));
+        let _ = name;
+    }
+    // Ties at the top.
+    if let (Some(a), Some(b)) = (ranked.first(), ranked.get(1)) {
+        if tie(a, b) {
+            v.push(format!(
+                "{} and {} are within each other's noise: measure longer (--repeat) to tell them apart",
+                a.name, b.name
+            ));
+        }
+    }
+    if run.machine.virtualization.is_some() {
+        v.push(
+            "this is a virtual machine: its CPUs are the host's threads, and figures move with \
+             the host's load"
+                .into(),
+        );
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+    use ipcperf_core::mode::Mode;
+
+    fn rr(mech: &str, wait: &str, place: &str, p50: u64, p99: u64, load: f64) -> CaseRecord {
+        let mut c = testdata::paced_case(mech, 1, 1.0, p50, p99, p99 * 2);
+        c.options.clear();
+        c.wait = wait.into();
+        c.placement.label = place.into();
+        if let Some(l) = c.latency.as_mut() {
+            l.series_p50_ns = vec![p50 * 95 / 100, p50, p50 * 105 / 100];
+        }
+        c.median_cpu_load = Some(load);
+        c
+    }
+
+    fn run_of(cases: Vec<CaseRecord>) -> RunRecord {
+        let mut r = testdata::run();
+        r.cases = cases;
+        r
+    }
+
+    fn ask(p: Pattern) -> Ask {
+        Ask {
+            pattern: p,
+            figure: Figure::P99,
+            cpu_budget: None,
+            posix_only: false,
+            messages: false,
+        }
+    }
+
+    #[test]
+    fn the_ranking_follows_the_figure_at_the_worst_placement() {
+        let run = run_of(vec![
+            rr("pipe", "block", "same-cpu", 4_000, 9_000, 1.0),
+            rr("pipe", "block", "shared-l3", 20_000, 40_000, 0.6),
+            rr("unix", "block", "same-cpu", 6_000, 12_000, 1.0),
+            rr("unix", "block", "shared-l3", 15_000, 30_000, 0.6),
+        ]);
+        let a = rank(&run, &ask(Pattern::RequestReply));
+        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        // pipe wins on one CPU but loses across two: unix's worst is better.
+        assert_eq!(names, ["unix", "pipe"]);
+        assert_eq!(a.ranked[0].value, 30_000.0);
+        assert_eq!(a.ranked[0].placement, "shared-l3");
+        assert!(a
+            .first
+            .as_deref()
+            .unwrap()
+            .starts_with("unix: its p99 round trip of 30.0 µs"));
+        // The runner-up wins where both run on one CPU; the caveat says pin.
+        let ru = a.runner_up.unwrap();
+        assert!(ru.contains("wins where both sides run same-cpu"), "{ru}");
+        assert!(
+            a.caveats.iter().any(|c| c.contains("placement matters")),
+            "{:?}",
+            a.caveats
+        );
+        // At p50, pipe's worst (20 µs) loses to unix's (15 µs) too.
+        let mut p50 = ask(Pattern::RequestReply);
+        p50.figure = Figure::P50;
+        assert_eq!(rank(&run, &p50).ranked[0].name, "unix");
+    }
+
+    #[test]
+    fn a_cpu_budget_leaves_out_spinning_and_the_constraints_filter() {
+        let run = run_of(vec![
+            rr("shm", "spin", "shared-l3", 300, 900, 2.0),
+            rr("shm", "futex", "shared-l3", 12_000, 30_000, 0.7),
+            rr("pipe", "block", "shared-l3", 14_000, 35_000, 0.6),
+            rr("posix-mq", "block", "shared-l3", 16_000, 40_000, 0.6),
+            rr("eventfd", "block", "shared-l3", 9_000, 20_000, 0.6),
+        ]);
+        let free = rank(&run, &ask(Pattern::RequestReply));
+        assert_eq!(free.ranked[0].name, "shm (spin)");
+        assert!(free
+            .caveats
+            .iter()
+            .any(|c| c.contains("keeps 2.00 CPUs busy")));
+
+        let mut budget = ask(Pattern::RequestReply);
+        budget.cpu_budget = Some(1.0);
+        let a = rank(&run, &budget);
+        assert_eq!(a.ranked[0].name, "eventfd");
+        assert!(a
+            .excluded
+            .iter()
+            .any(|(n, w)| n == "shm (spin)" && w.contains("over the budget of 1")));
+
+        budget.posix_only = true;
+        let a = rank(&run, &budget);
+        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["pipe", "posix-mq"]);
+
+        budget.messages = true;
+        let a = rank(&run, &budget);
+        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["posix-mq"]);
+        assert!(a
+            .excluded
+            .iter()
+            .any(|(n, w)| n == "pipe" && w.contains("byte stream")));
+    }
+
+    #[test]
+    fn a_report_carries_the_answer_its_run_supports() {
+        // The test run: pipe 1000, unix 800, tcp 500 MB/s at every size.
+        let tables = report_answers(&testdata::run());
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let t = &tables[0];
+        assert!(t.title.contains("stream, 65536 B blocks"), "{}", t.title);
+        let names: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
+        assert_eq!(names, ["pipe", "unix", "tcp"]);
+        assert!(
+            t.notes[0].starts_with("first choice: pipe"),
+            "{:?}",
+            t.notes
+        );
+        let html = crate::report::html(&[("1".into(), testdata::run())]);
+        assert!(html.contains("Which to use here: stream, 65536 B blocks"));
+
+        // Round trips: one answer per message size.
+        let run = run_of(vec![
+            rr("pipe", "block", "shared-l3", 10_000, 20_000, 0.6),
+            rr("unix", "block", "shared-l3", 30_000, 60_000, 0.6),
+        ]);
+        let t = report_answers(&run);
+        assert_eq!(t.len(), 1);
+        assert!(
+            t[0].title.contains("request-reply, 64 B messages"),
+            "{}",
+            t[0].title
+        );
+        assert_eq!(t[0].rows[0][1], "pipe");
+    }
+
+    #[test]
+    fn overlapping_spreads_are_called_a_tie() {
+        let run = run_of(vec![
+            rr("pipe", "block", "shared-l3", 10_000, 20_000, 0.6),
+            rr("unix", "block", "shared-l3", 10_200, 20_400, 0.6),
+            rr("tcp", "block", "shared-l3", 30_000, 60_000, 0.6),
+        ]);
+        let a = rank(&run, &ask(Pattern::RequestReply));
+        assert!(tie(&a.ranked[0], &a.ranked[1]));
+        assert!(!tie(&a.ranked[1], &a.ranked[2]));
+        assert!(a.runner_up.unwrap().contains("a tie with the first"));
+        assert!(a
+            .caveats
+            .iter()
+            .any(|c| c.contains("within each other's noise")));
+    }
+
+    #[test]
+    fn streams_rank_by_throughput_and_failures_are_listed_not_ranked() {
+        let mut bad = testdata::case("udp", Mode::Processes, 65536, "shared-l3", &[100.0]);
+        bad.status = CaseStatus::Refused;
+        bad.message = Some("too big".into());
+        let run = run_of(vec![
+            testdata::case(
+                "pipe",
+                Mode::Processes,
+                65536,
+                "shared-l3",
+                &[3000.0, 3100.0],
+            ),
+            testdata::case(
+                "unix",
+                Mode::Processes,
+                65536,
+                "shared-l3",
+                &[5000.0, 5200.0],
+            ),
+            bad,
+        ]);
+        let a = rank(&run, &ask(Pattern::Stream));
+        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["unix", "pipe"]);
+        assert!(a.first.unwrap().contains("throughput of 5"));
+        assert_eq!(a.not_run.len(), 1);
+        assert!(a.not_run[0].1.contains("too big"));
+    }
+}

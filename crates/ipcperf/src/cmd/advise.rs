@@ -1,0 +1,382 @@
+//! `ipcperf advise`: which mechanism to use here, measured now. It plans the
+//! cases the question needs (every candidate at the size asked, at every
+//! placement class this machine has unless one is named), runs and saves them
+//! as any run is saved, then ranks them (see [`crate::advise`]).
+
+use clap::{Args, Parser};
+
+use crate::advise::{self, Answer, Ask, Figure, Pattern};
+use crate::cmd::db::{SaveArgs, Saver};
+use crate::console::Console;
+use crate::fail::Fail;
+use crate::units;
+use ipcperf_core::mechanism::MechanismKind;
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::plan::{CaseSpec, RunEnv};
+use ipcperf_core::record::RunRecord;
+use ipcperf_core::runner;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Every figure in the answer comes from the run it makes and saves (`ipcperf show` \
+                  it). Examples:\n  ipcperf advise --pattern request-reply --size 512\n  ipcperf \
+                  advise --pattern stream --size 64k --cpu-budget 1\n  ipcperf advise --pattern \
+                  notify --latency p99 --placement other-l3\n  ipcperf advise --messages \
+                  --posix-only --quick"
+)]
+pub struct AdviseArgs {
+    /// What the processes do: request-reply (round trips), stream (throughput),
+    /// notify (a wake-up, the smallest message each mechanism carries).
+    #[arg(long, value_enum, default_value_t = Pattern::RequestReply)]
+    pub pattern: Pattern,
+
+    /// Message or block size (default 512 for request-reply, 64k for stream).
+    #[arg(long, value_parser = units::parse_size)]
+    pub size: Option<usize>,
+
+    /// Which round-trip figure decides.
+    #[arg(long, value_enum, default_value_t = Figure::P99)]
+    pub latency: Figure,
+
+    /// The most CPUs both sides may keep busy together: a mechanism over it (a
+    /// spinning wait keeps a CPU busy) is left out.
+    #[arg(long, value_name = "CPUS")]
+    pub cpu_budget: Option<f64>,
+
+    /// Where the two sides will run: a class (same-cpu, smt-sibling, shared-l3,
+    /// other-l3, ...; see `ipcperf topology`), or unknown: every class this
+    /// machine has, and each mechanism ranked by its worst.
+    #[arg(long, default_value = "unknown")]
+    pub placement: String,
+
+    /// Only what POSIX offers (no eventfd, memfd rings, futex, vmsplice, cma).
+    #[arg(long)]
+    pub posix_only: bool,
+
+    /// Message boundaries must be kept (no byte streams).
+    #[arg(long)]
+    pub messages: bool,
+
+    /// Only these candidates (comma list; default: every mechanism that fits
+    /// the pattern).
+    #[arg(long, value_delimiter = ',', value_name = "MECHANISM")]
+    pub only: Vec<String>,
+
+    /// Shorter series (100 ms each instead of 300 ms): a faster, rougher answer.
+    #[arg(long, conflicts_with = "from_history")]
+    pub quick: bool,
+
+    /// Measure nothing: rank what the kept runs of this host (same ipcperf
+    /// version, complete) measured, the newest figure of each case; the answer
+    /// names the runs it read.
+    #[arg(long)]
+    pub from_history: bool,
+
+    #[command(flatten)]
+    pub save: SaveArgs,
+}
+
+/// Candidates that are not IPC between two sides (references).
+const NOT_IPC: &[&str] = &["memcpy", "null"];
+
+/// The candidates for a pattern, by name.
+fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
+    let pick = |k: &MechanismKind| -> bool {
+        if NOT_IPC.contains(&k.name()) {
+            return false;
+        }
+        match a.pattern {
+            // Fixed-size wake-up mechanisms carry no request of a size.
+            Pattern::RequestReply => {
+                k.round_trip().is_some() && k.default_round_trip_sizes().is_none()
+            }
+            Pattern::Notify => k.round_trip().is_some(),
+            Pattern::Stream => !k.info().solo && k.default_round_trip_sizes().is_none(),
+        }
+    };
+    let all: Vec<String> = MechanismKind::ALL
+        .iter()
+        .filter(|k| pick(k))
+        .map(|k| k.name().to_string())
+        .collect();
+    if a.only.is_empty() {
+        return Ok(all);
+    }
+    for m in &a.only {
+        if !all.contains(m) {
+            return Err(Fail::usage(format!(
+                "--only {m}: not a candidate for {:?} here; candidates: {}",
+                a.pattern,
+                all.join(", ")
+            )));
+        }
+    }
+    Ok(a.only.clone())
+}
+
+/// The argument lines of the measuring commands the question needs.
+fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
+    #[derive(Parser)]
+    struct Latency {
+        #[command(flatten)]
+        a: crate::cmd::latency::LatencyArgs,
+    }
+    #[derive(Parser)]
+    struct Stream {
+        #[command(flatten)]
+        a: crate::cmd::run::RunArgs,
+    }
+    let mechs = candidates(a)?;
+    let series = if a.quick { "100ms" } else { "300ms" };
+    let place: Vec<String> = if a.placement == "unknown" {
+        vec!["--placements".into(), "all".into()]
+    } else {
+        vec!["--pin".into(), a.placement.clone()]
+    };
+    let mut specs = Vec::new();
+    // Each group of candidates with the same size rule is one plan.
+    let groups: Vec<(Vec<String>, Option<String>)> = match a.pattern {
+        Pattern::RequestReply => vec![(mechs, Some(a.size.unwrap_or(512).to_string()))],
+        Pattern::Stream => vec![(mechs, Some(a.size.unwrap_or(64 * 1024).to_string()))],
+        // The smallest message each carries: its own size, else 1 byte.
+        Pattern::Notify => {
+            let (own, rest): (Vec<String>, Vec<String>) = mechs.into_iter().partition(|m| {
+                MechanismKind::from_name(m).is_some_and(|k| k.default_round_trip_sizes().is_some())
+            });
+            vec![(own, None), (rest, Some(a.size.unwrap_or(1).to_string()))]
+        }
+    };
+    for (mechs, size) in groups {
+        if mechs.is_empty() {
+            continue;
+        }
+        let mut argv: Vec<String> = vec!["ipcperf".into()];
+        argv.extend(mechs.iter().cloned());
+        if let Some(s) = size {
+            argv.extend(["--sizes".into(), s]);
+        }
+        argv.extend(["-d".into(), series.into(), "-r".into(), "3".into()]);
+        argv.extend(place.iter().cloned());
+        // The ring: sleeping and spinning waits, both named in the answer.
+        if mechs.iter().any(|m| m == "shm") {
+            argv.extend(["--wake".into(), "futex,spin".into()]);
+        }
+        let parsed = match a.pattern {
+            Pattern::Stream => Stream::try_parse_from(&argv)
+                .map_err(|e| Fail::usage(first_line(&e.to_string())))
+                .and_then(|s| crate::cmd::run::plan(&s.a)),
+            _ => Latency::try_parse_from(&argv)
+                .map_err(|e| Fail::usage(first_line(&e.to_string())))
+                .and_then(|l| crate::cmd::latency::plan(&l.a)),
+        };
+        specs.extend(parsed?);
+    }
+    Ok(specs)
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
+    if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
+        return Err(Fail::usage(
+            "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
+        ));
+    }
+    let specs = plan(&a)?;
+    let ask = Ask {
+        pattern: a.pattern,
+        figure: a.latency,
+        cpu_budget: a.cpu_budget,
+        posix_only: a.posix_only,
+        messages: a.messages,
+    };
+    if a.from_history {
+        return from_history(&a, &ask, &specs);
+    }
+    // Said up front: what it will measure, and for about how long.
+    let per_case_ms = if a.quick { 100 } else { 300 } * 4 + 200;
+    crate::console::note(&format!(
+        "measuring {} cases for the answer, about {} s",
+        specs.len(),
+        (specs.len() as u64 * per_case_ms).div_ceil(1000)
+    ));
+    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut saver = Saver::start(&a.save, &mut run)?;
+    crate::console::machine_warnings(&run.machine);
+    let mut console = Console::new(specs.len());
+    run.cases = match a.pattern {
+        Pattern::Stream => runner::run_all(&specs, &env, &mut saver.observe(&mut console)),
+        _ => runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console)),
+    };
+    let answered = std::cell::Cell::new(false);
+    let code = crate::cmd::ending::finish(
+        run,
+        saver,
+        &mut console,
+        |r| {
+            let ans = advise::rank(r, &ask);
+            answered.set(ans.first.is_some());
+            render(&ans, &ask, &a)
+        },
+        false,
+    )?;
+    // A candidate that failed is in the answer's list of what did not run; the
+    // answer stands when there is one.
+    Ok(if answered.get() { 0 } else { code.max(1) })
+}
+
+/// The newest kept figure of each planned case, from complete runs of this host
+/// and ipcperf version, ranked without measuring.
+fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fail> {
+    use ipcperf_core::record::CaseRecord;
+    let here = RunRecord::begin(Vec::new());
+    let mut store = a.save.db.open_read()?;
+    let runs = store
+        .list_runs()
+        .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+    // What each planned case is, to find it again in a kept run: the placement
+    // class, not the CPUs, which may differ from run to run.
+    let key = |c: &CaseRecord| {
+        (
+            c.mechanism.clone(),
+            c.wait.clone(),
+            c.block_size,
+            c.placement.label.clone(),
+        )
+    };
+    let want_workload = match a.pattern {
+        Pattern::Stream => ipcperf_core::workload::Workload::Stream,
+        _ => ipcperf_core::workload::Workload::RoundTrip,
+    };
+    let wanted: Vec<_> = specs
+        .iter()
+        .map(|s| key(&CaseRecord::for_spec(s)))
+        .collect();
+    let mut found: Vec<Option<(i64, CaseRecord)>> = vec![None; wanted.len()];
+    let mut newest_first: Vec<_> = runs
+        .iter()
+        .filter(|r| r.complete && r.hostname == here.machine.hostname)
+        .collect();
+    newest_first.sort_by_key(|r| std::cmp::Reverse(r.started_ms));
+    for r in newest_first {
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+        let Ok(Some(run)) = store.load_run(r.id) else {
+            continue;
+        };
+        if run.ipcperf_version != here.ipcperf_version {
+            continue;
+        }
+        for c in run.cases.iter().filter(|c| {
+            c.status == ipcperf_core::record::CaseStatus::Ok
+                && c.pairs.is_none()
+                && c.workload == want_workload
+                && !c.options.contains_key("rate_per_sec")
+        }) {
+            if let Some(i) = wanted.iter().position(|w| *w == key(c)) {
+                if found[i].is_none() {
+                    found[i] = Some((r.id, c.clone()));
+                }
+            }
+        }
+    }
+    let missing: Vec<String> = wanted
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(w, _)| format!("{} {}", w.0, w.3))
+        .collect();
+    let mut ids: Vec<i64> = found.iter().flatten().map(|(id, _)| *id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut kept = here.clone();
+    kept.cases = found.into_iter().flatten().map(|(_, c)| c).collect();
+    if kept.cases.is_empty() {
+        return Err(Fail::failure(format!(
+            "no kept run of {} (ipcperf {}) measured these cases: run `ipcperf advise` without \
+             --from-history to measure them",
+            here.machine.hostname, here.ipcperf_version
+        )));
+    }
+    let ans = advise::rank(&kept, ask);
+    let mut out = render(&ans, ask, a);
+    out.push_str(&format!(
+        "\nFigures from kept runs {} ({} of {} cases found; `ipcperf show ID` for each)\n",
+        ids.iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        kept.cases.len(),
+        wanted.len()
+    ));
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "  not in any kept run (measure them without --from-history): {}\n",
+            missing.join(", ")
+        ));
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+    Ok(if ans.first.is_some() { 0 } else { 1 })
+}
+
+fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
+    let mut out = String::new();
+    let what = match a.pattern {
+        Pattern::RequestReply => format!(
+            "request-reply, {} B messages, ranked by the {} round trip",
+            a.size.unwrap_or(512),
+            a.latency.name()
+        ),
+        Pattern::Stream => format!(
+            "stream, {} B blocks, ranked by throughput",
+            a.size.unwrap_or(64 * 1024)
+        ),
+        Pattern::Notify => format!(
+            "notify (the smallest message each carries), ranked by the {} round trip",
+            a.latency.name()
+        ),
+    };
+    let mut title = format!("Which to use here: {what}; placement {}", a.placement);
+    if let Some(b) = a.cpu_budget {
+        title.push_str(&format!("; CPU budget {b}"));
+    }
+    if a.posix_only {
+        title.push_str("; POSIX only");
+    }
+    if a.messages {
+        title.push_str("; message boundaries kept");
+    }
+    if ans.ranked.is_empty() {
+        out.push_str(&format!("{title}\n\nNo mechanism qualifies.\n"));
+    } else {
+        let t = advise::ranked_table(ans, ask, title);
+        out.push_str(crate::export::table::render_tables(&[t]).trim_start_matches('\n'));
+    }
+    if let Some(f) = &ans.first {
+        out.push_str(&format!("\nFirst choice: {f}\n"));
+    }
+    if let Some(r) = &ans.runner_up {
+        out.push_str(&format!("Runner-up: {r}\n"));
+    }
+    for (n, why) in &ans.excluded {
+        out.push_str(&format!("  left out: {n}: {why}\n"));
+    }
+    for (n, why) in &ans.not_run {
+        out.push_str(&format!("  could not run: {n}: {why}\n"));
+    }
+    if !ans.caveats.is_empty() {
+        out.push_str("\nMeasured on this machine:\n");
+        for c in &ans.caveats {
+            out.push_str(&format!("  - {c}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,196 @@
+//! `ipcperf advise`, measured for real (--quick): a ranked answer whose every
+//! figure is in the run it saved, constraints that leave candidates out with
+//! their reason, and bad questions refused in one line.
+
+mod common;
+use common::{cmd, stdout};
+
+/// The figure of a ranked row, as the table prints it: "12.3 µs" → ns.
+fn ns(s: &str) -> f64 {
+    let s = s.trim();
+    let (v, unit) = s.split_once(' ').unwrap();
+    let v: f64 = v.parse().unwrap();
+    v * match unit {
+        "ns" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        u => panic!("unit {u}"),
+    }
+}
+
+#[test]
+fn a_quick_answer_is_ranked_by_the_figure_and_kept_as_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--quick",
+            "--only",
+            "pipe,unix,shm",
+            "--size",
+            "64",
+            "--latency",
+            "p50",
+            "--cpu-budget",
+            "1.3",
+        ],
+    ));
+    assert!(
+        out.contains("Which to use here: request-reply, 64 B"),
+        "{out}"
+    );
+    // The ranked rows, in order, with their p50 (worst placement) and CPUs busy.
+    let rows: Vec<(String, f64, f64)> = out
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains("mechanism"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+            (
+                cells[2].to_string(),
+                ns(cells[3]),
+                cells[6].parse::<f64>().unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert!(names.contains(&"pipe") && names.contains(&"unix"), "{out}");
+    assert!(
+        rows.windows(2).all(|w| w[0].1 <= w[1].1),
+        "not in order: {rows:?}"
+    );
+    // Within the budget, each ranked one; the spinning ring, when it kept more
+    // than the budget busy (two CPUs on an idle machine), is left out with why.
+    assert!(rows.iter().all(|r| r.2 <= 1.35), "{out}");
+    let first = out
+        .lines()
+        .find(|l| l.starts_with("First choice: "))
+        .unwrap();
+    assert!(first.contains(&rows[0].0), "{first} / {rows:?}");
+
+    // The figures are the saved run's: its first-ranked case has that p50.
+    let json = stdout(&mut cmd(&db, &["export", "last", "-f", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["command_line"][1] == "advise", "{}", v["command_line"]);
+    let worst = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            let name = match c["wait"].as_str().unwrap() {
+                "block" => c["mechanism"].as_str().unwrap().to_string(),
+                w => format!("{} ({w})", c["mechanism"].as_str().unwrap()),
+            };
+            name == rows[0].0
+        })
+        .map(|c| c["p50_ns"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    for c in v["cases"].as_array().unwrap() {
+        let name = match c["wait"].as_str().unwrap() {
+            "block" => c["mechanism"].as_str().unwrap().to_string(),
+            w => format!("{} ({w})", c["mechanism"].as_str().unwrap()),
+        };
+        if c["median_cpu_load"].as_f64().unwrap_or(0.0) > 1.35 {
+            assert!(
+                out.contains(&format!("left out: {name}: {name} kept")),
+                "{name}: {out}"
+            );
+            assert!(out.contains("over the budget of 1.3"), "{out}");
+        }
+    }
+    let shown = rows[0].1;
+    assert!(
+        (worst - shown).abs() <= shown * 0.01 + 100.0,
+        "shown {shown} ns, saved {worst} ns"
+    );
+}
+
+#[test]
+fn streams_and_message_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--pattern",
+            "stream",
+            "--quick",
+            "--only",
+            "pipe,unix-seqpacket",
+            "--size",
+            "4k",
+            "--messages",
+            "--no-save",
+        ],
+    ));
+    assert!(out.contains("ranked by throughput"), "{out}");
+    assert!(
+        out.contains("left out: pipe: pipe is a byte stream"),
+        "{out}"
+    );
+    assert!(out.contains("First choice: unix-seqpacket"), "{out}");
+}
+
+/// --from-history measures nothing: it ranks the newest kept figure of each
+/// case, names the runs it read and the cases no run has.
+#[test]
+fn from_history_ranks_kept_runs_without_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let none = cmd(&db, &["advise", "--from-history", "--only", "pipe"])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no kept run"));
+    stdout(&mut cmd(
+        &db,
+        &[
+            "latency",
+            "pipe",
+            "unix",
+            "--sizes",
+            "512",
+            "--placements",
+            "all",
+            "-n",
+            "300",
+            "-r",
+            "2",
+            "-q",
+        ],
+    ));
+    let out = stdout(&mut cmd(
+        &db,
+        &["advise", "--from-history", "--only", "pipe,unix,tcp"],
+    ));
+    assert!(out.contains("First choice: "), "{out}");
+    assert!(out.contains("Figures from kept runs 1 ("), "{out}");
+    assert!(out.contains("not in any kept run"), "{out}");
+    assert!(out.contains("tcp "), "{out}");
+    // Nothing new was kept.
+    let h = stdout(&mut cmd(&db, &["history", "-f", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&h).unwrap();
+    assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{h}");
+}
+
+#[test]
+fn bad_questions_are_one_line_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for (args, want) in [
+        (&["advise", "--cpu-budget", "0"][..], "--cpu-budget"),
+        (&["advise", "--only", "nope"][..], "--only nope"),
+        (&["advise", "--only", "memcpy"][..], "not a candidate"),
+        (&["advise", "--placement", "sideways"][..], "sideways"),
+        (&["advise", "--size", "0"][..], "size"),
+    ] {
+        let out = cmd(&db, args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
