@@ -16,6 +16,10 @@ pub enum Pattern {
     Stream,
     /// A wake-up with (almost) no payload: one side tells the other something happened.
     Notify,
+    /// Many clients, one server answering each (ranked over every request).
+    FanIn,
+    /// One writer, every block to each of many readers (ranked by the slowest reader).
+    FanOut,
 }
 
 /// Which figure decides, for round trips.
@@ -96,7 +100,18 @@ const BYTE_STREAMS: &[&str] = &[
 
 /// Whether a higher figure is better (streams) or a lower one (round trips).
 fn higher_is_better(p: Pattern) -> bool {
-    p == Pattern::Stream
+    matches!(p, Pattern::Stream | Pattern::FanOut)
+}
+
+/// Whether a case is of the shape the pattern asks (fan-in and fan-out cases
+/// only for those patterns; one pair otherwise).
+fn shaped(c: &CaseRecord, p: Pattern) -> bool {
+    match (p, &c.pairs) {
+        (Pattern::FanIn, Some(pr)) => pr.fan_in,
+        (Pattern::FanOut, Some(pr)) => pr.fan_out,
+        (Pattern::FanIn | Pattern::FanOut, None) => false,
+        (_, pairs) => pairs.is_none(),
+    }
 }
 
 fn display_name(c: &CaseRecord) -> String {
@@ -109,6 +124,26 @@ fn display_name(c: &CaseRecord) -> String {
 
 /// The deciding figure of a case and its range over the series.
 fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
+    if ask.pattern == Pattern::FanOut {
+        // The slowest reader's own rate; the case's series range, scaled.
+        let pr = c.pairs.as_ref()?;
+        let slowest = pr
+            .per_pair
+            .iter()
+            .filter(|p| p.elapsed_ns > 0)
+            .map(|p| p.bytes as f64 / p.elapsed_ns as f64 * 1e9)
+            .fold(f64::INFINITY, f64::min);
+        let m = c.median_bytes_per_sec?;
+        if !slowest.is_finite() || m <= 0.0 {
+            return None;
+        }
+        let scale = |x: Option<f64>| x.map_or(slowest, |x| x / m * slowest);
+        return Some((
+            slowest,
+            scale(c.min_bytes_per_sec),
+            scale(c.max_bytes_per_sec),
+        ));
+    }
     if higher_is_better(ask.pattern) {
         let m = c.median_bytes_per_sec?;
         return Some((
@@ -156,7 +191,7 @@ fn constraint(name: &str, mech: &str, cpu_load: f64, ask: &Ask) -> Option<String
 
 /// Rank the run's cases for `ask`.
 pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
-    let want = if ask.pattern == Pattern::Stream {
+    let want = if higher_is_better(ask.pattern) {
         Workload::Stream
     } else {
         Workload::RoundTrip
@@ -174,7 +209,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     for c in run
         .cases
         .iter()
-        .filter(|c| c.workload == want && c.pairs.is_none())
+        .filter(|c| c.workload == want && shaped(c, ask.pattern))
     {
         let name = display_name(c);
         if c.status != CaseStatus::Ok {
@@ -282,6 +317,8 @@ fn what(ask: &Ask) -> String {
         Pattern::Stream => "throughput".into(),
         Pattern::RequestReply => format!("{} round trip", ask.figure.name()),
         Pattern::Notify => format!("{} wake-up round trip", ask.figure.name()),
+        Pattern::FanIn => format!("{} round trip over every client", ask.figure.name()),
+        Pattern::FanOut => "slowest reader's throughput".into(),
     }
 }
 
@@ -290,6 +327,7 @@ fn what(ask: &Ask) -> String {
 pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::view::Table {
     let fig = match ask.pattern {
         Pattern::Stream => "throughput (worst placement)".to_string(),
+        Pattern::FanOut => "slowest reader (worst placement)".to_string(),
         _ => format!("{} (worst placement)", ask.figure.name()),
     };
     let rows = ans

@@ -175,6 +175,55 @@ fn from_history_ranks_kept_runs_without_measuring() {
     assert_eq!(v.as_array().map(|a| a.len()), Some(1), "{h}");
 }
 
+/// Fan-in ranks over every client's requests; fan-out by the slowest reader.
+#[test]
+fn fan_in_and_fan_out_are_ranked_by_their_own_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--pattern",
+            "fan-in",
+            "--fan",
+            "2",
+            "--quick",
+            "--only",
+            "pipe,unix",
+            "--size",
+            "64",
+            "--placement",
+            "same-cpu",
+            "--no-save",
+        ],
+    ));
+    assert!(out.contains("fan-in, 2 clients to one server"), "{out}");
+    assert!(out.contains("round trip over every client"), "{out}");
+    assert!(out.contains("2 clients→1"), "{out}");
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--pattern",
+            "fan-out",
+            "--fan",
+            "2",
+            "--quick",
+            "--only",
+            "pipe,shm",
+            "--size",
+            "4k",
+            "--placement",
+            "same-cpu",
+            "--no-save",
+        ],
+    ));
+    assert!(out.contains("one writer to 2 readers"), "{out}");
+    assert!(out.contains("slowest reader's throughput"), "{out}");
+    assert!(out.contains("1→2 readers"), "{out}");
+}
+
 #[test]
 fn bad_questions_are_one_line_exit_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -185,6 +234,10 @@ fn bad_questions_are_one_line_exit_2() {
         (&["advise", "--only", "memcpy"][..], "not a candidate"),
         (&["advise", "--placement", "sideways"][..], "sideways"),
         (&["advise", "--size", "0"][..], "size"),
+        (
+            &["advise", "--pattern", "fan-in", "--fan", "1"][..],
+            "--fan",
+        ),
     ] {
         let out = cmd(&db, args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -26,13 +26,18 @@ use ipcperf_core::runner;
 )]
 pub struct AdviseArgs {
     /// What the processes do: request-reply (round trips), stream (throughput),
-    /// notify (a wake-up, the smallest message each mechanism carries).
+    /// notify (a wake-up, the smallest message each mechanism carries), fan-in
+    /// (--fan clients, one server), fan-out (one writer, --fan readers).
     #[arg(long, value_enum, default_value_t = Pattern::RequestReply)]
     pub pattern: Pattern,
 
-    /// Message or block size (default 512 for request-reply, 64k for stream).
+    /// Message or block size (default 512 for round trips, 64k for streams).
     #[arg(long, value_parser = units::parse_size)]
     pub size: Option<usize>,
+
+    /// Fan-in: how many clients; fan-out: how many readers.
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub fan: u32,
 
     /// Which round-trip figure decides.
     #[arg(long, value_enum, default_value_t = Figure::P99)]
@@ -92,6 +97,8 @@ fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
             }
             Pattern::Notify => k.round_trip().is_some(),
             Pattern::Stream => !k.info().solo && k.default_round_trip_sizes().is_none(),
+            Pattern::FanIn => ipcperf_core::workload::fanin::refuse(*k).is_none(),
+            Pattern::FanOut => ipcperf_core::workload::fanin::refuse_fan_out(*k).is_none(),
         }
     };
     let all: Vec<String> = MechanismKind::ALL
@@ -136,8 +143,12 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
     let mut specs = Vec::new();
     // Each group of candidates with the same size rule is one plan.
     let groups: Vec<(Vec<String>, Option<String>)> = match a.pattern {
-        Pattern::RequestReply => vec![(mechs, Some(a.size.unwrap_or(512).to_string()))],
-        Pattern::Stream => vec![(mechs, Some(a.size.unwrap_or(64 * 1024).to_string()))],
+        Pattern::RequestReply | Pattern::FanIn => {
+            vec![(mechs, Some(a.size.unwrap_or(512).to_string()))]
+        }
+        Pattern::Stream | Pattern::FanOut => {
+            vec![(mechs, Some(a.size.unwrap_or(64 * 1024).to_string()))]
+        }
         // The smallest message each carries: its own size, else 1 byte.
         Pattern::Notify => {
             let (own, rest): (Vec<String>, Vec<String>) = mechs.into_iter().partition(|m| {
@@ -157,17 +168,40 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         }
         argv.extend(["-d".into(), series.into(), "-r".into(), "3".into()]);
         argv.extend(place.iter().cloned());
+        match a.pattern {
+            Pattern::FanIn => argv.extend(["--clients".into(), a.fan.to_string()]),
+            Pattern::FanOut => argv.extend(["--subscribers".into(), a.fan.to_string()]),
+            _ => {}
+        }
         // The ring: sleeping and spinning waits, both named in the answer.
         if mechs.iter().any(|m| m == "shm") {
             argv.extend(["--wake".into(), "futex,spin".into()]);
         }
+        let usage = |e: clap::Error| Fail::usage(first_line(&e.to_string()));
         let parsed = match a.pattern {
-            Pattern::Stream => Stream::try_parse_from(&argv)
-                .map_err(|e| Fail::usage(first_line(&e.to_string())))
-                .and_then(|s| crate::cmd::run::plan(&s.a)),
-            _ => Latency::try_parse_from(&argv)
-                .map_err(|e| Fail::usage(first_line(&e.to_string())))
-                .and_then(|l| crate::cmd::latency::plan(&l.a)),
+            Pattern::Stream | Pattern::FanOut => {
+                let s = Stream::try_parse_from(&argv).map_err(usage)?;
+                crate::cmd::args::fan_cases(
+                    crate::cmd::run::plan(&s.a)?,
+                    s.a.subscribers.as_ref(),
+                    true,
+                    (
+                        "--subscribers",
+                        ipcperf_core::workload::fanin::refuse_fan_out,
+                    ),
+                    |s, n| s.subscribers = n,
+                )
+            }
+            _ => {
+                let l = Latency::try_parse_from(&argv).map_err(usage)?;
+                crate::cmd::args::fan_cases(
+                    crate::cmd::latency::plan(&l.a)?,
+                    l.a.clients.as_ref(),
+                    true,
+                    ("--clients", ipcperf_core::workload::fanin::refuse),
+                    |s, n| s.clients = n,
+                )
+            }
         };
         specs.extend(parsed?);
     }
@@ -212,7 +246,9 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
     run.cases = match a.pattern {
-        Pattern::Stream => runner::run_all(&specs, &env, &mut saver.observe(&mut console)),
+        Pattern::Stream | Pattern::FanOut => {
+            runner::run_all(&specs, &env, &mut saver.observe(&mut console))
+        }
         _ => runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console)),
     };
     let answered = std::cell::Cell::new(false);
@@ -252,8 +288,18 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
         )
     };
     let want_workload = match a.pattern {
-        Pattern::Stream => ipcperf_core::workload::Workload::Stream,
+        Pattern::Stream | Pattern::FanOut => ipcperf_core::workload::Workload::Stream,
         _ => ipcperf_core::workload::Workload::RoundTrip,
+    };
+    // Fan-in and fan-out cases are found by their shape and count too.
+    let fan = |c: &CaseRecord| match &c.pairs {
+        Some(p) if p.fan_in || p.fan_out => (p.fan_in, p.fan_out, p.count),
+        _ => (false, false, 0),
+    };
+    let want_fan = match a.pattern {
+        Pattern::FanIn => (true, false, a.fan),
+        Pattern::FanOut => (false, true, a.fan),
+        _ => (false, false, 0),
     };
     let wanted: Vec<_> = specs
         .iter()
@@ -277,7 +323,8 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
         }
         for c in run.cases.iter().filter(|c| {
             c.status == ipcperf_core::record::CaseStatus::Ok
-                && c.pairs.is_none()
+                && fan(c) == want_fan
+                && (want_fan.2 > 0 || c.pairs.is_none())
                 && c.workload == want_workload
                 && !c.options.contains_key("rate_per_sec")
         }) {
@@ -342,6 +389,17 @@ fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
         Pattern::Notify => format!(
             "notify (the smallest message each carries), ranked by the {} round trip",
             a.latency.name()
+        ),
+        Pattern::FanIn => format!(
+            "fan-in, {} clients to one server, {} B messages, ranked by the {} round trip",
+            a.fan,
+            a.size.unwrap_or(512),
+            a.latency.name()
+        ),
+        Pattern::FanOut => format!(
+            "fan-out, one writer to {} readers, {} B blocks, ranked by the slowest reader",
+            a.fan,
+            a.size.unwrap_or(64 * 1024)
         ),
     };
     let mut title = format!("Which to use here: {what}; placement {}", a.placement);
