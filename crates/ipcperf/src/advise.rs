@@ -534,6 +534,14 @@ fn caveats(
             }
         }
     }
+    // A spinning wait whose sides shared a CPU: the scheduler's figure.
+    for c in run.cases.iter().filter(|c| shaped(c, ask.pattern)) {
+        if let Some(n) = crate::export::view::spin_on_one_cpu(c) {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+    }
     // A spinning wait in the ranking, or left out by the budget.
     for r in ranked.iter().filter(|r| r.cpu_load > 1.5) {
         v.push(format!(

@@ -109,6 +109,9 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         if paced {
             row.push(offered(c).map_or("-".into(), |r| fmt_rate(r as f64)));
         }
+        if let Some(n) = super::view::spin_on_one_cpu(c).filter(|n| !notes.contains(n)) {
+            notes.push(n);
+        }
         match (&c.status, &c.latency) {
             (CaseStatus::Ok, Some(l)) => {
                 match offered(c) {
@@ -285,6 +288,26 @@ mod tests {
         record_samples(&mut h, &[4_000, 4_000, 6_000, 10_000], 0);
         r.latency = Some(summarize(&h, 1_000_000, 0, 25, vec![4_000], 0));
         r
+    }
+
+    #[test]
+    fn a_spinning_wait_on_one_cpu_is_flagged_and_only_that() {
+        let mut c = case();
+        c.wait = "spin".into();
+        let note = |c: &CaseRecord| {
+            table(&run_with(c.clone()), false)
+                .unwrap()
+                .notes
+                .iter()
+                .any(|n| n.contains("spins out its time slice"))
+        };
+        // The test case runs on CPUs 0 and 0.
+        assert!(note(&c));
+        c.placement.reader_cpu = Some(1);
+        assert!(!note(&c));
+        c.placement.reader_cpu = Some(0);
+        c.wait = "futex".into();
+        assert!(!note(&c));
     }
 
     #[test]

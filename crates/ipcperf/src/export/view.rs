@@ -16,6 +16,23 @@ pub struct Table {
     pub notes: Vec<String>,
 }
 
+/// The flag of a spinning wait whose two sides shared one CPU: each spins out
+/// its time slice before the other runs, so the figure is the scheduler's, not
+/// the mechanism's (None: not that case).
+pub fn spin_on_one_cpu(c: &CaseRecord) -> Option<String> {
+    let p = &c.placement;
+    let one = matches!((p.writer_cpu, p.reader_cpu), (Some(w), Some(r)) if w == r);
+    (one && c.mode != ipcperf_core::mode::Mode::Single
+        && matches!(c.wait.as_str(), "spin" | "busy-poll"))
+    .then(|| {
+        format!(
+            "{} on one CPU: each side spins out its time slice before the other runs, so \
+                 this is the scheduler's figure; a spinning wait needs a CPU per side",
+            mechanism_label(c)
+        )
+    })
+}
+
 /// Everything a person reads about a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct View {
@@ -159,6 +176,9 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
                         row.extend(cells(c));
                         if let Some(n) = noise(c) {
                             notes.push(format!("{} {p}: {n}", fmt_size(*s)));
+                        }
+                        if let Some(n) = spin_on_one_cpu(c).filter(|n| !notes.contains(n)) {
+                            notes.push(n);
                         }
                         if let Some(d) = c.datagrams.filter(|d| d.lost + d.duplicated > 0) {
                             notes.push(format!(
