@@ -15,6 +15,7 @@
 
 pub mod calibrate;
 pub mod conformance;
+pub mod crossing;
 pub mod error;
 pub mod gen;
 pub mod kind;

@@ -18,6 +18,7 @@ pub mod lock;
 pub mod mqueue;
 pub mod mutex;
 pub mod names;
+pub mod ns;
 pub mod rtsig;
 pub mod sem;
 pub mod shm;

@@ -148,6 +148,13 @@ pub struct MechOptions {
     /// paced schedule spins to each send time. The answering side waits as usual.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub busy_poll: bool,
+    /// The peer starts in fresh namespaces of these kinds (`--across`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub across: Vec<crate::crossing::Namespace>,
+    /// `list --across`: run across even where the rule refuses, to see what
+    /// happens here (never for a measurement that is kept).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub across_probe: bool,
     /// The background load the case ran under (`cpu:2 on 2-3`), for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<String>,
@@ -179,6 +186,12 @@ impl MechOptions {
         }
         if self.busy_poll {
             v.push(("busy_poll".into(), "client".into()));
+        }
+        if !self.across.is_empty() {
+            v.push((
+                "across".into(),
+                crate::crossing::Namespace::list_name(&self.across),
+            ));
         }
         if let Some(b) = &self.background {
             v.push(("background".into(), b.clone()));

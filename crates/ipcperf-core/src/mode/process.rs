@@ -70,18 +70,29 @@ fn watchdog(pid: u32, w: Arc<Watch>, armed_at: Arc<AtomicU64>) {
 impl ProcessPeer {
     pub fn spawn(cmd: &PeerCommand, mut setup: PeerSetup) -> Result<ProcessPeer> {
         let (ours, theirs) = seqpacket_pair()?;
-        let child = Command::new(&cmd.program)
+        let mut command = Command::new(&cmd.program);
+        command
             .args(&cmd.args)
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| {
-                Error::Peer(format!(
-                    "cannot start peer process {}: {e}",
-                    cmd.program.display()
-                ))
-            })?;
+            .stderr(Stdio::inherit());
+        // `--across`: the peer in fresh namespaces of the kinds asked.
+        let across = &setup.handoff.opts.across;
+        ipcperf_sys::ns::command_unshares(&mut command, crate::crossing::flags(across));
+        let child = command.spawn().map_err(|e| {
+            Error::Peer(format!(
+                "cannot start peer process {}{}: {e}",
+                cmd.program.display(),
+                if across.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " in new {} namespaces",
+                        crate::crossing::Namespace::list_name(across)
+                    )
+                }
+            ))
+        })?;
         let reg = register(Undo::Kill(child.id() as i32));
         let ctl = UnixStream::from(ours);
         let mut fds = std::mem::take(&mut setup.handoff.fds);

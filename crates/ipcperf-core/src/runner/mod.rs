@@ -92,6 +92,12 @@ fn run_inner<M: Mechanism>(
     if spec.repeat == 0 {
         return Err(Error::Invalid("--repeat 0".into()));
     }
+    crate::crossing::check(
+        M::INFO.kind,
+        spec.mode == crate::mode::Mode::Processes,
+        &spec.opts.across,
+        spec.opts.across_probe,
+    )?;
     if let Length::Count { blocks } = spec.length {
         M::series_fits(&spec.opts, spec.block_size, blocks)?;
     }
@@ -182,6 +188,12 @@ fn run_latency_inner<M: Mechanism>(
             "--include-setup applies to throughput only: round trips are timed one by one".into(),
         ));
     }
+    crate::crossing::check(
+        M::INFO.kind,
+        spec.mode == crate::mode::Mode::Processes,
+        &spec.opts.across,
+        spec.opts.across_probe,
+    )?;
     if spec.clients > 0 {
         return fanin::run::<M>(spec, env, obs, rec);
     }

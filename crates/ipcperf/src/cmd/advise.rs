@@ -62,6 +62,12 @@ pub struct AdviseArgs {
     #[arg(long)]
     pub messages: bool,
 
+    /// The two sides are in different namespaces of these kinds (net, ipc, mnt,
+    /// uts; root): only mechanisms that cross, measured with the peer in fresh
+    /// namespaces (see `ipcperf list --across`).
+    #[arg(long, value_parser = crate::cmd::args::parse_across, value_name = "KIND[,KIND...]")]
+    pub across: Option<crate::cmd::args::AcrossList>,
+
     /// Only these candidates (comma list; default: every mechanism that fits
     /// the pattern).
     #[arg(long, value_delimiter = ',', value_name = "MECHANISM")]
@@ -106,8 +112,10 @@ fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
         .filter(|k| pick(k))
         .map(|k| k.name().to_string())
         .collect();
+    // Across a boundary: only what crosses it (the rest is left out, with why).
+    let crosses = |m: &String| across_refusal(a, m).is_none();
     if a.only.is_empty() {
-        return Ok(all);
+        return Ok(all.into_iter().filter(crosses).collect());
     }
     for m in &a.only {
         if !all.contains(m) {
@@ -118,7 +126,17 @@ fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
             )));
         }
     }
-    Ok(a.only.clone())
+    Ok(a.only.iter().filter(|m| crosses(m)).cloned().collect())
+}
+
+/// Why mechanism `m` cannot be measured across the boundaries asked (None: it can).
+fn across_refusal(a: &AdviseArgs, m: &str) -> Option<String> {
+    let k = MechanismKind::from_name(m)?;
+    a.across
+        .as_ref()?
+        .0
+        .iter()
+        .find_map(|&ns| ipcperf_core::crossing::refuse(k, ns))
 }
 
 /// The argument lines of the measuring commands the question needs.
@@ -167,6 +185,12 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
             argv.extend(["--sizes".into(), s]);
         }
         argv.extend(["-d".into(), series.into(), "-r".into(), "3".into()]);
+        if let Some(ns) = &a.across {
+            argv.extend([
+                "--across".into(),
+                ipcperf_core::crossing::Namespace::list_name(&ns.0),
+            ]);
+        }
         argv.extend(place.iter().cloned());
         match a.pattern {
             Pattern::FanIn => argv.extend(["--clients".into(), a.fan.to_string()]),
@@ -257,7 +281,8 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         saver,
         &mut console,
         |r| {
-            let ans = advise::rank(r, &ask);
+            let mut ans = advise::rank(r, &ask);
+            ans.excluded.extend(left_across(&a));
             answered.set(ans.first.is_some());
             render(&ans, &ask, &a)
         },
@@ -353,7 +378,8 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
             here.machine.hostname, here.ipcperf_version
         )));
     }
-    let ans = advise::rank(&kept, ask);
+    let mut ans = advise::rank(&kept, ask);
+    ans.excluded.extend(left_across(a));
     let mut out = render(&ans, ask, a);
     out.push_str(&format!(
         "\nFigures from kept runs {} ({} of {} cases found; `ipcperf show ID` for each)\n",
@@ -372,6 +398,16 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
     }
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
     Ok(if ans.first.is_some() { 0 } else { 1 })
+}
+
+/// The candidates `--across` leaves out, with why.
+fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
+    MechanismKind::ALL
+        .iter()
+        .filter(|k| a.only.is_empty() || a.only.iter().any(|m| m == k.name()))
+        .filter_map(|k| across_refusal(a, k.name()).map(|why| (k.name().to_string(), why)))
+        .filter(|(m, _)| !NOT_IPC.contains(&m.as_str()))
+        .collect()
 }
 
 fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
@@ -411,6 +447,12 @@ fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
     }
     if a.messages {
         title.push_str("; message boundaries kept");
+    }
+    if let Some(ns) = &a.across {
+        title.push_str(&format!(
+            "; across {}",
+            ipcperf_core::crossing::Namespace::list_name(&ns.0)
+        ));
     }
     if ans.ranked.is_empty() {
         out.push_str(&format!("{title}\n\nNo mechanism qualifies.\n"));

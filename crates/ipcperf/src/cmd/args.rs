@@ -83,6 +83,12 @@ pub struct MechArgs {
     pub nonblocking: bool,
 
     /// TCP and UDP over ::1 instead of 127.0.0.1.
+    /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts;
+    /// root, --mode processes): IPC across a container boundary. A mechanism a
+    /// container could not use across one is refused with the reason.
+    #[arg(long, value_parser = parse_across, value_name = "KIND[,KIND...]")]
+    pub across: Option<AcrossList>,
+
     #[arg(long)]
     pub ipv6: bool,
 
@@ -128,9 +134,20 @@ impl MechArgs {
         v
     }
 
+    /// `--across`: refused without root (unshare needs CAP_SYS_ADMIN).
+    pub fn check_across(&self) -> Result<(), Fail> {
+        if self.across.is_some() && !ipcperf_sys::ns::may_unshare() {
+            return Err(Fail::usage(
+                "--across starts the peer in new namespaces, which takes root (CAP_SYS_ADMIN)",
+            ));
+        }
+        Ok(())
+    }
+
     /// The mechanism options these flags ask for, for a run of `mechs`; a `--dir`
     /// that is not a directory, or an shm flag where no mechanism is shm, is bad input.
     pub fn options(&self, mechs: &[MechanismKind]) -> Result<MechOptions, Fail> {
+        self.check_across()?;
         if !mechs.contains(&MechanismKind::Shm) {
             let given = [
                 ("--wake", self.wake.is_some()),
@@ -172,6 +189,8 @@ impl MechArgs {
             rate_per_sec: None,
             one_way: false,
             busy_poll: false,
+            across: self.across.clone().map(|a| a.0).unwrap_or_default(),
+            across_probe: false,
             background: None,
             shm_spin_ns: self
                 .spin_for
@@ -474,4 +493,12 @@ impl CaseArgs {
             Payload::Touch
         }
     }
+}
+
+/// `--across net,ipc`: namespace kinds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcrossList(pub Vec<ipcperf_core::crossing::Namespace>);
+
+pub fn parse_across(s: &str) -> Result<AcrossList, String> {
+    ipcperf_core::crossing::Namespace::parse_list(s).map(AcrossList)
 }

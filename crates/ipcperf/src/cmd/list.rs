@@ -14,9 +14,17 @@ use crate::fail::Fail;
 pub struct ListArgs {
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Which mechanisms cross which namespace boundary, checked on this machine:
+    /// each one's peer started in a fresh namespace of each kind (net, ipc, mnt,
+    /// uts; root), 50 verified round trips.
+    #[arg(long, value_parser = crate::cmd::args::parse_across, value_name = "KIND[,KIND...]")]
+    pub across: Option<crate::cmd::args::AcrossList>,
 }
 
 pub fn run(a: ListArgs) -> Result<i32, Fail> {
+    if let Some(kinds) = &a.across {
+        return across(&kinds.0, a.format);
+    }
     let m = Machine::collect();
     match a.format {
         Format::Json => {
@@ -70,6 +78,114 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "\nLimits on this system ({} CPUs, Linux {}):\n{l}",
                 m.cpus,
                 m.kernel
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// `list --across`: for each mechanism that carries round trips and each kind,
+/// 50 verified round trips with the peer in a fresh namespace of that kind. A
+/// mechanism the rules refuse is tried anyway (nothing is kept), so the table
+/// shows what happens here beside why it is refused.
+fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result<i32, Fail> {
+    use ipcperf_core::crossing;
+    use ipcperf_core::mode::{Mode, Placement};
+    use ipcperf_core::payload::Payload;
+    use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+    use ipcperf_core::record::CaseStatus;
+    if !ipcperf_sys::ns::may_unshare() {
+        return Err(Fail::usage(
+            "--across starts peers in new namespaces, which takes root (CAP_SYS_ADMIN)",
+        ));
+    }
+    let env = RunEnv::new(
+        ipcperf_core::mode::process::PeerCommand::current_exe()
+            .map_err(|e| Fail::failure(e.to_string()))?,
+    );
+    let mechs: Vec<MechanismKind> = MechanismKind::ALL
+        .iter()
+        .copied()
+        .filter(|k| k.round_trip().is_some() && k.info().modes.contains(&Mode::Processes))
+        .collect();
+    let mut rows = Vec::new();
+    let mut json_rows = Vec::new();
+    let mut obs = ipcperf_core::observer::Quiet;
+    for k in &mechs {
+        let mut row = vec![k.name().to_string(), crossing::means(*k).to_string()];
+        for &ns in kinds {
+            let size = k.default_round_trip_sizes().map_or(64, |s| s[0]);
+            let spec = CaseSpec {
+                mechanism: *k,
+                mode: Mode::Processes,
+                block_size: size,
+                placement: Placement::UNPINNED,
+                payload: Payload::Verify,
+                length: Length::Count { blocks: 50 },
+                repeat: 1,
+                include_setup: false,
+                pairs: Vec::new(),
+                clients: 0,
+                subscribers: 0,
+                opts: ipcperf_core::mechanism::MechOptions {
+                    across: vec![ns],
+                    across_probe: true,
+                    ..Default::default()
+                },
+            };
+            let rec = ipcperf_core::runner::run_latency_case(&spec, &env, &mut obs);
+            let here = match rec.status {
+                CaseStatus::Ok => format!(
+                    "{} verified round trips",
+                    rec.latency.as_ref().map_or(0, |l| l.round_trips)
+                ),
+                _ => format!("failed: {}", rec.message.clone().unwrap_or_default()),
+            };
+            let rule = crossing::refuse(*k, ns);
+            let ok = rec.status == CaseStatus::Ok;
+            let cell = match (&rule, ok) {
+                (None, true) => format!("yes ({here})"),
+                (None, _) => format!("no: {here}"),
+                (Some(why), _) => format!(
+                    "refused: {}; here: {here}",
+                    why.split_once(": ").map_or(why.as_str(), |(_, w)| w)
+                ),
+            };
+            json_rows.push(json!({
+                "mechanism": k.name(),
+                "namespace": ns.name(),
+                "crosses": rule.is_none() && ok,
+                "rule": rule,
+                "checked": here,
+            }));
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    match format {
+        Format::Json => {
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(&json_rows).expect("json")
+            );
+        }
+        _ => {
+            let mut header = vec!["mechanism".to_string(), "reaches its peer by".to_string()];
+            header.extend(kinds.iter().map(|n| format!("across {}", n.name())));
+            let t = crate::export::view::Table {
+                title: "Which mechanism crosses which namespace boundary, checked here".into(),
+                header,
+                rows,
+                notes: vec![
+                    "each cell: 50 round trips, every byte verified, the peer process started \
+                     in a fresh namespace of that kind; \"refused\": what ipcperf refuses to \
+                     measure across it, and why, beside what happened when it tried"
+                        .into(),
+                ],
+            };
+            crate::outln!(
+                "{}",
+                crate::export::table::render_tables(&[t]).trim_start_matches('\n')
             );
         }
     }

@@ -219,7 +219,7 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                         .into(),
                     ),
                     // Many pairs, fan-in, fan-out, labels, one-way: valid and not.
-                    15 => match r.below(5) {
+                    15 => match r.below(6) {
                         0 => push(
                             &mut v,
                             "--pairs",
@@ -237,6 +237,11 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                         3 if sub == "latency" => {
                             v.push(r.pick(&["--one-way", "--half-rtt", "--busy-poll"]).into())
                         }
+                        4 => push(
+                            &mut v,
+                            "--across",
+                            r.pick(&["net", "ipc,mnt", "pid", "x", "", "uts,uts"]),
+                        ),
                         _ => push(&mut v, "--pin", r.pick(&["none", "other-numa", "0,1"])),
                     },
                     _ => v.push(r.pick(HOSTILE).to_string()),

@@ -1,0 +1,228 @@
+//! `--across`: the peer in fresh namespaces (root only; each test says why it
+//! skips otherwise). Bytes verified across each kind; the peer really is in other
+//! namespaces; what does not cross is refused with the reason; `list --across`
+//! checks each mechanism here; advise leaves out what does not cross.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+
+fn root() -> bool {
+    // The owner of our own /proc entry.
+    let ok =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    if !ok {
+        eprintln!("skipped: --across needs root (unshare takes CAP_SYS_ADMIN)");
+    }
+    ok
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--format", "json"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
+    if !root() {
+        return;
+    }
+    let v = json(&[
+        "latency",
+        "pipe",
+        "unix",
+        "fifo",
+        "shm",
+        "unix-seqpacket",
+        "sysv-msg",
+        "posix-mq",
+        "tcp",
+        "udp",
+        "--across",
+        "uts,mnt,ipc,net",
+        "--sizes",
+        "64",
+        "-n",
+        "300",
+        "-r",
+        "1",
+        "--verify",
+    ]);
+    for c in v["cases"].as_array().unwrap() {
+        let m = c["mechanism"].as_str().unwrap();
+        match m {
+            "sysv-msg" | "posix-mq" | "tcp" | "udp" => {
+                assert_eq!(c["status"], "refused", "{c}");
+                let why = c["message"].as_str().unwrap();
+                let kind = if m.ends_with("mq") || m == "sysv-msg" {
+                    "across ipc"
+                } else {
+                    "across net"
+                };
+                assert!(why.contains(kind), "{m}: {why}");
+            }
+            _ => {
+                assert_eq!(c["status"], "ok", "{c}");
+                assert_eq!(c["round_trips"], 300, "{c}");
+                assert_eq!(c["options"]["across"], "net,ipc,mnt,uts", "{c}");
+            }
+        }
+    }
+    // Threads share their process's namespaces: refused, with why.
+    let out = Command::new(BIN)
+        .args([
+            "latency", "pipe", "--across", "net", "--mode", "threads", "-n", "10",
+        ])
+        .args(["--no-save"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--mode processes"), "{err}");
+    // Kinds not offered: one line, exit 2.
+    for (kind, want) in [("pid", "not built yet"), ("cgroup", "net, ipc, mnt or uts")] {
+        let out = Command::new(BIN)
+            .args(["latency", "pipe", "--across", kind, "--no-save"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+/// The peer process's namespaces are not ours, of each kind asked.
+#[test]
+fn the_peer_runs_in_namespaces_of_its_own() {
+    if !root() {
+        return;
+    }
+    let mut child = Command::new(BIN)
+        .args([
+            "latency",
+            "pipe",
+            "--across",
+            "net,ipc,mnt,uts",
+            "-d",
+            "30s",
+            "-r",
+            "1",
+        ])
+        .args(["--no-save", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    let peer = loop {
+        let kids =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(p) = kids.split_whitespace().next() {
+            break p.to_string();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no peer process");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    for kind in ["net", "ipc", "mnt", "uts"] {
+        let ours = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).unwrap();
+        let theirs = std::fs::read_link(format!("/proc/{peer}/ns/{kind}")).unwrap();
+        assert_ne!(ours, theirs, "{kind}: the peer shares ipcperf's namespace");
+    }
+    // The same kind the peer was not given stays shared.
+    let ours = std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap();
+    let theirs = std::fs::read_link(format!("/proc/{peer}/ns/pid")).unwrap();
+    assert_eq!(ours, theirs);
+    ipcperf_sys::signal::interrupt(pid as i32);
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130));
+    // The peer went with it (a zombie waiting for init to reap it is gone too).
+    let gone = || {
+        std::fs::read_to_string(format!("/proc/{peer}/stat"))
+            .map(|s| {
+                s.rsplit_once(')')
+                    .is_none_or(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true)
+    };
+    let t = Instant::now();
+    while !gone() && t.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(gone(), "the peer {peer} outlived the run");
+}
+
+/// `list --across` tries each mechanism here: what crosses, what the rules refuse
+/// and what happened when it tried anyway.
+#[test]
+fn list_across_checks_each_mechanism_here_and_advise_leaves_out_what_does_not_cross() {
+    if !root() {
+        return;
+    }
+    let out = Command::new(BIN)
+        .args(["list", "--across", "ipc", "-f", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |m: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["mechanism"] == m)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("pipe")["crosses"], true);
+    assert_eq!(row("shm")["crosses"], true);
+    // SysV: refused by the rule, and here the peer could not reach the queue.
+    let sysv = row("sysv-msg");
+    assert_eq!(sysv["crosses"], false);
+    assert!(
+        sysv["checked"].as_str().unwrap().starts_with("failed"),
+        "{sysv}"
+    );
+    // POSIX mq: refused although a passed descriptor works (containers share none).
+    let mq = row("posix-mq");
+    assert_eq!(mq["crosses"], false);
+    assert!(mq["rule"].as_str().unwrap().contains("descriptor"), "{mq}");
+    assert!(mq["checked"].as_str().unwrap().contains("verified"), "{mq}");
+
+    let out = Command::new(BIN)
+        .args([
+            "advise",
+            "--quick",
+            "--only",
+            "pipe,sysv-msg",
+            "--across",
+            "ipc",
+        ])
+        .args(["--placement", "same-cpu", "--no-save"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("First choice: pipe"), "{text}");
+    assert!(text.contains("left out: sysv-msg"), "{text}");
+    assert!(text.contains("IPC namespace"), "{text}");
+}
