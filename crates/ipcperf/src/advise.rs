@@ -29,6 +29,9 @@ pub enum Figure {
     P99,
     #[value(name = "p99.9")]
     P999,
+    /// Round trips per second (`advise --throughput`).
+    #[value(skip)]
+    Rate,
 }
 
 impl Figure {
@@ -37,6 +40,7 @@ impl Figure {
             Figure::P50 => "p50",
             Figure::P99 => "p99",
             Figure::P999 => "p99.9",
+            Figure::Rate => "round trips/s",
         }
     }
 }
@@ -99,8 +103,14 @@ const BYTE_STREAMS: &[&str] = &[
 ];
 
 /// Whether a higher figure is better (streams) or a lower one (round trips).
-fn higher_is_better(p: Pattern) -> bool {
+/// Whether the pattern is a flow of blocks (throughput cases).
+fn streams(p: Pattern) -> bool {
     matches!(p, Pattern::Stream | Pattern::FanOut)
+}
+
+/// Whether a higher figure is better: bytes or round trips per second.
+fn higher_is_better(ask: &Ask) -> bool {
+    streams(ask.pattern) || ask.figure == Figure::Rate
 }
 
 /// Whether a case is of the shape the pattern asks (fan-in and fan-out cases
@@ -144,7 +154,7 @@ fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
             scale(c.max_bytes_per_sec),
         ));
     }
-    if higher_is_better(ask.pattern) {
+    if streams(ask.pattern) {
         let m = c.median_bytes_per_sec?;
         return Some((
             m,
@@ -153,10 +163,22 @@ fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
         ));
     }
     let l = c.latency.as_ref()?;
+    if ask.figure == Figure::Rate {
+        // A rate goes as one over the round trip: the series' p50s, inverted.
+        let v = l.round_trips_per_sec;
+        let (lo, hi) = match (l.series_p50_ns.iter().max(), l.series_p50_ns.iter().min()) {
+            (Some(&slow), Some(&fast)) if slow > 0 && fast > 0 => (
+                l.p50_ns as f64 / slow as f64 * v,
+                l.p50_ns as f64 / fast as f64 * v,
+            ),
+            _ => (v, v),
+        };
+        return Some((v, lo, hi));
+    }
     let v = match ask.figure {
         Figure::P50 => l.p50_ns,
         Figure::P99 => l.p99_ns,
-        Figure::P999 => l.p999_ns,
+        Figure::P999 | Figure::Rate => l.p999_ns,
     } as f64;
     // The series' p50s give the spread; a tail percentile is taken over all the
     // round trips at once, so its range is the p50s' relative range, scaled.
@@ -191,7 +213,7 @@ fn constraint(name: &str, mech: &str, cpu_load: f64, ask: &Ask) -> Option<String
 
 /// Rank the run's cases for `ask`.
 pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
-    let want = if higher_is_better(ask.pattern) {
+    let want = if streams(ask.pattern) {
         Workload::Stream
     } else {
         Workload::RoundTrip
@@ -200,7 +222,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     let mut mech_of: BTreeMap<String, String> = BTreeMap::new();
     let mut not_run = Vec::new();
     let better = |a: f64, b: f64| {
-        if higher_is_better(ask.pattern) {
+        if higher_is_better(ask) {
             a > b
         } else {
             a < b
@@ -258,7 +280,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     }
     ranked.sort_by(|a, b| {
         let o = a.value.total_cmp(&b.value);
-        if higher_is_better(ask.pattern) {
+        if higher_is_better(ask) {
             o.reverse()
         } else {
             o
@@ -301,8 +323,10 @@ fn qualifies(row: &Row, mech: &str, ask: &Ask) -> String {
 
 /// A figure as the answer writes it.
 pub fn fmt_figure(v: f64, ask: &Ask) -> String {
-    if higher_is_better(ask.pattern) {
+    if streams(ask.pattern) {
         format!("{:.0} MB/s", v / 1e6)
+    } else if ask.figure == Figure::Rate {
+        format!("{:.1}k/s", v / 1e3)
     } else if v >= 1e6 {
         format!("{:.2} ms", v / 1e6)
     } else if v >= 1e3 {
@@ -315,6 +339,9 @@ pub fn fmt_figure(v: f64, ask: &Ask) -> String {
 fn what(ask: &Ask) -> String {
     match ask.pattern {
         Pattern::Stream => "throughput".into(),
+        Pattern::RequestReply | Pattern::Notify | Pattern::FanIn if ask.figure == Figure::Rate => {
+            "rate of round trips".into()
+        }
         Pattern::RequestReply => format!("{} round trip", ask.figure.name()),
         Pattern::Notify => format!("{} wake-up round trip", ask.figure.name()),
         Pattern::FanIn => format!("{} round trip over every client", ask.figure.name()),
@@ -474,7 +501,7 @@ fn sentence_runner_up(a: &Row, b: &Row, ask: &Ask) -> String {
     );
     // Where it does better than the first: a placement of its own.
     let better = |x: f64, y: f64| {
-        if higher_is_better(ask.pattern) {
+        if higher_is_better(ask) {
             x > y
         } else {
             x < y
@@ -518,7 +545,7 @@ fn caveats(
     {
         let same = r.by_placement["same-cpu"];
         if let Some((p, other)) = r.by_placement.iter().find(|(p, _)| *p != "same-cpu") {
-            let ratio = if higher_is_better(ask.pattern) {
+            let ratio = if higher_is_better(ask) {
                 same / other
             } else {
                 other / same
@@ -709,6 +736,24 @@ mod tests {
             t[0].title
         );
         assert_eq!(t[0].rows[0][1], "pipe");
+    }
+
+    #[test]
+    fn a_rate_of_round_trips_ranks_the_highest_first() {
+        let mut a = rr("pipe", "block", "shared-l3", 10_000, 20_000, 0.6);
+        let mut b = rr("unix", "block", "shared-l3", 9_000, 30_000, 0.6);
+        a.latency.as_mut().unwrap().round_trips_per_sec = 90_000.0;
+        b.latency.as_mut().unwrap().round_trips_per_sec = 50_000.0;
+        let mut q = ask(Pattern::RequestReply);
+        q.figure = Figure::Rate;
+        let ans = rank(&run_of(vec![b, a]), &q);
+        let names: Vec<&str> = ans.ranked.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["pipe", "unix"]);
+        let first = ans.first.unwrap();
+        assert!(first.contains("rate of round trips of 90.0k/s"), "{first}");
+        // The range goes as one over the series' p50s: the fastest series, the most.
+        let r = &ans.ranked[0];
+        assert!(r.low < r.value && r.value < r.high, "{r:?}");
     }
 
     #[test]

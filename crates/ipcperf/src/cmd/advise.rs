@@ -43,6 +43,11 @@ pub struct AdviseArgs {
     #[arg(long, value_enum, default_value_t = Figure::P99)]
     pub latency: Figure,
 
+    /// Rank round trips by how many per second, not by a latency (streams are
+    /// always ranked by throughput).
+    #[arg(long, conflicts_with = "latency")]
+    pub throughput: bool,
+
     /// The most CPUs both sides may keep busy together: a mechanism over it (a
     /// spinning wait keeps a CPU busy) is left out.
     #[arg(long, value_name = "CPUS")]
@@ -247,9 +252,14 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         ));
     }
     let specs = plan(&a)?;
+    let streams = matches!(a.pattern, Pattern::Stream | Pattern::FanOut);
     let ask = Ask {
         pattern: a.pattern,
-        figure: a.latency,
+        figure: if a.throughput && !streams {
+            Figure::Rate
+        } else {
+            a.latency
+        },
         cpu_budget: a.cpu_budget,
         posix_only: a.posix_only,
         messages: a.messages,
@@ -412,25 +422,27 @@ fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
 
 fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
     let mut out = String::new();
+    let by = if ask.figure == Figure::Rate {
+        "round trips per second".to_string()
+    } else {
+        format!("the {} round trip", ask.figure.name())
+    };
     let what = match a.pattern {
         Pattern::RequestReply => format!(
-            "request-reply, {} B messages, ranked by the {} round trip",
-            a.size.unwrap_or(512),
-            a.latency.name()
+            "request-reply, {} B messages, ranked by {by}",
+            a.size.unwrap_or(512)
         ),
         Pattern::Stream => format!(
             "stream, {} B blocks, ranked by throughput",
             a.size.unwrap_or(64 * 1024)
         ),
-        Pattern::Notify => format!(
-            "notify (the smallest message each carries), ranked by the {} round trip",
-            a.latency.name()
-        ),
+        Pattern::Notify => {
+            format!("notify (the smallest message each carries), ranked by {by}")
+        }
         Pattern::FanIn => format!(
-            "fan-in, {} clients to one server, {} B messages, ranked by the {} round trip",
+            "fan-in, {} clients to one server, {} B messages, ranked by {by}",
             a.fan,
-            a.size.unwrap_or(512),
-            a.latency.name()
+            a.size.unwrap_or(512)
         ),
         Pattern::FanOut => format!(
             "fan-out, one writer to {} readers, {} B blocks, ranked by the slowest reader",
