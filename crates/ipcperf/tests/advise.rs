@@ -126,6 +126,22 @@ fn streams_and_message_boundaries() {
         ],
     ));
     assert!(out.contains("ranked by throughput"), "{out}");
+    // Round trips ranked by their rate instead of a latency.
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--throughput",
+            "--quick",
+            "--only",
+            "pipe,unix",
+            "--placement",
+            "same-cpu",
+            "--no-save",
+        ],
+    ));
+    assert!(out.contains("ranked by round trips per second"), "{out}");
+    assert!(out.contains("round trips/s (worst placement)"), "{out}");
     assert!(
         out.contains("left out: pipe: pipe is a byte stream"),
         "{out}"
@@ -237,6 +253,10 @@ fn bad_questions_are_one_line_exit_2() {
         (
             &["advise", "--pattern", "fan-in", "--fan", "1"][..],
             "--fan",
+        ),
+        (
+            &["advise", "--throughput", "--latency", "p50"][..],
+            "--throughput",
         ),
     ] {
         let out = cmd(&db, args).output().unwrap();
