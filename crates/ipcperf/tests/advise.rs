@@ -126,6 +126,11 @@ fn streams_and_message_boundaries() {
         ],
     ));
     assert!(out.contains("ranked by throughput"), "{out}");
+    assert!(
+        out.contains("left out: pipe: pipe is a byte stream"),
+        "{out}"
+    );
+    assert!(out.contains("First choice: unix-seqpacket"), "{out}");
     // Round trips ranked by their rate instead of a latency.
     let out = stdout(&mut cmd(
         &db,
@@ -142,11 +147,6 @@ fn streams_and_message_boundaries() {
     ));
     assert!(out.contains("ranked by round trips per second"), "{out}");
     assert!(out.contains("round trips/s (worst placement)"), "{out}");
-    assert!(
-        out.contains("left out: pipe: pipe is a byte stream"),
-        "{out}"
-    );
-    assert!(out.contains("First choice: unix-seqpacket"), "{out}");
 }
 
 /// --from-history measures nothing: it ranks the newest kept figure of each
