@@ -31,6 +31,9 @@ impl fmt::Display for Error {
         match self {
             Error::Sys(e) => write!(f, "{e}"),
             Error::Refused(s) => write!(f, "cannot run: {s}"),
+            // A peer's own account that came back through another peer error
+            // already says so once.
+            Error::Peer(s) if s.starts_with("peer failed: ") => write!(f, "{s}"),
             Error::Peer(s) => write!(f, "peer failed: {s}"),
             Error::Verify {
                 offset,
@@ -65,5 +68,17 @@ impl Error {
             )),
             _ => Error::Sys(SysError::new(op, what, errno)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_failure_says_so_once() {
+        let once = Error::Peer("msgrcv: gone".into()).to_string();
+        assert_eq!(once, "peer failed: msgrcv: gone");
+        assert_eq!(Error::Peer(once.clone()).to_string(), once);
     }
 }
