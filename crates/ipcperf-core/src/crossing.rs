@@ -97,9 +97,10 @@ pub fn flags(v: &[Namespace]) -> i32 {
 pub fn refuse(kind: MechanismKind, ns: Namespace) -> Option<String> {
     use MechanismKind as K;
     let why = match (ns, kind) {
-        (Namespace::Net, K::Tcp | K::Udp) => {
-            "loopback belongs to its network namespace: across one, TCP and UDP need a veth \
-             pair (not built yet)"
+        (Namespace::Net, K::Udp) => {
+            "loopback belongs to its network namespace, and ipcperf makes both UDP sockets \
+             itself (a passed socket would cross, which no container's does); across one, \
+             TCP runs over a veth pair, UDP is not built yet"
         }
         (Namespace::Ipc, K::SysvMsg) => "a SysV queue lives in its IPC namespace",
         (Namespace::Ipc, K::PosixMq) => {
@@ -141,7 +142,8 @@ pub fn means(kind: MechanismKind) -> &'static str {
     match kind {
         K::Fifo | K::Unix | K::File => "a path in a shared directory",
         K::Shm => "a memfd passed over a socket",
-        K::Tcp | K::Udp => "loopback",
+        K::Tcp => "loopback; across net, a veth pair",
+        K::Udp => "loopback",
         K::SysvMsg => "a SysV queue id",
         K::PosixMq => "a queue descriptor",
         K::Signal | K::Cma => "the peer's pid",

@@ -35,3 +35,22 @@ pub fn may_unshare() -> bool {
     // SAFETY: geteuid(2) takes nothing and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Have the process `cmd` starts join the network namespace open as `ns` (a
+/// `/run/netns/NAME` file) before it runs: setns(2) between fork and exec.
+/// `ns` must stay open until the spawn returns.
+pub fn command_joins_net(cmd: &mut Command, ns: &std::os::fd::OwnedFd) {
+    use std::os::fd::AsRawFd;
+    let fd = ns.as_raw_fd();
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // setns(2) on a descriptor the parent keeps open across the spawn (the child
+    // has its copy), then reads errno.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

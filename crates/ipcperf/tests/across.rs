@@ -62,7 +62,8 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
     for c in v["cases"].as_array().unwrap() {
         let m = c["mechanism"].as_str().unwrap();
         match m {
-            "sysv-msg" | "posix-mq" | "tcp" | "udp" => {
+            // tcp crosses too, over its veth pair (the test below).
+            "sysv-msg" | "posix-mq" | "udp" => {
                 assert_eq!(c["status"], "refused", "{c}");
                 let why = c["message"].as_str().unwrap();
                 let kind = if m.ends_with("mq") || m == "sysv-msg" {
@@ -225,4 +226,91 @@ fn list_across_checks_each_mechanism_here_and_advise_leaves_out_what_does_not_cr
     assert!(text.contains("First choice: pipe"), "{text}");
     assert!(text.contains("left out: sysv-msg"), "{text}");
     assert!(text.contains("IPC namespace"), "{text}");
+}
+
+/// TCP across a network namespace runs over a veth pair made for it (the path is
+/// in the record), which goes with the run; one left by a killed run is removed
+/// by `ipcperf clean`.
+#[test]
+fn tcp_crosses_a_network_namespace_over_a_veth_pair_and_leaves_nothing() {
+    if !root() {
+        return;
+    }
+    let has_ip = Command::new("ip")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_ip {
+        eprintln!("skipped: iproute2's ip is not installed");
+        return;
+    }
+    let netns = || -> Vec<String> {
+        std::fs::read_dir("/run/netns")
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let v = json(&[
+        "latency", "tcp", "--across", "net", "--sizes", "64", "-n", "500", "-r", "1", "--verify",
+    ]);
+    let c = &v["cases"][0];
+    assert_eq!(c["status"], "ok", "{c}");
+    assert_eq!(c["round_trips"], 500);
+    let path = c["options"]["path"].as_str().unwrap();
+    assert!(path.starts_with("veth ") && path.contains("MTU"), "{path}");
+    let v = json(&[
+        "run", "tcp", "--across", "net", "--sizes", "64k", "-n", "200", "-r", "1", "--verify",
+    ]);
+    assert_eq!(v["cases"][0]["status"], "ok", "{}", v["cases"][0]);
+    // Nothing of ours is left (other tests may be running theirs).
+    let pid_of = |n: &str| n.split('-').nth(1).and_then(|p| p.parse::<u32>().ok());
+    let alive = |p: u32| std::path::Path::new(&format!("/proc/{p}")).exists();
+    assert!(
+        netns()
+            .iter()
+            .all(|n| !n.starts_with("ipcperf-") || pid_of(n).is_some_and(alive)),
+        "{:?}",
+        netns()
+    );
+
+    // A run killed outright leaves its namespace; clean removes it.
+    let mut child = Command::new(BIN)
+        .args([
+            "latency",
+            "tcp",
+            "--across",
+            "net",
+            "-d",
+            "30s",
+            "-r",
+            "1",
+            "--no-save",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mine = format!("ipcperf-{pid}-");
+    let t0 = Instant::now();
+    while !netns().iter().any(|n| n.starts_with(&mine)) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "no namespace made");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    ipcperf_sys::signal::kill(pid as i32);
+    child.wait().unwrap();
+    assert!(netns().iter().any(|n| n.starts_with(&mine)));
+    let out = Command::new(BIN).arg("clean").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("network namespace"), "{text}");
+    assert!(
+        !netns().iter().any(|n| n.starts_with(&mine)),
+        "{:?}",
+        netns()
+    );
 }

@@ -27,6 +27,7 @@ pub mod solo;
 pub mod tcp;
 pub mod udp;
 pub mod unix;
+pub mod veth;
 pub mod vmsplice;
 pub mod wake;
 
@@ -151,6 +152,10 @@ pub struct MechOptions {
     /// The peer starts in fresh namespaces of these kinds (`--across`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub across: Vec<crate::crossing::Namespace>,
+    /// The network namespace the peer joins (a `/run/netns/NAME` path), made
+    /// with the link: TCP across a network namespace, over a veth pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<String>,
     /// `list --across`: run across even where the rule refuses, to see what
     /// happens here (never for a measurement that is kept).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -18,10 +18,22 @@ use crate::error::{Error, Result};
 use ipcperf_sys::error::Context;
 
 fn setup(opts: &MechOptions) -> Result<Link> {
-    let addr: SocketAddr = if opts.ipv6 {
-        "[::1]:0".parse().unwrap()
+    // Across a network namespace: a namespace of its own joined by a veth pair,
+    // made now, which the peer joins; we listen on our end's address.
+    let veth = if opts.across.contains(&crate::crossing::Namespace::Net) {
+        if opts.ipv6 {
+            return Err(Error::Refused(
+                "--across net with --ipv6: the veth pair is IPv4 only".into(),
+            ));
+        }
+        Some(super::veth::VethNs::create()?)
     } else {
-        "127.0.0.1:0".parse().unwrap()
+        None
+    };
+    let addr: SocketAddr = match &veth {
+        Some(v) => SocketAddr::new(v.our_ip.into(), 0),
+        None if opts.ipv6 => "[::1]:0".parse().unwrap(),
+        None => "127.0.0.1:0".parse().unwrap(),
     };
     let fd = new_socket(&addr, opts)?;
     setsockopt(&fd, sockopt::ReuseAddr, &true).ctx("setsockopt(SO_REUSEADDR)", &addr)?;
@@ -33,19 +45,36 @@ fn setup(opts: &MechOptions) -> Result<Link> {
     listen(&fd, Backlog::new(8).unwrap()).ctx("listen", &addr)?;
     let l = TcpListener::from(fd);
     let local_addr = l.local_addr().ctx("getsockname", &addr)?;
+    let mut peer_opts = opts.clone();
+    peer_opts.netns = veth.as_ref().map(|v| v.path());
     let peer = PeerHandoff {
         kind: MechanismKind::Tcp,
         addr: PeerAddr::Tcp(local_addr),
-        opts: opts.clone(),
+        opts: peer_opts,
         fds: Vec::new(),
     };
-    Ok(Link::new(
+    let mut link = Link::new(
         MechanismKind::Tcp,
         opts,
         Some(LocalEnd::TcpListener(l)),
         Some(peer),
         None,
-    ))
+    );
+    if let Some(v) = veth {
+        link.facts.push((
+            "path".into(),
+            format!(
+                "veth {} {} to {} in {}{}",
+                v.ours,
+                v.our_ip,
+                v.their_ip,
+                v.name,
+                v.mtu.map(|m| format!(", MTU {m}")).unwrap_or_default()
+            ),
+        ));
+        link.guards.push(Box::new(v));
+    }
+    Ok(link)
 }
 
 fn new_socket(addr: &SocketAddr, opts: &MechOptions) -> Result<OwnedFd> {

@@ -76,9 +76,24 @@ impl ProcessPeer {
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        // `--across`: the peer in fresh namespaces of the kinds asked.
+        // `--across`: the peer in fresh namespaces of the kinds asked; a network
+        // namespace made with the link (TCP's veth pair) is joined instead.
         let across = &setup.handoff.opts.across;
-        ipcperf_sys::ns::command_unshares(&mut command, crate::crossing::flags(across));
+        let mut flags = crate::crossing::flags(across);
+        let netns = match &setup.handoff.opts.netns {
+            Some(path) => {
+                let f = std::fs::File::open(path).map_err(|e| {
+                    Error::Peer(format!("cannot open the network namespace {path}: {e}"))
+                })?;
+                flags &= !ipcperf_sys::ns::NET;
+                Some(std::os::fd::OwnedFd::from(f))
+            }
+            None => None,
+        };
+        if let Some(ns) = &netns {
+            ipcperf_sys::ns::command_joins_net(&mut command, ns);
+        }
+        ipcperf_sys::ns::command_unshares(&mut command, flags);
         let child = command.spawn().map_err(|e| {
             Error::Peer(format!(
                 "cannot start peer process {}{}: {e}",

@@ -191,6 +191,7 @@ impl MechArgs {
             busy_poll: false,
             across: self.across.clone().map(|a| a.0).unwrap_or_default(),
             across_probe: false,
+            netns: None,
             background: None,
             shm_spin_ns: self
                 .spin_for

@@ -177,6 +177,30 @@ fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) {
             });
         }
     }
+    // Network namespaces of `--across net` with tcp (root's): deleting one deletes
+    // its veth end, and with it ours.
+    for (n, _, meta) in entries(std::path::Path::new("/run/netns")) {
+        if dead_owner(&n) && meta.file_type().is_file() && who.allows(meta.uid()) {
+            v.push(Orphan {
+                what: format!(
+                    "network namespace {n} and its veth pair{}",
+                    who.tag(meta.uid())
+                ),
+                remove: Box::new(move || {
+                    let out = std::process::Command::new("ip")
+                        .args(["netns", "del", &n])
+                        .output()?;
+                    if out.status.success() {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::other(
+                            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                        ))
+                    }
+                }),
+            });
+        }
+    }
     (v, notes)
 }
 
