@@ -24,6 +24,7 @@ pub mod machine;
 pub mod machine_state;
 pub mod mechanism;
 pub mod mode;
+pub mod namespace;
 pub mod observer;
 pub mod payload;
 pub mod peer;

@@ -151,7 +151,7 @@ pub struct MechOptions {
     pub busy_poll: bool,
     /// The peer starts in fresh namespaces of these kinds (`--across`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub across: Vec<crate::crossing::Namespace>,
+    pub across: Vec<crate::namespace::Namespace>,
     /// The network namespace the peer joins (a `/run/netns/NAME` path), made
     /// with the link: TCP across a network namespace, over a veth pair.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,7 +195,7 @@ impl MechOptions {
         if !self.across.is_empty() {
             v.push((
                 "across".into(),
-                crate::crossing::Namespace::list_name(&self.across),
+                crate::namespace::Namespace::list_name(&self.across),
             ));
         }
         if let Some(b) = &self.background {

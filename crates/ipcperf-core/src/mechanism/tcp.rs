@@ -20,7 +20,7 @@ use ipcperf_sys::error::Context;
 fn setup(opts: &MechOptions) -> Result<Link> {
     // Across a network namespace: a namespace of its own joined by a veth pair,
     // made now, which the peer joins; we listen on our end's address.
-    let veth = if opts.across.contains(&crate::crossing::Namespace::Net) {
+    let veth = if opts.across.contains(&crate::namespace::Namespace::Net) {
         if opts.ipv6 {
             return Err(Error::Refused(
                 "--across net with --ipv6: the veth pair is IPv4 only".into(),

@@ -79,7 +79,7 @@ impl ProcessPeer {
         // `--across`: the peer in fresh namespaces of the kinds asked; a network
         // namespace made with the link (TCP's veth pair) is joined instead.
         let across = &setup.handoff.opts.across;
-        let mut flags = crate::crossing::flags(across);
+        let mut flags = crate::namespace::flags(across);
         let netns = match &setup.handoff.opts.netns {
             Some(path) => {
                 let f = std::fs::File::open(path).map_err(|e| {
@@ -103,7 +103,7 @@ impl ProcessPeer {
                 } else {
                     format!(
                         " in new {} namespaces",
-                        crate::crossing::Namespace::list_name(across)
+                        crate::namespace::Namespace::list_name(across)
                     )
                 }
             ))
