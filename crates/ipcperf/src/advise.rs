@@ -92,10 +92,10 @@ pub struct Answer {
     pub caveats: Vec<String>,
 }
 
-/// Mechanisms Linux has and POSIX does not (or that need a Linux call to set up).
-const LINUX_ONLY: &[&str] = &[
-    "eventfd", "vmsplice", "cma", "shm", "signal", "memcpy", "null",
-];
+/// Mechanisms Linux has and POSIX does not (or that need a Linux call to set up:
+/// the ring is a memfd woken by a futex). Real-time signals with sigqueue are
+/// POSIX.1b.
+const LINUX_ONLY: &[&str] = &["eventfd", "vmsplice", "cma", "shm", "memcpy", "null"];
 
 /// Mechanisms that carry a byte stream (no message boundaries).
 const BYTE_STREAMS: &[&str] = &[
