@@ -103,9 +103,10 @@ pub struct ShmRing {
     /// only when the ring seems full, the consumer at the shared head only when it
     /// seems empty, so the steady state moves no line it does not need.
     seen: u64,
-    /// Readers fed by this ring (1 but for fan-out), and this consumer's cursor.
+    /// Readers fed by this ring (1 but for fan-out), and where this consumer's
+    /// cursor lies (the tail's offset, but for fan-out's other readers).
     readers: usize,
-    cursor: usize,
+    tail_off: usize,
     /// Set when this end also owns the object (made by [`ShmRing::create`]).
     _owner: Option<RingObject>,
 }
@@ -322,7 +323,7 @@ impl ShmRing {
             mine: 0,
             seen: 0,
             readers,
-            cursor: h.cursor,
+            tail_off: cursor_off(h.cursor),
             _owner: None,
         };
         // A fresh ring starts at 0; an end opened later (never, today) picks up
@@ -347,7 +348,7 @@ impl ShmRing {
     /// This consumer's cursor (the tail, but for fan-out's other readers).
     #[inline]
     fn tail(&self) -> &AtomicU64 {
-        self.mem.atomic_u64(cursor_off(self.cursor))
+        self.mem.atomic_u64(self.tail_off)
     }
     /// The producer's view of the readers: the slowest one's cursor.
     #[inline]

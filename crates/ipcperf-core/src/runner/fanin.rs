@@ -266,11 +266,17 @@ pub(crate) fn run<M: Mechanism>(
     let out = with_pairs::<Client<M>, ()>(n, &open, |ctl| {
         round_trip_series(spec, env, obs, rec, &mut pr, ctl, &mut server)
     });
+    // A failed series may leave a server thread waiting for requests that will not
+    // come (a shared SysV queue has no idle bound): its objects go first, which
+    // wakes it (EIDRM), then it is joined.
+    let mut objects = Some((fwd, links));
+    if out.is_err() {
+        objects = None;
+    }
     let closed = server.handle.finish();
     out?;
     closed?;
     rec.pairs = Some(pr);
-    drop(fwd);
-    drop(links);
+    drop(objects);
     Ok(())
 }

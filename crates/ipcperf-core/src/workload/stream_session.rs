@@ -163,7 +163,9 @@ impl<M: Mechanism> StreamSession<M> {
     pub fn series(&mut self, blocks: u64, budget_ns: u64) -> Result<SeriesOutcome> {
         let p = self.spec.payload;
         let bytes = blocks * self.spec.block_size as u64;
-        let w = self.writer.as_mut().expect("writer open");
+        let w = self.writer.as_mut().ok_or_else(|| {
+            Error::Invalid("a series asked of a reader-only session (fan-out's shared ring)".into())
+        })?;
         w.prepare_series(true)?;
         if let Some(r) = self.reader.as_mut() {
             r.prepare_series(false)?;
