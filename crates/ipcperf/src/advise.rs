@@ -124,14 +124,6 @@ fn shaped(c: &CaseRecord, p: Pattern) -> bool {
     }
 }
 
-fn display_name(c: &CaseRecord) -> String {
-    if c.wait == "block" || c.wait.is_empty() {
-        c.mechanism.clone()
-    } else {
-        format!("{} ({})", c.mechanism, c.wait)
-    }
-}
-
 /// The deciding figure of a case and its range over the series.
 fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
     if ask.pattern == Pattern::FanOut {
@@ -233,7 +225,8 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         .iter()
         .filter(|c| c.workload == want && shaped(c, ask.pattern))
     {
-        let name = display_name(c);
+        // Named as the tables name it (`shm (spin)`, `shm (spin, zero-copy)`).
+        let name = crate::export::view::mechanism_label(c);
         if c.status != CaseStatus::Ok {
             not_run.push((
                 format!("{name} {}", c.placement.label),
@@ -576,9 +569,8 @@ fn caveats(
             r.name, r.cpu_load
         ));
     }
-    for (name, why) in excluded.iter().filter(|(_, w)| w.contains("budget")) {
+    for (_, why) in excluded.iter().filter(|(_, w)| w.contains("budget")) {
         v.push(format!("left out: {why}"));
-        let _ = name;
     }
     // Ties at the top.
     if let (Some(a), Some(b)) = (ranked.first(), ranked.get(1)) {
@@ -617,6 +609,11 @@ mod tests {
         c
     }
 
+    /// The ranked mechanisms, in order.
+    fn ranked(a: &Answer) -> Vec<&str> {
+        a.ranked.iter().map(|r| r.name.as_str()).collect()
+    }
+
     fn run_of(cases: Vec<CaseRecord>) -> RunRecord {
         let mut r = testdata::run();
         r.cases = cases;
@@ -642,7 +639,7 @@ mod tests {
             rr("unix", "block", "shared-l3", 15_000, 30_000, 0.6),
         ]);
         let a = rank(&run, &ask(Pattern::RequestReply));
-        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        let names = ranked(&a);
         // pipe wins on one CPU but loses across two: unix's worst is better.
         assert_eq!(names, ["unix", "pipe"]);
         assert_eq!(a.ranked[0].value, 30_000.0);
@@ -693,12 +690,12 @@ mod tests {
 
         budget.posix_only = true;
         let a = rank(&run, &budget);
-        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        let names = ranked(&a);
         assert_eq!(names, ["pipe", "posix-mq"]);
 
         budget.messages = true;
         let a = rank(&run, &budget);
-        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        let names = ranked(&a);
         assert_eq!(names, ["posix-mq"]);
         assert!(a
             .excluded
@@ -747,7 +744,7 @@ mod tests {
         let mut q = ask(Pattern::RequestReply);
         q.figure = Figure::Rate;
         let ans = rank(&run_of(vec![b, a]), &q);
-        let names: Vec<&str> = ans.ranked.iter().map(|r| r.name.as_str()).collect();
+        let names = ranked(&ans);
         assert_eq!(names, ["pipe", "unix"]);
         let first = ans.first.unwrap();
         assert!(first.contains("rate of round trips of 90.0k/s"), "{first}");
@@ -796,7 +793,7 @@ mod tests {
             bad,
         ]);
         let a = rank(&run, &ask(Pattern::Stream));
-        let names: Vec<&str> = a.ranked.iter().map(|r| r.name.as_str()).collect();
+        let names = ranked(&a);
         assert_eq!(names, ["unix", "pipe"]);
         assert!(a.first.unwrap().contains("throughput of 5"));
         assert_eq!(a.not_run.len(), 1);

@@ -3,6 +3,8 @@
 //! namespaces; what does not cross is refused with the reason; `list --across`
 //! checks each mechanism here; advise leaves out what does not cross.
 
+mod common;
+use common::run_json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,27 +20,12 @@ fn root() -> bool {
     ok
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(args)
-        .args(["--format", "json"])
-        .env("IPCPERF_NO_SAVE", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
     if !root() {
         return;
     }
-    let v = json(&[
+    let v = run_json(&[
         "latency",
         "pipe",
         "unix",
@@ -253,7 +240,7 @@ fn tcp_crosses_a_network_namespace_over_a_veth_pair_and_leaves_nothing() {
             })
             .unwrap_or_default()
     };
-    let v = json(&[
+    let v = run_json(&[
         "latency", "tcp", "--across", "net", "--sizes", "64", "-n", "500", "-r", "1", "--verify",
     ]);
     let c = &v["cases"][0];
@@ -261,7 +248,7 @@ fn tcp_crosses_a_network_namespace_over_a_veth_pair_and_leaves_nothing() {
     assert_eq!(c["round_trips"], 500);
     let path = c["options"]["path"].as_str().unwrap();
     assert!(path.starts_with("veth ") && path.contains("MTU"), "{path}");
-    let v = json(&[
+    let v = run_json(&[
         "run", "tcp", "--across", "net", "--sizes", "64k", "-n", "200", "-r", "1", "--verify",
     ]);
     assert_eq!(v["cases"][0]["status"], "ok", "{}", v["cases"][0]);

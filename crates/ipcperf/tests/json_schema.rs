@@ -2,10 +2,9 @@
 //! JSON"): every field of every kind of run is named there, and every number
 //! either names its unit or is one of the counts, identifiers and ratios listed.
 
+mod common;
+use common::run_json;
 use std::collections::BTreeMap;
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
 
 /// The suffixes that name a unit.
 const UNITS: &[&str] = &["_ns", "_ms", "_bytes", "_per_sec"];
@@ -49,21 +48,6 @@ const UNITLESS: &[&str] = &[
 /// Maps whose keys are data (sysctl names, option names), not fields.
 const MAPS: &[&str] = &["options", "limits", "mitigations"];
 
-fn run_json(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(args)
-        .args(["--format", "json"])
-        .env("IPCPERF_NO_SAVE", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// Every field name, with the first path it was seen at and whether it held a
 /// number there.
 fn walk(v: &serde_json::Value, path: &str, into: &mut BTreeMap<String, (String, bool)>) {
@@ -71,9 +55,16 @@ fn walk(v: &serde_json::Value, path: &str, into: &mut BTreeMap<String, (String, 
         serde_json::Value::Object(m) => {
             for (k, x) in m {
                 let p = format!("{path}.{k}");
+                // A number, or an array of numbers or of number arrays (CPU lists,
+                // histogram pairs).
                 let num = x.is_number()
-                    || x.as_array()
-                        .is_some_and(|a| a.iter().flatten_numbers().next().is_some());
+                    || x.as_array().is_some_and(|a| {
+                        a.iter().any(|y| {
+                            y.is_number()
+                                || y.as_array()
+                                    .is_some_and(|z| z.iter().any(|w| w.is_number()))
+                        })
+                    });
                 let e = into.entry(k.clone()).or_insert((p.clone(), false));
                 e.1 |= num;
                 if !MAPS.contains(&k.as_str()) {
@@ -87,21 +78,6 @@ fn walk(v: &serde_json::Value, path: &str, into: &mut BTreeMap<String, (String, 
             }
         }
         _ => {}
-    }
-}
-
-/// Numbers in an array, one level of nesting deep (CPU lists, histogram pairs).
-trait Numbers<'a> {
-    fn flatten_numbers(self) -> Box<dyn Iterator<Item = &'a serde_json::Value> + 'a>;
-}
-
-impl<'a, I: Iterator<Item = &'a serde_json::Value> + 'a> Numbers<'a> for I {
-    fn flatten_numbers(self) -> Box<dyn Iterator<Item = &'a serde_json::Value> + 'a> {
-        Box::new(self.flat_map(|x| match x {
-            serde_json::Value::Array(a) => a.iter().filter(|y| y.is_number()).collect::<Vec<_>>(),
-            y if y.is_number() => vec![y],
-            _ => Vec::new(),
-        }))
     }
 }
 

@@ -2,25 +2,12 @@
 //! round trips over many pairs are all counted; a dead pair is an error within 2 s
 //! and leaves no process; bad counts and placements are one line, exit 2.
 
+mod common;
+use common::run_json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(args)
-        .args(["--format", "json"])
-        .env("IPCPERF_NO_SAVE", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 fn per_pair(c: &serde_json::Value) -> &Vec<serde_json::Value> {
     c["pairs"]["per_pair"].as_array().unwrap()
@@ -29,7 +16,7 @@ fn per_pair(c: &serde_json::Value) -> &Vec<serde_json::Value> {
 #[test]
 fn every_pair_of_a_stream_delivers_exactly_its_blocks_verified() {
     for (mech, mode, n) in [("pipe", "threads", 3usize), ("unix", "processes", 2)] {
-        let v = json(&[
+        let v = run_json(&[
             "run",
             mech,
             "--mode",
@@ -72,7 +59,7 @@ fn every_pair_of_a_stream_delivers_exactly_its_blocks_verified() {
 
 #[test]
 fn round_trips_over_many_pairs_are_each_counted_and_checked() {
-    let v = json(&[
+    let v = run_json(&[
         "latency", "tcp", "unix", "--mode", "threads", "--pairs", "1,2", "--sizes", "64", "-n",
         "400", "--repeat", "2", "--verify",
     ]);
@@ -287,7 +274,7 @@ fn pairs_run_on_the_cpus_given() {
         let mut args = vec!["run", "pipe", "--pairs", "2", "-n", "500", "--sizes", "4k"];
         args.extend_from_slice(pins);
         args.extend_from_slice(&["-r", "1", "--verify"]);
-        let v = json(&args);
+        let v = run_json(&args);
         let c = &v["cases"][0];
         assert_eq!(c["status"], "ok", "{c}");
         for (p, (w, r)) in per_pair(c).iter().zip(want) {
@@ -339,7 +326,7 @@ fn ctrl_c_during_many_pairs_ends_within_2s_and_removes_every_pairs_objects() {
 #[test]
 fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
     for mode in ["threads", "processes"] {
-        let v = json(&[
+        let v = run_json(&[
             "latency",
             "pipe",
             "fifo",
@@ -443,7 +430,7 @@ fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
 #[test]
 fn fan_out_delivers_every_block_to_every_reader_verified() {
     for mode in ["threads", "processes"] {
-        let v = json(&[
+        let v = run_json(&[
             "run",
             "pipe",
             "fifo",
@@ -468,7 +455,7 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
         assert_eq!(cases.len(), 7);
         // The ring's other ways of waiting for the slowest reader.
         for wake in ["spin", "adaptive"] {
-            let v = json(&[
+            let v = run_json(&[
                 "run",
                 "shm",
                 "--wake",
@@ -544,7 +531,7 @@ fn fan_out_delivers_every_block_to_every_reader_verified() {
 #[test]
 fn fan_in_measures_one_way_at_the_server_for_every_request() {
     for mode in ["threads", "processes"] {
-        let v = json(&[
+        let v = run_json(&[
             "latency",
             "unix",
             "pipe",

@@ -406,7 +406,7 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
             missing.join(", ")
         ));
     }
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+    crate::console::out(&out);
     Ok(if ans.first.is_some() { 0 } else { 1 })
 }
 

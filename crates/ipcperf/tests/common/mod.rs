@@ -1,4 +1,6 @@
-//! Helpers the history and compare tests share: the binary on a given history.
+//! Helpers the test binaries share: the binary on a given history, or a run's
+//! JSON. Each binary uses some of them.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
@@ -24,4 +26,20 @@ pub fn stdout(c: &mut Command) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// `ipcperf <args...> --format json`, kept out of the history; it must succeed.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .args(["--format", "json"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
