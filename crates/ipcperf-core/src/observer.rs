@@ -11,6 +11,9 @@ pub trait Observer {
     fn series_done(&mut self, _spec: &CaseSpec, _series: &SeriesRecord) {}
     /// A case finished (ran, was refused, or failed).
     fn case_done(&mut self, _record: &CaseRecord) {}
+    /// Series taken in rounds: `done` of `total` steps (a step is one case's
+    /// series in one round, or a whole case that is not taken in rounds).
+    fn progress(&mut self, _done: usize, _total: usize) {}
 }
 
 /// An observer that ignores everything.

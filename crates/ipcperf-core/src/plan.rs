@@ -55,6 +55,11 @@ pub struct RunEnv {
     /// A peer process that has not finished a series within this long (plus three
     /// times the series' expected length) is declared stuck and killed.
     pub stall_ns: u64,
+    /// Take the series in rounds: series 1 of every case, then series 2 of every
+    /// case, each on a fresh set-up, so each case's spread holds the drift of the
+    /// whole run (see [`crate::runner::run_all`]). Off: each case's series one
+    /// after another.
+    pub interleave: bool,
 }
 
 impl RunEnv {
@@ -65,6 +70,7 @@ impl RunEnv {
         RunEnv {
             peer,
             stall_ns: RunEnv::STALL_NS,
+            interleave: true,
         }
     }
 }

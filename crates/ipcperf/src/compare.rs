@@ -1,7 +1,11 @@
 //! Two runs case by case: the ratio of their medians, marked as a change only when
-//! it exceeds the spread of both runs' series and a minimum change (default 5%:
-//! with three series a run's spread can come out small by chance, while runs
-//! taken minutes apart on a shared machine differ by more). Records in, a view out.
+//! three things hold: a rank-sum (Mann–Whitney) test of the two runs' series says
+//! the difference is not chance, with false discoveries held to 5% over all the
+//! cases compared (Benjamini–Hochberg: an A/A pair of 48 cases must not show two
+//! by luck); the 95% bootstrap interval of the ratio excludes 1; and the ratio is
+//! beyond a minimum change (default 5%). The series are taken in rounds across
+//! the run (see `ipcperf_core::runner::run_all`), so each case's spread holds the
+//! drift of the whole run, not only of one second of it. Records in, a view out.
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::{median, spread};
@@ -35,6 +39,9 @@ pub struct Row {
     pub ratio: Option<f64>,
     /// The 95% bootstrap interval of b / a.
     pub interval: Option<(f64, f64)>,
+    /// The rank-sum test's two-sided p-value (the chance of a split of the
+    /// series at least this lopsided if both runs measured the same thing).
+    pub p: Option<f64>,
     pub verdict: Verdict,
     pub why: String,
     /// The figure is a time (latency p50): B/A below 1 is B faster.
@@ -195,6 +202,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
             b: spread(&fb.values).map(|s| s.median),
             ratio: None,
             interval: None,
+            p: None,
             verdict: Verdict::NotComparable,
             why: why.into(),
             lower_better: fa.lower_better,
@@ -208,44 +216,69 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
             b: Some(sb.median),
             ratio: None,
             interval: None,
+            p: None,
             verdict: Verdict::NotComparable,
             why: "nothing measured in A".into(),
             lower_better: fa.lower_better,
         };
     }
     let ratio = sb.median / sa.median;
-    let row = |verdict, interval, why: String| Row {
+    let row = |verdict, interval, p, why: String| Row {
         case: case.clone(),
         unit: unit(a),
         a: Some(sa.median),
         b: Some(sb.median),
         ratio: Some(ratio),
         interval,
+        p,
         verdict,
         why,
         lower_better: fa.lower_better,
     };
-    if fa.values.len() < 2 || fb.values.len() < 2 {
+    let (na, nb) = (fa.values.len(), fb.values.len());
+    if na < 2 || nb < 2 {
         return row(
             Verdict::NoiseUnknown,
+            None,
             None,
             "one series only: no spread to judge by".to_string(),
         );
     }
+    if smallest_p(na, nb) > ALPHA {
+        return row(
+            Verdict::NoiseUnknown,
+            None,
+            None,
+            format!(
+                "{na} and {nb} series: even with no overlap at all the split could be chance \
+                 (p ≥ {:.2}); take 4 or more a side (--repeat)",
+                smallest_p(na, nb)
+            ),
+        );
+    }
+    let p = rank_sum_p(&fa.values, &fb.values);
     let (lo, hi) = ratio_interval(&fa.values, &fb.values);
     let ci = format!("95% interval {lo:.2}–{hi:.2}×");
+    let row = |verdict, why| row(verdict, Some((lo, hi)), Some(p), why);
+    if p > ALPHA {
+        return row(
+            Verdict::Unchanged,
+            format!("within the noise: p = {p:.2} ({na} and {nb} series ranked), {ci}"),
+        );
+    }
     if lo <= 1.0 && hi >= 1.0 {
         return row(
             Verdict::Unchanged,
-            Some((lo, hi)),
             format!("within the noise: {ci} holds 1"),
         );
     }
     if ratio.ln().abs() <= (1.0 + min_change).ln() + 1e-12 {
         return row(
             Verdict::Unchanged,
-            Some((lo, hi)),
-            format!("{ci}, but under the {:.0}% threshold", min_change * 100.0),
+            format!(
+                "p = {p:.3}, {ci}, but under the {:.0}% threshold",
+                min_change * 100.0
+            ),
         );
     }
     let better = (ratio > 1.0) != fa.lower_better;
@@ -255,9 +288,140 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
         } else {
             Verdict::Slower
         },
-        Some((lo, hi)),
-        format!("{ci}, beyond the {:.0}% threshold", min_change * 100.0),
+        format!(
+            "p = {p:.3}, {ci}, beyond the {:.0}% threshold",
+            min_change * 100.0
+        ),
     )
+}
+
+/// The level of the test: a change is called where fewer than 5% of the calls
+/// would be chance (over the cases compared together).
+pub const ALPHA: f64 = 0.05;
+
+/// C(n, k), saturating.
+fn choose(n: usize, k: usize) -> u64 {
+    let k = k.min(n - k);
+    let mut c: u128 = 1;
+    for i in 0..k {
+        c = c * (n - i) as u128 / (i + 1) as u128;
+        if c > u64::MAX as u128 {
+            return u64::MAX;
+        }
+    }
+    c as u64
+}
+
+/// The smallest two-sided p-value the rank-sum test can give with `na` and `nb`
+/// distinct values: every one of one run beyond every one of the other.
+pub fn smallest_p(na: usize, nb: usize) -> f64 {
+    2.0 / choose(na + nb, na) as f64
+}
+
+/// Ranks from 1, ties sharing the mean of their ranks.
+fn mid_ranks(xs: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&i, &j| xs[i].total_cmp(&xs[j]));
+    let mut ranks = vec![0.0; xs.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && xs[order[j + 1]] == xs[order[i]] {
+            j += 1;
+        }
+        let r = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            ranks[k] = r;
+        }
+        i = j + 1;
+    }
+    ranks
+}
+
+/// Splits enumerated one by one up to this many; beyond, drawn at random.
+const EXACT_SPLITS: u64 = 200_000;
+const DRAWN_SPLITS: u64 = 20_000;
+
+/// The two-sided p-value of the Mann–Whitney (Wilcoxon rank-sum) test that `a`
+/// and `b` come from one distribution: the share of the ways to split the pooled
+/// values into groups of their sizes whose rank sum lies at least as far from
+/// its mean as `a`'s does. Exact (every split) up to 200,000 splits, else from
+/// 20,000 splits drawn with a seed taken from the data (the same runs, the same
+/// p). Ties share their mean rank.
+pub fn rank_sum_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n, total) = (a.len(), a.len() + b.len());
+    if n == 0 || b.is_empty() {
+        return 1.0;
+    }
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let ranks = mid_ranks(&pooled);
+    let mean = n as f64 * (total as f64 + 1.0) / 2.0;
+    let far = |w: f64| (w - mean).abs() >= (ranks[..n].iter().sum::<f64>() - mean).abs() - 1e-9;
+    let (mut hits, mut all) = (0u64, 0u64);
+    if choose(total, n) <= EXACT_SPLITS {
+        let mut idx: Vec<usize> = (0..n).collect();
+        loop {
+            all += 1;
+            hits += u64::from(far(idx.iter().map(|&i| ranks[i]).sum()));
+            // The next n-subset of 0..total in lexicographic order.
+            let mut i = n;
+            while i > 0 && idx[i - 1] == total - n + i - 1 {
+                i -= 1;
+            }
+            if i == 0 {
+                break;
+            }
+            idx[i - 1] += 1;
+            for j in i..n {
+                idx[j] = idx[j - 1] + 1;
+            }
+        }
+        return hits as f64 / all as f64;
+    }
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for x in &pooled {
+        seed = (seed ^ x.to_bits()).wrapping_mul(0x0100_0000_01b3) | 1;
+    }
+    let mut perm: Vec<usize> = (0..total).collect();
+    for _ in 0..DRAWN_SPLITS {
+        // The first n of a partial Fisher–Yates shuffle: a uniform n-subset.
+        for i in 0..n {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let j = i + (seed % (total - i) as u64) as usize;
+            perm.swap(i, j);
+        }
+        hits += u64::from(far(perm[..n].iter().map(|&i| ranks[i]).sum()));
+    }
+    // The observed split counts as one of those drawn.
+    (hits + 1) as f64 / (DRAWN_SPLITS + 1) as f64
+}
+
+/// Benjamini–Hochberg over the rows compared together: a change stands only
+/// where its p-value is within the step-up cutoff, which holds the expected
+/// share of false calls among the calls to [`ALPHA`] (and, when nothing changed,
+/// the chance of any call at all).
+fn hold_false_discoveries(rows: &mut [Row]) {
+    let mut ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
+    let m = ps.len();
+    ps.sort_by(|x, y| x.total_cmp(y));
+    let cutoff = ps
+        .iter()
+        .enumerate()
+        .filter(|(k, p)| **p <= (k + 1) as f64 / m as f64 * ALPHA)
+        .map(|(_, p)| *p)
+        .fold(f64::NEG_INFINITY, f64::max);
+    for r in rows.iter_mut() {
+        let Some(p) = r.p else { continue };
+        if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {
+            r.verdict = Verdict::Unchanged;
+            r.why = format!(
+                "p = {p:.3} alone, but not over the {m} cases compared (at most 5% false \
+                 calls: Benjamini–Hochberg)"
+            );
+        }
+    }
 }
 
 /// Every case of `a` and `b`, in `a`'s order then `b`'s new ones.
@@ -274,6 +438,7 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 b: None,
                 ratio: None,
                 interval: None,
+                p: None,
                 verdict: Verdict::NotComparable,
                 why: elsewhere(ca, &a.cases, &b.cases, "A", "B"),
                 lower_better: figure(ca).lower_better,
@@ -290,12 +455,14 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 b: spread(&figure(cb).values).map(|s| s.median),
                 ratio: None,
                 interval: None,
+                p: None,
                 verdict: Verdict::NotComparable,
                 why: elsewhere(cb, &b.cases, &a.cases, "B", "A"),
                 lower_better: figure(cb).lower_better,
             });
         }
     }
+    hold_false_discoveries(&mut rows);
     rows
 }
 
@@ -336,7 +503,7 @@ pub fn summary(rows: &[Row]) -> String {
     );
     if n(Verdict::NoiseUnknown) > 0 {
         s.push_str(&format!(
-            ", {} not judged (one series only)",
+            ", {} not judged (too few series)",
             n(Verdict::NoiseUnknown)
         ));
     }
@@ -361,6 +528,7 @@ pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
                 "ratio_b_over_a": r.ratio,
                 "interval_low": r.interval.map(|i| i.0),
                 "interval_high": r.interval.map(|i| i.1),
+                "p_value": r.p,
                 "change": match r.verdict {
                     Verdict::Faster => "faster",
                     Verdict::Slower => "slower",
@@ -420,8 +588,10 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f6
             format!(
                 "Each case is compared on its median over the series: MB/s for streams, the \
                  p50 round trip for latency (lower is faster), cycles/s for sync. A change is \
-                 marked only when the 95% bootstrap interval of B/A (each run's series \
-                 resampled) excludes 1 and B/A is beyond {:.0}% either way.",
+                 marked only when a rank-sum test of the two runs' series gives p ≤ 0.05 with \
+                 false calls held to 5% over all the cases compared (Benjamini–Hochberg), the \
+                 95% bootstrap interval of B/A excludes 1, and B/A is beyond {:.0}% either \
+                 way. Fewer than 4 series a side cannot show a change.",
                 min_change * 100.0
             ),
             summary(&rows),
@@ -512,14 +682,14 @@ mod tests {
             Mode::Processes,
             4096,
             "same-cpu",
-            &[98.0, 100.0, 102.0],
+            &[97.0, 98.0, 100.0, 102.0, 103.0],
         );
         let b = testdata::case(
             "pipe",
             Mode::Processes,
             4096,
             "same-cpu",
-            &[196.0, 200.0, 204.0],
+            &[194.0, 196.0, 200.0, 204.0, 206.0],
         );
         let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
         assert_eq!(r.verdict, Verdict::Faster);
@@ -538,14 +708,14 @@ mod tests {
             Mode::Processes,
             4096,
             "same-cpu",
-            &[90.0, 100.0, 110.0],
+            &[90.0, 95.0, 100.0, 105.0, 110.0],
         );
         let b = testdata::case(
             "pipe",
             Mode::Processes,
             4096,
             "same-cpu",
-            &[95.0, 105.0, 115.0],
+            &[95.0, 100.0, 105.0, 110.0, 115.0],
         );
         let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
         assert_eq!(r.verdict, Verdict::Unchanged, "{r:?}");
@@ -556,14 +726,14 @@ mod tests {
             Mode::Processes,
             4096,
             "same-cpu",
-            &[99.9, 100.0, 100.1],
+            &[99.8, 99.9, 100.0, 100.1, 100.2],
         );
         let b = testdata::case(
             "pipe",
             Mode::Processes,
             4096,
             "same-cpu",
-            &[104.9, 105.0, 105.1],
+            &[104.8, 104.9, 105.0, 105.1, 105.2],
         );
         let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
         assert_eq!(r.verdict, Verdict::Unchanged, "{r:?}");
@@ -574,7 +744,7 @@ mod tests {
             Mode::Processes,
             4096,
             "same-cpu",
-            &[109.9, 110.0, 110.1],
+            &[109.8, 109.9, 110.0, 110.1, 110.2],
         );
         assert_eq!(
             compare_case(&a, &c, DEFAULT_MIN_CHANGE).verdict,
@@ -589,19 +759,102 @@ mod tests {
             Mode::Processes,
             64,
             "same-cpu",
-            &[100.0, 100.0, 100.0],
+            &[100.0, 100.0, 100.0, 100.0, 100.0],
         );
         let b = testdata::case(
             "pipe",
             Mode::Processes,
             64,
             "same-cpu",
-            &[80.0, 130.0, 180.0],
+            &[80.0, 105.0, 130.0, 155.0, 180.0],
         );
         assert_eq!(
             compare_case(&a, &b, DEFAULT_MIN_CHANGE).verdict,
             Verdict::Unchanged
         );
+    }
+
+    #[test]
+    fn rank_sum_p_values_are_exact_for_small_runs_and_drawn_for_large() {
+        // No overlap: 2 of the C(6,3) = 20 splits are as lopsided.
+        assert!((rank_sum_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 0.1).abs() < 1e-12);
+        assert!((smallest_p(3, 3) - 0.1).abs() < 1e-12);
+        assert!(
+            (rank_sum_p(&[6.0, 7.0, 8.0, 9.0, 10.0], &[1.0, 2.0, 3.0, 4.0, 5.0]) - 2.0 / 252.0)
+                .abs()
+                < 1e-12
+        );
+        // Interleaved values: nothing to see.
+        let p = rank_sum_p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]);
+        assert!(p > 0.5, "{p}");
+        // All equal: every split ties, p = 1.
+        assert_eq!(rank_sum_p(&[5.0; 4], &[5.0; 4]), 1.0);
+        // 12 a side (2.7M splits): drawn, and the same data gives the same p.
+        let a: Vec<f64> = (0..12).map(f64::from).collect();
+        let b: Vec<f64> = (100..112).map(f64::from).collect();
+        let p = rank_sum_p(&a, &b);
+        assert!(p < 1e-3, "{p}");
+        assert_eq!(p, rank_sum_p(&a, &b));
+        let mixed: Vec<f64> = (0..12).map(|i| f64::from(i) + 0.5).collect();
+        assert!(rank_sum_p(&a, &mixed) > 0.3);
+    }
+
+    #[test]
+    fn three_series_a_side_cannot_show_a_change() {
+        let a = testdata::case(
+            "pipe",
+            Mode::Processes,
+            64,
+            "same-cpu",
+            &[99.0, 100.0, 101.0],
+        );
+        let b = testdata::case(
+            "pipe",
+            Mode::Processes,
+            64,
+            "same-cpu",
+            &[199.0, 200.0, 201.0],
+        );
+        let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
+        assert_eq!(r.verdict, Verdict::NoiseUnknown, "{r:?}");
+        assert!(r.why.contains("--repeat"), "{r:?}");
+    }
+
+    /// One case of twenty at p = 0.008 is what chance gives now and then: not a
+    /// change. Twenty at that p are.
+    #[test]
+    fn false_discoveries_are_held_over_the_cases_compared() {
+        let a5 = [97.0, 98.0, 100.0, 102.0, 103.0];
+        let same = [97.5, 98.5, 100.5, 101.5, 103.5];
+        let up = [110.0, 111.0, 112.0, 113.0, 114.0];
+        let make = |sizes: usize, changed: usize| {
+            let mut a = testdata::run();
+            a.cases.clear();
+            let mut b = a.clone();
+            for i in 0..sizes {
+                let size = 64u64 << i;
+                a.cases.push(testdata::case(
+                    "pipe",
+                    Mode::Processes,
+                    size,
+                    "same-cpu",
+                    &a5,
+                ));
+                let v: &[f64] = if i < changed { &up } else { &same };
+                b.cases
+                    .push(testdata::case("pipe", Mode::Processes, size, "same-cpu", v));
+            }
+            compare(&a, &b, DEFAULT_MIN_CHANGE)
+        };
+        let one = make(20, 1);
+        assert_eq!(one[0].verdict, Verdict::Unchanged, "{:?}", one[0]);
+        assert!(one[0].why.contains("Benjamini"), "{:?}", one[0]);
+        assert!(one.iter().all(|r| r.verdict == Verdict::Unchanged));
+        // Alone, the same case is a change.
+        let alone = make(1, 1);
+        assert_eq!(alone[0].verdict, Verdict::Faster, "{:?}", alone[0]);
+        let all = make(20, 20);
+        assert!(all.iter().all(|r| r.verdict == Verdict::Faster), "{all:?}");
     }
 
     #[test]

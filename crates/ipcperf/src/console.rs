@@ -96,6 +96,8 @@ pub type Streamer = Box<dyn FnMut(&CaseRecord) -> Option<String>>;
 pub struct Console {
     bar: Option<ProgressBar>,
     streamer: Option<Streamer>,
+    /// The runner reports steps ([`Observer::progress`]): the bar follows them.
+    stepped: bool,
 }
 
 /// A short name for a case: `pipe processes 64 KiB same-cpu 0→0` (a sync case
@@ -129,6 +131,7 @@ impl Console {
         Console {
             bar,
             streamer: None,
+            stepped: false,
         }
     }
 
@@ -175,7 +178,7 @@ impl Console {
                 case_name(r)
             )),
         }
-        if let Some(b) = &self.bar {
+        if let Some(b) = self.bar.as_ref().filter(|_| !self.stepped) {
             b.inc(1);
         }
         if let Some(text) = self.streamer.as_mut().and_then(|f| f(r)) {
@@ -206,6 +209,16 @@ impl Observer for Console {
 
     fn case_done(&mut self, r: &CaseRecord) {
         self.done(r);
+    }
+
+    /// Series in rounds: the bar counts steps (a case's series in one round)
+    /// instead of cases.
+    fn progress(&mut self, done: usize, total: usize) {
+        self.stepped = true;
+        if let Some(b) = &self.bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
     }
 }
 

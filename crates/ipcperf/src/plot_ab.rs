@@ -230,6 +230,7 @@ mod tests {
             b: Some(100.0 * ratio),
             ratio: Some(ratio),
             interval: Some((ratio * 0.95, ratio * 1.05)),
+            p: Some(0.01),
             verdict,
             why: String::new(),
             lower_better: false,

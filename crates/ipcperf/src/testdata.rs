@@ -92,7 +92,7 @@ pub fn run() -> RunRecord {
                     Mode::Processes,
                     size,
                     place,
-                    &[m * 0.98, m, m * 1.02],
+                    &[m * 0.98, m * 0.99, m, m * 1.01, m * 1.02],
                 ));
             }
         }

@@ -83,12 +83,13 @@ pub(crate) fn keep(
     }
 }
 
+/// Run a stream case's series; returns the blocks a series was calibrated to.
 fn run_inner<M: Mechanism>(
     spec: &CaseSpec,
     env: &RunEnv,
     obs: &mut dyn Observer,
     rec: &mut CaseRecord,
-) -> Result<()> {
+) -> Result<u64> {
     if spec.repeat == 0 {
         return Err(Error::Invalid("--repeat 0".into()));
     }
@@ -107,10 +108,10 @@ fn run_inner<M: Mechanism>(
         ));
     }
     if spec.subscribers > 0 {
-        return fanout::run::<M>(spec, env, obs, rec);
+        return fanout::run::<M>(spec, env, obs, rec).map(|()| 0);
     }
     if !spec.pairs.is_empty() {
-        return pairs::run_stream::<M>(spec, env, obs, rec);
+        return pairs::run_stream::<M>(spec, env, obs, rec).map(|()| 0);
     }
     let mut s = StreamSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
@@ -126,7 +127,7 @@ fn run_inner<M: Mechanism>(
             let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
             keep(rec, spec, blocks, o, obs);
         }
-        return s.close();
+        return s.close().map(|()| blocks);
     }
     s.close()?;
     for _ in 0..spec.repeat {
@@ -137,14 +138,14 @@ fn run_inner<M: Mechanism>(
         o.elapsed_ns = now_ns() - t0;
         keep(rec, spec, blocks, o, obs);
     }
-    Ok(())
+    Ok(blocks)
 }
 
 /// Run one case. Never fails: a refusal or failure is recorded with its reason.
 pub fn run_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRecord {
     let mut rec = CaseRecord::for_spec(spec);
     match with_mechanism!(spec.mechanism, M => run_inner::<M>(spec, env, obs, &mut rec)) {
-        Ok(()) => rec.summarize(),
+        Ok(_) => rec.summarize(),
         Err(e) => fail_record(&mut rec, e),
     }
     obs.case_done(&rec);
@@ -169,17 +170,193 @@ fn run_each(
         .collect()
 }
 
-/// Run every stream case in order, reporting to `obs`.
+/// Whether a case's series can be taken one per round, each on a set-up of its
+/// own. Many pairs, fan-in, fan-out and timed set-ups run whole, in the first
+/// round.
+fn in_rounds(spec: &CaseSpec) -> bool {
+    spec.repeat > 1
+        && !spec.include_setup
+        && spec.pairs.is_empty()
+        && spec.clients == 0
+        && spec.subscribers == 0
+}
+
+/// How many steps a run of `specs` takes (for progress): a case taken in rounds
+/// is one step a series, any other case one step.
+pub fn steps(specs: &[CaseSpec], env: &RunEnv) -> usize {
+    if !interleaved(specs, env) {
+        return specs.len();
+    }
+    specs
+        .iter()
+        .map(|s| if in_rounds(s) { s.repeat as usize } else { 1 })
+        .sum()
+}
+
+fn interleaved(specs: &[CaseSpec], env: &RunEnv) -> bool {
+    env.interleave && specs.len() > 1 && specs.iter().any(in_rounds)
+}
+
+/// A case between rounds: its record so far, the series length its first round
+/// calibrated, its round trips so far, and whether it is over (every series
+/// taken, or refused or failed).
+struct InRounds {
+    rec: CaseRecord,
+    blocks: u64,
+    totals: Option<RoundTripTotals>,
+    taken: u32,
+    over: bool,
+}
+
+/// One round of a case: its first series (checks, set-up, warm-up and
+/// calibration, as a case of one series), or a later one (set up afresh, warmed
+/// up, and the first round's count of blocks or round trips).
+type Round = fn(&CaseSpec, &RunEnv, &mut dyn Observer, &mut InRounds) -> Result<()>;
+
+fn round_spec(spec: &CaseSpec, st: &InRounds) -> CaseSpec {
+    let mut one = spec.clone();
+    one.repeat = 1;
+    if st.taken > 0 {
+        one.length = Length::Count { blocks: st.blocks };
+    }
+    one
+}
+
+fn stream_round(
+    spec: &CaseSpec,
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    st: &mut InRounds,
+) -> Result<()> {
+    let one = round_spec(spec, st);
+    st.blocks = with_mechanism!(spec.mechanism, M => run_inner::<M>(&one, env, obs, &mut st.rec))?;
+    Ok(())
+}
+
+fn latency_round(
+    spec: &CaseSpec,
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    st: &mut InRounds,
+) -> Result<()> {
+    let one = round_spec(spec, st);
+    st.blocks = with_mechanism!(spec.mechanism, M => run_latency_inner::<M>(
+        &one, env, obs, &mut st.rec, &mut st.totals
+    ))?;
+    Ok(())
+}
+
+/// Every case, its series taken in rounds (see [`RunEnv::interleave`]): round
+/// `i` takes series `i` of every case that has one. Each case is reported done
+/// in the plan's order, as soon as it and every case before it are over.
+fn run_rounds(
+    specs: &[CaseSpec],
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    workload: Workload,
+    round: Round,
+    whole: fn(&CaseSpec, &RunEnv, &mut dyn Observer) -> CaseRecord,
+) -> Vec<CaseRecord> {
+    let total = steps(specs, env);
+    let rounds = specs.iter().map(|s| s.repeat).max().unwrap_or(1);
+    let mut states: Vec<InRounds> = specs
+        .iter()
+        .map(|s| {
+            let mut rec = CaseRecord::for_spec(s);
+            rec.workload = workload;
+            InRounds {
+                rec,
+                blocks: 0,
+                totals: None,
+                taken: 0,
+                over: false,
+            }
+        })
+        .collect();
+    let mut done = 0usize;
+    let mut reported = 0usize;
+    let mut out: Vec<Option<CaseRecord>> = vec![None; specs.len()];
+    for _ in 0..rounds {
+        for (i, spec) in specs.iter().enumerate() {
+            let st = &mut states[i];
+            if st.over {
+                continue;
+            }
+            obs.case_started(spec, i, specs.len());
+            if !in_rounds(spec) {
+                // Run whole; reported below with the others.
+                let rec = whole(spec, env, &mut Reported(obs));
+                st.rec = rec;
+                st.over = true;
+                done += 1;
+            } else {
+                let r = round(spec, env, obs, st);
+                st.taken += 1;
+                done += 1;
+                match r {
+                    Err(e) => {
+                        fail_record(&mut st.rec, e);
+                        st.over = true;
+                        done += (spec.repeat - st.taken) as usize;
+                    }
+                    Ok(()) if st.taken == spec.repeat => {
+                        st.over = true;
+                        if let Err(e) = st.totals.take().map_or(Ok(()), |t| t.finish(&mut st.rec)) {
+                            fail_record(&mut st.rec, e);
+                        } else {
+                            st.rec.summarize();
+                        }
+                    }
+                    Ok(()) => {}
+                }
+            }
+            obs.progress(done, total);
+            while reported < specs.len() && states[reported].over {
+                let rec = std::mem::replace(
+                    &mut states[reported].rec,
+                    CaseRecord::for_spec(&specs[reported]),
+                );
+                obs.case_done(&rec);
+                out[reported] = Some(rec);
+                reported += 1;
+            }
+        }
+    }
+    out.into_iter()
+        .zip(specs)
+        .map(|(r, s)| r.unwrap_or_else(|| CaseRecord::for_spec(s)))
+        .collect()
+}
+
+/// Passes every event on but `case_done`, which the rounds report in order.
+struct Reported<'a>(&'a mut dyn Observer);
+
+impl Observer for Reported<'_> {
+    fn series_done(&mut self, spec: &CaseSpec, series: &SeriesRecord) {
+        self.0.series_done(spec, series);
+    }
+}
+
+/// Run every stream case, reporting to `obs`: in rounds (see
+/// [`RunEnv::interleave`]) where the env asks and more than one case has more
+/// than one series, else one case after another.
 pub fn run_all(specs: &[CaseSpec], env: &RunEnv, obs: &mut dyn Observer) -> Vec<CaseRecord> {
+    if interleaved(specs, env) {
+        return run_rounds(specs, env, obs, Workload::Stream, stream_round, run_case);
+    }
     run_each(specs, env, obs, run_case)
 }
 
+/// Run a round-trip case's series, adding to `totals` (made by the first call);
+/// returns the round trips a series was calibrated to. Many pairs and fan-in
+/// finish the record themselves.
 fn run_latency_inner<M: Mechanism>(
     spec: &CaseSpec,
     env: &RunEnv,
     obs: &mut dyn Observer,
     rec: &mut CaseRecord,
-) -> Result<()> {
+    totals: &mut Option<RoundTripTotals>,
+) -> Result<u64> {
     if spec.repeat == 0 {
         return Err(Error::Invalid("--repeat 0".into()));
     }
@@ -195,7 +372,7 @@ fn run_latency_inner<M: Mechanism>(
         spec.opts.across_probe,
     )?;
     if spec.clients > 0 {
-        return fanin::run::<M>(spec, env, obs, rec);
+        return fanin::run::<M>(spec, env, obs, rec).map(|()| 0);
     }
     if spec.subscribers > 0 {
         return Err(Error::Refused(
@@ -203,7 +380,7 @@ fn run_latency_inner<M: Mechanism>(
         ));
     }
     if !spec.pairs.is_empty() {
-        return pairs::run_round_trips::<M>(spec, env, obs, rec);
+        return pairs::run_round_trips::<M>(spec, env, obs, rec).map(|()| 0);
     }
     let mut s = RoundTripSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
@@ -213,7 +390,7 @@ fn run_latency_inner<M: Mechanism>(
     })?;
     let n = cal.units;
     let tare = s.clock_cost_ns;
-    let mut t = RoundTripTotals::new(tare);
+    let t = totals.get_or_insert_with(|| RoundTripTotals::new(tare));
     for _ in 0..spec.repeat {
         let o = s.series(n, budget_ns(&cal, env.stall_ns))?;
         if let Some(w) = &o.one_way {
@@ -251,7 +428,7 @@ fn run_latency_inner<M: Mechanism>(
         }
     }
     s.close()?;
-    t.finish(rec)
+    Ok(n)
 }
 
 /// What the kept series of a round-trip case add up to (one pair, many pairs or
@@ -318,7 +495,12 @@ impl RoundTripTotals {
 pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRecord {
     let mut rec = CaseRecord::for_spec(spec);
     rec.workload = Workload::RoundTrip;
-    match with_mechanism!(spec.mechanism, M => run_latency_inner::<M>(spec, env, obs, &mut rec)) {
+    let mut totals = None;
+    let r = with_mechanism!(spec.mechanism, M => run_latency_inner::<M>(
+        spec, env, obs, &mut rec, &mut totals
+    ))
+    .and_then(|_| totals.map_or(Ok(()), |t| t.finish(&mut rec)));
+    match r {
         Ok(()) => rec.summarize(),
         Err(e) => fail_record(&mut rec, e),
     }
@@ -341,5 +523,15 @@ pub fn run_all_latency(
     env: &RunEnv,
     obs: &mut dyn Observer,
 ) -> Vec<CaseRecord> {
+    if interleaved(specs, env) {
+        return run_rounds(
+            specs,
+            env,
+            obs,
+            Workload::RoundTrip,
+            latency_round,
+            run_latency_case,
+        );
+    }
     run_each(specs, env, obs, run_latency_case)
 }

@@ -259,9 +259,18 @@ pub fn parse_pin(s: &str) -> Result<PinArg, String> {
 #[derive(clap::Args, Debug)]
 pub struct CaseArgs {
     /// Series per case (each kept: a stream's summary is their median, min and max;
-    /// round trips all go into one histogram).
-    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// round trips all go into one histogram). `compare` needs 4 or more a side to
+    /// call a change.
+    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+
+    /// Take each case's series one after another. By default they are taken in
+    /// rounds: series 1 of every case, then series 2 of every case, each on a fresh
+    /// set-up, so each case's spread holds the drift of the whole run and of its
+    /// set-up (where the peer landed, how its memory was laid out), and `compare`
+    /// judges changes against it.
+    #[arg(long)]
+    pub consecutive: bool,
 
     /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
     /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,

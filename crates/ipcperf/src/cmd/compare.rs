@@ -57,6 +57,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 "ratio_b_over_a",
                 "interval_low",
                 "interval_high",
+                "p_value",
                 "change",
                 "why",
             ];

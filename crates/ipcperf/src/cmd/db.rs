@@ -298,6 +298,9 @@ impl Observer for Saving<'_> {
         self.saver.save_case(record);
         self.inner.case_done(record);
     }
+    fn progress(&mut self, done: usize, total: usize) {
+        self.inner.progress(done, total);
+    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use crate::units;
 
 /// The default block size: Duncan's 512-byte messages.
 pub const DEFAULT_SIZE: usize = 512;
-const ALL_SERIES_MS: u64 = 300;
-const EXPLICIT_SERIES_MS: u64 = 1000;
+const ALL_SERIES_MS: u64 = 200;
+const EXPLICIT_SERIES_MS: u64 = 600;
 
 #[derive(Args, Debug)]
 #[command(
@@ -40,7 +40,7 @@ pub struct LatencyArgs {
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms; default 1s, 300ms for every mechanism); the
+    /// Length of each series (2s, 500ms; default 600ms, 200ms for every mechanism); the
     /// round-trip count is calibrated in the warm-up.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count")]
     pub duration: Option<std::time::Duration>,
@@ -218,7 +218,9 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         |s, n| s.clients = n,
     )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    let mut env =
+        RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    env.interleave = !a.case.consecutive;
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.

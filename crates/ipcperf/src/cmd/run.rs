@@ -35,7 +35,7 @@ pub struct RunArgs {
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms; default 1s, 200ms in the default suite); the
+    /// Length of each series (2s, 500ms; default 600ms, 120ms in the default suite); the
     /// block count is calibrated in the warm-up.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
     pub duration: Option<std::time::Duration>,
@@ -90,8 +90,8 @@ pub const DEFAULT_MECHANISMS: &[MechanismKind] = &[
     MechanismKind::Memcpy,
 ];
 pub const DEFAULT_SIZES: &[usize] = &[64, 4096, 65536, 1 << 20];
-const SUITE_SERIES_MS: u64 = 200;
-const EXPLICIT_SERIES_MS: u64 = 1000;
+const SUITE_SERIES_MS: u64 = 120;
+const EXPLICIT_SERIES_MS: u64 = 600;
 
 pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     let mut v = Vec::new();
@@ -314,7 +314,9 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         |s, n| s.subscribers = n,
     )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    let mut env =
+        RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    env.interleave = !a.case.consecutive;
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
