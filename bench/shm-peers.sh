@@ -9,8 +9,11 @@
 #
 #   shm (--wake spin) round-trip p50 + its clock tare vs the C floor
 #       (bench/floor/shm-rtt.c: a cache-line ping-pong carrying the payload, the
-#       fastest of four layouts), two processes, CPUs PIN, 64 B, 512 B, 4 KiB
+#       fastest of four layouts), two processes, CPUs PIN, 64 B, 512 B, 4 KiB,
+#       in the ring's message layout (latency's default) and its stream layout
 #                                          target: <= 1.15x (64, 512), <= 1.05x (4k)
+# SECTIONS (default "1 2 3 4 5 6") picks sections: 1 shm/memcpy, 2 shm/pipe,
+#   3 RTT/floor, 4 throughput/C ring, 5 zero-copy, 6 adaptive.
 #   shm (--wake spin, threads, --no-touch) throughput vs the C ring
 #       (bench/floor/spsc-ring.c, the same capacity), 64 KiB and 1 MiB
 #                                          target: >= 0.95x
@@ -32,6 +35,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REPS=${REPS:-3}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6}
+on() { [[ " $SECTIONS " == *" $1 "* ]]; }
 COUNT=${COUNT:-100000}
 SIZE=${SIZE:-512}
 RT_MODE=${RT_MODE:-processes}
@@ -67,6 +72,7 @@ if command -v cc >/dev/null && cc -O2 -o "$FLOOR/shm-rtt" bench/floor/shm-rtt.c 
     RTT=$FLOOR/shm-rtt
 fi
 
+if on 1; then
 echo "== shm (spin, threads, CPUs $PIN) vs memcpy throughput, 64 KiB, --no-touch"
 tp=()
 cr=()
@@ -94,7 +100,9 @@ else
     echo "  C floor skipped: no C compiler (cc)"
 fi
 echo
+fi
 
+if on 2; then
 echo "== shm (spin) vs pipe round trip p50, $RT_MODE, $SIZE B, CPUs $PIN"
 rt=()
 for i in $(seq "$REPS"); do
@@ -109,6 +117,8 @@ done
 echo "  ratio shm spin p50 / pipe p50: $(spread "${rt[@]}")   target <= 0.1"
 echo
 
+fi
+
 if [ -z "$RTT" ] || [ -z "$RING" ]; then
     echo "C floors skipped: no C compiler (cc)"
     exit 0
@@ -120,25 +130,38 @@ if [ "$CPU_A" = "$CPU_B" ]; then
     exit 0
 fi
 
+if on 3; then
 echo "== shm (spin) round trip p50 + tare vs the C floor, processes, CPUs $PIN (rounds interleaved)"
-declare -A fr
+echo "   ring layouts: message (latency's default: the stamp in the line of the data's first"
+echo "   bytes) and stream (a shared head, then the data), each measured beside the floor"
+declare -A fr sr
 for i in $(seq "$REPS"); do
     for size in 64 512 4096; do
         floor=$("$RTT" "$size" "$COUNT" "$CPU_A" "$CPU_B" | awk '{print $NF}')
-        json=$("$BIN" latency shm --wake spin --mode processes --sizes "$size" --pin "$PIN" \
-            --count "$COUNT" --repeat 1 --format json 2>/dev/null)
-        p=$(jq -r '.cases[0] | if .status == "ok" then .p50_ns + .clock_cost_ns else 0 end' <<<"$json")
-        r=$(ratio "$p" "$floor")
+        p=()
+        for layout in message stream; do
+            json=$("$BIN" latency shm --wake spin --mode processes --sizes "$size" --pin "$PIN" \
+                --shm-layout "$layout" --count "$COUNT" --repeat 1 --format json 2>/dev/null)
+            p+=("$(jq -r '.cases[0] | if .status == "ok" then .p50_ns + .clock_cost_ns else 0 end' <<<"$json")")
+        done
+        r=$(ratio "${p[0]}" "$floor")
+        q=$(ratio "${p[1]}" "$floor")
         fr[$size]+="$r "
-        printf '  run %d, %4d B: ipcperf p50+tare %s ns | floor %s ns | ratio %s\n' "$i" "$size" "$p" "$floor" "$r"
+        sr[$size]+="$q "
+        printf '  run %d, %4d B: floor %s ns | message p50+tare %s ns, ratio %s | stream %s ns, ratio %s\n' \
+            "$i" "$size" "$floor" "${p[0]}" "$r" "${p[1]}" "$q"
     done
 done
 for size in 64 512 4096; do
     # shellcheck disable=SC2086
-    echo "  ratio at $size B: $(spread ${fr[$size]})   target <= $([ "$size" = 4096 ] && echo 1.05 || echo 1.15)"
+    echo "  ratio at $size B, message layout: $(spread ${fr[$size]})   target <= $([ "$size" = 4096 ] && echo 1.05 || echo 1.15)"
+    # shellcheck disable=SC2086
+    echo "  ratio at $size B, stream layout:  $(spread ${sr[$size]})"
 done
 echo
+fi
 
+if on 4; then
 echo "== shm (spin, threads, --no-touch) vs the C ring throughput, CPUs $PIN (rounds interleaved)"
 declare -A tr
 for i in $(seq "$REPS"); do
@@ -160,7 +183,9 @@ for bs in 65536 1048576; do
     echo "  ratio at $bs B: $(spread ${tr[$bs]})   target >= 0.95"
 done
 echo
+fi
 
+if on 5; then
 echo "== shm --zero-copy vs the copying ring, spin, threads, touched, CPUs $PIN (same run)"
 declare -A zr
 for i in $(seq "$REPS"); do
@@ -180,7 +205,9 @@ for bs in 65536 1048576; do
     echo "  ratio at $bs B: $(spread ${zr[$bs]})$([ "$bs" = 1048576 ] && echo '   target >= 1.5')"
 done
 echo
+fi
 
+if on 6; then
 echo "== shm --wake adaptive vs spin, processes, 64 B, CPUs $PIN (same run)"
 ar=()
 ab=()
@@ -204,3 +231,4 @@ done
 echo "  ratio adaptive/spin p50, back to back: $(spread "${ar[@]}")   target <= 1.2"
 echo "  CPUs busy at 10k/s, adaptive: $(spread "${ab[@]}")   target <= 1.1"
 echo "  CPUs busy at 10k/s, spin (for comparison): $(spread "${sb[@]}")"
+fi

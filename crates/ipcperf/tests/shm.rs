@@ -215,3 +215,94 @@ fn a_killed_zero_copy_reader_or_writer_is_an_error_within_two_seconds() {
         assert!(t0.elapsed() < Duration::from_secs(2), "{}", wake.name());
     }
 }
+
+fn message_layout(mut s: CaseSpec) -> CaseSpec {
+    s.opts.shm_messages = true;
+    s
+}
+
+/// The message layout (latency's default): round trips of sizes that fill a
+/// record, split into two (5000 B: a record holds at most a quarter of the 16 KiB
+/// ring) and wrap the ring, every byte verified, with every wake, in threads and
+/// processes; the layout is named in the record.
+#[test]
+fn round_trips_in_the_message_layout_verified_with_every_wake() {
+    for wake in Wake::ALL {
+        for mode in [Mode::Threads, Mode::Processes] {
+            for size in [1usize, 100, 4080, 5000] {
+                let named = size == 100;
+                let mut s = message_layout(spec(wake, named, mode, size, 300));
+                s.repeat = 1;
+                let r = run_latency_case(&s, &env(), &mut Quiet);
+                let what = format!("{} {} {size} B", wake.name(), mode.name());
+                assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
+                assert_eq!(
+                    r.options.get("ring_layout").map(String::as_str),
+                    Some("message"),
+                    "{what}"
+                );
+                assert_eq!(r.latency.as_ref().unwrap().round_trips, 300, "{what}");
+                assert_eq!(r.series[0].bytes, 2 * size as u64 * 300, "{what}");
+                check_named(&r, named);
+            }
+        }
+    }
+}
+
+/// Streams in the message layout: blocks of any size arrive whole and verified
+/// (65536 B blocks go as several records), in threads and processes.
+#[test]
+fn streams_in_the_message_layout_verified() {
+    for wake in [Wake::Spin, Wake::Futex] {
+        for mode in [Mode::Threads, Mode::Processes] {
+            for size in [1usize, 4093, 65536] {
+                let r = run_case(
+                    &message_layout(spec(wake, false, mode, size, 41)),
+                    &env(),
+                    &mut Quiet,
+                );
+                let what = format!("{} {} {size} B", wake.name(), mode.name());
+                assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
+                for s in &r.series {
+                    assert_eq!(s.bytes, 41 * size as u64, "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_killed_peer_in_the_message_layout_is_an_error_within_two_seconds() {
+    for wake in Wake::ALL {
+        let s = message_layout(spec(wake, true, Mode::Processes, 64, 10));
+        let mut sess =
+            RoundTripSession::<ipcperf_core::mechanism::shm::Shm>::open(&s, &env()).unwrap();
+        sess.series(50, RunEnv::STALL_NS).unwrap();
+        let name = sess
+            .facts
+            .iter()
+            .find(|(k, _)| k == "shm_name")
+            .map(|(_, v)| v.clone())
+            .expect("a named ring records its name");
+        let pid = sess.peer_pid().unwrap();
+        ipcperf_sys::signal::kill(pid as i32);
+        let t0 = Instant::now();
+        let r = sess.series(5_000_000, RunEnv::STALL_NS);
+        assert!(r.is_err(), "{}: a dead peer went unnoticed", wake.name());
+        assert!(t0.elapsed() < Duration::from_secs(2), "{}", wake.name());
+        drop(sess);
+        assert!(!ipcperf_sys::shm::shm_exists(&name), "{name} left behind");
+    }
+}
+
+#[test]
+fn zero_copy_keeps_the_stream_layout() {
+    let s = message_layout(zero_copy(spec(Wake::Spin, false, Mode::Threads, 4096, 10)));
+    let r = run_case(&s, &env(), &mut Quiet);
+    assert_eq!(r.status, CaseStatus::Refused, "{r:?}");
+    assert!(
+        r.message.as_deref().unwrap_or("").contains("stream layout"),
+        "{:?}",
+        r.message
+    );
+}

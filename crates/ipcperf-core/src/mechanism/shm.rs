@@ -40,6 +40,7 @@ fn setup_readers(opts: &MechOptions, block: usize, readers: usize) -> Result<Vec
     let spin = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
     let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?
         .lend_in_place(opts.shm_zero_copy)
+        .messages(opts.shm_messages)?
         .fan_out(readers)?;
     let end = |producer: bool, cursor: usize, obj: &RingObject| -> Result<PeerHandoff> {
         let mut ring = obj.handoff.clone();
@@ -144,6 +145,15 @@ impl Mechanism for Shm {
         if opts.shm_zero_copy {
             out.push(("zero_copy".into(), "true".into()));
         }
+        out.push((
+            "ring_layout".into(),
+            if opts.shm_messages {
+                "message"
+            } else {
+                "stream"
+            }
+            .into(),
+        ));
         if opts.shm_wake == Some(Wake::Adaptive) {
             let ns = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
             out.push(("spin_ns".into(), ns.to_string()));

@@ -11,6 +11,21 @@
 //! after publishing, wakes it only if the flag is up (so the steady state makes no
 //! system call). Every wait is bounded (ticks of 250 ms, at most [`RING_WAIT`]).
 //!
+//! The message layout ([`RingHandoff::messages`], `--shm-layout message`, the
+//! default for round trips) keeps the byte stream's meaning but writes each
+//! message as a record: a 16-byte header (a stamp, then the length) and the
+//! payload after it. The reader waits on the stamp where the next record starts,
+//! so the line that tells it a message is there also holds the message's first
+//! bytes: one cache-line transfer where the stream layout needs two in a row (the
+//! head's line, then the data's). Records start on a cache line. The stamp is the
+//! record's ring position + 1, so no record of an earlier lap can pass for the
+//! next one (nor a length word, whose high bits are set); the length is stored
+//! XORed with the stamp's complement, so a payload left from an earlier lap would
+//! have to hold this exact position and, beside it, a word that decodes to a
+//! length the ring allows: 128 bits by chance, and no pattern ipcperf writes. The
+//! writer writes the record's own lines and nothing else, as a cache-line
+//! ping-pong does.
+//!
 //! Registered as the `shm` mechanism: [`RingObject`] is the set-up object (kept by
 //! the link), each side opens its end with [`ShmRing::open_end`]. A watchdog that
 //! sees the peer die raises the `dead` word and wakes both directions
@@ -75,6 +90,27 @@ pub struct RingHandoff {
     pub readers: usize,
     #[serde(default)]
     pub cursor: usize,
+    /// The message layout: each write a record with its own stamp (see the
+    /// module's text).
+    #[serde(default)]
+    pub messages: bool,
+}
+
+/// A record's header in the message layout: the stamp, then the length.
+const REC_HDR: usize = 16;
+/// The length that says "the rest of this lap is skipped; go on at its start".
+const WRAP: u64 = u64::MAX;
+
+/// The ring bytes a record of `n` payload bytes takes: header and payload,
+/// rounded up to a cache line so every record starts on one.
+fn rec_size(n: usize) -> usize {
+    (REC_HDR + n + 63) & !63
+}
+
+/// The length word of the record whose stamp is `stamp`.
+#[inline]
+fn len_word(len: u64, stamp: u64) -> u64 {
+    len ^ !stamp
 }
 
 /// Where reader `i`'s cursor lies.
@@ -107,6 +143,12 @@ pub struct ShmRing {
     /// cursor lies (the tail's offset, but for fan-out's other readers).
     readers: usize,
     tail_off: usize,
+    /// The message layout; the consumer's place in the record it is reading:
+    /// bytes left, where they are, and where the next record starts.
+    messages: bool,
+    left: usize,
+    rec_at: usize,
+    rec_end: u64,
     /// Set when this end also owns the object (made by [`ShmRing::create`]).
     _owner: Option<RingObject>,
 }
@@ -172,6 +214,7 @@ impl RingObject {
             name: name.as_ref().map(|n| n.name().to_string()),
             readers: 1,
             cursor: 0,
+            messages: false,
         };
         Ok(RingObject {
             mem,
@@ -206,6 +249,21 @@ impl RingObject {
     pub fn lend_in_place(mut self, on: bool) -> RingObject {
         self.handoff.zero_copy = on;
         self
+    }
+
+    /// Write each message as a record with its own stamp (see
+    /// [`RingHandoff::messages`]). Zero-copy lends raw bytes, so it keeps the
+    /// stream layout.
+    pub fn messages(mut self, on: bool) -> Result<RingObject> {
+        if on && self.handoff.zero_copy {
+            return Err(Error::Refused(
+                "--zero-copy lends the ring's bytes in place: it keeps the stream layout \
+                 (--shm-layout stream)"
+                    .into(),
+            ));
+        }
+        self.handoff.messages = on;
+        Ok(self)
     }
 
     /// The descriptors one end needs: the memfd (unless named), then the eventfds.
@@ -324,6 +382,10 @@ impl ShmRing {
             seen: 0,
             readers,
             tail_off: cursor_off(h.cursor),
+            messages: h.messages,
+            left: 0,
+            rec_at: 0,
+            rec_end: 0,
             _owner: None,
         };
         // A fresh ring starts at 0; an end opened later (never, today) picks up
@@ -535,6 +597,12 @@ impl ShmRing {
     #[inline]
     pub fn has_data(&mut self) -> bool {
         debug_assert!(!self.producer);
+        if self.messages {
+            return self.left > 0
+                || self.stamped()
+                || self.closed().load(Ordering::Acquire) != 0
+                || self.dead();
+        }
         if self.seen == self.mine {
             self.seen = self.head().load(Ordering::Acquire);
         }
@@ -556,11 +624,119 @@ impl ShmRing {
         self.tail().store(self.mine, Ordering::Release);
         self.notify(SPACE)
     }
+
+    /// Message layout: wait (bounded) until `need` bytes are free.
+    #[inline]
+    fn room(&mut self, need: usize) -> Result<()> {
+        if self.cap - ((self.mine - self.seen) as usize) < need {
+            self.seen = self.slowest();
+            if self.cap - ((self.mine - self.seen) as usize) < need {
+                self.wait_for(SPACE, |r| {
+                    r.cap as u64 - (r.mine - r.slowest()) >= need as u64
+                })?;
+                self.seen = self.slowest();
+            }
+        }
+        Ok(())
+    }
+
+    /// Message layout: publish a record (`len`: its payload's length, or
+    /// [`WRAP`]) of `size` ring bytes whose payload is in place at `at`: the
+    /// length word, then the stamp, stored last.
+    #[inline]
+    fn stamp(&mut self, at: usize, len: u64, size: usize) -> Result<()> {
+        let stamp = self.mine + 1;
+        self.mem
+            .atomic_u64(HDR + at + 8)
+            .store(len_word(len, stamp), Ordering::Relaxed);
+        self.mem
+            .atomic_u64(HDR + at)
+            .store(stamp, Ordering::Release);
+        self.mine += size as u64;
+        self.notify(DATA)
+    }
+
+    /// Message layout: each piece of `buf` (at most a quarter of the ring) a
+    /// record.
+    fn write_records(&mut self, mut buf: &[u8]) -> Result<()> {
+        let most = self.cap / 4 - REC_HDR;
+        while !buf.is_empty() {
+            let n = buf.len().min(most);
+            let size = rec_size(n);
+            let mut at = (self.mine as usize) & (self.cap - 1);
+            if size > self.cap - at {
+                // The rest of the lap is skipped; the record goes at its start.
+                let skip = self.cap - at;
+                self.room(skip)?;
+                self.stamp(at, WRAP, skip)?;
+                at = 0;
+            }
+            self.room(size)?;
+            self.mem.write_bytes(HDR + at + REC_HDR, &buf[..n]);
+            self.stamp(at, n as u64, size)?;
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+
+    /// Message layout: whether the record where this consumer stands is there.
+    #[inline]
+    fn stamped(&self) -> bool {
+        let at = (self.mine as usize) & (self.cap - 1);
+        self.mem.atomic_u64(HDR + at).load(Ordering::Acquire) == self.mine + 1
+    }
+
+    /// Message layout: read from the record where this consumer stands (waiting,
+    /// bounded, for it); 0 when the ring is closed and drained.
+    fn read_records(&mut self, buf: &mut [u8]) -> Result<usize> {
+        while self.left == 0 {
+            if !self.stamped() {
+                self.wait_for(DATA, |r| {
+                    r.stamped() || r.closed().load(Ordering::Acquire) != 0
+                })?;
+                if !self.stamped() {
+                    return Ok(0); // closed and drained
+                }
+            }
+            let at = (self.mine as usize) & (self.cap - 1);
+            let len = len_word(
+                self.mem.atomic_u64(HDR + at + 8).load(Ordering::Relaxed),
+                self.mine + 1,
+            );
+            if len == WRAP {
+                // Skip to the lap's start, giving the skipped bytes back.
+                self.release(self.cap - at)?;
+                continue;
+            }
+            if len as usize > self.cap / 4 {
+                return Err(Error::Peer(format!(
+                    "the shm ring holds a record of {len} bytes at {at}: not one this ring wrote"
+                )));
+            }
+            self.left = len as usize;
+            self.rec_at = at + REC_HDR;
+            self.rec_end = self.mine + rec_size(self.left) as u64;
+            if self.left == 0 {
+                self.release((self.rec_end - self.mine) as usize)?;
+            }
+        }
+        let n = buf.len().min(self.left);
+        self.mem.read_bytes(HDR + self.rec_at, &mut buf[..n]);
+        self.rec_at += n;
+        self.left -= n;
+        if self.left == 0 {
+            self.release((self.rec_end - self.mine) as usize)?;
+        }
+        Ok(n)
+    }
 }
 
 impl ByteStream for ShmRing {
     fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
         debug_assert!(self.producer);
+        if self.messages {
+            return self.write_records(buf);
+        }
         while !buf.is_empty() {
             let free = self.space()?;
             let at = (self.mine as usize) & (self.cap - 1);
@@ -576,6 +752,9 @@ impl ByteStream for ShmRing {
         debug_assert!(!self.producer);
         if buf.is_empty() {
             return Ok(0);
+        }
+        if self.messages {
+            return self.read_records(buf);
         }
         let avail = self.ready()?;
         if avail == 0 {

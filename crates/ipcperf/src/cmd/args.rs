@@ -9,6 +9,15 @@ use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use crate::fail::Fail;
 use crate::units;
 
+/// How messages lie in the shm ring (`--shm-layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ShmLayout {
+    /// Bytes between a shared head and tail.
+    Stream,
+    /// Each write a record whose stamp shares a cache line with its first bytes.
+    Message,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
     Single,
@@ -61,6 +70,13 @@ pub struct MechArgs {
     /// shm: ring capacity, a power of two >= 4k (default: 1M, or 4 blocks if larger).
     #[arg(long, value_parser = units::parse_block)]
     pub shm_capacity: Option<usize>,
+
+    /// shm: how messages lie in the ring: `stream` (bytes between a shared head and
+    /// tail; the default for `run`) or `message` (each write a record whose stamp
+    /// the reader waits on shares a cache line with the record's first bytes; the
+    /// default for `latency`). Both carry any size; the record names the layout.
+    #[arg(long, value_enum)]
+    pub shm_layout: Option<ShmLayout>,
 
     /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ), e.g. 1M.
     #[arg(long, value_parser = units::parse_block)]
@@ -127,6 +143,8 @@ impl MechArgs {
                 v.push(MechOptions {
                     shm_wake: Some(w),
                     shm_zero_copy: zero_copy,
+                    // Zero-copy lends raw bytes: the stream layout.
+                    shm_messages: opts.shm_messages && !zero_copy,
                     ..opts.clone()
                 });
             }
@@ -155,6 +173,7 @@ impl MechArgs {
                 ("--shm-capacity", self.shm_capacity.is_some()),
                 ("--spin-for", self.spin_for.is_some()),
                 ("--zero-copy", self.zero_copy),
+                ("--shm-layout", self.shm_layout.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
                 return Err(Fail::usage(format!(
@@ -186,6 +205,7 @@ impl MechArgs {
             mq_priority: self.priority,
             shm_wake: Some(self.wakes()[0]),
             shm_zero_copy: false,
+            shm_messages: self.shm_layout == Some(ShmLayout::Message),
             rate_per_sec: None,
             one_way: false,
             busy_poll: false,

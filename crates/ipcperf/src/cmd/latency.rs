@@ -155,7 +155,9 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
              message in and out",
         ));
     }
-    let opts = a.mech.options(&mechs)?;
+    let mut opts = a.mech.options(&mechs)?;
+    // Round trips are whole messages: the message layout unless asked otherwise.
+    opts.shm_messages = a.mech.shm_layout != Some(crate::cmd::args::ShmLayout::Stream);
     let mut specs = Vec::new();
     for &m in &mechs {
         // Without --sizes, the wake-up mechanisms run at the one size they carry
