@@ -151,6 +151,9 @@ pub struct LatencySummary {
     pub max_ns: u64,
     /// The median of each series on its own (their spread is the run's noise).
     pub series_p50_ns: Vec<u64>,
+    /// The 99th percentile of each series on its own (`compare` tests p99 on it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series_p99_ns: Vec<u64>,
     /// Samples above the histogram's 10 s ceiling (recorded as 10 s).
     pub over_range: u64,
     pub latency_histogram: HistogramRecord,
@@ -214,6 +217,7 @@ pub fn summarize(
         p9999_ns: p.p9999_ns,
         max_ns: p.max_ns,
         series_p50_ns,
+        series_p99_ns: Vec::new(),
         over_range,
         latency_histogram: HistogramRecord::from_histogram(h),
         one_way: None,

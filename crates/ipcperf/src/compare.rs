@@ -85,6 +85,29 @@ struct Figure {
     lower_better: bool,
 }
 
+/// Which of a case's figures a row compares: its main one, or (round trips) the
+/// 99th percentile beside the median.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stat {
+    Main,
+    P99,
+}
+
+/// A case's figure `stat`: the p99 of each series for round trips that kept it.
+fn figure_of(c: &CaseRecord, stat: Stat) -> Figure {
+    match stat {
+        Stat::Main => figure(c),
+        Stat::P99 => Figure {
+            values: c
+                .latency
+                .as_ref()
+                .map(|l| l.series_p99_ns.iter().map(|&x| x as f64).collect())
+                .unwrap_or_default(),
+            lower_better: true,
+        },
+    }
+}
+
 /// The figure of a case: MB/s for a stream, the p50 round trip (each series' own
 /// p50, tare off) for round trips, cycles/s for a sync primitive (set/clear, else
 /// request/release).
@@ -137,7 +160,7 @@ fn unit(c: &CaseRecord) -> &'static str {
 fn fmt_value(unit: &str, v: f64) -> String {
     match unit {
         "MB/s" => format!("{} MB/s", fmt_mbps(v)),
-        "µs p50" => format!("{:.2} µs", v / 1e3),
+        "µs p50" | "µs p99" => format!("{:.2} µs", v / 1e3),
         _ => format!("{}/s", crate::units::fmt_rate(v)),
     }
 }
@@ -189,8 +212,20 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> (f64, f64) {
 /// fraction: 0.05 = 5%) either way, measured on a log scale so that 1.05× and
 /// 1/1.05× count alike.
 pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
-    let (fa, fb) = (figure(a), figure(b));
-    let case = shown(a, b);
+    compare_on(a, b, Stat::Main, min_change)
+}
+
+/// [`compare_case`] on figure `stat`: a round trip's p99 row is named `… · p99`.
+fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Row {
+    let (fa, fb) = (figure_of(a, stat), figure_of(b, stat));
+    let mut case = shown(a, b);
+    let unit = match stat {
+        Stat::Main => unit(a),
+        Stat::P99 => {
+            case.push_str(" · p99");
+            "µs p99"
+        }
+    };
     let (Some(sa), Some(sb)) = (spread(&fa.values), spread(&fb.values)) else {
         let why = if fa.values.is_empty() {
             "did not run in A"
@@ -199,7 +234,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
         };
         return Row {
             case,
-            unit: unit(a),
+            unit,
             a: spread(&fa.values).map(|s| s.median),
             b: spread(&fb.values).map(|s| s.median),
             ratio: None,
@@ -213,7 +248,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
     if sa.median <= 0.0 {
         return Row {
             case,
-            unit: unit(a),
+            unit,
             a: Some(sa.median),
             b: Some(sb.median),
             ratio: None,
@@ -227,7 +262,7 @@ pub fn compare_case(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> Row {
     let ratio = sb.median / sa.median;
     let row = |verdict, interval, p, why: String| Row {
         case: case.clone(),
-        unit: unit(a),
+        unit,
         a: Some(sa.median),
         b: Some(sb.median),
         ratio: Some(ratio),
@@ -432,7 +467,14 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
     for ca in &a.cases {
         let k = key(ca);
         match b.cases.iter().find(|cb| key(cb) == k) {
-            Some(cb) => rows.push(compare_case(ca, cb, min_change)),
+            Some(cb) => {
+                rows.push(compare_case(ca, cb, min_change));
+                // Round trips: the tail too, where both runs kept each series' p99.
+                let kept = |c: &CaseRecord| !figure_of(c, Stat::P99).values.is_empty();
+                if kept(ca) && kept(cb) {
+                    rows.push(compare_on(ca, cb, Stat::P99, min_change));
+                }
+            }
             None => rows.push(Row {
                 case: shown(ca, ca),
                 unit: unit(ca),
@@ -589,7 +631,8 @@ pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f6
         notes: vec![
             format!(
                 "Each case is compared on its median over the series: MB/s for streams, the \
-                 p50 round trip for latency (lower is faster), cycles/s for sync. A change is \
+                 p50 and p99 round trip for latency (each series' own; lower is faster), \
+                 cycles/s for sync. A change is \
                  marked only when a rank-sum test of the two runs' series gives p ≤ 0.05 with \
                  false calls held to 5% over all the cases compared (Benjamini–Hochberg), the \
                  95% bootstrap interval of B/A excludes 1, and B/A is beyond {:.0}% either \
@@ -857,6 +900,41 @@ mod tests {
         assert_eq!(alone[0].verdict, Verdict::Faster, "{:?}", alone[0]);
         let all = make(20, 20);
         assert!(all.iter().all(|r| r.verdict == Verdict::Faster), "{all:?}");
+    }
+
+    /// Latency is compared on its median and its tail: the same p50 with p99
+    /// doubled is a slower p99 row and an unchanged p50 row.
+    #[test]
+    fn round_trips_are_compared_on_p50_and_p99() {
+        let lat = |p50: &[u64], p99: &[u64]| {
+            let mut c = testdata::paced_case("unix", 1000, 1000.0, 10_000, 20_000, 30_000);
+            let l = c.latency.as_mut().unwrap();
+            l.series_p50_ns = p50.to_vec();
+            l.series_p99_ns = p99.to_vec();
+            c
+        };
+        let mut a = testdata::run();
+        a.cases = vec![lat(
+            &[9_800, 9_900, 10_000, 10_100, 10_200],
+            &[19_800, 19_900, 20_000, 20_100, 20_200],
+        )];
+        let mut b = a.clone();
+        b.cases = vec![lat(
+            &[9_850, 9_950, 10_050, 10_150, 10_250],
+            &[39_800, 39_900, 40_000, 40_100, 40_200],
+        )];
+        let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].unit, "µs p50");
+        assert_eq!(rows[0].verdict, Verdict::Unchanged, "{:?}", rows[0]);
+        assert_eq!(rows[1].unit, "µs p99");
+        assert!(rows[1].case.ends_with("· p99"), "{}", rows[1].case);
+        assert_eq!(rows[1].verdict, Verdict::Slower, "{:?}", rows[1]);
+        assert!((rows[1].ratio.unwrap() - 2.0).abs() < 1e-9);
+        // A run kept before series p99 existed: the p50 row alone.
+        let mut old = a.clone();
+        old.cases[0].latency.as_mut().unwrap().series_p99_ns.clear();
+        assert_eq!(compare(&old, &b, DEFAULT_MIN_CHANGE).len(), 1);
     }
 
     #[test]

@@ -401,6 +401,9 @@ fn run_latency_inner<M: Mechanism>(
         if let Some(m) = s.samples.get(s.samples.len() / 2) {
             t.series_p50.push(m.saturating_sub(tare));
         }
+        if let Some(m) = s.samples.get(s.samples.len() * 99 / 100) {
+            t.series_p99.push(m.saturating_sub(tare));
+        }
         t.lost += o.ping.lost;
         t.elapsed += o.ping.elapsed_ns;
         if let Some(d) = o.datagrams {
@@ -443,6 +446,7 @@ pub(crate) struct RoundTripTotals {
     /// The clock's cost taken off each sample.
     pub tare: u64,
     pub series_p50: Vec<u64>,
+    pub series_p99: Vec<u64>,
     pub datagrams: Option<DatagramCounts>,
     pub one_way: latency::OneWayAcc,
 }
@@ -456,6 +460,7 @@ impl RoundTripTotals {
             over: 0,
             tare,
             series_p50: Vec::new(),
+            series_p99: Vec::new(),
             datagrams: None,
             one_way: latency::OneWayAcc::default(),
         }
@@ -479,6 +484,7 @@ impl RoundTripTotals {
             self.over,
         );
         summary.one_way = self.one_way.finish();
+        summary.series_p99_ns = self.series_p99;
         rec.latency = Some(summary);
         rec.datagrams = self.datagrams.map(|mut d| {
             // Lost: sent and never received once (both directions summed).

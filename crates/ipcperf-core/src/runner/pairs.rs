@@ -532,6 +532,7 @@ pub(crate) fn round_trip_series(
         }
         if !series_h.is_empty() {
             t.series_p50.push(series_h.value_at_quantile(0.5));
+            t.series_p99.push(series_h.value_at_quantile(0.99));
         }
         let _ = t.h.add(&series_h);
         t.elapsed += w;
