@@ -60,6 +60,8 @@ pub struct RunEnv {
     /// whole run (see [`crate::runner::run_all`]). Off: each case's series one
     /// after another.
     pub interleave: bool,
+    /// `--peer`: the peer runs on another machine, under its `ipcperf serve`.
+    pub remote: Option<crate::mode::remote::Remote>,
 }
 
 impl RunEnv {
@@ -71,6 +73,7 @@ impl RunEnv {
             peer,
             stall_ns: RunEnv::STALL_NS,
             interleave: true,
+            remote: None,
         }
     }
 }

@@ -86,6 +86,9 @@ pub enum Command {
     /// Which mechanism to use here: measures what the question needs (saved
     /// like any run), ranks the candidates under your constraints, and says why.
     Advise(cmd::advise::AdviseArgs),
+    /// Be the peer of `run`/`latency --peer` from another machine (tcp), one run
+    /// at a time; with --token-file, only for clients that know the token.
+    Serve(cmd::serve::ServeArgs),
     /// A shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page (roff), or write a page per subcommand with --dir.

@@ -106,6 +106,7 @@ fn main() {
         cli::Command::Report(a) => cmd::report::run(a),
         cli::Command::Compare(a) => cmd::compare::run(a),
         cli::Command::Advise(a) => cmd::advise::run(a),
+        cli::Command::Serve(a) => cmd::serve::run(a),
         cli::Command::Completions(a) => {
             cmd::completions::run(a, <cli::Cli as clap::CommandFactory>::command())
         }

@@ -167,6 +167,10 @@ pub struct MechOptions {
     /// The background load the case ran under (`cpu:2 on 2-3`), for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<String>,
+    /// `--peer`: the address of ours the other machine reaches (TCP listens
+    /// there instead of on loopback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind_ip: Option<std::net::IpAddr>,
 }
 
 fn is_zero(n: &usize) -> bool {

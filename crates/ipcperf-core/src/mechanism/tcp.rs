@@ -32,6 +32,7 @@ fn setup(opts: &MechOptions) -> Result<Link> {
     };
     let addr: SocketAddr = match &veth {
         Some(v) => SocketAddr::new(v.our_ip.into(), 0),
+        None if opts.bind_ip.is_some() => SocketAddr::new(opts.bind_ip.expect("checked"), 0),
         None if opts.ipv6 => "[::1]:0".parse().unwrap(),
         None => "127.0.0.1:0".parse().unwrap(),
     };

@@ -5,6 +5,8 @@
 
 pub mod process;
 pub mod protocol;
+pub mod remote;
+pub mod serve;
 pub mod start;
 pub mod thread;
 pub mod watchdog;

@@ -178,6 +178,11 @@ impl ProcessPeer {
         }
     }
 
+    /// The control socket, to poll beside other descriptors (`ipcperf serve`).
+    pub fn control(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.ctl.as_fd()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

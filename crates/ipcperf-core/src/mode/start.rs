@@ -18,6 +18,41 @@ pub struct Started {
     pub handle: Box<dyn PeerHandle>,
     pub pid: Option<u32>,
     pub watchdog: Option<Watchdog>,
+    /// What the record should say of where the peer runs (another machine's).
+    pub facts: Vec<(String, String)>,
+}
+
+/// Start the peer: on the machine `--peer` names when there is one (its
+/// `ipcperf serve` runs the job in a process of its own), else as [`start`].
+pub fn start_in(
+    remote: Option<&super::remote::Remote>,
+    mode: Mode,
+    cmd: &PeerCommand,
+    setup: PeerSetup,
+    job: Job,
+    on_death: Vec<WakeUp>,
+) -> Result<Started> {
+    let Some(r) = remote else {
+        return start(mode, cmd, setup, job, on_death);
+    };
+    let p = super::remote::RemotePeer::start(r, setup)?;
+    let m = &p.machine;
+    let facts = vec![
+        (
+            "peer_host".into(),
+            format!(
+                "{} at {} (Linux {}, {} CPUs, {})",
+                m.hostname, p.addr, m.kernel, m.cpus, m.cpu_model
+            ),
+        ),
+        ("peer_ipcperf".into(), p.version.clone()),
+    ];
+    Ok(Started {
+        handle: Box::new(p),
+        pid: None,
+        watchdog: None,
+        facts,
+    })
 }
 
 /// Start the peer of a two-sided case: a process for [`Mode::Processes`], else a
@@ -36,6 +71,7 @@ pub fn start(
             watchdog: Watchdog::start(pid, on_death),
             pid: Some(pid),
             handle: Box::new(p),
+            facts: Vec::new(),
         })
     } else {
         let t = ThreadPeer::spawn_job(setup, job)?;
@@ -43,6 +79,7 @@ pub fn start(
             watchdog: Watchdog::for_thread(t.done_flag(), on_death),
             pid: None,
             handle: Box::new(t),
+            facts: Vec::new(),
         })
     }
 }

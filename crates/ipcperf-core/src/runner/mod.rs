@@ -93,6 +93,7 @@ fn run_inner<M: Mechanism>(
     if spec.repeat == 0 {
         return Err(Error::Invalid("--repeat 0".into()));
     }
+    remote_fits(spec, env)?;
     crate::crossing::check(
         M::INFO.kind,
         spec.mode == crate::mode::Mode::Processes,
@@ -139,6 +140,41 @@ fn run_inner<M: Mechanism>(
         keep(rec, spec, blocks, o, obs);
     }
     Ok(blocks)
+}
+
+/// `--peer`: what crosses machines here is one pair over TCP, its peer a process
+/// on the other machine.
+fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
+    if env.remote.is_none() {
+        return Ok(());
+    }
+    if spec.mechanism != crate::mechanism::MechanismKind::Tcp {
+        let why = if spec.mechanism == crate::mechanism::MechanismKind::Udp {
+            " (udp's socket is made here and handed over, which another machine cannot take)"
+        } else {
+            ""
+        };
+        return Err(Error::Refused(format!(
+            "{} cannot cross machines: --peer measures tcp{why}",
+            spec.mechanism.name()
+        )));
+    }
+    if spec.mode != crate::mode::Mode::Processes {
+        return Err(Error::Refused(
+            "--peer runs the peer as a process on the other machine: --mode processes".into(),
+        ));
+    }
+    if !spec.pairs.is_empty() || spec.clients > 0 || spec.subscribers > 0 {
+        return Err(Error::Refused(
+            "--peer runs one pair: no --pairs, --clients or --subscribers".into(),
+        ));
+    }
+    if !spec.opts.across.is_empty() {
+        return Err(Error::Refused(
+            "--peer with --across: one or the other".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Run one case. Never fails: a refusal or failure is recorded with its reason.
@@ -360,6 +396,7 @@ fn run_latency_inner<M: Mechanism>(
     if spec.repeat == 0 {
         return Err(Error::Invalid("--repeat 0".into()));
     }
+    remote_fits(spec, env)?;
     if spec.include_setup {
         return Err(Error::Refused(
             "--include-setup applies to throughput only: round trips are timed one by one".into(),

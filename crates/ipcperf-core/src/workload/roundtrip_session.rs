@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
 use crate::mechanism::{open_local, Link, Mechanism, RoundTripShape, OPEN_TIMEOUT_MS};
 use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use crate::mode::start::start;
+use crate::mode::start::start_in;
 use crate::mode::watchdog::Watchdog;
 use crate::mode::Mode;
 use crate::plan::{CaseSpec, RunEnv};
@@ -197,10 +197,19 @@ impl<M: Mechanism> RoundTripSession<M> {
         for l in &mut links {
             actions.append(&mut l.on_peer_death);
         }
-        let mut started = start(spec.mode, &env.peer, setup, serve, actions)?;
+        let mut started = start_in(
+            env.remote.as_ref(),
+            spec.mode,
+            &env.peer,
+            setup,
+            serve,
+            actions,
+        )?;
         let tx = started.ready(open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS))?;
+        let mut started_facts = std::mem::take(&mut started.facts);
         let (peer, peer_pid, watchdog) = (started.handle, started.pid, started.watchdog);
         let mut facts = std::mem::take(&mut fwd.facts);
+        facts.append(&mut started_facts);
         for l in &mut links {
             facts.append(&mut l.facts);
         }

@@ -10,7 +10,7 @@ use super::stream;
 use crate::error::{Error, Result};
 use crate::mechanism::{open_local, ByteStream, FdStream, Link, Mechanism, OPEN_TIMEOUT_MS};
 use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
-use crate::mode::start::start;
+use crate::mode::start::start_in;
 use crate::mode::watchdog::Watchdog;
 use crate::mode::Mode;
 use crate::payload::AlignedBuf;
@@ -102,6 +102,7 @@ impl<M: Mechanism> StreamSession<M> {
             _pin: pin,
             _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
         };
+        let mut remote_facts = Vec::new();
         match spec.mode {
             Mode::Single if info.solo => {
                 s.writer = Some(open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?);
@@ -135,7 +136,15 @@ impl<M: Mechanism> StreamSession<M> {
                     handoff_fds: None,
                 };
                 let on_death = std::mem::take(&mut link.on_peer_death);
-                let mut started = start(spec.mode, &env.peer, setup, serve, on_death)?;
+                let mut started = start_in(
+                    env.remote.as_ref(),
+                    spec.mode,
+                    &env.peer,
+                    setup,
+                    serve,
+                    on_death,
+                )?;
+                remote_facts = std::mem::take(&mut started.facts);
                 s.peer_pid = started.pid;
                 s._watchdog = started.watchdog.take();
                 s.writer = if link.local.is_some() {
@@ -149,6 +158,7 @@ impl<M: Mechanism> StreamSession<M> {
             }
         }
         s.facts = std::mem::take(&mut link.facts);
+        s.facts.append(&mut remote_facts);
         s._link = link;
         Ok(s)
     }

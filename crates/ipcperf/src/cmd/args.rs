@@ -117,6 +117,16 @@ pub struct MechArgs {
     pub dir: Option<PathBuf>,
 }
 
+impl CaseArgs {
+    /// `--peer`: the server to reach, and the address of ours it reaches back.
+    pub fn remote(&self) -> Result<Option<ipcperf_core::mode::remote::Remote>, Fail> {
+        self.peer
+            .as_deref()
+            .map(|p| crate::cmd::serve::remote(p, self.token_file.as_deref()))
+            .transpose()
+    }
+}
+
 impl MechArgs {
     /// The shm wake-ups asked for (futex when none).
     pub fn wakes(&self) -> Vec<ipcperf_core::mechanism::shm_ring::Wake> {
@@ -213,6 +223,7 @@ impl MechArgs {
             across_probe: false,
             netns: None,
             background: None,
+            bind_ip: None,
             shm_spin_ns: self
                 .spin_for
                 .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
@@ -291,6 +302,16 @@ pub struct CaseArgs {
     /// judges changes against it.
     #[arg(long)]
     pub consecutive: bool,
+
+    /// Run the peer on another machine, under its `ipcperf serve` (HOST or
+    /// HOST:PORT, port 7787 by default): tcp, the data connection made from there
+    /// to this machine; the record names both machines.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: Option<String>,
+
+    /// With --peer: a file holding the token the server asks for.
+    #[arg(long, value_name = "FILE", requires = "peer")]
+    pub token_file: Option<PathBuf>,
 
     /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
     /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,

@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod plot;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod show;
 pub mod sink;
 pub mod sync;

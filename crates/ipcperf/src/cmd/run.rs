@@ -317,6 +317,15 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let mut env =
         RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     env.interleave = !a.case.consecutive;
+    env.remote = a.case.remote()?;
+    if let Some(r) = &env.remote {
+        let ip = r
+            .local_ip()
+            .map_err(|e| Fail::usage(format!("--peer: {e}")))?;
+        for s in &mut specs {
+            s.opts.bind_ip = Some(ip);
+        }
+    }
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.

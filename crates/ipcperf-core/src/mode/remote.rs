@@ -1,0 +1,337 @@
+//! The peer on another machine: `ipcperf serve` there, `--peer HOST` here.
+//!
+//! One control connection (TCP) carries a versioned handshake, then the same
+//! messages a local peer process reads and writes ([`ToPeer`], [`FromPeer`]), each
+//! as a frame: a 4-byte big-endian length, then JSON. The data flows on the
+//! mechanism's own connection, which the server's peer opens to the address the
+//! client names (only ever the client's own address).
+//!
+//! The handshake, server first:
+//! - `Banner`: the server's ipcperf version and protocol, a fresh 32-byte nonce,
+//!   and whether it wants a token; or `Busy` (one run at a time), then close.
+//! - `ClientHello`: the client's version and protocol, and with a token the proof
+//!   that it knows it: HMAC-SHA256(token, nonce ‖ "ipcperf client"), so the token
+//!   itself never crosses the wire.
+//! - `Welcome` with the server's machine, or `Refused` with the reason (a protocol
+//!   mismatch names both versions), then close.
+//!
+//! Everything is bounded: each handshake read by [`HANDSHAKE`], a frame by
+//! [`MAX_FRAME`], the whole run by the server's `--max-duration`.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use super::protocol::{FromPeer, PeerHandle, PeerSetup, ToPeer};
+use crate::error::{Error, Result};
+use crate::machine::Machine;
+use crate::mechanism::PeerAddr;
+
+/// The control protocol's version: both sides must speak the same one.
+pub const PROTOCOL: u32 = 1;
+/// The default port of `ipcperf serve`.
+pub const DEFAULT_PORT: u16 = 7787;
+/// How long each handshake step may take.
+pub const HANDSHAKE: Duration = Duration::from_secs(2);
+/// The largest frame either side accepts.
+pub const MAX_FRAME: usize = 1 << 20;
+
+/// Server to client, before the run.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ServerSays {
+    Banner {
+        ipcperf: String,
+        protocol: u32,
+        nonce: String,
+        token: bool,
+    },
+    Busy,
+    Welcome {
+        machine: Box<Machine>,
+    },
+    Refused {
+        why: String,
+    },
+}
+
+/// Client to server, in the handshake.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ClientHello {
+    pub ipcperf: String,
+    pub protocol: u32,
+    /// HMAC-SHA256(token, nonce ‖ "ipcperf client"), hex; None without a token.
+    pub proof: Option<String>,
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn mac(token: &[u8], nonce: &[u8]) -> Hmac<Sha256> {
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(token).expect("HMAC takes any key");
+    m.update(nonce);
+    m.update(b"ipcperf client");
+    m
+}
+
+/// The proof of knowing `token` for this `nonce`.
+pub fn proof(token: &[u8], nonce: &[u8]) -> String {
+    hex(&mac(token, nonce).finalize().into_bytes())
+}
+
+/// Whether `proof` (hex) is the proof for `token` and `nonce` (compared in
+/// constant time).
+pub fn proves(token: &[u8], nonce: &[u8], proof: &str) -> bool {
+    unhex(proof).is_some_and(|p| mac(token, nonce).verify_slice(&p).is_ok())
+}
+
+/// Write one frame.
+pub fn write_frame<T: Serialize>(s: &mut TcpStream, m: &T) -> Result<()> {
+    let body = serde_json::to_vec(m).map_err(|e| Error::Peer(format!("cannot encode: {e}")))?;
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    s.write_all(&frame)
+        .map_err(|e| Error::Peer(format!("the control connection broke: {e}")))
+}
+
+/// Read one frame of at most `max` bytes, each read bounded by `timeout`.
+pub fn read_frame<T: for<'de> Deserialize<'de>>(
+    s: &mut TcpStream,
+    max: usize,
+    timeout: Duration,
+) -> Result<T> {
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| Error::Peer(format!("control connection: {e}")))?;
+    let mut len = [0u8; 4];
+    read_all(s, &mut len, timeout)?;
+    let n = u32::from_be_bytes(len) as usize;
+    if n > max {
+        return Err(Error::Peer(format!(
+            "a control message of {n} bytes: more than the {max} allowed"
+        )));
+    }
+    let mut body = vec![0u8; n];
+    read_all(s, &mut body, timeout)?;
+    serde_json::from_slice(&body)
+        .map_err(|e| Error::Peer(format!("a garbled control message: {e}")))
+}
+
+fn read_all(s: &mut TcpStream, buf: &mut [u8], timeout: Duration) -> Result<()> {
+    s.read_exact(buf).map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Error::Timeout(format!(
+            "the other side sent nothing for {} ms",
+            timeout.as_millis()
+        )),
+        std::io::ErrorKind::UnexpectedEof => {
+            Error::Peer("the other side closed the control connection".into())
+        }
+        _ => Error::Peer(format!("the control connection broke: {e}")),
+    })
+}
+
+/// Where the server is, and the token to prove.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    pub addr: SocketAddr,
+    pub token: Option<Vec<u8>>,
+}
+
+impl Remote {
+    /// The address of ours the server reaches us at (no packet is sent).
+    pub fn local_ip(&self) -> Result<IpAddr> {
+        let any: SocketAddr = if self.addr.is_ipv6() {
+            "[::]:0".parse().expect("an address")
+        } else {
+            "0.0.0.0:0".parse().expect("an address")
+        };
+        let u = std::net::UdpSocket::bind(any)
+            .and_then(|u| u.connect(self.addr).map(|()| u))
+            .and_then(|u| u.local_addr())
+            .map_err(|e| Error::Peer(format!("no route to {}: {e}", self.addr)))?;
+        Ok(u.ip())
+    }
+}
+
+/// The client's end: the control connection to `ipcperf serve`.
+pub struct RemotePeer {
+    s: TcpStream,
+    pub addr: SocketAddr,
+    /// The server's machine, from its welcome.
+    pub machine: Machine,
+    /// The server's ipcperf version, from its banner.
+    pub version: String,
+}
+
+impl RemotePeer {
+    /// Connect, shake hands and hand over `setup`.
+    pub fn start(r: &Remote, setup: PeerSetup) -> Result<RemotePeer> {
+        let mut s = TcpStream::connect_timeout(&r.addr, HANDSHAKE)
+            .map_err(|e| Error::Peer(format!("cannot reach ipcperf serve at {}: {e}", r.addr)))?;
+        let _ = s.set_nodelay(true);
+        let at = r.addr;
+        let said = |e: Error| Error::Peer(format!("ipcperf serve at {at}: {e}"));
+        let banner: ServerSays = read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)?;
+        let (nonce, wants, version) = match banner {
+            ServerSays::Banner {
+                ipcperf,
+                protocol,
+                nonce,
+                token,
+            } => {
+                if protocol != PROTOCOL {
+                    return Err(Error::Peer(format!(
+                        "ipcperf serve at {at} is ipcperf {ipcperf} (control protocol {protocol}); \
+                         this is ipcperf {} (protocol {PROTOCOL}): use the same version on both",
+                        env!("CARGO_PKG_VERSION")
+                    )));
+                }
+                (unhex(&nonce).unwrap_or_default(), token, ipcperf)
+            }
+            ServerSays::Busy => {
+                return Err(Error::Peer(format!(
+                    "ipcperf serve at {at} is busy with another run; try again when it ends"
+                )))
+            }
+            other => return Err(said(Error::Peer(format!("unexpected {other:?}")))),
+        };
+        if wants && r.token.is_none() {
+            return Err(Error::Peer(format!(
+                "ipcperf serve at {at} wants a token: give it with --token-file"
+            )));
+        }
+        let hello = ClientHello {
+            ipcperf: env!("CARGO_PKG_VERSION").into(),
+            protocol: PROTOCOL,
+            proof: r.token.as_ref().map(|t| proof(t, &nonce)),
+        };
+        write_frame(&mut s, &hello).map_err(said)?;
+        let machine = match read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)? {
+            ServerSays::Welcome { machine } => *machine,
+            ServerSays::Refused { why } => {
+                return Err(Error::Peer(format!("ipcperf serve at {at} refused: {why}")))
+            }
+            other => return Err(said(Error::Peer(format!("unexpected {other:?}")))),
+        };
+        write_frame(&mut s, &ToPeer::Hello(setup))?;
+        Ok(RemotePeer {
+            s,
+            addr: at,
+            machine,
+            version,
+        })
+    }
+}
+
+impl PeerHandle for RemotePeer {
+    fn send(&mut self, m: ToPeer) -> Result<()> {
+        write_frame(&mut self.s, &m)
+    }
+
+    fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer> {
+        if !ipcperf_sys::fd::wait_ready(self.s.as_fd(), false, timeout_ms)? {
+            return Err(Error::Timeout(format!(
+                "ipcperf serve at {} did not answer within {timeout_ms} ms",
+                self.addr
+            )));
+        }
+        read_frame(&mut self.s, MAX_FRAME, HANDSHAKE)
+            .map_err(|e| Error::Peer(format!("ipcperf serve at {}: {e}", self.addr)))
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let _ = self.send(ToPeer::Quit);
+        // The server closes once its peer has ended.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut b = [0u8; 256];
+        let _ = self.s.set_read_timeout(Some(Duration::from_millis(100)));
+        while Instant::now() < deadline {
+            match self.s.read(&mut b) {
+                Ok(0) => return Ok(()),
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return Ok(()),
+            }
+        }
+        Err(Error::Timeout(format!(
+            "ipcperf serve at {} did not end the run within 2 s of quit",
+            self.addr
+        )))
+    }
+}
+
+/// What a server accepts of a client's setup: a mechanism that crosses machines
+/// by connecting to an address, and that address the client's own.
+pub fn check_setup(setup: &PeerSetup, client: IpAddr) -> Result<()> {
+    let check = |h: &crate::mechanism::PeerHandoff| match &h.addr {
+        PeerAddr::Tcp(a) if a.ip() == client && h.fds.is_empty() => Ok(()),
+        PeerAddr::Tcp(a) => Err(Error::Refused(format!(
+            "the data connection would go to {a}, not to the client ({client})"
+        ))),
+        other => Err(Error::Refused(format!(
+            "{:?} cannot cross machines: ipcperf serve measures tcp",
+            std::mem::discriminant(other)
+        ))),
+    };
+    check(&setup.handoff)?;
+    if let Some(b) = &setup.back {
+        check(b)?;
+    }
+    if setup.sync.is_some() || !setup.more.is_empty() {
+        return Err(Error::Refused(
+            "ipcperf serve runs one pair's stream or round trips".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A nonce for a banner.
+pub fn nonce() -> Result<Vec<u8>> {
+    let mut n = vec![0u8; 32];
+    getrandom::fill(&mut n).map_err(|e| Error::Peer(format!("no randomness: {e}")))?;
+    Ok(n)
+}
+
+/// The banner for a nonce.
+pub fn banner(nonce: &[u8], token: bool) -> ServerSays {
+    ServerSays::Banner {
+        ipcperf: env!("CARGO_PKG_VERSION").into(),
+        protocol: PROTOCOL,
+        nonce: hex(nonce),
+        token,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_proof_holds_for_its_token_and_nonce_only() {
+        let p = proof(b"secret", b"nonce-1");
+        assert!(proves(b"secret", b"nonce-1", &p));
+        assert!(!proves(b"secret", b"nonce-2", &p));
+        assert!(!proves(b"other", b"nonce-1", &p));
+        assert!(!proves(b"secret", b"nonce-1", "zz"));
+        assert!(!proves(b"secret", b"nonce-1", ""));
+        assert_eq!(unhex(&hex(&[0, 1, 254, 255])), Some(vec![0, 1, 254, 255]));
+    }
+}

@@ -1,0 +1,220 @@
+//! `ipcperf serve`: the other machine's side of `--peer` (the protocol is
+//! [`super::remote`]'s). One run at a time: a client that comes while one runs is
+//! told "busy" and closed. A run's peer is an `ipcperf __peer` process, exactly
+//! as on one machine; the server only carries its messages to and from the
+//! client, and never runs anything but ipcperf's own measurements.
+
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
+use super::process::ProcessPeer;
+use super::protocol::{FromPeer, PeerHandle, ToPeer};
+use super::remote::{
+    banner, check_setup, nonce, proves, read_frame, write_frame, ClientHello, ServerSays,
+    HANDSHAKE, MAX_FRAME, PROTOCOL,
+};
+use crate::error::{Error, Result};
+use crate::kind::PeerCommand;
+use crate::machine::Machine;
+
+/// How a server serves.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The token a client must prove it knows; None: anyone who reaches the port.
+    pub token: Option<Vec<u8>>,
+    /// The longest a run may last, from the welcome.
+    pub max_duration: Duration,
+    /// Serve one run, then return.
+    pub once: bool,
+    /// How to start a run's peer.
+    pub peer: PeerCommand,
+}
+
+/// Serve clients from `listener` until an accept fails (or after one run with
+/// `once`); `log` hears one line per client.
+pub fn serve(
+    listener: TcpListener,
+    cfg: &ServeConfig,
+    log: impl Fn(String) + Send + Sync + 'static,
+) -> Result<()> {
+    let log = Arc::new(log);
+    let busy = Arc::new(AtomicBool::new(false));
+    for conn in listener.incoming() {
+        let s = match conn {
+            Ok(s) => s,
+            Err(e) => {
+                log(format!("accept failed: {e}"));
+                continue;
+            }
+        };
+        let who = s
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        if busy.swap(true, Ordering::AcqRel) {
+            // Told at once, never left hanging.
+            std::thread::spawn(move || {
+                let mut s = s;
+                let _ = s.set_write_timeout(Some(HANDSHAKE));
+                let _ = write_frame(&mut s, &ServerSays::Busy);
+            });
+            log(format!("{who}: busy with another run; told so"));
+            continue;
+        }
+        let (cfg2, log2, busy2) = (cfg.clone(), log.clone(), busy.clone());
+        let worker = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut s = s;
+            let r = session(&mut s, &cfg2);
+            // Free before the client sees the connection close, so its next run
+            // (the next round of series) is not told "busy".
+            busy2.store(false, Ordering::Release);
+            drop(s);
+            match r {
+                Ok(()) => log2(format!(
+                    "{who}: run ended after {:.1} s",
+                    t0.elapsed().as_secs_f64()
+                )),
+                Err(e) => log2(format!("{who}: {e}")),
+            }
+        });
+        if cfg.once {
+            let _ = worker.join();
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Refuse a client: say why, then the caller closes.
+fn refuse(s: &mut TcpStream, why: String) -> Error {
+    let _ = write_frame(s, &ServerSays::Refused { why: why.clone() });
+    Error::Refused(why)
+}
+
+/// One client, from the banner to the end of its run.
+fn session(s: &mut TcpStream, cfg: &ServeConfig) -> Result<()> {
+    let client = s
+        .peer_addr()
+        .map_err(|e| Error::Peer(format!("no client address: {e}")))?
+        .ip();
+    let _ = s.set_nodelay(true);
+    let _ = s.set_write_timeout(Some(HANDSHAKE));
+    let n = nonce()?;
+    write_frame(s, &banner(&n, cfg.token.is_some()))?;
+    let hello: ClientHello = read_frame(s, 64 << 10, HANDSHAKE)?;
+    if hello.protocol != PROTOCOL {
+        return Err(refuse(
+            s,
+            format!(
+                "this server is ipcperf {} (control protocol {PROTOCOL}); the client is ipcperf \
+                 {} (protocol {}): use the same version on both",
+                env!("CARGO_PKG_VERSION"),
+                hello.ipcperf,
+                hello.protocol
+            ),
+        ));
+    }
+    if let Some(t) = &cfg.token {
+        if !hello.proof.as_deref().is_some_and(|p| proves(t, &n, p)) {
+            return Err(refuse(s, "wrong or missing token".into()));
+        }
+    }
+    write_frame(
+        s,
+        &ServerSays::Welcome {
+            machine: Box::new(Machine::collect()),
+        },
+    )?;
+    let ToPeer::Hello(setup) = read_frame(s, MAX_FRAME, HANDSHAKE)? else {
+        return Err(Error::Peer(
+            "the first message after the welcome was not a setup".into(),
+        ));
+    };
+    if let Err(e) = check_setup(&setup, client) {
+        let _ = write_frame(
+            s,
+            &FromPeer::Failed {
+                message: e.to_string(),
+            },
+        );
+        return Err(e);
+    }
+    let mut peer = match ProcessPeer::spawn(&cfg.peer, setup) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = write_frame(
+                s,
+                &FromPeer::Failed {
+                    message: e.to_string(),
+                },
+            );
+            return Err(e);
+        }
+    };
+    let start = Instant::now();
+    loop {
+        if start.elapsed() > cfg.max_duration {
+            let why = format!(
+                "the run passed this server's --max-duration ({} s)",
+                cfg.max_duration.as_secs()
+            );
+            let _ = write_frame(
+                s,
+                &FromPeer::Failed {
+                    message: why.clone(),
+                },
+            );
+            return Err(Error::Timeout(why));
+        }
+        let (from_client, from_peer) = {
+            let mut fds = [
+                PollFd::new(s.as_fd(), PollFlags::POLLIN),
+                PollFd::new(peer.control(), PollFlags::POLLIN),
+            ];
+            match poll(&mut fds, PollTimeout::from(100u8)) {
+                Ok(0) => (false, false),
+                Ok(_) => {
+                    let ready = |f: &PollFd| {
+                        f.revents().is_some_and(|r| {
+                            r.intersects(
+                                PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR,
+                            )
+                        })
+                    };
+                    (ready(&fds[0]), ready(&fds[1]))
+                }
+                Err(nix::errno::Errno::EINTR) => (false, false),
+                Err(e) => return Err(Error::Peer(format!("poll: {e}"))),
+            }
+        };
+        if from_peer {
+            match peer.recv(0) {
+                Ok(m) => write_frame(s, &m)?,
+                Err(e) => {
+                    let _ = write_frame(
+                        s,
+                        &FromPeer::Failed {
+                            message: e.to_string(),
+                        },
+                    );
+                    return Err(e);
+                }
+            }
+        }
+        if from_client {
+            // A client that went away (or sends garbage) ends the run: dropping
+            // the peer kills its process.
+            let m: ToPeer = read_frame(s, MAX_FRAME, HANDSHAKE)?;
+            if matches!(m, ToPeer::Quit) {
+                return peer.finish();
+            }
+            peer.send(m)?;
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! `ipcperf serve` and `--peer`, over loopback: verified bytes with a token, a
+//! wrong or missing token refused, garbage, oversized and silent handshakes
+//! refused within their bound while the server keeps serving, a second client
+//! told "busy" at once, a killed client freeing the server, and a killed server
+//! an error on the client within 2 s.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::run_json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+
+/// A server on a free loopback port; its address, and its log.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    log: std::sync::mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn start(token: Option<&std::path::Path>, extra: &[&str]) -> Server {
+        let mut c = Command::new(BIN);
+        c.args(["serve", "--listen", "127.0.0.1:0"]).args(extra);
+        if let Some(t) = token {
+            c.arg("--token-file").arg(t);
+        }
+        let mut child = c.stderr(Stdio::piped()).spawn().unwrap();
+        let err: ChildStderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        let addr = first
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        Server {
+            child,
+            addr,
+            log: rx,
+        }
+    }
+
+    fn peer(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// Log lines so far.
+    fn lines(&self) -> Vec<String> {
+        self.log.try_iter().collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn token_file(dir: &std::path::Path, name: &str, token: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("{token}\n")).unwrap();
+    p
+}
+
+/// A run through the server with the right token: every byte verified, both
+/// machines named.
+fn good_run(s: &Server, token: &std::path::Path) {
+    let j = run_json(&[
+        "run",
+        "tcp",
+        "--peer",
+        &s.peer(),
+        "--token-file",
+        token.to_str().unwrap(),
+        "--sizes",
+        "4k",
+        "-d",
+        "50ms",
+        "--repeat",
+        "2",
+        "--verify",
+    ]);
+    let c = &j["cases"][0];
+    assert_eq!(c["status"], "ok", "{c}");
+    assert_eq!(c["series"].as_array().unwrap().len(), 2);
+    assert!(c["options"]["peer_host"]
+        .as_str()
+        .unwrap()
+        .contains(&s.peer()));
+}
+
+#[test]
+fn a_run_through_the_server_is_verified_and_a_wrong_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), "t", "s3cret");
+    let s = Server::start(Some(&token), &[]);
+    good_run(&s, &token);
+    let j = run_json(&[
+        "latency",
+        "tcp",
+        "--peer",
+        &s.peer(),
+        "--token-file",
+        token.to_str().unwrap(),
+        "--sizes",
+        "64",
+        "-d",
+        "50ms",
+        "--repeat",
+        "2",
+        "--verify",
+    ]);
+    assert_eq!(j["cases"][0]["status"], "ok", "{}", j["cases"][0]);
+    assert!(j["cases"][0]["round_trips"].as_u64().unwrap() > 0);
+    // A wrong token, and none: refused, said so, exit 1.
+    let wrong = token_file(dir.path(), "w", "guess");
+    for args in [vec!["--token-file", wrong.to_str().unwrap()], Vec::new()] {
+        let out = Command::new(BIN)
+            .args([
+                "run",
+                "tcp",
+                "--peer",
+                &s.peer(),
+                "--sizes",
+                "4k",
+                "-d",
+                "50ms",
+            ])
+            .args(&args)
+            .env("IPCPERF_NO_SAVE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("token"), "{err}");
+    }
+    // Not tcp: refused with the reason, nothing measured.
+    let out = Command::new(BIN)
+        .args(["run", "unix", "--peer", &s.peer(), "--sizes", "4k"])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unix cannot cross machines"),
+        "{out:?}"
+    );
+    // The server still serves.
+    good_run(&s, &token);
+    let log = s.lines().join("\n");
+    assert!(log.contains("wrong or missing token"), "{log}");
+}
+
+/// Read what the server says until it closes; how long that took.
+fn until_closed(c: &mut TcpStream) -> (Vec<u8>, Duration) {
+    let t0 = Instant::now();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    (got, t0.elapsed())
+}
+
+#[test]
+fn hostile_handshakes_are_refused_within_their_bound_and_busy_is_said_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), "t", "s3cret");
+    let s = Server::start(Some(&token), &[]);
+    // Garbage: a frame that is not JSON.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.write_all(&[0, 0, 0, 5, b'x', b'y', b'z', b'!', b'?'])
+        .unwrap();
+    let (_, took) = until_closed(&mut c);
+    assert!(took < Duration::from_secs(3), "garbage held {took:?}");
+    // Oversized: a length of 4 GiB is refused without reading it.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.write_all(&[0xff, 0xff, 0xff, 0xff]).unwrap();
+    let (_, took) = until_closed(&mut c);
+    assert!(took < Duration::from_secs(3), "oversized held {took:?}");
+    // Silent: dropped after the handshake's bound (2 s); meanwhile another client
+    // is told busy at once.
+    let mut silent = TcpStream::connect(s.addr).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut other = TcpStream::connect(s.addr).unwrap();
+    let (said, took) = until_closed(&mut other);
+    assert!(took < Duration::from_secs(1), "busy took {took:?}");
+    assert!(String::from_utf8_lossy(&said).contains("Busy"), "{said:?}");
+    let (banner, took) = until_closed(&mut silent);
+    assert!(String::from_utf8_lossy(&banner).contains("Banner"));
+    assert!(
+        took > Duration::from_millis(1000) && took < Duration::from_secs(4),
+        "silent held {took:?}"
+    );
+    // Serving still.
+    good_run(&s, &token);
+    let log = s.lines().join("\n");
+    assert!(log.contains("garbled"), "{log}");
+    assert!(log.contains("bytes: more than"), "{log}");
+    assert!(log.contains("sent nothing"), "{log}");
+}
+
+#[test]
+fn a_killed_client_frees_the_server_and_a_killed_server_fails_the_client_in_2_s() {
+    let s = Server::start(None, &[]);
+    let long = |peer: &str| {
+        Command::new(BIN)
+            .args([
+                "run", "tcp", "--peer", peer, "--sizes", "64k", "-d", "3s", "--repeat", "2",
+            ])
+            .env("IPCPERF_NO_SAVE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut client = long(&s.peer());
+    std::thread::sleep(Duration::from_millis(1500));
+    client.kill().unwrap();
+    client.wait().unwrap();
+    // Free within 2 s: a run goes through.
+    std::thread::sleep(Duration::from_secs(2));
+    let j = run_json(&[
+        "run",
+        "tcp",
+        "--peer",
+        &s.peer(),
+        "--sizes",
+        "4k",
+        "-d",
+        "50ms",
+        "--repeat",
+        "2",
+    ]);
+    assert_eq!(j["cases"][0]["status"], "ok", "{}", j["cases"][0]);
+    // The server killed mid-run: the client says so within 2 s, exit 1.
+    let mut s = s;
+    let mut client = long(&s.peer());
+    std::thread::sleep(Duration::from_millis(1500));
+    s.child.kill().unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = client.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "the client hangs");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = t0.elapsed();
+    let mut err = String::new();
+    client
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(2), "{took:?}: {err}");
+}
