@@ -265,3 +265,120 @@ fn a_killed_client_frees_the_server_and_a_killed_server_fails_the_client_in_2_s(
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(took < Duration::from_secs(2), "{took:?}: {err}");
 }
+
+/// Two network namespaces joined by a veth pair, removed on drop.
+struct TwoHosts {
+    names: [String; 2],
+}
+
+impl TwoHosts {
+    fn make() -> Option<TwoHosts> {
+        let ip = |args: &[&str]| {
+            Command::new("ip")
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let pid = std::process::id();
+        let names = [format!("ipcperf-{pid}-sva"), format!("ipcperf-{pid}-svb")];
+        let hosts = TwoHosts {
+            names: names.clone(),
+        };
+        let (a, b) = (&names[0], &names[1]);
+        let (va, vb) = (
+            format!("ipsva{}", pid % 100_000),
+            format!("ipsvb{}", pid % 100_000),
+        );
+        let ok = ip(&["netns", "add", a])
+            && ip(&["netns", "add", b])
+            && ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb])
+            && ip(&["link", "set", &va, "netns", a])
+            && ip(&["link", "set", &vb, "netns", b])
+            && ip(&["-n", a, "addr", "add", "10.235.0.1/30", "dev", &va])
+            && ip(&["-n", b, "addr", "add", "10.235.0.2/30", "dev", &vb])
+            && ip(&["-n", a, "link", "set", &va, "up"])
+            && ip(&["-n", b, "link", "set", &vb, "up"])
+            && ip(&["-n", a, "link", "set", "lo", "up"])
+            && ip(&["-n", b, "link", "set", "lo", "up"]);
+        ok.then_some(hosts)
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+/// `ipcperf serve` in one network namespace, the client in another, joined by a
+/// veth pair (two machines as far as the network goes): bytes verified, the run
+/// saved with the server's machine named.
+#[test]
+fn serve_and_peer_across_two_network_namespaces() {
+    // Root: the owner of our own /proc entry.
+    if !std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+    {
+        eprintln!("skipped: network namespaces need root");
+        return;
+    }
+    let Some(hosts) = TwoHosts::make() else {
+        eprintln!("skipped: cannot make network namespaces here (iproute2 and CAP_NET_ADMIN)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), "t", "across");
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", &hosts.names[0], BIN, "serve"])
+        .args(["--listen", "10.235.0.1:7787", "--once", "--token-file"])
+        .arg(&token)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("listening on 10.235.0.1:7787"), "{line}");
+    // Keep reading its log, so the pipe stays open.
+    std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = err.read_to_string(&mut rest);
+    });
+    let db = dir.path().join("h.db");
+    let out = Command::new("ip")
+        .args(["netns", "exec", &hosts.names[1], BIN, "run", "tcp"])
+        .args(["--peer", "10.235.0.1", "--token-file"])
+        .arg(&token)
+        .args([
+            "--sizes", "4k,64k", "-d", "50ms", "--repeat", "1", "--verify", "--db",
+        ])
+        .arg(&db)
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = common::stdout(&mut common::cmd(&db, &["export", "last", "-f", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    for c in v["cases"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert!(c["options"]["peer_host"]
+            .as_str()
+            .unwrap()
+            .contains("10.235.0.1:7787"));
+    }
+    // --once: the server is gone after its run.
+    let t0 = Instant::now();
+    while server.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "serve --once did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(hosts);
+}

@@ -66,6 +66,13 @@ pub struct ClientHello {
     pub protocol: u32,
     /// HMAC-SHA256(token, nonce ‖ "ipcperf client"), hex; None without a token.
     pub proof: Option<String>,
+    /// The client's run (one id for all of a run's connections: each series of a
+    /// run is a connection of its own).
+    #[serde(default)]
+    pub run: String,
+    /// The run is over: nothing follows this handshake (`serve --once` ends).
+    #[serde(default)]
+    pub over: bool,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -149,9 +156,23 @@ fn read_all(s: &mut TcpStream, buf: &mut [u8], timeout: Duration) -> Result<()> 
 pub struct Remote {
     pub addr: SocketAddr,
     pub token: Option<Vec<u8>>,
+    /// This run's id, the same on each of its connections.
+    pub run: String,
 }
 
 impl Remote {
+    pub fn new(addr: SocketAddr, token: Option<Vec<u8>>) -> Remote {
+        let run = format!("{}-{}", std::process::id(), ipcperf_sys::clock::now_ns());
+        Remote { addr, token, run }
+    }
+
+    /// Tell the server the run is over (`serve --once` then ends); best effort.
+    pub fn say_over(&self) -> Result<()> {
+        let (s, _) = handshake(self, true)?;
+        let _ = s.shutdown(std::net::Shutdown::Both);
+        Ok(())
+    }
+
     /// The address of ours the server reaches us at (no packet is sent).
     pub fn local_ip(&self) -> Result<IpAddr> {
         let any: SocketAddr = if self.addr.is_ipv6() {
@@ -180,6 +201,21 @@ pub struct RemotePeer {
 impl RemotePeer {
     /// Connect, shake hands and hand over `setup`.
     pub fn start(r: &Remote, setup: PeerSetup) -> Result<RemotePeer> {
+        let (mut s, (machine, version)) = handshake(r, false)?;
+        write_frame(&mut s, &ToPeer::Hello(setup))?;
+        Ok(RemotePeer {
+            s,
+            addr: r.addr,
+            machine,
+            version,
+        })
+    }
+}
+
+/// Connect to the server and shake hands; the connection, the server's machine
+/// and version.
+fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String))> {
+    {
         let mut s = TcpStream::connect_timeout(&r.addr, HANDSHAKE)
             .map_err(|e| Error::Peer(format!("cannot reach ipcperf serve at {}: {e}", r.addr)))?;
         let _ = s.set_nodelay(true);
@@ -218,6 +254,8 @@ impl RemotePeer {
             ipcperf: env!("CARGO_PKG_VERSION").into(),
             protocol: PROTOCOL,
             proof: r.token.as_ref().map(|t| proof(t, &nonce)),
+            run: r.run.clone(),
+            over,
         };
         write_frame(&mut s, &hello).map_err(said)?;
         let machine = match read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)? {
@@ -227,13 +265,7 @@ impl RemotePeer {
             }
             other => return Err(said(Error::Peer(format!("unexpected {other:?}")))),
         };
-        write_frame(&mut s, &ToPeer::Hello(setup))?;
-        Ok(RemotePeer {
-            s,
-            addr: at,
-            machine,
-            version,
-        })
+        Ok((s, (machine, version)))
     }
 }
 

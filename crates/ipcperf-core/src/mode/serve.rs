@@ -35,8 +35,9 @@ pub struct ServeConfig {
     pub peer: PeerCommand,
 }
 
-/// Serve clients from `listener` until an accept fails (or after one run with
-/// `once`); `log` hears one line per client.
+/// Serve clients from `listener`; with `once`, until the first client's run is
+/// over (it says so, or 10 s pass without its next connection). `log` hears one
+/// line per connection.
 pub fn serve(
     listener: TcpListener,
     cfg: &ServeConfig,
@@ -44,7 +45,18 @@ pub fn serve(
 ) -> Result<()> {
     let log = Arc::new(log);
     let busy = Arc::new(AtomicBool::new(false));
-    for conn in listener.incoming() {
+    let mut served = false;
+    loop {
+        // `--once`: after the first connection, the run's next one comes at once
+        // (its next series) or its "over"; 10 s of quiet ends the wait too.
+        if cfg.once && served {
+            let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+            if matches!(poll(&mut fds, PollTimeout::from(10_000u16)), Ok(0)) {
+                log("no more of the run came within 10 s".into());
+                return Ok(());
+            }
+        }
+        let conn = listener.accept().map(|(s, _)| s);
         let s = match conn {
             Ok(s) => s,
             Err(e) => {
@@ -76,19 +88,30 @@ pub fn serve(
             busy2.store(false, Ordering::Release);
             drop(s);
             match r {
-                Ok(()) => log2(format!(
-                    "{who}: run ended after {:.1} s",
-                    t0.elapsed().as_secs_f64()
-                )),
-                Err(e) => log2(format!("{who}: {e}")),
+                Ok(true) => {
+                    log2(format!("{who}: the run is over"));
+                    true
+                }
+                Ok(false) => {
+                    log2(format!(
+                        "{who}: series ended after {:.1} s",
+                        t0.elapsed().as_secs_f64()
+                    ));
+                    false
+                }
+                Err(e) => {
+                    log2(format!("{who}: {e}"));
+                    false
+                }
             }
         });
         if cfg.once {
-            let _ = worker.join();
-            return Ok(());
+            served = true;
+            if worker.join().unwrap_or(false) {
+                return Ok(());
+            }
         }
     }
-    Ok(())
 }
 
 /// Refuse a client: say why, then the caller closes.
@@ -97,8 +120,9 @@ fn refuse(s: &mut TcpStream, why: String) -> Error {
     Error::Refused(why)
 }
 
-/// One client, from the banner to the end of its run.
-fn session(s: &mut TcpStream, cfg: &ServeConfig) -> Result<()> {
+/// One client connection, from the banner to the end of its series; true when
+/// the client said its run is over.
+fn session(s: &mut TcpStream, cfg: &ServeConfig) -> Result<bool> {
     let client = s
         .peer_addr()
         .map_err(|e| Error::Peer(format!("no client address: {e}")))?
@@ -131,6 +155,9 @@ fn session(s: &mut TcpStream, cfg: &ServeConfig) -> Result<()> {
             machine: Box::new(Machine::collect()),
         },
     )?;
+    if hello.over {
+        return Ok(true);
+    }
     let ToPeer::Hello(setup) = read_frame(s, MAX_FRAME, HANDSHAKE)? else {
         return Err(Error::Peer(
             "the first message after the welcome was not a setup".into(),
@@ -212,7 +239,7 @@ fn session(s: &mut TcpStream, cfg: &ServeConfig) -> Result<()> {
             // the peer kills its process.
             let m: ToPeer = read_frame(s, MAX_FRAME, HANDSHAKE)?;
             if matches!(m, ToPeer::Quit) {
-                return peer.finish();
+                return peer.finish().map(|()| false);
             }
             peer.send(m)?;
         }

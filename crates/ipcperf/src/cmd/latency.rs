@@ -264,6 +264,10 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         ));
     }
     run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
+    // The server (`serve --once`) hears that the run is over; best effort.
+    if let Some(r) = &env.remote {
+        let _ = r.say_over();
+    }
     drop(hogs);
     crate::cmd::ending::finish(
         run,

@@ -337,6 +337,10 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         console.stream_with(stream_tables(&run, &specs, printed.clone()));
     }
     run.cases = runner::run_all(&specs, &env, &mut saver.observe(&mut console));
+    // The server (`serve --once`) hears that the run is over; best effort.
+    if let Some(r) = &env.remote {
+        let _ = r.say_over();
+    }
     drop(hogs);
     finish(
         run,

@@ -33,7 +33,8 @@ pub struct ServeArgs {
     #[arg(long, value_parser = units::parse_duration, default_value = "60s")]
     pub max_duration: std::time::Duration,
 
-    /// Serve one run, then exit.
+    /// Serve one client's run (all its series), then exit: when the client says
+    /// the run is over, or 10 s after its last series with nothing more.
     #[arg(long)]
     pub once: bool,
 }
@@ -71,10 +72,7 @@ pub fn remote(peer: &str, token_file: Option<&Path>) -> Result<Remote, Fail> {
         .ok()
         .and_then(|mut a| a.next())
         .ok_or_else(|| Fail::usage(format!("--peer {peer}: not a host (HOST or HOST:PORT)")))?;
-    Ok(Remote {
-        addr,
-        token: token_file.map(read_token).transpose()?,
-    })
+    Ok(Remote::new(addr, token_file.map(read_token).transpose()?))
 }
 
 pub fn run(a: ServeArgs) -> Result<i32, Fail> {
@@ -97,7 +95,11 @@ pub fn run(a: ServeArgs) -> Result<i32, Fail> {
         once: a.once,
         peer: PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?,
     };
-    serve(listener, &cfg, |line| eprintln!("ipcperf serve: {line}"))
-        .map_err(|e| Fail::failure(e.to_string()))?;
+    // A closed stderr must not end the server: the log is best effort.
+    serve(listener, &cfg, |line| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "ipcperf serve: {line}");
+    })
+    .map_err(|e| Fail::failure(e.to_string()))?;
     Ok(0)
 }
