@@ -75,6 +75,10 @@ impl Placement {
     /// The class's name (`shared-l3`, ...) when known; else `same-cpu`,
     /// `cross-cpu`, `unpinned` or `partly-pinned`.
     pub fn label(&self) -> &'static str {
+        // Two machines: that is the relation, whatever is pinned on each.
+        if self.class == Some(PlacementClass::OtherHost) {
+            return PlacementClass::OtherHost.name();
+        }
         if let (Some(c), Some(_), Some(_)) = (self.class, self.writer_cpu, self.reader_cpu) {
             return c.name();
         }

@@ -33,6 +33,9 @@ pub enum PlacementClass {
     OtherNuma,
     /// Different packages (sockets).
     OtherSocket,
+    /// Different machines (`--peer`): not a class of one machine's topology, so
+    /// not in [`PlacementClass::ALL`].
+    OtherHost,
 }
 
 impl PlacementClass {
@@ -56,6 +59,7 @@ impl PlacementClass {
             PlacementClass::OtherL3 => "other-l3",
             PlacementClass::OtherNuma => "other-numa",
             PlacementClass::OtherSocket => "other-socket",
+            PlacementClass::OtherHost => "other-host",
         }
     }
 
@@ -73,6 +77,7 @@ impl PlacementClass {
             PlacementClass::OtherL3 => "one NUMA node, different last-level caches",
             PlacementClass::OtherNuma => "different NUMA nodes of one package",
             PlacementClass::OtherSocket => "different packages (sockets)",
+            PlacementClass::OtherHost => "different machines (--peer)",
         }
     }
 }

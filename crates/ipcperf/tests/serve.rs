@@ -98,6 +98,18 @@ fn good_run(s: &Server, token: &std::path::Path) {
         .as_str()
         .unwrap()
         .contains(&s.peer()));
+    // The path: the interface of our address and its MTU, and a measured round trip.
+    assert!(
+        c["options"]["path"].as_str().unwrap().contains("MTU"),
+        "{c}"
+    );
+    let rtt: u64 = c["options"]["path_rtt_ns"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rtt > 0 && rtt < 1_000_000_000, "{c}");
+    assert_eq!(c["placement"]["label"], "other-host", "{c}");
 }
 
 #[test]
@@ -120,8 +132,14 @@ fn a_run_through_the_server_is_verified_and_a_wrong_token_is_refused() {
         "--repeat",
         "2",
         "--verify",
+        "--peer-pin",
+        "1",
     ]);
     assert_eq!(j["cases"][0]["status"], "ok", "{}", j["cases"][0]);
+    // The peer ran where --peer-pin put it, on the other machine.
+    let p = &j["cases"][0]["placement"];
+    assert_eq!(p["reader_cpu"], 1, "{p}");
+    assert_eq!(p["seen_reader_cpu"], 1, "{p}");
     assert!(j["cases"][0]["round_trips"].as_u64().unwrap() > 0);
     // A wrong token, and none: refused, said so, exit 1.
     let wrong = token_file(dir.path(), "w", "guess");

@@ -73,7 +73,14 @@ pub struct ClientHello {
     /// The run is over: nothing follows this handshake (`serve --once` ends).
     #[serde(default)]
     pub over: bool,
+    /// After the welcome, this many empty frames go back and forth (the client
+    /// times them: the path's round trip).
+    #[serde(default)]
+    pub pings: u32,
 }
+
+/// Empty frames timed after the welcome; the fastest is the path's round trip.
+pub const PINGS: u32 = 5;
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -168,7 +175,7 @@ impl Remote {
 
     /// Tell the server the run is over (`serve --once` then ends); best effort.
     pub fn say_over(&self) -> Result<()> {
-        let (s, _) = handshake(self, true)?;
+        let (s, _, _) = handshake(self, true)?;
         let _ = s.shutdown(std::net::Shutdown::Both);
         Ok(())
     }
@@ -188,10 +195,39 @@ impl Remote {
     }
 }
 
+/// The path from here to `peer`: the interface holding our address `ip` and its
+/// MTU, as a line for the record.
+pub fn path_of(ip: IpAddr, peer: SocketAddr) -> String {
+    let found = nix::ifaddrs::getifaddrs().ok().and_then(|mut all| {
+        all.find(|a| {
+            a.address.as_ref().is_some_and(|sa| {
+                sa.as_sockaddr_in()
+                    .is_some_and(|s| IpAddr::V4(s.ip()) == ip)
+                    || sa
+                        .as_sockaddr_in6()
+                        .is_some_and(|s| IpAddr::V6(s.ip()) == ip)
+            })
+        })
+    });
+    match found {
+        Some(a) => {
+            let mtu = std::fs::read_to_string(format!("/sys/class/net/{}/mtu", a.interface_name))
+                .ok()
+                .map(|m| format!(", MTU {}", m.trim()))
+                .unwrap_or_default();
+            format!("{} {ip} to {peer}{mtu}", a.interface_name)
+        }
+        None => format!("{ip} to {peer}"),
+    }
+}
+
 /// The client's end: the control connection to `ipcperf serve`.
 pub struct RemotePeer {
     s: TcpStream,
     pub addr: SocketAddr,
+    /// The fastest of [`PINGS`] empty frames there and back on the control
+    /// connection: the path's round trip, both sides' wake-ups included.
+    pub rtt_ns: u64,
     /// The server's machine, from its welcome.
     pub machine: Machine,
     /// The server's ipcperf version, from its banner.
@@ -201,11 +237,12 @@ pub struct RemotePeer {
 impl RemotePeer {
     /// Connect, shake hands and hand over `setup`.
     pub fn start(r: &Remote, setup: PeerSetup) -> Result<RemotePeer> {
-        let (mut s, (machine, version)) = handshake(r, false)?;
+        let (mut s, (machine, version), rtt_ns) = handshake(r, false)?;
         write_frame(&mut s, &ToPeer::Hello(setup))?;
         Ok(RemotePeer {
             s,
             addr: r.addr,
+            rtt_ns,
             machine,
             version,
         })
@@ -213,8 +250,8 @@ impl RemotePeer {
 }
 
 /// Connect to the server and shake hands; the connection, the server's machine
-/// and version.
-fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String))> {
+/// and version, and the path's round trip (timed after the welcome).
+fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String), u64)> {
     {
         let mut s = TcpStream::connect_timeout(&r.addr, HANDSHAKE)
             .map_err(|e| Error::Peer(format!("cannot reach ipcperf serve at {}: {e}", r.addr)))?;
@@ -256,6 +293,7 @@ fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String))> {
             proof: r.token.as_ref().map(|t| proof(t, &nonce)),
             run: r.run.clone(),
             over,
+            pings: if over { 0 } else { PINGS },
         };
         write_frame(&mut s, &hello).map_err(said)?;
         let machine = match read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)? {
@@ -265,7 +303,16 @@ fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String))> {
             }
             other => return Err(said(Error::Peer(format!("unexpected {other:?}")))),
         };
-        Ok((s, (machine, version)))
+        let mut rtt = u64::MAX;
+        if !over {
+            for _ in 0..PINGS {
+                let t0 = ipcperf_sys::clock::now_ns();
+                write_frame(&mut s, &()).map_err(said)?;
+                read_frame::<()>(&mut s, 16, HANDSHAKE).map_err(said)?;
+                rtt = rtt.min(ipcperf_sys::clock::now_ns() - t0);
+            }
+        }
+        Ok((s, (machine, version), rtt))
     }
 }
 

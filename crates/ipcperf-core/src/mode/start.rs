@@ -46,6 +46,8 @@ pub fn start_in(
             ),
         ),
         ("peer_ipcperf".into(), p.version.clone()),
+        ("path".into(), super::remote::path_of(r.local_ip()?, p.addr)),
+        ("path_rtt_ns".into(), p.rtt_ns.to_string()),
     ];
     Ok(Started {
         handle: Box::new(p),

@@ -125,6 +125,36 @@ impl CaseArgs {
             .map(|p| crate::cmd::serve::remote(p, self.token_file.as_deref()))
             .transpose()
     }
+
+    /// `--peer`: each case's sides on two machines: this side where `--pin` put
+    /// it, the peer on `--peer-pin`; the TCP listener on the address the other
+    /// machine reaches. Cases that became the same are run once.
+    pub fn place_remote(
+        &self,
+        remote: &ipcperf_core::mode::remote::Remote,
+        specs: &mut Vec<ipcperf_core::plan::CaseSpec>,
+    ) -> Result<(), Fail> {
+        let ip = remote
+            .local_ip()
+            .map_err(|e| Fail::usage(format!("--peer: {e}")))?;
+        for s in specs.iter_mut() {
+            s.opts.bind_ip = Some(ip);
+            s.placement = ipcperf_core::mode::Placement {
+                writer_cpu: s.placement.writer_cpu,
+                reader_cpu: self.peer_pin,
+                class: Some(ipcperf_core::topology::PlacementClass::OtherHost),
+            };
+        }
+        let mut seen = Vec::new();
+        specs.retain(|s| {
+            let fresh = !seen.contains(s);
+            if fresh {
+                seen.push(s.clone());
+            }
+            fresh
+        });
+        Ok(())
+    }
 }
 
 impl MechArgs {
@@ -312,6 +342,11 @@ pub struct CaseArgs {
     /// With --peer: a file holding the token the server asks for.
     #[arg(long, value_name = "FILE", requires = "peer")]
     pub token_file: Option<PathBuf>,
+
+    /// With --peer: the CPU the peer is pinned to on the other machine (this
+    /// side's CPU: --pin's first). The placement is named `other-host`.
+    #[arg(long, value_name = "CPU", requires = "peer")]
+    pub peer_pin: Option<usize>,
 
     /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
     /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,

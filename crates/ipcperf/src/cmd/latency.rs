@@ -225,12 +225,7 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
     env.interleave = !a.case.consecutive;
     env.remote = a.case.remote()?;
     if let Some(r) = &env.remote {
-        let ip = r
-            .local_ip()
-            .map_err(|e| Fail::usage(format!("--peer: {e}")))?;
-        for s in &mut specs {
-            s.opts.bind_ip = Some(ip);
-        }
+        a.case.place_remote(r, &mut specs)?;
     }
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;

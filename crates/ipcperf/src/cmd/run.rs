@@ -319,12 +319,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     env.interleave = !a.case.consecutive;
     env.remote = a.case.remote()?;
     if let Some(r) = &env.remote {
-        let ip = r
-            .local_ip()
-            .map_err(|e| Fail::usage(format!("--peer: {e}")))?;
-        for s in &mut specs {
-            s.opts.bind_ip = Some(ip);
-        }
+        a.case.place_remote(r, &mut specs)?;
     }
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;

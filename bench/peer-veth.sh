@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# ipcperf across two "machines" (two network namespaces joined by a veth pair)
+# against the standard tools on the same pair, each pair of figures taken in the
+# same round (interleaved), printed as ratios: median and range over REPS.
+#
+#   1. Throughput: ipcperf run tcp --peer A (the data connection from A to B, the
+#      reader on A) vs iperf3 -c A (client in B sends, server in A reads), both
+#      128 KiB writes (iperf3's default), DUR seconds.          target: >= 1.0x
+#   2. Round trips: ipcperf latency tcp --peer A --nodelay, 64 B, back to back vs
+#      sockperf ping-pong --tcp -m 64 (server in A): p50.       target: <= 1.05x
+#      sockperf's client spins on its socket; ipcperf's client sleeps in its
+#      receive unless --busy-poll: both ipcperf figures are printed, the busy-poll
+#      one is the like-for-like.
+#
+# Needs root (ip netns), iproute2, iperf3, sockperf, jq. Environment: REPS (5),
+# DUR (2). IPCPERF=path uses a built binary (default target/release/ipcperf).
+# Removes its namespaces on exit. Benchmarks keep nothing in the run history.
+export IPCPERF_NO_SAVE=1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${REPS:-5}
+DUR=${DUR:-2}
+BIN=$(realpath "${IPCPERF:-target/release/ipcperf}")
+[ -x "$BIN" ] || cargo build --release -q -p ipcperf
+for t in ip iperf3 sockperf jq; do
+    command -v "$t" >/dev/null || { echo "peer-veth: $t is needed" >&2; exit 1; }
+done
+A=ipcperf-bench-$$-a
+B=ipcperf-bench-$$-b
+cleanup() {
+    ip netns pids "$A" 2>/dev/null | xargs -r kill 2>/dev/null || true
+    ip netns pids "$B" 2>/dev/null | xargs -r kill 2>/dev/null || true
+    ip netns del "$A" 2>/dev/null || true
+    ip netns del "$B" 2>/dev/null || true
+}
+trap cleanup EXIT
+ip netns add "$A"
+ip netns add "$B"
+ip link add vbench-a$$ type veth peer name vbench-b$$
+ip link set vbench-a$$ netns "$A"
+ip link set vbench-b$$ netns "$B"
+ip -n "$A" addr add 10.236.0.1/30 dev vbench-a$$
+ip -n "$B" addr add 10.236.0.2/30 dev vbench-b$$
+for n in "$A" "$B"; do ip -n "$n" link set lo up; done
+ip -n "$A" link set vbench-a$$ up
+ip -n "$B" link set vbench-b$$ up
+inA() { ip netns exec "$A" "$@"; }
+inB() { ip netns exec "$B" "$@"; }
+inA "$BIN" serve --listen 10.236.0.1:7787 >/dev/null 2>&1 &
+inA iperf3 -s -B 10.236.0.1 >/dev/null 2>&1 &
+inA sockperf server --tcp -i 10.236.0.1 -p 11411 >/dev/null 2>&1 &
+sleep 1
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+spread() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
+}
+echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/')"
+tp=(); r50=(); b50=()
+for i in $(seq "$REPS"); do
+    j=$(inB "$BIN" run tcp --peer 10.236.0.1 --sizes 128k -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
+    ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j")
+    ip3=$(inB iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
+    t=$(ratio "$ip_bps" "$ip3"); tp+=("$t")
+    j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --busy-poll --format json 2>/dev/null)
+    bp=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
+    j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
+    sl=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
+    sp=$(inB sockperf ping-pong --tcp -i 10.236.0.1 -p 11411 -m 64 -t "$DUR" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ {print $NF}')
+    r50+=("$(ratio "$bp" "$sp")"); b50+=("$(ratio "$sl" "$sp")")
+    printf '  round %d: ipcperf %.0f MB/s | iperf3 %.0f MB/s | %s   RTT p50 ipcperf --busy-poll %.1f us, sleeping %.1f us | sockperf %s us\n' \
+        "$i" "$(awk -v x="$ip_bps" 'BEGIN{print x/1e6}')" "$(awk -v x="$ip3" 'BEGIN{print x/1e6}')" "$t" "$bp" "$sl" "$sp"
+done
+echo "  throughput ipcperf --peer / iperf3:        $(spread "${tp[@]}")   target >= 1.0"
+echo "  RTT p50 ipcperf --busy-poll / sockperf:    $(spread "${r50[@]}")   target <= 1.05"
+echo "  RTT p50 ipcperf (client sleeps) / sockperf: $(spread "${b50[@]}")"
