@@ -5,9 +5,12 @@
 #
 #   1. Throughput: ipcperf run tcp --peer A (the data connection from A to B, the
 #      reader on A) vs iperf3 -c A (client in B sends, server in A reads), both
-#      128 KiB writes (iperf3's default), DUR seconds.          target: >= 1.0x
+#      128 KiB writes (iperf3's default), DUR seconds, the payload not touched
+#      (iperf3 neither fills nor reads its buffer: ipcperf --no-touch). target: >= 1.0x
 #   2. Round trips: ipcperf latency tcp --peer A --nodelay, 64 B, back to back vs
-#      sockperf ping-pong --tcp -m 64 (server in A): p50.       target: <= 1.05x
+#      sockperf ping-pong --tcp -m 64 --full-rtt (server in A): p50.  target: <= 1.05x
+#   Every client on CPU 0, every server side on CPU 1 (ipcperf: --pin 0,1
+#   --peer-pin 1; the tools under taskset).
 #      sockperf's client spins on its socket; ipcperf's client sleeps in its
 #      receive unless --busy-poll: both ipcperf figures are printed, the busy-poll
 #      one is the like-for-like.
@@ -47,8 +50,8 @@ ip -n "$B" link set vbench-b$$ up
 inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
 inA "$BIN" serve --listen 10.236.0.1:7787 >/dev/null 2>&1 &
-inA iperf3 -s -B 10.236.0.1 >/dev/null 2>&1 &
-inA sockperf server --tcp -i 10.236.0.1 -p 11411 >/dev/null 2>&1 &
+inA taskset -c 1 iperf3 -s -B 10.236.0.1 >/dev/null 2>&1 &
+inA taskset -c 1 sockperf server --tcp -i 10.236.0.1 -p 11411 >/dev/null 2>&1 &
 sleep 1
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
@@ -60,15 +63,15 @@ spread() {
 echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/')"
 tp=(); r50=(); b50=()
 for i in $(seq "$REPS"); do
-    j=$(inB "$BIN" run tcp --peer 10.236.0.1 --sizes 128k -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
+    j=$(inB "$BIN" run tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --sizes 128k --no-touch -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
     ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j")
-    ip3=$(inB iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
+    ip3=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
     t=$(ratio "$ip_bps" "$ip3"); tp+=("$t")
-    j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --busy-poll --format json 2>/dev/null)
+    j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --busy-poll --format json 2>/dev/null)
     bp=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
-    j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
+    j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
     sl=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
-    sp=$(inB sockperf ping-pong --tcp -i 10.236.0.1 -p 11411 -m 64 -t "$DUR" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ {print $NF}')
+    sp=$(inB taskset -c 0 sockperf ping-pong --tcp -i 10.236.0.1 -p 11411 -m 64 -t "$DUR" --full-rtt 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ {print $NF}')
     r50+=("$(ratio "$bp" "$sp")"); b50+=("$(ratio "$sl" "$sp")")
     printf '  round %d: ipcperf %.0f MB/s | iperf3 %.0f MB/s | %s   RTT p50 ipcperf --busy-poll %.1f us, sleeping %.1f us | sockperf %s us\n' \
         "$i" "$(awk -v x="$ip_bps" 'BEGIN{print x/1e6}')" "$(awk -v x="$ip3" 'BEGIN{print x/1e6}')" "$t" "$bp" "$sl" "$sp"
