@@ -207,6 +207,76 @@ pub fn bradford_ratio(run: &RunRecord) -> Option<Table> {
     })
 }
 
+/// Bradford's sockspeedp6 question across the runs of a report: a network
+/// mechanism's rate between two machines (`--peer`: placement `other-host`)
+/// against its rate over loopback, same mechanism, mode and block size, the best
+/// of each where several runs have it.
+pub fn loopback_vs_network(runs: &[(String, RunRecord)]) -> Option<Table> {
+    use ipcperf_core::kind::Workload;
+    type Key = (String, String, u64);
+    let mut net: Vec<(Key, f64, String)> = Vec::new();
+    let mut lo: Vec<(Key, f64, String)> = Vec::new();
+    for (id, run) in runs {
+        for c in &run.cases {
+            let (Some(m), true) = (c.median_bytes_per_sec, c.workload == Workload::Stream) else {
+                continue;
+            };
+            if !is_network(&c.mechanism) || !c.is_ok() {
+                continue;
+            }
+            let key = (c.mechanism.clone(), c.mode.name().to_string(), c.block_size);
+            let side = if c.placement.label == "other-host" {
+                &mut net
+            } else {
+                &mut lo
+            };
+            match side.iter_mut().find(|x| x.0 == key) {
+                Some(x) if x.1 >= m => {}
+                Some(x) => {
+                    x.1 = m;
+                    x.2 = id.clone();
+                }
+                None => side.push((key, m, id.clone())),
+            }
+        }
+    }
+    let rows: Vec<Vec<String>> = net
+        .iter()
+        .filter_map(|(k, n, nid)| {
+            let (_, l, lid) = lo.iter().find(|x| &x.0 == k)?;
+            Some(vec![
+                k.0.clone(),
+                k.1.clone(),
+                fmt_size(k.2),
+                format!("{} (run {nid})", fmt_mbps(*n)),
+                format!("{} (run {lid})", fmt_mbps(*l)),
+                format!("{:.2}×", n / l),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: "Bradford's loopback-versus-network ratio (two machines against one)".into(),
+        header: strs(&[
+            "mechanism",
+            "mode",
+            "block",
+            "between machines MB/s",
+            "loopback MB/s",
+            "network/loopback",
+        ]),
+        rows,
+        notes: vec![
+            "Bradford's sockspeedp6 ran its two sides on different machines and set the rate \
+             against loopback's; here the between-machines rate is a run with --peer \
+             (placement other-host), loopback the same case in a run on one machine."
+                .into(),
+        ],
+    })
+}
+
 /// Mechanisms that would carry data between machines.
 pub fn is_network(mech: &str) -> bool {
     ["tcp", "udp", "sctp"].iter().any(|p| mech.starts_with(p))
@@ -425,6 +495,11 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
         }
         o.push_str("</section>\n");
     }
+    if let Some(t) = loopback_vs_network(runs) {
+        o.push_str("<section id=\"network\">\n<h2>Between machines and loopback</h2>\n");
+        o.push_str(&table_html(&t));
+        o.push_str("</section>\n");
+    }
     if runs.len() >= 2 {
         o.push_str("<section id=\"compare\">\n<h2>Comparisons</h2>\n");
         let (a_id, a) = &runs[0];
@@ -470,6 +545,36 @@ mod tests {
         assert_eq!(l.rows[0][0], "tcp");
         assert_eq!(&l.rows[0][4..], ["4.00", "4.00", "0.40", "0.16", "0.04"]);
         assert_eq!(l.rows.len(), 2);
+    }
+
+    /// A run across machines and a run on loopback: their tcp rates side by side,
+    /// the ratio per block size; neither alone makes the table.
+    #[test]
+    fn loopback_against_the_network_when_both_are_reported() {
+        let lo = testdata::run();
+        let mut net = testdata::run();
+        net.cases.retain(|c| c.mechanism == "tcp");
+        for c in &mut net.cases {
+            c.placement.label = "other-host".into();
+            for s in &mut c.series {
+                s.bytes /= 4;
+            }
+            c.summarize();
+        }
+        assert!(loopback_vs_network(&[("1".into(), lo.clone())]).is_none());
+        assert!(loopback_vs_network(&[("2".into(), net.clone())]).is_none());
+        let runs = [("1".into(), lo), ("2".into(), net)];
+        let t = loopback_vs_network(&runs).unwrap();
+        assert!(!t.rows.is_empty());
+        for r in &t.rows {
+            assert_eq!(r[0], "tcp");
+            assert_eq!(r[5], "0.25×", "{r:?}");
+            assert!(
+                r[3].contains("(run 2)") && r[4].contains("(run 1)"),
+                "{r:?}"
+            );
+        }
+        assert!(html(&runs).contains("loopback-versus-network"));
     }
 
     #[test]
