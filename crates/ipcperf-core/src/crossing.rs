@@ -14,11 +14,6 @@ use crate::mechanism::MechanismKind;
 pub fn refuse(kind: MechanismKind, ns: Namespace) -> Option<String> {
     use MechanismKind as K;
     let why = match (ns, kind) {
-        (Namespace::Net, K::Udp) => {
-            "loopback belongs to its network namespace, and ipcperf makes both UDP sockets \
-             itself (a passed socket would cross, which no container's does); across one, \
-             TCP runs over a veth pair, UDP is not built yet"
-        }
         (Namespace::Ipc, K::SysvMsg) => "a SysV queue lives in its IPC namespace",
         (Namespace::Ipc, K::PosixMq) => {
             "a POSIX queue is named in its IPC namespace (its mqueue filesystem); ipcperf \
@@ -60,7 +55,7 @@ pub fn means(kind: MechanismKind) -> &'static str {
         K::Fifo | K::Unix | K::File => "a path in a shared directory",
         K::Shm => "a memfd passed over a socket",
         K::Tcp => "loopback; across net, a veth pair",
-        K::Udp => "loopback",
+        K::Udp => "loopback; across net, a veth pair (the peer makes its own socket)",
         K::SysvMsg => "a SysV queue id",
         K::PosixMq => "a queue descriptor",
         K::Signal | K::Cma => "the peer's pid",

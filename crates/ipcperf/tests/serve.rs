@@ -141,6 +141,49 @@ fn a_run_through_the_server_is_verified_and_a_wrong_token_is_refused() {
     assert_eq!(p["reader_cpu"], 1, "{p}");
     assert_eq!(p["seen_reader_cpu"], 1, "{p}");
     assert!(j["cases"][0]["round_trips"].as_u64().unwrap() > 0);
+    // udp: the peer makes its own socket there and says hello; verified both ways,
+    // and a stream's loss counted.
+    let j = run_json(&[
+        "latency",
+        "udp",
+        "--peer",
+        &s.peer(),
+        "--token-file",
+        token.to_str().unwrap(),
+        "--sizes",
+        "64,1k",
+        "-n",
+        "300",
+        "--repeat",
+        "2",
+        "--verify",
+    ]);
+    for c in j["cases"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(
+            c["round_trips"].as_u64().unwrap() + c["round_trips_lost"].as_u64().unwrap(),
+            600,
+            "{c}"
+        );
+    }
+    let j = run_json(&[
+        "run",
+        "udp",
+        "--peer",
+        &s.peer(),
+        "--token-file",
+        token.to_str().unwrap(),
+        "--sizes",
+        "1k",
+        "-d",
+        "50ms",
+        "--repeat",
+        "2",
+        "--verify",
+    ]);
+    let c = &j["cases"][0];
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(c["datagrams"]["sent"].as_u64().unwrap() > 0, "{c}");
     // A wrong token, and none: refused, said so, exit 1.
     let wrong = token_file(dir.path(), "w", "guess");
     for args in [vec!["--token-file", wrong.to_str().unwrap()], Vec::new()] {

@@ -268,8 +268,13 @@ pub enum PeerAddr {
         max: usize,
     },
     /// A connected UDP socket (the first descriptor); `asker` numbers its messages.
+    /// With `connect_to` and no descriptor, the peer makes its own socket (on
+    /// another machine or in another network namespace), connects it there and
+    /// says hello, so the other side learns where it is.
     Udp {
         asker: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connect_to: Option<std::net::SocketAddr>,
     },
     /// The vmsplice pipe's write or read end (the first descriptor).
     Vmsplice {

@@ -50,6 +50,51 @@ fn new_socket(addr: &SocketAddr, opts: &MechOptions) -> Result<OwnedFd> {
     Ok(fd)
 }
 
+/// The sequence number of a far peer's hello (a datagram of the header alone).
+const HELLO: u64 = u64::MAX;
+/// Hellos a far peer sends (a datagram can be lost; the others are skipped).
+const HELLOS: usize = 3;
+
+/// A far peer's socket: its own, connected to ours at `to`, and hello said.
+fn far_socket(to: SocketAddr, opts: &MechOptions) -> Result<OwnedFd> {
+    let any: SocketAddr = if to.is_ipv6() {
+        "[::]:0".parse().unwrap()
+    } else {
+        "0.0.0.0:0".parse().unwrap()
+    };
+    let fd = new_socket(&any, opts)?;
+    connect(fd.as_raw_fd(), &SockaddrStorage::from(to)).ctx("connect", &to)?;
+    for _ in 0..HELLOS {
+        ipcperf_sys::fd::writev(
+            std::os::fd::AsFd::as_fd(&fd),
+            &[IoSlice::new(&HELLO.to_le_bytes())],
+        )
+        .map_err(|e| Error::io("writev", "udp hello", e))?;
+    }
+    Ok(fd)
+}
+
+/// Our socket, for a far peer: wait (bounded) for its hello and connect to where
+/// it came from.
+fn learn_peer(fd: &OwnedFd, timeout_ms: i32) -> Result<()> {
+    if !ipcperf_sys::fd::wait_ready(std::os::fd::AsFd::as_fd(fd), false, timeout_ms)? {
+        return Err(Error::Timeout(format!(
+            "udp: the peer's hello did not come within {timeout_ms} ms"
+        )));
+    }
+    let mut b = [0u8; SEQ_BYTES];
+    let (n, from) = nix::sys::socket::recvfrom::<SockaddrStorage>(fd.as_raw_fd(), &mut b)
+        .ctx("recvfrom", &"udp hello")?;
+    let from = from.ok_or_else(|| Error::Peer("udp: a hello from nowhere".into()))?;
+    if n != SEQ_BYTES || u64::from_le_bytes(b) != HELLO {
+        return Err(Error::Peer(
+            "udp: the first datagram was not the peer's hello".into(),
+        ));
+    }
+    connect(fd.as_raw_fd(), &from).ctx("connect", &"udp")?;
+    Ok(())
+}
+
 fn local_addr(fd: &OwnedFd) -> Result<SockaddrStorage> {
     Ok(getsockname::<SockaddrStorage>(fd.as_raw_fd()).ctx("getsockname", &"udp")?)
 }
@@ -69,6 +114,76 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
             if opts.ipv6 { 6 } else { 4 }
         )));
     }
+    let veth = if opts.across.contains(&crate::namespace::Namespace::Net) {
+        if opts.ipv6 {
+            return Err(Error::Refused(
+                "--across net with --ipv6: the veth pair is IPv4 only".into(),
+            ));
+        }
+        Some(super::veth::VethNs::create()?)
+    } else {
+        None
+    };
+    // The peer elsewhere (another machine, another network namespace): it makes
+    // its own socket and says hello to ours.
+    let far = match (&veth, opts.bind_ip) {
+        (Some(v), _) => Some(SocketAddr::new(v.our_ip.into(), 0)),
+        (None, Some(ip)) => Some(SocketAddr::new(ip, 0)),
+        (None, None) => None,
+    };
+    if let Some(at) = far {
+        let a = new_socket(&at, opts)?;
+        let ours = local_addr(&a)?;
+        let ours = ours
+            .as_sockaddr_in()
+            .map(|s| SocketAddr::new(s.ip().into(), s.port()))
+            .or_else(|| {
+                ours.as_sockaddr_in6()
+                    .map(|s| SocketAddr::new(s.ip().into(), s.port()))
+            })
+            .ok_or_else(|| Error::Peer("udp: our socket has no IP address".into()))?;
+        let mut peer_opts = opts.clone();
+        peer_opts.netns = veth.as_ref().map(|v| v.path());
+        let mut link = Link::new(
+            MechanismKind::Udp,
+            opts,
+            Some(LocalEnd::Handoff(Box::new(PeerHandoff {
+                kind: MechanismKind::Udp,
+                addr: PeerAddr::Udp {
+                    asker: true,
+                    connect_to: None,
+                },
+                opts: opts.clone(),
+                fds: vec![a],
+            }))),
+            Some(PeerHandoff {
+                kind: MechanismKind::Udp,
+                addr: PeerAddr::Udp {
+                    asker: false,
+                    connect_to: Some(ours),
+                },
+                opts: peer_opts,
+                fds: Vec::new(),
+            }),
+            None,
+        );
+        link.facts.push(("udp_max_block".into(), max.to_string()));
+        if let Some(v) = veth {
+            link.facts.push((
+                "path".into(),
+                format!(
+                    "veth {} {} to {} in {}{}",
+                    v.ours,
+                    v.our_ip,
+                    v.their_ip,
+                    v.name,
+                    v.mtu.map(|m| format!(", MTU {m}")).unwrap_or_default()
+                ),
+            ));
+            link.guards.push(Box::new(v));
+        }
+        return Ok(link);
+    }
     let any: SocketAddr = if opts.ipv6 {
         "[::1]:0".parse().unwrap()
     } else {
@@ -81,7 +196,10 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     connect(b.as_raw_fd(), &aa).ctx("connect", &"udp")?;
     let end = |fd, asker| PeerHandoff {
         kind: MechanismKind::Udp,
-        addr: PeerAddr::Udp { asker },
+        addr: PeerAddr::Udp {
+            asker,
+            connect_to: None,
+        },
         opts: opts.clone(),
         fds: vec![fd],
     };
@@ -250,6 +368,10 @@ impl UdpEnd {
                     "udp: a {n}-byte datagram carries no sequence number"
                 )));
             }
+            // A far peer's hello (sent more than once): not a message.
+            if n == SEQ_BYTES && u64::from_le_bytes(hdr) == HELLO {
+                continue;
+            }
             #[cfg(test)]
             {
                 self.arrived += 1;
@@ -390,10 +512,19 @@ impl Mechanism for Udp {
     }
 
     fn open(mut h: PeerHandoff, timeout_ms: i32) -> Result<UdpEnd> {
-        let PeerAddr::Udp { asker } = h.addr else {
+        let PeerAddr::Udp { asker, connect_to } = h.addr else {
             return Err(Error::Peer(format!("udp cannot open {:?}", h.addr)));
         };
-        UdpEnd::new(super::open_fd(&mut h, timeout_ms)?, asker)
+        if let (Some(to), true) = (connect_to, h.fds.is_empty()) {
+            return UdpEnd::new(far_socket(to, &h.opts)?, asker);
+        }
+        let fd = super::open_fd(&mut h, timeout_ms)?;
+        let far =
+            h.opts.bind_ip.is_some() || h.opts.across.contains(&crate::namespace::Namespace::Net);
+        if asker && far {
+            learn_peer(&fd, timeout_ms)?;
+        }
+        UdpEnd::new(fd, asker)
     }
 
     fn round_trip() -> Option<RoundTripShape> {

@@ -360,15 +360,22 @@ impl PeerHandle for RemotePeer {
 /// What a server accepts of a client's setup: a mechanism that crosses machines
 /// by connecting to an address, and that address the client's own.
 pub fn check_setup(setup: &PeerSetup, client: IpAddr) -> Result<()> {
-    let check = |h: &crate::mechanism::PeerHandoff| match &h.addr {
-        PeerAddr::Tcp(a) if a.ip() == client && h.fds.is_empty() => Ok(()),
-        PeerAddr::Tcp(a) => Err(Error::Refused(format!(
-            "the data connection would go to {a}, not to the client ({client})"
-        ))),
-        other => Err(Error::Refused(format!(
-            "{:?} cannot cross machines: ipcperf serve measures tcp",
-            std::mem::discriminant(other)
-        ))),
+    let check = |h: &crate::mechanism::PeerHandoff| {
+        let to = match &h.addr {
+            PeerAddr::Tcp(a) => Some(*a),
+            PeerAddr::Udp { connect_to, .. } => *connect_to,
+            _ => None,
+        };
+        match to {
+            Some(a) if a.ip() == client && h.fds.is_empty() => Ok(()),
+            Some(a) => Err(Error::Refused(format!(
+                "the data would go to {a}, not to the client ({client})"
+            ))),
+            None => Err(Error::Refused(format!(
+                "{} cannot cross machines: ipcperf serve measures tcp and udp",
+                h.kind.name()
+            ))),
+        }
     };
     check(&setup.handoff)?;
     if let Some(b) = &setup.back {

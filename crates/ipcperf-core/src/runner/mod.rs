@@ -148,14 +148,10 @@ fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
     if env.remote.is_none() {
         return Ok(());
     }
-    if spec.mechanism != crate::mechanism::MechanismKind::Tcp {
-        let why = if spec.mechanism == crate::mechanism::MechanismKind::Udp {
-            " (udp's socket is made here and handed over, which another machine cannot take)"
-        } else {
-            ""
-        };
+    use crate::mechanism::MechanismKind as K;
+    if !matches!(spec.mechanism, K::Tcp | K::Udp) {
         return Err(Error::Refused(format!(
-            "{} cannot cross machines: --peer measures tcp{why}",
+            "{} cannot cross machines: --peer measures tcp and udp",
             spec.mechanism.name()
         )));
     }
