@@ -19,6 +19,10 @@ pub fn refuse(kind: MechanismKind, ns: Namespace) -> Option<String> {
             "a POSIX queue is named in its IPC namespace (its mqueue filesystem); ipcperf \
              would hand the peer an open descriptor, which two containers do not share"
         }
+        (Namespace::Pid, K::Signal | K::Cma) => {
+            "a process is named by its pid in its PID namespace: the peer's pid there is not \
+             one this side can name"
+        }
         (_, K::Memcpy | K::Null) => "not IPC: one side only",
         _ => return None,
     };

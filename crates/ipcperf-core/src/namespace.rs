@@ -11,14 +11,16 @@ pub enum Namespace {
     Ipc,
     Mnt,
     Uts,
+    Pid,
 }
 
 impl Namespace {
-    pub const ALL: [Namespace; 4] = [
+    pub const ALL: [Namespace; 5] = [
         Namespace::Net,
         Namespace::Ipc,
         Namespace::Mnt,
         Namespace::Uts,
+        Namespace::Pid,
     ];
 
     pub fn name(self) -> &'static str {
@@ -27,6 +29,7 @@ impl Namespace {
             Namespace::Ipc => "ipc",
             Namespace::Mnt => "mnt",
             Namespace::Uts => "uts",
+            Namespace::Pid => "pid",
         }
     }
 
@@ -37,6 +40,7 @@ impl Namespace {
             Namespace::Ipc => ipcperf_sys::ns::IPC,
             Namespace::Mnt => ipcperf_sys::ns::MNT,
             Namespace::Uts => ipcperf_sys::ns::UTS,
+            Namespace::Pid => ipcperf_sys::ns::PID,
         }
     }
 
@@ -50,21 +54,15 @@ impl Namespace {
                 "ipc" => Namespace::Ipc,
                 "mnt" => Namespace::Mnt,
                 "uts" => Namespace::Uts,
-                "pid" => {
-                    return Err(
-                        "pid: not built yet (a new PID namespace takes a fork after \
-                                unshare, and signal and cma would need the peer's pid there)"
-                            .into(),
-                    )
-                }
+                "pid" => Namespace::Pid,
                 "user" => {
                     return Err("user: not built yet (it is for runs without root; run as \
-                                root for net, ipc, mnt, uts)"
+                                root for net, ipc, mnt, uts, pid)"
                         .into())
                 }
                 other => {
                     return Err(format!(
-                        "{other:?}: a namespace kind is net, ipc, mnt or uts"
+                        "{other:?}: a namespace kind is net, ipc, mnt, uts or pid"
                     ))
                 }
             };

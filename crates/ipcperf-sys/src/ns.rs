@@ -10,9 +10,48 @@ pub const NET: i32 = libc::CLONE_NEWNET;
 pub const IPC: i32 = libc::CLONE_NEWIPC;
 pub const MNT: i32 = libc::CLONE_NEWNS;
 pub const UTS: i32 = libc::CLONE_NEWUTS;
+/// A new PID namespace holds the *children* of the process that unshares: see
+/// [`become_pid_one`].
+pub const PID: i32 = libc::CLONE_NEWPID;
+
+/// In a process that unshared [`PID`] (its children are born in the new PID
+/// namespace): fork once. The child, PID 1 there, returns `Ok(())` and goes on,
+/// dying with this process (PR_SET_PDEATHSIG); this process lets go of its
+/// standard input (so the child alone holds it), waits for the child and exits
+/// with its status: it never returns.
+pub fn become_pid_one() -> std::io::Result<()> {
+    // SAFETY: called at the start of a single-threaded process (the peer's main,
+    // before it starts any thread), so the child of fork(2) may run anything.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: prctl(2) with PR_SET_PDEATHSIG and a signal number; no memory
+        // is passed.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        return Ok(());
+    }
+    let null = std::fs::File::open("/dev/null")?;
+    // SAFETY: dup2(2) of a descriptor we own onto standard input.
+    unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0) };
+    let mut status = 0;
+    // SAFETY: waitpid(2) on our own child, with a pointer to a local int.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            std::process::exit(1);
+        }
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
+    std::process::exit(code)
+}
 
 /// Have the process `cmd` starts run in fresh namespaces of the kinds in `flags`
-/// (a sum of [`NET`], [`IPC`], [`MNT`], [`UTS`]); spawning fails with unshare's
+/// (a sum of [`NET`], [`IPC`], [`MNT`], [`UTS`], [`PID`]); spawning fails with unshare's
 /// error (EPERM without CAP_SYS_ADMIN).
 pub fn command_unshares(cmd: &mut Command, flags: i32) {
     if flags == 0 {

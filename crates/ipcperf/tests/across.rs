@@ -36,10 +36,11 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
         "posix-mq",
         "tcp",
         "udp",
+        "signal",
         "--across",
-        "uts,mnt,ipc,net",
+        "uts,mnt,ipc,net,pid",
         "--sizes",
-        "64",
+        "4",
         "-n",
         "300",
         "-r",
@@ -56,10 +57,16 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
                 let why = c["message"].as_str().unwrap();
                 assert!(why.contains("across ipc"), "{m}: {why}");
             }
+            // A pid names a process in its own PID namespace.
+            "signal" => {
+                assert_eq!(c["status"], "refused", "{c}");
+                let why = c["message"].as_str().unwrap();
+                assert!(why.contains("across pid"), "{m}: {why}");
+            }
             _ => {
                 assert_eq!(c["status"], "ok", "{c}");
                 assert_eq!(c["round_trips"], 300, "{c}");
-                assert_eq!(c["options"]["across"], "net,ipc,mnt,uts", "{c}");
+                assert_eq!(c["options"]["across"], "net,ipc,mnt,uts,pid", "{c}");
                 if m == "udp" || m == "tcp" {
                     assert!(
                         c["options"]["path"].as_str().unwrap().starts_with("veth"),
@@ -81,7 +88,10 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--mode processes"), "{err}");
     // Kinds not offered: one line, exit 2.
-    for (kind, want) in [("pid", "not built yet"), ("cgroup", "net, ipc, mnt or uts")] {
+    for (kind, want) in [
+        ("user", "not built yet"),
+        ("cgroup", "net, ipc, mnt, uts or pid"),
+    ] {
         let out = Command::new(BIN)
             .args(["latency", "pipe", "--across", kind, "--no-save"])
             .output()
@@ -103,7 +113,7 @@ fn the_peer_runs_in_namespaces_of_its_own() {
             "latency",
             "pipe",
             "--across",
-            "net,ipc,mnt,uts",
+            "net,ipc,mnt,uts,pid",
             "-d",
             "30s",
             "-r",
@@ -116,36 +126,49 @@ fn the_peer_runs_in_namespaces_of_its_own() {
         .unwrap();
     let pid = child.id();
     let t0 = Instant::now();
-    let peer = loop {
-        let kids =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        if let Some(p) = kids.split_whitespace().next() {
-            break p.to_string();
+    let child_of = |p: &str| {
+        let t0 = Instant::now();
+        loop {
+            let kids =
+                std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")).unwrap_or_default();
+            if let Some(c) = kids.split_whitespace().next() {
+                break c.to_string();
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "no child of {p}");
+            std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(t0.elapsed() < Duration::from_secs(10), "no peer process");
-        std::thread::sleep(Duration::from_millis(10));
     };
+    // A new PID namespace holds the children of the process that made it: the
+    // peer process forks once, and its child (PID 1 there) is the peer.
+    let first = child_of(&pid.to_string());
+    let peer = child_of(&first);
     std::thread::sleep(Duration::from_millis(200));
-    for kind in ["net", "ipc", "mnt", "uts"] {
+    for kind in ["net", "ipc", "mnt", "uts", "pid"] {
         let ours = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).unwrap();
         let theirs = std::fs::read_link(format!("/proc/{peer}/ns/{kind}")).unwrap();
         assert_ne!(ours, theirs, "{kind}: the peer shares ipcperf's namespace");
     }
-    // The same kind the peer was not given stays shared.
-    let ours = std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap();
-    let theirs = std::fs::read_link(format!("/proc/{peer}/ns/pid")).unwrap();
+    // PID 1 in its namespace.
+    let status = std::fs::read_to_string(format!("/proc/{peer}/status")).unwrap();
+    let nspid = status.lines().find(|l| l.starts_with("NSpid:")).unwrap();
+    assert!(nspid.trim_end().ends_with("\t1"), "{nspid}");
+    // The kind the peer was not given stays shared.
+    let ours = std::fs::read_link(format!("/proc/{pid}/ns/cgroup")).unwrap();
+    let theirs = std::fs::read_link(format!("/proc/{peer}/ns/cgroup")).unwrap();
     assert_eq!(ours, theirs);
     ipcperf_sys::signal::interrupt(pid as i32);
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(130));
     // The peer went with it (a zombie waiting for init to reap it is gone too).
     let gone = || {
-        std::fs::read_to_string(format!("/proc/{peer}/stat"))
-            .map(|s| {
-                s.rsplit_once(')')
-                    .is_none_or(|(_, r)| r.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true)
+        [&first, &peer].iter().all(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .map(|s| {
+                    s.rsplit_once(')')
+                        .is_none_or(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true)
+        })
     };
     let t = Instant::now();
     while !gone() && t.elapsed() < Duration::from_secs(2) {

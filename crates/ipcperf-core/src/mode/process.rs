@@ -22,6 +22,8 @@ use ipcperf_sys::error::Context;
 use ipcperf_sys::fdpass;
 
 const MAX_MSG: usize = 1 << 16;
+/// Set for a peer started in a new PID namespace (see [`peer_main`]).
+const PID_NS_ENV: &str = "IPCPERF_PEER_PID_NS";
 
 pub use crate::kind::PeerCommand;
 
@@ -94,6 +96,11 @@ impl ProcessPeer {
             ipcperf_sys::ns::command_joins_net(&mut command, ns);
         }
         ipcperf_sys::ns::command_unshares(&mut command, flags);
+        if flags & ipcperf_sys::ns::PID != 0 {
+            // A new PID namespace holds the children of the process that made it:
+            // the peer forks once and its child, PID 1 there, does the job.
+            command.env(PID_NS_ENV, "1");
+        }
         let child = command.spawn().map_err(|e| {
             Error::Peer(format!(
                 "cannot start peer process {}{}: {e}",
@@ -321,6 +328,9 @@ pub fn peer_main(job: Job) -> Result<()> {
         ));
     }
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    if std::env::var_os(PID_NS_ENV).is_some() {
+        ipcperf_sys::ns::become_pid_one().ctx("fork", &"a new PID namespace")?;
+    }
     let fd = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()

@@ -99,7 +99,7 @@ pub struct MechArgs {
     pub nonblocking: bool,
 
     /// TCP and UDP over ::1 instead of 127.0.0.1.
-    /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts;
+    /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts, pid;
     /// root, --mode processes): IPC across a container boundary. A mechanism a
     /// container could not use across one is refused with the reason.
     #[arg(long, value_parser = parse_across, value_name = "KIND[,KIND...]")]
