@@ -125,7 +125,6 @@ fn the_peer_runs_in_namespaces_of_its_own() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let t0 = Instant::now();
     let child_of = |p: &str| {
         let t0 = Instant::now();
         loop {
