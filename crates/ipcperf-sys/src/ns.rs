@@ -69,6 +69,110 @@ pub fn command_unshares(cmd: &mut Command, flags: i32) {
     }
 }
 
+/// `/proc/self/fd/N` for `fd`, in `buf`, NUL-terminated (no allocation: for use
+/// between fork and exec).
+fn fd_path(fd: i32, buf: &mut [u8; 32]) {
+    const HEAD: &[u8] = b"/proc/self/fd/";
+    buf[..HEAD.len()].copy_from_slice(HEAD);
+    let mut digits = [0u8; 10];
+    let (mut n, mut k) = (fd.max(0) as u32, 0);
+    loop {
+        digits[k] = b'0' + (n % 10) as u8;
+        k += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for (i, d) in digits[..k].iter().rev().enumerate() {
+        buf[HEAD.len() + i] = *d;
+    }
+    buf[HEAD.len() + k] = 0;
+}
+
+/// In the fresh mount namespace of a process `cmd` starts (call after
+/// [`command_unshares`] with [`MNT`]): nothing it mounts reaches ours, and its
+/// /tmp is an empty tmpfs that holds only the directories in `keep` that lie
+/// right under /tmp (each bind-mounted from ours), as a container given those
+/// shared directories sees it.
+pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let keep: Vec<CString> = keep
+        .iter()
+        .filter(|k| k.parent() == Some(std::path::Path::new("/tmp")))
+        .filter_map(|k| CString::new(k.as_os_str().as_bytes()).ok())
+        .take(8)
+        .collect();
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // system calls (mount, open, mkdir, close) on C strings made here, before the
+    // fork, and on buffers on its stack; it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            let err = || Err(std::io::Error::last_os_error());
+            if libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return err();
+            }
+            // The shared directories, held open across the tmpfs that hides them.
+            let mut fds = [-1i32; 8];
+            for (k, fd) in keep.iter().zip(fds.iter_mut()) {
+                *fd = libc::open(k.as_ptr(), libc::O_PATH | libc::O_DIRECTORY);
+                if *fd < 0 {
+                    return err();
+                }
+            }
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/tmp".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=1777".as_ptr().cast(),
+            ) != 0
+            {
+                return err();
+            }
+            for (k, &fd) in keep.iter().zip(fds.iter()) {
+                let mut src = [0u8; 32];
+                fd_path(fd, &mut src);
+                if libc::mkdir(k.as_ptr(), 0o700) != 0
+                    || libc::mount(
+                        src.as_ptr().cast(),
+                        k.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ) != 0
+                {
+                    return err();
+                }
+                libc::close(fd);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fd_paths_are_spelled_without_allocating() {
+        let mut b = [0u8; 32];
+        super::fd_path(7, &mut b);
+        assert_eq!(&b[..17], b"/proc/self/fd/7\0\0");
+        super::fd_path(1234567890, &mut b);
+        assert_eq!(&b[..25], b"/proc/self/fd/1234567890\0");
+        super::fd_path(40, &mut b);
+        assert_eq!(&b[..17], b"/proc/self/fd/40\0");
+    }
+}
+
 /// Whether this process may make namespaces (it is root: CAP_SYS_ADMIN).
 pub fn may_unshare() -> bool {
     // SAFETY: geteuid(2) takes nothing and cannot fail.

@@ -147,6 +147,11 @@ fn the_peer_runs_in_namespaces_of_its_own() {
         let theirs = std::fs::read_link(format!("/proc/{peer}/ns/{kind}")).unwrap();
         assert_ne!(ours, theirs, "{kind}: the peer shares ipcperf's namespace");
     }
+    // Its own /tmp: empty (a pipe has no directory to share), ours untouched.
+    let theirs: Vec<_> = std::fs::read_dir(format!("/proc/{peer}/root/tmp"))
+        .unwrap()
+        .collect();
+    assert!(theirs.is_empty(), "{theirs:?}");
     // PID 1 in its namespace.
     let status = std::fs::read_to_string(format!("/proc/{peer}/status")).unwrap();
     let nspid = status.lines().find(|l| l.starts_with("NSpid:")).unwrap();
@@ -324,4 +329,48 @@ fn tcp_crosses_a_network_namespace_over_a_veth_pair_and_leaves_nothing() {
         "{:?}",
         netns()
     );
+}
+
+/// Across mnt, the peer's /tmp is a tmpfs of its own holding only the case's
+/// directory, bind-mounted: what a container given one shared directory sees.
+#[test]
+fn across_mnt_the_peer_sees_only_the_shared_directory() {
+    if !root() {
+        return;
+    }
+    let mut child = Command::new(BIN)
+        .args(["latency", "unix", "--across", "mnt", "-d", "30s", "-r", "1"])
+        .args(["--no-save", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    let peer = loop {
+        let kids =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(p) = kids.split_whitespace().next() {
+            break p.to_string();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no peer process");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let theirs: Vec<String> = std::fs::read_dir(format!("/proc/{peer}/root/tmp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(theirs.len(), 1, "{theirs:?}");
+    assert!(
+        theirs[0].starts_with(&format!("ipcperf-{pid}-")),
+        "{theirs:?}"
+    );
+    // The same directory on our side, with the socket in it.
+    let ours = std::path::Path::new("/tmp").join(&theirs[0]);
+    assert!(ours.is_dir());
+    assert!(std::fs::read_dir(&ours).unwrap().next().is_some());
+    ipcperf_sys::signal::interrupt(pid as i32);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(!ours.exists(), "{ours:?} left behind");
 }

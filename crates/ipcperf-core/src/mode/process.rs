@@ -69,6 +69,33 @@ fn watchdog(pid: u32, w: Arc<Watch>, armed_at: Arc<AtomicU64>) {
     }
 }
 
+/// The directories a case's named objects are in (a FIFO's, a socket's or a
+/// file's path, each direction's and each fan-in client's), which a peer in a
+/// fresh mount namespace is given.
+fn shared_dirs(setup: &PeerSetup) -> Vec<std::path::PathBuf> {
+    use crate::mechanism::PeerAddr;
+    let more = setup
+        .more
+        .iter()
+        .flat_map(|m| [Some(&m.fwd), m.back.as_ref()]);
+    [Some(&setup.handoff), setup.back.as_deref()]
+        .into_iter()
+        .chain(more)
+        .flatten()
+        .filter_map(|h| match &h.addr {
+            PeerAddr::Fifo(p) | PeerAddr::Unix(p) | PeerAddr::File(p) | PeerAddr::FifoWriter(p) => {
+                p.parent().map(|d| d.to_path_buf())
+            }
+            _ => None,
+        })
+        .fold(Vec::new(), |mut v, d| {
+            if !v.contains(&d) {
+                v.push(d);
+            }
+            v
+        })
+}
+
 impl ProcessPeer {
     pub fn spawn(cmd: &PeerCommand, mut setup: PeerSetup) -> Result<ProcessPeer> {
         let (ours, theirs) = seqpacket_pair()?;
@@ -96,6 +123,10 @@ impl ProcessPeer {
             ipcperf_sys::ns::command_joins_net(&mut command, ns);
         }
         ipcperf_sys::ns::command_unshares(&mut command, flags);
+        if flags & ipcperf_sys::ns::MNT != 0 {
+            // As a container: a /tmp of its own, holding only the case's directory.
+            ipcperf_sys::ns::command_private_tmp(&mut command, &shared_dirs(&setup));
+        }
         if flags & ipcperf_sys::ns::PID != 0 {
             // A new PID namespace holds the children of the process that made it:
             // the peer forks once and its child, PID 1 there, does the job.
