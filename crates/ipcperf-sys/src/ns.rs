@@ -159,20 +159,6 @@ pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn fd_paths_are_spelled_without_allocating() {
-        let mut b = [0u8; 32];
-        super::fd_path(7, &mut b);
-        assert_eq!(&b[..17], b"/proc/self/fd/7\0\0");
-        super::fd_path(1234567890, &mut b);
-        assert_eq!(&b[..25], b"/proc/self/fd/1234567890\0");
-        super::fd_path(40, &mut b);
-        assert_eq!(&b[..17], b"/proc/self/fd/40\0");
-    }
-}
-
 /// Whether this process may make namespaces (it is root: CAP_SYS_ADMIN).
 pub fn may_unshare() -> bool {
     // SAFETY: geteuid(2) takes nothing and cannot fail.
@@ -195,5 +181,19 @@ pub fn command_joins_net(cmd: &mut Command, ns: &std::os::fd::OwnedFd) {
             }
             Ok(())
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fd_paths_are_spelled_without_allocating() {
+        let mut b = [0u8; 32];
+        super::fd_path(7, &mut b);
+        assert_eq!(&b[..17], b"/proc/self/fd/7\0\0");
+        super::fd_path(1234567890, &mut b);
+        assert_eq!(&b[..25], b"/proc/self/fd/1234567890\0");
+        super::fd_path(40, &mut b);
+        assert_eq!(&b[..17], b"/proc/self/fd/40\0");
     }
 }
