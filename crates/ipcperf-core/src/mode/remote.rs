@@ -361,6 +361,13 @@ impl PeerHandle for RemotePeer {
 /// by connecting to an address, and that address the client's own.
 pub fn check_setup(setup: &PeerSetup, client: IpAddr) -> Result<()> {
     let check = |h: &crate::mechanism::PeerHandoff| {
+        // Nothing the client names may reach beyond the data socket: no
+        // namespace to join or make, no directory.
+        if h.opts.netns.is_some() || !h.opts.across.is_empty() || h.opts.dir.is_some() {
+            return Err(Error::Refused(
+                "ipcperf serve takes no namespaces or directories from a client".into(),
+            ));
+        }
         let to = match &h.addr {
             PeerAddr::Tcp(a) => Some(*a),
             PeerAddr::Udp { connect_to, .. } => *connect_to,
@@ -409,6 +416,59 @@ pub fn banner(nonce: &[u8], token: bool) -> ServerSays {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a server takes from a client: a data socket to the client's own
+    /// address, nothing else.
+    #[test]
+    fn a_server_takes_only_a_data_socket_to_its_client() {
+        use crate::mechanism::{MechOptions, MechanismKind, PeerHandoff};
+        use crate::mode::protocol::PeerRole;
+        let client: IpAddr = "10.0.0.2".parse().unwrap();
+        let setup = |addr: PeerAddr, opts: MechOptions| PeerSetup {
+            role: PeerRole::Echo,
+            handoff: PeerHandoff {
+                kind: MechanismKind::Tcp,
+                addr,
+                opts,
+                fds: Vec::new(),
+            },
+            block_size: 64,
+            payload: crate::payload::Payload::Touch,
+            cpu: None,
+            sync: None,
+            back: None,
+            handoff_fds: None,
+            one_way: false,
+            more: Vec::new(),
+        };
+        let to_client = PeerAddr::Tcp("10.0.0.2:4000".parse().unwrap());
+        assert!(check_setup(&setup(to_client.clone(), MechOptions::default()), client).is_ok());
+        let udp = PeerAddr::Udp {
+            asker: false,
+            connect_to: Some("10.0.0.2:4001".parse().unwrap()),
+        };
+        assert!(check_setup(&setup(udp, MechOptions::default()), client).is_ok());
+        let elsewhere = PeerAddr::Tcp("10.0.0.9:4000".parse().unwrap());
+        assert!(check_setup(&setup(elsewhere, MechOptions::default()), client).is_err());
+        let unix = PeerAddr::Unix("/tmp/x".into());
+        assert!(check_setup(&setup(unix, MechOptions::default()), client).is_err());
+        for opts in [
+            MechOptions {
+                netns: Some("/run/netns/x".into()),
+                ..MechOptions::default()
+            },
+            MechOptions {
+                across: vec![crate::namespace::Namespace::Net],
+                ..MechOptions::default()
+            },
+            MechOptions {
+                dir: Some("/etc".into()),
+                ..MechOptions::default()
+            },
+        ] {
+            assert!(check_setup(&setup(to_client.clone(), opts), client).is_err());
+        }
+    }
 
     #[test]
     fn a_proof_holds_for_its_token_and_nonce_only() {
