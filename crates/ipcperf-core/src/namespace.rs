@@ -12,15 +12,17 @@ pub enum Namespace {
     Mnt,
     Uts,
     Pid,
+    User,
 }
 
 impl Namespace {
-    pub const ALL: [Namespace; 5] = [
+    pub const ALL: [Namespace; 6] = [
         Namespace::Net,
         Namespace::Ipc,
         Namespace::Mnt,
         Namespace::Uts,
         Namespace::Pid,
+        Namespace::User,
     ];
 
     pub fn name(self) -> &'static str {
@@ -30,6 +32,7 @@ impl Namespace {
             Namespace::Mnt => "mnt",
             Namespace::Uts => "uts",
             Namespace::Pid => "pid",
+            Namespace::User => "user",
         }
     }
 
@@ -41,6 +44,7 @@ impl Namespace {
             Namespace::Mnt => ipcperf_sys::ns::MNT,
             Namespace::Uts => ipcperf_sys::ns::UTS,
             Namespace::Pid => ipcperf_sys::ns::PID,
+            Namespace::User => ipcperf_sys::ns::USER,
         }
     }
 
@@ -55,14 +59,10 @@ impl Namespace {
                 "mnt" => Namespace::Mnt,
                 "uts" => Namespace::Uts,
                 "pid" => Namespace::Pid,
-                "user" => {
-                    return Err("user: not built yet (it is for runs without root; run as \
-                                root for net, ipc, mnt, uts, pid)"
-                        .into())
-                }
+                "user" => Namespace::User,
                 other => {
                     return Err(format!(
-                        "{other:?}: a namespace kind is net, ipc, mnt, uts or pid"
+                        "{other:?}: a namespace kind is net, ipc, mnt, uts, pid or user"
                     ))
                 }
             };

@@ -13,6 +13,9 @@ pub const UTS: i32 = libc::CLONE_NEWUTS;
 /// A new PID namespace holds the *children* of the process that unshares: see
 /// [`become_pid_one`].
 pub const PID: i32 = libc::CLONE_NEWPID;
+/// A user namespace: what lets a process without root make the others. Its
+/// one uid and gid map to ours, so files keep their owner.
+pub const USER: i32 = libc::CLONE_NEWUSER;
 
 /// In a process that unshared [`PID`] (its children are born in the new PID
 /// namespace): fork once. The child, PID 1 there, returns `Ok(())` and goes on,
@@ -57,12 +60,37 @@ pub fn command_unshares(cmd: &mut Command, flags: i32) {
     if flags == 0 {
         return;
     }
+    // With a user namespace: its maps, written by the child itself (a process
+    // may map its own uid and gid in a namespace it made), made here.
+    // SAFETY: getuid(2) and getgid(2) take nothing and cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("{uid} {uid} 1\n").into_bytes();
+    let gid_map = format!("{gid} {gid} 1\n").into_bytes();
     // SAFETY: the closure runs in the child between fork and exec and calls only
-    // unshare(2) (a system call; nothing allocated, no lock taken) and reads errno.
+    // system calls (unshare, open, write, close) on buffers made before the fork;
+    // nothing is allocated and no lock taken; errno is read on failure.
     unsafe {
         cmd.pre_exec(move || {
             if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if flags & USER != 0 {
+                let put = |path: &std::ffi::CStr, what: &[u8]| -> std::io::Result<()> {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let n = libc::write(fd, what.as_ptr().cast(), what.len());
+                    let e = std::io::Error::last_os_error();
+                    libc::close(fd);
+                    if n != what.len() as isize {
+                        return Err(e);
+                    }
+                    Ok(())
+                };
+                put(c"/proc/self/setgroups", b"deny")?;
+                put(c"/proc/self/uid_map", &uid_map)?;
+                put(c"/proc/self/gid_map", &gid_map)?;
             }
             Ok(())
         });
@@ -159,7 +187,8 @@ pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
     }
 }
 
-/// Whether this process may make namespaces (it is root: CAP_SYS_ADMIN).
+/// Whether this process may make namespaces without a user namespace of their
+/// own (it is root: CAP_SYS_ADMIN).
 pub fn may_unshare() -> bool {
     // SAFETY: geteuid(2) takes nothing and cannot fail.
     unsafe { libc::geteuid() == 0 }

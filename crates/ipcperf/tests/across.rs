@@ -89,8 +89,8 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
     assert!(err.contains("--mode processes"), "{err}");
     // Kinds not offered: one line, exit 2.
     for (kind, want) in [
-        ("user", "not built yet"),
-        ("cgroup", "net, ipc, mnt, uts or pid"),
+        ("cgroup", "net, ipc, mnt, uts, pid or user"),
+        ("time", "net, ipc, mnt, uts, pid or user"),
     ] {
         let out = Command::new(BIN)
             .args(["latency", "pipe", "--across", kind, "--no-save"])
@@ -373,4 +373,69 @@ fn across_mnt_the_peer_sees_only_the_shared_directory() {
     ipcperf_sys::signal::interrupt(pid as i32);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert!(!ours.exists(), "{ours:?} left behind");
+}
+
+/// Without root, a user namespace of the peer's own carries the others (its one
+/// uid and gid mapped to ours): run as nobody, verified round trips across
+/// user,ipc,mnt,uts,pid; without user, one line and exit 2; tcp across net
+/// (a veth pair) refused with the reason.
+#[test]
+fn without_root_a_user_namespace_carries_the_others() {
+    if !root() {
+        return;
+    }
+    let nobody = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(args)
+            .args(["--no-save"])
+            .env_remove("IPCPERF_DB")
+            .env("TMPDIR", "/tmp")
+            .output()
+    };
+    let Ok(out) = nobody(&[
+        "latency",
+        "pipe",
+        "unix",
+        "fifo",
+        "shm",
+        "sysv-msg",
+        "--across",
+        "user,ipc,mnt,uts,pid",
+        "--sizes",
+        "64",
+        "-n",
+        "200",
+        "-r",
+        "1",
+        "--verify",
+        "-f",
+        "json",
+    ]) else {
+        eprintln!("skipped: setpriv (util-linux) is not installed");
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("Operation not permitted") && err.contains("namespace") {
+        eprintln!("skipped: this kernel lets no unprivileged user make a user namespace: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for c in v["cases"].as_array().unwrap() {
+        if c["mechanism"] == "sysv-msg" {
+            assert_eq!(c["status"], "refused", "{c}");
+        } else {
+            assert_eq!(c["status"], "ok", "{c}");
+            assert_eq!(c["round_trips"], 200, "{c}");
+            assert_eq!(c["options"]["across"], "ipc,mnt,uts,pid,user", "{c}");
+        }
+    }
+    let out = nobody(&["latency", "pipe", "--across", "ipc", "-n", "10"]).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("add user"), "{err}");
+    let out = nobody(&["latency", "tcp", "--across", "user,net", "-n", "10"]).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("takes root"), "{err}");
 }

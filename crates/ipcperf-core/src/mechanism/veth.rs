@@ -41,6 +41,13 @@ fn ip(args: &[&str]) -> Result<String> {
 
 impl VethNs {
     pub fn create() -> Result<VethNs> {
+        if !ipcperf_sys::ns::may_unshare() {
+            return Err(Error::Refused(
+                "across net, tcp and udp run over a veth pair made for the case, which takes \
+                 root (a user namespace's network has only its own loopback)"
+                    .into(),
+            ));
+        }
         let pid = std::process::id();
         let seq = SEQ.fetch_add(1, Ordering::Relaxed);
         let name = format!("ipcperf-{pid}-{seq}");

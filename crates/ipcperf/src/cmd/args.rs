@@ -99,8 +99,9 @@ pub struct MechArgs {
     pub nonblocking: bool,
 
     /// TCP and UDP over ::1 instead of 127.0.0.1.
-    /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts, pid;
-    /// root, --mode processes): IPC across a container boundary. A mechanism a
+    /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts, pid,
+    /// user; root, or user without it; --mode processes): IPC across a container
+    /// boundary. A mechanism a
     /// container could not use across one is refused with the reason.
     #[arg(long, value_parser = parse_across, value_name = "KIND[,KIND...]")]
     pub across: Option<AcrossList>,
@@ -192,11 +193,17 @@ impl MechArgs {
         v
     }
 
-    /// `--across`: refused without root (unshare needs CAP_SYS_ADMIN).
+    /// `--across`: without root, the peer's other namespaces need a user
+    /// namespace of its own (unshare takes CAP_SYS_ADMIN, which one gives).
     pub fn check_across(&self) -> Result<(), Fail> {
-        if self.across.is_some() && !ipcperf_sys::ns::may_unshare() {
+        let Some(kinds) = &self.across else {
+            return Ok(());
+        };
+        let user = kinds.0.contains(&ipcperf_core::crossing::Namespace::User);
+        if !user && !ipcperf_sys::ns::may_unshare() {
             return Err(Fail::usage(
-                "--across starts the peer in new namespaces, which takes root (CAP_SYS_ADMIN)",
+                "--across starts the peer in new namespaces, which takes root, or without \
+                 root a user namespace of its own: add user (--across user,ipc,mnt)",
             ));
         }
         Ok(())
