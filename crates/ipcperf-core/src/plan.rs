@@ -166,6 +166,7 @@ impl CaseRecord {
             latency: None,
             datagrams: None,
             pairs: None,
+            peer_machine: None,
         }
     }
 }

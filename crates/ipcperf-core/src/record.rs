@@ -138,6 +138,9 @@ pub struct CaseRecord {
     /// from the first pair's start to the last pair's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<PairsRecord>,
+    /// `--peer`: the other machine, as its `ipcperf serve` described itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_machine: Option<Box<Machine>>,
 }
 
 /// Every pair of a many-pair case. Each pair runs the same count of blocks (or

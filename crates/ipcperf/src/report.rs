@@ -358,6 +358,24 @@ fn machine_table(id: &str, run: &RunRecord) -> Table {
                 .unwrap_or_else(|| "not exposed".into()),
         ],
     ];
+    // `--peer`: the other machine, as its server described itself.
+    if let Some(p) = run.cases.iter().find_map(|c| c.peer_machine.as_deref()) {
+        rows.push(vec![
+            "peer machine".into(),
+            format!(
+                "{} (Linux {}, {}, {} CPUs, {:.1} GiB{})",
+                p.hostname,
+                p.kernel,
+                p.cpu_model,
+                p.cpus,
+                p.memory_bytes as f64 / (1u64 << 30) as f64,
+                p.virtualization
+                    .as_deref()
+                    .map(|v| format!(", {v}"))
+                    .unwrap_or_default()
+            ),
+        ]);
+    }
     if let Some(t) = &m.topology {
         let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
         rows.push(vec![

@@ -55,6 +55,7 @@ pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) ->
         sync: None,
         datagrams: None,
         pairs: None,
+        peer_machine: None,
         latency: None,
     };
     c.summarize();

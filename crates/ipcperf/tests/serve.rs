@@ -110,6 +110,9 @@ fn good_run(s: &Server, token: &std::path::Path) {
         .unwrap();
     assert!(rtt > 0 && rtt < 1_000_000_000, "{c}");
     assert_eq!(c["placement"]["label"], "other-host", "{c}");
+    // The other machine, whole, as its server described itself.
+    assert!(c["peer_machine"]["hostname"].is_string(), "{c}");
+    assert!(c["peer_machine"]["kernel"].is_string(), "{c}");
 }
 
 #[test]

@@ -20,6 +20,8 @@ pub struct Started {
     pub watchdog: Option<Watchdog>,
     /// What the record should say of where the peer runs (another machine's).
     pub facts: Vec<(String, String)>,
+    /// `--peer`: the other machine.
+    pub peer_machine: Option<Box<crate::machine::Machine>>,
 }
 
 /// Start the peer: on the machine `--peer` names when there is one (its
@@ -49,11 +51,13 @@ pub fn start_in(
         ("path".into(), super::remote::path_of(r.local_ip()?, p.addr)),
         ("path_rtt_ns".into(), p.rtt_ns.to_string()),
     ];
+    let machine = Box::new(p.machine.clone());
     Ok(Started {
         handle: Box::new(p),
         pid: None,
         watchdog: None,
         facts,
+        peer_machine: Some(machine),
     })
 }
 
@@ -74,6 +78,7 @@ pub fn start(
             pid: Some(pid),
             handle: Box::new(p),
             facts: Vec::new(),
+            peer_machine: None,
         })
     } else {
         let t = ThreadPeer::spawn_job(setup, job)?;
@@ -82,6 +87,7 @@ pub fn start(
             pid: None,
             handle: Box::new(t),
             facts: Vec::new(),
+            peer_machine: None,
         })
     }
 }

@@ -116,6 +116,9 @@ fn run_inner<M: Mechanism>(
     }
     let mut s = StreamSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
+    if s.peer_machine.is_some() {
+        rec.peer_machine = s.peer_machine.take();
+    }
     let cal = calibrate_case(spec, 1, 1 << 40, |n| {
         s.series(n, env.stall_ns).map(|o| o.elapsed_ns)
     })?;
@@ -417,6 +420,9 @@ fn run_latency_inner<M: Mechanism>(
     }
     let mut s = RoundTripSession::<M>::open(spec, env)?;
     rec.options.extend(s.facts.drain(..));
+    if s.peer_machine.is_some() {
+        rec.peer_machine = s.peer_machine.take();
+    }
     // Samples are kept in memory (8 bytes each): a series has at most 64M.
     let cal = calibrate_case(spec, 16, 1 << 26, |n| {
         s.series(n, env.stall_ns).map(|o| o.ping.elapsed_ns)

@@ -170,6 +170,7 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
         latency: None,
         datagrams: None,
         pairs: None,
+        peer_machine: None,
         series: Vec::new(),
         median_bytes_per_sec: None,
         min_bytes_per_sec: None,

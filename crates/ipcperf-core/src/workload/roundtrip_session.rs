@@ -127,6 +127,8 @@ pub struct RoundTripSession<M: Mechanism> {
     /// The median cost of one clock read, measured at open: the tare.
     pub clock_cost_ns: u64,
     pub facts: Vec<(String, String)>,
+    /// `--peer`: the other machine.
+    pub peer_machine: Option<Box<crate::machine::Machine>>,
     _watchdog: Option<Watchdog>,
     peer_pid: Option<u32>,
     _pin: PinGuard,
@@ -207,6 +209,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         )?;
         let tx = started.ready(open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS))?;
         let mut started_facts = std::mem::take(&mut started.facts);
+        let peer_machine = started.peer_machine.take();
         let (peer, peer_pid, watchdog) = (started.handle, started.pid, started.watchdog);
         let mut facts = std::mem::take(&mut fwd.facts);
         facts.append(&mut started_facts);
@@ -225,6 +228,7 @@ impl<M: Mechanism> RoundTripSession<M> {
             samples: Vec::new(),
             clock_cost_ns,
             facts,
+            peer_machine,
             _watchdog: watchdog,
             peer_pid,
             _pin: pin,

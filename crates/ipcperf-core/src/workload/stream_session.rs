@@ -44,6 +44,8 @@ pub struct StreamSession<M: Mechanism> {
     wbuf: AlignedBuf,
     rbuf: AlignedBuf,
     pub facts: Vec<(String, String)>,
+    /// `--peer`: the other machine.
+    pub peer_machine: Option<Box<crate::machine::Machine>>,
     _watchdog: Option<Watchdog>,
     peer_pid: Option<u32>,
     _pin: PinGuard,
@@ -97,6 +99,7 @@ impl<M: Mechanism> StreamSession<M> {
             wbuf: AlignedBuf::with_offset(block, spec.opts.buffer_offset),
             rbuf: AlignedBuf::new(0),
             facts: Vec::new(),
+            peer_machine: None,
             _watchdog: None,
             peer_pid: None,
             _pin: pin,
@@ -145,6 +148,7 @@ impl<M: Mechanism> StreamSession<M> {
                     on_death,
                 )?;
                 remote_facts = std::mem::take(&mut started.facts);
+                s.peer_machine = started.peer_machine.take();
                 s.peer_pid = started.pid;
                 s._watchdog = started.watchdog.take();
                 s.writer = if link.local.is_some() {
