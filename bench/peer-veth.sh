@@ -61,12 +61,16 @@ spread() {
         printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
 }
 echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/')"
-tp=(); r50=(); b50=()
+tp=(); aa=(); r50=(); b50=()
 for i in $(seq "$REPS"); do
     j=$(inB "$BIN" run tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --sizes 128k --no-touch -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
     ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j")
     ip3=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
     t=$(ratio "$ip_bps" "$ip3"); tp+=("$t")
+    # iperf3 again: the second against the first is the A/A ratio, the noise the
+    # comparison stands in.
+    ip3b=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
+    aa+=("$(ratio "$ip3b" "$ip3")")
     j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --busy-poll --format json 2>/dev/null)
     bp=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
     j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
@@ -77,5 +81,6 @@ for i in $(seq "$REPS"); do
         "$i" "$(awk -v x="$ip_bps" 'BEGIN{print x/1e6}')" "$(awk -v x="$ip3" 'BEGIN{print x/1e6}')" "$t" "$bp" "$sl" "$sp"
 done
 echo "  throughput ipcperf --peer / iperf3:        $(spread "${tp[@]}")   target >= 1.0"
+echo "  throughput iperf3 / iperf3 (A/A, the noise): $(spread "${aa[@]}")"
 echo "  RTT p50 ipcperf --busy-poll / sockperf:    $(spread "${r50[@]}")   target <= 1.05"
 echo "  RTT p50 ipcperf (client sleeps) / sockperf: $(spread "${b50[@]}")"

@@ -99,7 +99,25 @@ fn shared_dirs(setup: &PeerSetup) -> Vec<std::path::PathBuf> {
 impl ProcessPeer {
     pub fn spawn(cmd: &PeerCommand, mut setup: PeerSetup) -> Result<ProcessPeer> {
         let (ours, theirs) = seqpacket_pair()?;
-        let mut command = Command::new(&cmd.program);
+        let across = &setup.handoff.opts.across;
+        let mut flags = crate::namespace::flags(across);
+        // Across mnt the peer's /tmp is its own, which would hide a program that
+        // lives under /tmp: it is run from a descriptor opened here (the exec
+        // resolves /proc/self/fd/N before closing it).
+        let program = if flags & ipcperf_sys::ns::MNT != 0 {
+            let f = std::fs::File::open(&cmd.program)
+                .map_err(|e| Error::Peer(format!("cannot open {}: {e}", cmd.program.display())))?;
+            Some(f)
+        } else {
+            None
+        };
+        let mut command = match &program {
+            Some(f) => Command::new(format!(
+                "/proc/self/fd/{}",
+                std::os::fd::AsRawFd::as_raw_fd(f)
+            )),
+            None => Command::new(&cmd.program),
+        };
         command
             .args(&cmd.args)
             .stdin(Stdio::from(theirs))
@@ -107,8 +125,6 @@ impl ProcessPeer {
             .stderr(Stdio::inherit());
         // `--across`: the peer in fresh namespaces of the kinds asked; a network
         // namespace made with the link (TCP's veth pair) is joined instead.
-        let across = &setup.handoff.opts.across;
-        let mut flags = crate::namespace::flags(across);
         let netns = match &setup.handoff.opts.netns {
             Some(path) => {
                 let f = std::fs::File::open(path).map_err(|e| {
