@@ -209,6 +209,25 @@ fn a_run_through_the_server_is_verified_and_a_wrong_token_is_refused() {
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("token"), "{err}");
     }
+    // One-way delays need one clock: refused.
+    let out = Command::new(BIN)
+        .args([
+            "latency",
+            "tcp",
+            "--peer",
+            &s.peer(),
+            "--one-way",
+            "--sizes",
+            "64",
+        ])
+        .args(["--token-file", token.to_str().unwrap()])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("two clocks"),
+        "{out:?}"
+    );
     // Not tcp: refused with the reason, nothing measured.
     let out = Command::new(BIN)
         .args(["run", "unix", "--peer", &s.peer(), "--sizes", "4k"])

@@ -105,6 +105,10 @@ pub enum FromPeer {
         delivered: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         datagrams: Option<DatagramCounts>,
+        /// From the reader's "go" to its last byte, on its own clock: the series'
+        /// length when the reader is on another machine, whose clock is not ours.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_go_ns: Option<u64>,
     },
     Failed {
         message: String,

@@ -173,6 +173,13 @@ fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
             "--peer with --across: one or the other".into(),
         ));
     }
+    if spec.opts.one_way {
+        return Err(Error::Refused(
+            "--one-way reads the sender's clock on the receiver: two machines have two clocks \
+             (round trips are timed on this side alone)"
+                .into(),
+        ));
+    }
     Ok(())
 }
 

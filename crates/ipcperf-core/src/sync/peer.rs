@@ -21,6 +21,7 @@ fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Resu
                     cpu_ns: thread_cpu_ns() - cpu0,
                     delivered: None,
                     datagrams: None,
+                    since_go_ns: None,
                 })?;
             }
             ToPeer::Quit => return Ok(()),

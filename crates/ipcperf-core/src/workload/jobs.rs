@@ -36,6 +36,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
             loop {
                 match ch.recv()? {
                     ToPeer::Go { bytes } => {
+                        let go_ns = ipcperf_sys::clock::now_ns();
                         ep.prepare_series(false)?;
                         let cpu0 = thread_cpu_ns();
                         let (end_ns, lossy) =
@@ -55,6 +56,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                             cpu_ns: thread_cpu_ns() - cpu0,
                             delivered: lossy.map(|l| l.0),
                             datagrams: lossy.map(|l| l.1),
+                            since_go_ns: Some(end_ns.saturating_sub(go_ns)),
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

@@ -46,6 +46,8 @@ pub struct StreamSession<M: Mechanism> {
     pub facts: Vec<(String, String)>,
     /// `--peer`: the other machine.
     pub peer_machine: Option<Box<crate::machine::Machine>>,
+    /// The reader is on another machine (`--peer`): its clock is not ours.
+    remote: bool,
     _watchdog: Option<Watchdog>,
     peer_pid: Option<u32>,
     _pin: PinGuard,
@@ -100,6 +102,7 @@ impl<M: Mechanism> StreamSession<M> {
             rbuf: AlignedBuf::new(0),
             facts: Vec::new(),
             peer_machine: None,
+            remote: env.remote.is_some(),
             _watchdog: None,
             peer_pid: None,
             _pin: pin,
@@ -237,8 +240,15 @@ impl<M: Mechanism> StreamSession<M> {
                 cpu_ns,
                 delivered,
                 datagrams,
+                since_go_ns,
             } => {
-                let mut o = self.outcome(start, end_ns.saturating_sub(start), writer_cpu_ns);
+                // Another machine's clock is not ours: its reader's own span, from
+                // our "go" (sent just before the first byte) to its last byte.
+                let elapsed = match (self.remote, since_go_ns) {
+                    (true, Some(d)) => d.max(1),
+                    _ => end_ns.saturating_sub(start),
+                };
+                let mut o = self.outcome(start, elapsed, writer_cpu_ns);
                 o.reader_cpu = cpu;
                 o.reader_cpu_ns = Some(cpu_ns);
                 o.delivered_bytes = delivered;
