@@ -130,8 +130,10 @@ pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
         .iter()
         .filter(|k| k.parent() == Some(std::path::Path::new("/tmp")))
         .filter_map(|k| CString::new(k.as_os_str().as_bytes()).ok())
-        .take(8)
         .collect();
+    // One descriptor a directory (a fan-in case has one per client), made here:
+    // the child only writes into it.
+    let mut fds = vec![-1i32; keep.len()];
     // SAFETY: the closure runs in the child between fork and exec and calls only
     // system calls (mount, open, mkdir, close) on C strings made here, before the
     // fork, and on buffers on its stack; it allocates nothing and takes no lock.
@@ -149,7 +151,6 @@ pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
                 return err();
             }
             // The shared directories, held open across the tmpfs that hides them.
-            let mut fds = [-1i32; 8];
             for (k, fd) in keep.iter().zip(fds.iter_mut()) {
                 *fd = libc::open(k.as_ptr(), libc::O_PATH | libc::O_DIRECTORY);
                 if *fd < 0 {

@@ -676,6 +676,14 @@ fn shown(a: &CaseRecord, b: &CaseRecord) -> String {
 /// saved before placement classes, labelled `cross-cpu`, still match their
 /// `shared-l3` successors on the same CPUs), else its label (`unpinned`).
 fn placement_key(p: &ipcperf_core::record::PlacementRecord) -> String {
+    // Two machines' CPU numbers are not one machine's: never the same case.
+    if p.label == "other-host" {
+        return format!(
+            "other-host {}→{}",
+            p.writer_cpu.map_or("-".into(), |c| c.to_string()),
+            p.reader_cpu.map_or("-".into(), |c| c.to_string())
+        );
+    }
     match (p.writer_cpu, p.reader_cpu) {
         (Some(w), Some(r)) => format!("cpus {w}→{r}"),
         _ => p.label.clone(),
@@ -935,6 +943,26 @@ mod tests {
         let mut old = a.clone();
         old.cases[0].latency.as_mut().unwrap().series_p99_ns.clear();
         assert_eq!(compare(&old, &b, DEFAULT_MIN_CHANGE).len(), 1);
+    }
+
+    /// A case between two machines is never the same case as one on this
+    /// machine's CPUs of the same numbers.
+    #[test]
+    fn other_host_is_not_matched_with_the_same_cpu_numbers_here() {
+        let a = testdata::run();
+        let mut b = testdata::run();
+        for c in &mut b.cases {
+            c.placement.label = "other-host".into();
+        }
+        let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+        let judged = rows
+            .iter()
+            .filter(|r| r.verdict != Verdict::NotComparable)
+            .count();
+        assert_eq!(judged, 0, "{rows:?}");
+        // Two --peer runs do match each other.
+        let rows = compare(&b, &b, DEFAULT_MIN_CHANGE);
+        assert!(rows.iter().any(|r| r.verdict == Verdict::Unchanged));
     }
 
     #[test]

@@ -10,6 +10,20 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
 
+/// The first child of process `p`, waited for (at most 10 s).
+fn child_of(p: &str) -> String {
+    let t0 = Instant::now();
+    loop {
+        let kids =
+            std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")).unwrap_or_default();
+        if let Some(c) = kids.split_whitespace().next() {
+            return c.to_string();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no child of {p}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn root() -> bool {
     // The owner of our own /proc entry.
     let ok =
@@ -125,18 +139,6 @@ fn the_peer_runs_in_namespaces_of_its_own() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let child_of = |p: &str| {
-        let t0 = Instant::now();
-        loop {
-            let kids =
-                std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")).unwrap_or_default();
-            if let Some(c) = kids.split_whitespace().next() {
-                break c.to_string();
-            }
-            assert!(t0.elapsed() < Duration::from_secs(10), "no child of {p}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    };
     // A new PID namespace holds the children of the process that made it: the
     // peer process forks once, and its child (PID 1 there) is the peer.
     let first = child_of(&pid.to_string());
@@ -346,16 +348,7 @@ fn across_mnt_the_peer_sees_only_the_shared_directory() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let t0 = Instant::now();
-    let peer = loop {
-        let kids =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        if let Some(p) = kids.split_whitespace().next() {
-            break p.to_string();
-        }
-        assert!(t0.elapsed() < Duration::from_secs(10), "no peer process");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let peer = child_of(&pid.to_string());
     std::thread::sleep(Duration::from_millis(300));
     let theirs: Vec<String> = std::fs::read_dir(format!("/proc/{peer}/root/tmp"))
         .unwrap()

@@ -67,6 +67,19 @@ impl Drop for Server {
     }
 }
 
+/// `ipcperf ARGS`, kept out of the history: its exit code and standard error.
+fn ipcperf(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn token_file(dir: &std::path::Path, name: &str, token: &str) -> std::path::PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, format!("{token}\n")).unwrap();
@@ -189,55 +202,31 @@ fn a_run_through_the_server_is_verified_and_a_wrong_token_is_refused() {
     assert!(c["datagrams"]["sent"].as_u64().unwrap() > 0, "{c}");
     // A wrong token, and none: refused, said so, exit 1.
     let wrong = token_file(dir.path(), "w", "guess");
+    let peer = s.peer();
+    let tok = token.to_str().unwrap();
     for args in [vec!["--token-file", wrong.to_str().unwrap()], Vec::new()] {
-        let out = Command::new(BIN)
-            .args([
-                "run",
-                "tcp",
-                "--peer",
-                &s.peer(),
-                "--sizes",
-                "4k",
-                "-d",
-                "50ms",
-            ])
-            .args(&args)
-            .env("IPCPERF_NO_SAVE", "1")
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{err}");
+        let mut a = vec!["run", "tcp", "--peer", &peer, "--sizes", "4k", "-d", "50ms"];
+        a.extend(args);
+        let (code, err) = ipcperf(&a);
+        assert_eq!(code, Some(1), "{err}");
         assert!(err.contains("token"), "{err}");
     }
     // One-way delays need one clock: refused.
-    let out = Command::new(BIN)
-        .args([
-            "latency",
-            "tcp",
-            "--peer",
-            &s.peer(),
-            "--one-way",
-            "--sizes",
-            "64",
-        ])
-        .args(["--token-file", token.to_str().unwrap()])
-        .env("IPCPERF_NO_SAVE", "1")
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("two clocks"),
-        "{out:?}"
-    );
-    // Not tcp: refused with the reason, nothing measured.
-    let out = Command::new(BIN)
-        .args(["run", "unix", "--peer", &s.peer(), "--sizes", "4k"])
-        .env("IPCPERF_NO_SAVE", "1")
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("unix cannot cross machines"),
-        "{out:?}"
-    );
+    let (_, err) = ipcperf(&[
+        "latency",
+        "tcp",
+        "--peer",
+        &peer,
+        "--one-way",
+        "--sizes",
+        "64",
+        "--token-file",
+        tok,
+    ]);
+    assert!(err.contains("two clocks"), "{err}");
+    // Not tcp or udp: refused with the reason, nothing measured.
+    let (_, err) = ipcperf(&["run", "unix", "--peer", &peer, "--sizes", "4k"]);
+    assert!(err.contains("unix cannot cross machines"), "{err}");
     // The server still serves.
     good_run(&s, &token);
     let log = s.lines().join("\n");

@@ -169,17 +169,7 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
         );
         link.facts.push(("udp_max_block".into(), max.to_string()));
         if let Some(v) = veth {
-            link.facts.push((
-                "path".into(),
-                format!(
-                    "veth {} {} to {} in {}{}",
-                    v.ours,
-                    v.our_ip,
-                    v.their_ip,
-                    v.name,
-                    v.mtu.map(|m| format!(", MTU {m}")).unwrap_or_default()
-                ),
-            ));
+            link.facts.push(v.path_fact());
             link.guards.push(Box::new(v));
         }
         return Ok(link);

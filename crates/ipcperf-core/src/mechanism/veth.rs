@@ -40,6 +40,22 @@ fn ip(args: &[&str]) -> Result<String> {
 }
 
 impl VethNs {
+    /// The record's `path` fact: our interface and address, theirs, the
+    /// namespace and the MTU.
+    pub fn path_fact(&self) -> (String, String) {
+        (
+            "path".into(),
+            format!(
+                "veth {} {} to {} in {}{}",
+                self.ours,
+                self.our_ip,
+                self.their_ip,
+                self.name,
+                self.mtu.map(|m| format!(", MTU {m}")).unwrap_or_default()
+            ),
+        )
+    }
+
     pub fn create() -> Result<VethNs> {
         if !ipcperf_sys::ns::may_unshare() {
             return Err(Error::Refused(

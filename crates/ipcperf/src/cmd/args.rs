@@ -127,6 +127,25 @@ impl CaseArgs {
             .transpose()
     }
 
+    /// What every case of a `run` or `latency` shares: the peer command, series in
+    /// rounds unless `--consecutive`, and with `--peer` the other machine (each
+    /// case placed for it: see [`CaseArgs::place_remote`]).
+    pub fn run_env(
+        &self,
+        specs: &mut Vec<ipcperf_core::plan::CaseSpec>,
+    ) -> Result<ipcperf_core::plan::RunEnv, Fail> {
+        let mut env = ipcperf_core::plan::RunEnv::new(
+            ipcperf_core::kind::PeerCommand::current_exe()
+                .map_err(|e| Fail::failure(e.to_string()))?,
+        );
+        env.interleave = !self.consecutive;
+        env.remote = self.remote()?;
+        if let Some(r) = &env.remote {
+            self.place_remote(r, specs)?;
+        }
+        Ok(env)
+    }
+
     /// `--peer`: each case's sides on two machines: this side where `--pin` put
     /// it, the peer on `--peer-pin`; the TCP listener on the address the other
     /// machine reaches. Cases that became the same are run once.

@@ -2,9 +2,8 @@
 
 use clap::Args;
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
-use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::Mode;
-use ipcperf_core::plan::{CaseSpec, RunEnv};
+use ipcperf_core::plan::CaseSpec;
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 
@@ -220,13 +219,7 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         |s, n| s.clients = n,
     )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let mut env =
-        RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    env.interleave = !a.case.consecutive;
-    env.remote = a.case.remote()?;
-    if let Some(r) = &env.remote {
-        a.case.place_remote(r, &mut specs)?;
-    }
+    let env = a.case.run_env(&mut specs)?;
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.

@@ -1,9 +1,8 @@
 //! `ipcperf run`: stream throughput against block size.
 
 use ipcperf_core::mechanism::MechanismKind;
-use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
-use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
+use ipcperf_core::plan::{CaseSpec, Length};
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
@@ -314,13 +313,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         |s, n| s.subscribers = n,
     )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let mut env =
-        RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    env.interleave = !a.case.consecutive;
-    env.remote = a.case.remote()?;
-    if let Some(r) = &env.remote {
-        a.case.place_remote(r, &mut specs)?;
-    }
+    let env = a.case.run_env(&mut specs)?;
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
