@@ -56,11 +56,11 @@ pub fn check(kind: MechanismKind, processes: bool, ns: &[Namespace], probe: bool
 pub fn means(kind: MechanismKind) -> &'static str {
     use MechanismKind as K;
     match kind {
-        K::Fifo | K::Unix | K::File => {
+        K::Fifo | K::Unix | K::UringUnix | K::File => {
             "a path in a shared directory (across mnt, the only one in the peer's own /tmp)"
         }
         K::Shm => "a memfd passed over a socket",
-        K::Tcp => "loopback; across net, a veth pair",
+        K::Tcp | K::UringTcp => "loopback; across net, a veth pair",
         K::Udp => "loopback; across net, a veth pair (the peer makes its own socket)",
         K::SysvMsg => "a SysV queue id",
         K::PosixMq => "a queue descriptor",

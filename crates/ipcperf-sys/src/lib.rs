@@ -25,5 +25,6 @@ pub mod shm;
 pub mod signal;
 pub mod splice;
 pub mod sysv_msg;
+pub mod uring;
 
 pub use error::{SysError, SysResult};

@@ -277,6 +277,85 @@ pub fn loopback_vs_network(runs: &[(String, RunRecord)]) -> Option<Table> {
     })
 }
 
+/// Each mechanism built on another (a library over a socket, io_uring over a
+/// pipe) against that base, measured in the same run: same workload, mode,
+/// size and placement. Streams compare MB/s, round trips the p50.
+pub fn over_base(run: &RunRecord) -> Option<Table> {
+    let mut rows = Vec::new();
+    for c in run.cases.iter().filter(|c| c.is_ok()) {
+        let Some(base) = c.options.get("over") else {
+            continue;
+        };
+        let same = |d: &&CaseRecord| {
+            d.is_ok()
+                && &d.mechanism == base
+                && d.workload == c.workload
+                && d.mode == c.mode
+                && d.block_size == c.block_size
+                && d.placement.shown() == c.placement.shown()
+                && d.payload == c.payload
+        };
+        let Some(b) = run.cases.iter().find(same) else {
+            continue;
+        };
+        let figures = match (c.workload, &c.latency, &b.latency) {
+            (Workload::RoundTrip, Some(x), Some(y)) if y.p50_ns > 0 => {
+                let us = |ns: u64| format!("{:.1} µs p50", ns as f64 / 1e3);
+                Some((
+                    us(x.p50_ns),
+                    us(y.p50_ns),
+                    x.p50_ns as f64 / y.p50_ns as f64,
+                ))
+            }
+            (Workload::Stream, _, _) => match (c.median_bytes_per_sec, b.median_bytes_per_sec) {
+                (Some(x), Some(y)) if y > 0.0 => Some((fmt_mbps(x), fmt_mbps(y), y / x)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((mine, theirs, cost)) = figures else {
+            continue;
+        };
+        rows.push(vec![
+            c.mechanism.clone(),
+            c.options
+                .get("library")
+                .map(|l| format!("{base} via {l}"))
+                .unwrap_or_else(|| base.clone()),
+            c.workload.name().to_string(),
+            c.mode.name().to_string(),
+            c.placement.shown(),
+            fmt_size(c.block_size),
+            mine,
+            theirs,
+            format!("{cost:.2}×"),
+        ]);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: "What each layer costs over the mechanism beneath it (same run)".into(),
+        header: strs(&[
+            "mechanism",
+            "built on",
+            "workload",
+            "mode",
+            "placement",
+            "size",
+            "it",
+            "its base",
+            "cost",
+        ]),
+        rows,
+        notes: vec![
+            "cost: the time per byte or per round trip against the base's (1.00× costs \
+             nothing; 1.50× takes half as long again; below 1 it is faster than its base)."
+                .into(),
+        ],
+    })
+}
+
 /// Mechanisms that would carry data between machines.
 pub fn is_network(mech: &str) -> bool {
     ["tcp", "udp", "sctp"].iter().any(|p| mech.starts_with(p))
@@ -499,7 +578,7 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
                 o.push_str(&table_html(&t));
             }
         }
-        for t in [stover(run), bradford_ratio(run), links(run)]
+        for t in [stover(run), bradford_ratio(run), links(run), over_base(run)]
             .into_iter()
             .flatten()
         {
@@ -593,6 +672,38 @@ mod tests {
             );
         }
         assert!(html(&runs).contains("loopback-versus-network"));
+    }
+
+    /// A mechanism built on another is set beside it where the same run has the
+    /// same case of its base; without the base there is no table.
+    #[test]
+    fn a_layer_is_set_beside_its_base_in_the_same_run() {
+        let mut r = testdata::run();
+        r.cases.retain(|c| c.mechanism == "unix");
+        let mut layered: Vec<CaseRecord> = r.cases.clone();
+        for c in &mut layered {
+            c.mechanism = "uring-unix".into();
+            c.options.insert("over".into(), "unix".into());
+            c.options.insert("library".into(), "io-uring 0.7.15".into());
+            for s in &mut c.series {
+                s.bytes /= 2;
+            }
+            c.summarize();
+        }
+        let alone = RunRecord {
+            cases: layered.clone(),
+            ..r.clone()
+        };
+        assert!(over_base(&alone).is_none());
+        r.cases.extend(layered);
+        let t = over_base(&r).unwrap();
+        assert!(!t.rows.is_empty());
+        for row in &t.rows {
+            assert_eq!(row[0], "uring-unix");
+            assert_eq!(row[1], "unix via io-uring 0.7.15");
+            assert_eq!(row[8], "2.00×", "{row:?}");
+        }
+        assert!(html(&[("1".into(), r)]).contains("costs over the mechanism beneath"));
     }
 
     #[test]

@@ -25,37 +25,24 @@ enum Kill {
 
 /// The mechanisms, their modes, and the arguments of a long series of each.
 fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
-    let all = ["single", "threads", "processes"];
-    let two = ["threads", "processes"];
-    let mechs: [(&str, &[&str]); 17] = [
-        ("pipe", &all),
-        ("fifo", &all),
-        ("unix", &all),
-        ("tcp", &all),
-        ("file", &all),
-        ("null", &["single"]),
-        ("memcpy", &["single"]),
-        ("sysv-msg", &all),
-        ("posix-mq", &all),
-        ("unix-dgram", &all),
-        ("unix-seqpacket", &all),
-        ("udp", &all),
-        ("vmsplice", &two),
-        ("cma", &two),
-        ("shm", &two),
-        ("eventfd", &two),
-        ("signal", &two),
-    ];
+    // Every registered mechanism in every mode it declares: a new mechanism is
+    // in the matrix from its registry line on.
     let mut v = Vec::new();
-    for (m, modes) in mechs {
-        for &mode in modes {
-            v.push((m, mode, Kill::Interrupt));
-            v.push((m, mode, Kill::MainKilledThenClean));
+    for info in ipcperf_core::mechanism::MechanismKind::INFOS {
+        for mode in info.modes {
+            let mode = mode.name();
+            v.push((info.name, mode, Kill::Interrupt));
+            v.push((info.name, mode, Kill::MainKilledThenClean));
             if mode == "processes" {
-                v.push((m, mode, Kill::PeerKilled));
+                v.push((info.name, mode, Kill::PeerKilled));
             }
         }
     }
+    assert!(
+        v.len() > 50,
+        "the registry lists too few mechanisms: {}",
+        v.len()
+    );
     v
 }
 

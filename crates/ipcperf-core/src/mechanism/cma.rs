@@ -159,6 +159,8 @@ impl Mechanism for Cma {
         solo: false,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

@@ -28,6 +28,8 @@ impl Mechanism for DemoPair {
         solo: false,
         reader_after_writer: false,
         names: "none (socketpair)",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

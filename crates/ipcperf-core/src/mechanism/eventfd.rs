@@ -157,6 +157,8 @@ impl Mechanism for EventfdMech {
         solo: false,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

@@ -77,6 +77,8 @@ impl Mechanism for Fifo {
         solo: false,
         reader_after_writer: false,
         names: "FIFO path",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

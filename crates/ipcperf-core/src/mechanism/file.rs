@@ -60,6 +60,8 @@ impl Mechanism for File {
         solo: false,
         reader_after_writer: true,
         names: "temp file",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

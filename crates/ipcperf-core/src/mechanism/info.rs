@@ -21,7 +21,16 @@ pub struct MechanismInfo {
     pub reader_after_writer: bool,
     /// Named objects it creates, for `list`.
     pub names: &'static str,
+    /// The mechanism it is built on (a library over a socket, io_uring over a
+    /// socket or pipe), whose cost the report sets it beside.
+    pub base: Option<MechanismKind>,
+    /// The library (crate) it drives, with its version: in every result.
+    pub library: Option<&'static str>,
 }
+
+/// The io_uring crate the uring mechanisms drive (the version Cargo.lock holds:
+/// a test checks).
+pub const IO_URING: &str = "io-uring 0.7.15";
 
 /// Single, threads and processes.
 pub const ALL_MODES: &[Mode] = &[Mode::Single, Mode::Threads, Mode::Processes];
@@ -29,3 +38,24 @@ pub const ALL_MODES: &[Mode] = &[Mode::Single, Mode::Threads, Mode::Processes];
 pub const SOLO: &[Mode] = &[Mode::Single];
 /// Two sides only.
 pub const TWO_SIDES: &[Mode] = &[Mode::Threads, Mode::Processes];
+
+#[cfg(test)]
+mod tests {
+    /// Each library's name and version as this build locks it.
+    #[test]
+    fn library_versions_are_the_locked_ones() {
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .expect("Cargo.lock");
+        for info in super::super::MechanismKind::INFOS {
+            let Some(lib) = info.library else { continue };
+            let (name, version) = lib.split_once(' ').expect("name version");
+            let entry = format!("name = \"{name}\"\nversion = \"{version}\"");
+            assert!(
+                lock.contains(&entry),
+                "{}: Cargo.lock holds no {lib}",
+                info.name
+            );
+        }
+    }
+}

@@ -27,6 +27,8 @@ pub mod solo;
 pub mod tcp;
 pub mod udp;
 pub mod unix;
+pub mod uring;
+pub mod uring_msg;
 pub mod veth;
 pub mod vmsplice;
 pub mod wake;
@@ -63,6 +65,10 @@ registry! { $
     Shm => crate::mechanism::shm::Shm,
     Eventfd => crate::mechanism::eventfd::EventfdMech,
     Signal => crate::mechanism::signal::Signal,
+    UringUnix => crate::mechanism::uring::UringUnix,
+    UringTcp => crate::mechanism::uring::UringTcp,
+    UringPipe => crate::mechanism::uring::UringPipe,
+    UringMsgRing => crate::mechanism::uring_msg::UringMsgRing,
     #[cfg(test)]
     DemoPair => crate::mechanism::demo_pair::DemoPair,
 }
@@ -181,6 +187,13 @@ impl MechOptions {
     /// The options that apply to `kind`, as name/value pairs for the record.
     pub fn describe(&self, kind: MechanismKind) -> Vec<(String, String)> {
         let mut v = Vec::new();
+        let info = kind.info();
+        if let Some(b) = info.base {
+            v.push(("over".into(), b.name().into()));
+        }
+        if let Some(l) = info.library {
+            v.push(("library".into(), l.into()));
+        }
         let polls = with_mechanism!(kind, M => {
             M::describe(self, &mut v);
             M::POLLS
@@ -295,6 +308,11 @@ pub enum PeerAddr {
         sender: bool,
         owner_pid: i32,
         link_id: u64,
+    },
+    /// An end made at set-up and kept in this process until a thread of it
+    /// opens it (uring-msg-ring: rings cannot be handed to another process).
+    InProcess {
+        id: u64,
     },
     /// memcpy's two buffers, of `len` bytes each (no kernel object).
     Memory {

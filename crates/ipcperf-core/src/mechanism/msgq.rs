@@ -352,6 +352,8 @@ impl Mechanism for SysvMsg {
         solo: false,
         reader_after_writer: false,
         names: "SysV queue id (key 0x7<pid><seq>)",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
@@ -403,6 +405,8 @@ impl Mechanism for PosixMq {
         solo: false,
         reader_after_writer: false,
         names: "/ipcperf-<pid>-... queue name",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

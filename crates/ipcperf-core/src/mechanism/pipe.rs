@@ -10,7 +10,8 @@ use super::{
 use crate::error::Result;
 use ipcperf_sys::fd;
 
-fn setup(opts: &MechOptions) -> Result<Link> {
+/// The pipe as `kind` (pipe, or a mechanism that drives the same pipe).
+pub(super) fn setup_as(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
     let (r, w) = fd::pipe()?;
     let mut facts = Vec::new();
     if let Some(s) = opts.pipe_size {
@@ -18,18 +19,12 @@ fn setup(opts: &MechOptions) -> Result<Link> {
         facts.push(("pipe_size_granted".into(), granted.to_string()));
     }
     let peer = PeerHandoff {
-        kind: MechanismKind::Pipe,
+        kind,
         addr: PeerAddr::Fd,
         opts: opts.clone(),
         fds: vec![r],
     };
-    let mut link = Link::new(
-        MechanismKind::Pipe,
-        opts,
-        Some(LocalEnd::Ready(w)),
-        Some(peer),
-        None,
-    );
+    let mut link = Link::new(kind, opts, Some(LocalEnd::Ready(w)), Some(peer), None);
     link.facts = facts;
     Ok(link)
 }
@@ -48,10 +43,12 @@ impl Mechanism for Pipe {
         solo: false,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
-        setup(opts)
+        setup_as(MechanismKind::Pipe, opts)
     }
 
     fn round_trip() -> Option<RoundTripShape> {

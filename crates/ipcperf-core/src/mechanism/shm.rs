@@ -102,6 +102,8 @@ impl Mechanism for Shm {
         solo: false,
         reader_after_writer: false,
         names: "none (memfd); /ipcperf-<pid>-...-ring with --shm-named",
+        base: None,
+        library: None,
     };
 
     const POLLS: bool = false;

@@ -115,6 +115,8 @@ impl Mechanism for Signal {
         solo: false,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

@@ -96,6 +96,8 @@ impl Mechanism for UnixDgram {
         solo: false,
         reader_after_writer: false,
         names: "none (socketpair)",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
@@ -125,6 +127,8 @@ impl Mechanism for UnixSeqpacket {
         solo: false,
         reader_after_writer: false,
         names: "none (socketpair)",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

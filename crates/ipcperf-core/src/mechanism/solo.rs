@@ -23,6 +23,8 @@ impl Mechanism for Null {
         solo: true,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
@@ -101,6 +103,8 @@ impl Mechanism for Memcpy {
         solo: true,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

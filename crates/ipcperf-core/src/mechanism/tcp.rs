@@ -17,7 +17,8 @@ use super::{
 use crate::error::{Error, Result};
 use ipcperf_sys::error::Context;
 
-fn setup(opts: &MechOptions) -> Result<Link> {
+/// The connection as `kind` (tcp, or a mechanism that drives the same socket).
+pub(super) fn setup_as(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
     // Across a network namespace: a namespace of its own joined by a veth pair,
     // made now, which the peer joins; we listen on our end's address.
     let veth = if opts.across.contains(&crate::namespace::Namespace::Net) {
@@ -49,18 +50,12 @@ fn setup(opts: &MechOptions) -> Result<Link> {
     let mut peer_opts = opts.clone();
     peer_opts.netns = veth.as_ref().map(|v| v.path());
     let peer = PeerHandoff {
-        kind: MechanismKind::Tcp,
+        kind,
         addr: PeerAddr::Tcp(local_addr),
         opts: peer_opts,
         fds: Vec::new(),
     };
-    let mut link = Link::new(
-        MechanismKind::Tcp,
-        opts,
-        Some(LocalEnd::TcpListener(l)),
-        Some(peer),
-        None,
-    );
+    let mut link = Link::new(kind, opts, Some(LocalEnd::TcpListener(l)), Some(peer), None);
     if let Some(v) = veth {
         link.facts.push(v.path_fact());
         link.guards.push(Box::new(v));
@@ -135,10 +130,12 @@ impl Mechanism for Tcp {
         solo: false,
         reader_after_writer: false,
         names: "none (ephemeral port)",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
-        setup(opts)
+        setup_as(MechanismKind::Tcp, opts)
     }
 
     fn round_trip() -> Option<RoundTripShape> {
@@ -146,14 +143,19 @@ impl Mechanism for Tcp {
     }
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
-        out.push(("ip".into(), if opts.ipv6 { "v6" } else { "v4" }.into()));
-        if opts.nodelay {
-            out.push(("nodelay".into(), "true".into()));
-        }
-        opts.describe_buffers(out);
+        describe(opts, out);
     }
 
     fn single_mode_hint() -> String {
         "; --sndbuf/--rcvbuf raise it, or use --mode threads".into()
     }
+}
+
+/// TCP's options for the record (tcp, and what drives the same socket).
+pub(super) fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+    out.push(("ip".into(), if opts.ipv6 { "v6" } else { "v4" }.into()));
+    if opts.nodelay {
+        out.push(("nodelay".into(), "true".into()));
+    }
+    opts.describe_buffers(out);
 }

@@ -495,6 +495,8 @@ impl Mechanism for Udp {
         solo: false,
         reader_after_writer: false,
         names: "none (ephemeral ports)",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

@@ -14,18 +14,19 @@ use crate::error::{Error, Result};
 use ipcperf_sys::error::Context;
 use ipcperf_sys::names::PrivateDir;
 
-fn setup(opts: &MechOptions) -> Result<Link> {
+/// The socket as `kind` (unix, or a mechanism that drives the same socket).
+pub(super) fn setup_as(kind: MechanismKind, opts: &MechOptions) -> Result<Link> {
     let dir = PrivateDir::create(&opts.base_dir(), "unix")?;
     let path = dir.join("sock");
     let l = UnixListener::bind(&path).ctx("bind", &path.display())?;
     let peer = PeerHandoff {
-        kind: MechanismKind::Unix,
+        kind,
         addr: PeerAddr::Unix(path),
         opts: opts.clone(),
         fds: Vec::new(),
     };
     Ok(Link::new(
-        MechanismKind::Unix,
+        kind,
         opts,
         Some(LocalEnd::UnixListener(l)),
         Some(peer),
@@ -66,10 +67,12 @@ impl Mechanism for Unix {
         solo: false,
         reader_after_writer: false,
         names: "socket path",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
-        setup(opts)
+        setup_as(MechanismKind::Unix, opts)
     }
 
     fn round_trip() -> Option<RoundTripShape> {

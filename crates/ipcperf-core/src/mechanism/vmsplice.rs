@@ -114,6 +114,8 @@ impl Mechanism for Vmsplice {
         solo: false,
         reader_after_writer: false,
         names: "none",
+        base: None,
+        library: None,
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

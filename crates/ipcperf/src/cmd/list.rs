@@ -21,6 +21,17 @@ pub struct ListArgs {
     pub across: Option<crate::cmd::args::AcrossList>,
 }
 
+/// What a mechanism is built on: the kernel object beneath it and the library
+/// (with its version) it drives; "kernel" for the kernel's own paths.
+fn built_on(i: &ipcperf_core::mechanism::MechanismInfo) -> String {
+    match (i.base, i.library) {
+        (Some(b), Some(l)) => format!("{} via {l}", b.name()),
+        (Some(b), None) => b.name().to_string(),
+        (None, Some(l)) => l.to_string(),
+        (None, None) => "kernel".into(),
+    }
+}
+
 pub fn run(a: ListArgs) -> Result<i32, Fail> {
     if let Some(kinds) = &a.across {
         return across(&kinds.0, a.format);
@@ -34,6 +45,9 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                     "summary": i.summary,
                     "modes": i.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
                     "named_objects": i.names,
+                    "built_on": built_on(i),
+                    "over": i.base.map(|b| b.name()),
+                    "library": i.library,
                 })).collect::<Vec<_>>(),
                 "limits": m.limits,
                 "cpus": m.cpus,
@@ -41,14 +55,15 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
             crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         Format::Csv => {
-            crate::outln!("name,modes,named_objects,summary");
+            crate::outln!("name,modes,named_objects,built_on,summary");
             for i in MechanismKind::INFOS {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
                 crate::outln!(
-                    "{},{},\"{}\",\"{}\"",
+                    "{},{},\"{}\",\"{}\",\"{}\"",
                     i.name,
                     modes.join(" "),
                     i.names,
+                    built_on(i),
                     i.summary
                 );
             }
@@ -59,11 +74,18 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "mechanism",
                 "modes",
                 "named objects",
+                "built on",
                 "what it is",
             ]);
             for i in MechanismKind::INFOS {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
-                t.add_row(vec![i.name, &modes.join(", "), i.names, i.summary]);
+                t.add_row(vec![
+                    i.name,
+                    &modes.join(", "),
+                    i.names,
+                    &built_on(i),
+                    i.summary,
+                ]);
             }
             crate::console::fit(&mut t);
             crate::outln!("{t}");
