@@ -674,3 +674,22 @@ fn latency_and_sync_tables_are_printed_as_their_cases_finish() {
     }
     assert_eq!(all.iter().filter(|l| l.starts_with("ipcperf ")).count(), 1);
 }
+
+/// A library mechanism is in the build with its cargo feature, named with its
+/// base and version in `list`; without the feature, asking for it says which
+/// feature brings it (exit 2), never "unknown".
+#[test]
+fn a_library_mechanism_is_built_or_says_which_feature_brings_it() {
+    if cfg!(feature = "zmq") {
+        ipcperf()
+            .args(["list", "--format", "csv"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("zmq-ipc,threads processes"))
+            .stdout(predicate::str::contains(
+                "unix via zmq 0.10.0 (libzmq 4.3.4",
+            ));
+    } else {
+        bad_input(&["latency", "zmq-ipc"], "--features zmq");
+    }
+}

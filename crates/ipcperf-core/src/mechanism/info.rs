@@ -49,7 +49,8 @@ mod tests {
                 .expect("Cargo.lock");
         for info in super::super::MechanismKind::INFOS {
             let Some(lib) = info.library else { continue };
-            let (name, version) = lib.split_once(' ').expect("name version");
+            let mut words = lib.split(' ');
+            let (name, version) = (words.next().unwrap(), words.next().expect("a version"));
             let entry = format!("name = \"{name}\"\nversion = \"{version}\"");
             assert!(
                 lock.contains(&entry),

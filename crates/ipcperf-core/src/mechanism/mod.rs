@@ -32,6 +32,8 @@ pub mod uring_msg;
 pub mod veth;
 pub mod vmsplice;
 pub mod wake;
+#[cfg(feature = "zmq")]
+pub mod zmq;
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -69,8 +71,61 @@ registry! { $
     UringTcp => crate::mechanism::uring::UringTcp,
     UringPipe => crate::mechanism::uring::UringPipe,
     UringMsgRing => crate::mechanism::uring_msg::UringMsgRing,
+    #[cfg(feature = "zmq")]
+    ZmqIpc => crate::mechanism::zmq::ZmqIpc,
+    #[cfg(feature = "zmq")]
+    ZmqTcp => crate::mechanism::zmq::ZmqTcp,
     #[cfg(test)]
     DemoPair => crate::mechanism::demo_pair::DemoPair,
+}
+
+/// Ends made at set-up that stay in this process until a thread of it opens
+/// them ([`PeerAddr::InProcess`]): rings and library sockets, which cannot travel
+/// as plain data and descriptors.
+pub mod in_process {
+    use std::any::Any;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Mutex;
+
+    type Store = HashMap<u64, Box<dyn Any + Send>>;
+    static KEPT: Mutex<Option<Store>> = Mutex::new(None);
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+
+    fn with<R>(f: impl FnOnce(&mut Store) -> R) -> R {
+        let mut g = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        f(g.get_or_insert_with(HashMap::new))
+    }
+
+    /// Keep `end` until it is taken; the guard (for the link's guards) drops it
+    /// if nobody did.
+    pub fn keep<T: Send + 'static>(end: T) -> (u64, Unclaimed) {
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        with(|m| m.insert(id, Box::new(end)));
+        (id, Unclaimed(id))
+    }
+
+    /// The end kept under `id`, once.
+    pub fn take<T: 'static>(id: u64) -> Option<T> {
+        let b = with(|m| m.remove(&id))?;
+        b.downcast::<T>().ok().map(|b| *b)
+    }
+
+    /// Whether an end is still kept under `id`.
+    pub fn holds(id: u64) -> bool {
+        with(|m| m.contains_key(&id))
+    }
+
+    /// Drops the end kept under its id when the link goes, if nobody took it.
+    pub struct Unclaimed(u64);
+
+    impl Drop for Unclaimed {
+        fn drop(&mut self) {
+            // Dropped outside the lock: an end's drop may take time (a socket's linger).
+            let end = with(|m| m.remove(&self.0));
+            drop(end);
+        }
+    }
 }
 
 /// How long opening or accepting a connection may take before it is an error.
@@ -80,6 +135,14 @@ mod info;
 pub use info::MechanismInfo;
 
 impl MechanismKind {
+    /// Mechanisms behind a cargo feature this build was made without: name, feature.
+    pub const NOT_BUILT: &'static [(&'static str, &'static str)] = &[
+        #[cfg(not(feature = "zmq"))]
+        ("zmq-ipc", "zmq"),
+        #[cfg(not(feature = "zmq"))]
+        ("zmq-tcp", "zmq"),
+    ];
+
     pub fn name(self) -> &'static str {
         self.info().name
     }
@@ -314,6 +377,11 @@ pub enum PeerAddr {
     InProcess {
         id: u64,
     },
+    /// A ZeroMQ socket of this pattern, connected to the owner's endpoint.
+    Zmq {
+        endpoint: String,
+        pattern: SocketPattern,
+    },
     /// memcpy's two buffers, of `len` bytes each (no kernel object).
     Memory {
         len: usize,
@@ -323,6 +391,15 @@ pub enum PeerAddr {
         ring: shm_ring::RingHandoff,
         producer: bool,
     },
+}
+
+/// A messaging library's socket pattern (ZeroMQ's), for each side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SocketPattern {
+    Push,
+    Pull,
+    Req,
+    Rep,
 }
 
 /// Everything the peer needs to open its end: serializable data, plus descriptors

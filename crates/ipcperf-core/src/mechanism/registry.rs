@@ -58,6 +58,13 @@ pub trait Mechanism: 'static {
         None
     }
 
+    /// The object(s) a round trip starts from, the owner's end asking and the
+    /// peer's answering (a library with a pattern per workload, ZeroMQ's REQ/REP
+    /// against its PUSH/PULL, sets them up apart); by default `setup`'s.
+    fn setup_round_trip(opts: &MechOptions, block: usize) -> Result<Link> {
+        Self::setup(opts, block)
+    }
+
     /// The object for the way back of a round trip over a one-way mechanism.
     fn setup_back(opts: &MechOptions, block: usize) -> Result<Link> {
         Self::setup(opts, block)

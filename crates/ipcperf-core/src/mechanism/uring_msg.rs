@@ -6,9 +6,8 @@
 //! note back when the slot is free again. Threads only: the rings and the memory
 //! are handed over inside one process.
 
-use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ipcperf_sys::error::{Context, Errno};
 use ipcperf_sys::shm::SharedMem;
@@ -32,27 +31,6 @@ const MAX_SLOT: usize = 1 << 20;
 const DATA: u64 = 1 << 32;
 const CREDIT: u64 = 2 << 32;
 const CLOSED: u64 = 3 << 32;
-
-/// Ends made at set-up, waiting for the thread that opens them.
-static PENDING: Mutex<Option<HashMap<u64, MsgEnd>>> = Mutex::new(None);
-
-fn pending<R>(f: impl FnOnce(&mut HashMap<u64, MsgEnd>) -> R) -> R {
-    let mut g = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    f(g.get_or_insert_with(HashMap::new))
-}
-
-/// Removes ends nobody opened when the link goes.
-struct Unclaimed(Vec<u64>);
-
-impl Drop for Unclaimed {
-    fn drop(&mut self) {
-        pending(|p| {
-            for id in &self.0 {
-                p.remove(id);
-            }
-        });
-    }
-}
 
 /// One side: its ring, the other ring's descriptor, the shared slots.
 pub struct MsgEnd {
@@ -208,13 +186,8 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let half = SLOTS * slot;
     let ours = end(a, b_fd, 0, half);
     let theirs = end(b, a_fd, half, 0);
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let id = NEXT.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
-    let ids = (id, id + 1);
-    pending(|p| {
-        p.insert(ids.0, ours);
-        p.insert(ids.1, theirs);
-    });
+    let (id_a, guard_a) = super::in_process::keep(ours);
+    let (id_b, guard_b) = super::in_process::keep(theirs);
     let handoff = |id: u64| PeerHandoff {
         kind: MechanismKind::UringMsgRing,
         addr: PeerAddr::InProcess { id },
@@ -224,11 +197,12 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let mut link = Link::new(
         MechanismKind::UringMsgRing,
         opts,
-        Some(LocalEnd::Handoff(Box::new(handoff(ids.0)))),
-        Some(handoff(ids.1)),
+        Some(LocalEnd::Handoff(Box::new(handoff(id_a)))),
+        Some(handoff(id_b)),
         None,
     );
-    link.guards.push(Box::new(Unclaimed(vec![ids.0, ids.1])));
+    link.guards.push(Box::new(guard_a));
+    link.guards.push(Box::new(guard_b));
     Ok(link)
 }
 
@@ -257,7 +231,7 @@ impl Mechanism for UringMsgRing {
 
     fn open(h: PeerHandoff, _timeout_ms: i32) -> Result<MsgEnd> {
         match h.addr {
-            PeerAddr::InProcess { id } => pending(|p| p.remove(&id)).ok_or_else(|| {
+            PeerAddr::InProcess { id } => super::in_process::take(id).ok_or_else(|| {
                 Error::Peer(
                     "uring-msg-ring: its ends live in the process that made them (--mode threads)"
                         .into(),
@@ -342,9 +316,9 @@ mod tests {
         let PeerAddr::InProcess { id } = h.addr else {
             panic!("{:?}", h.addr)
         };
-        assert!(pending(|p| p.contains_key(&id)));
+        assert!(super::super::in_process::holds(id));
         drop(link);
-        assert!(!pending(|p| p.contains_key(&id)));
+        assert!(!super::super::in_process::holds(id));
         assert!(matches!(UringMsgRing::open(h, 100), Err(Error::Peer(_))));
     }
 }

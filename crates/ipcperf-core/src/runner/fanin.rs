@@ -173,7 +173,7 @@ pub(crate) fn run<M: Mechanism>(
         links.push(link);
     }
     for _ in 0..if shared_ends.is_some() { 0 } else { n } {
-        let mut f = M::setup(&spec.opts, spec.block_size)?;
+        let mut f = M::setup_round_trip(&spec.opts, spec.block_size)?;
         let (srv_back, rx) = match shape {
             RoundTripShape::TwoWay => (None, None),
             RoundTripShape::OneWayPair => {

@@ -170,7 +170,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
         // The tare: measured here, on the owner's CPU, before anything else runs.
         let clock_cost_ns = clock_cost_ns(20_001);
-        let mut fwd = M::setup(&spec.opts, spec.block_size)?;
+        let mut fwd = M::setup_round_trip(&spec.opts, spec.block_size)?;
         let mut links = Vec::new();
         let (back_handoff, back_rx) = match shape {
             RoundTripShape::TwoWay => (None, None),

@@ -97,6 +97,12 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     for n in names {
         for part in n.split(',').filter(|p| !p.is_empty()) {
             let k = MechanismKind::from_name(part).ok_or_else(|| {
+                if let Some((_, feature)) = MechanismKind::NOT_BUILT.iter().find(|m| m.0 == part) {
+                    return Fail::usage(format!(
+                        "{part} is not in this build: its library comes with cargo's --features \
+                         {feature} (cargo build --release --features {feature})"
+                    ));
+                }
                 let known: Vec<_> = MechanismKind::INFOS.iter().map(|m| m.name).collect();
                 Fail::usage(format!(
                     "unknown mechanism '{part}' (known: {})",
