@@ -68,7 +68,7 @@ for i in $(seq "$REPS"); do
             bind="tcp://127.0.0.1:$port"; conn=$bind
         fi
         z=$(own "$bind" "$conn")
-        o=$(ours "zmq-$t")
+        o=$(ours "zmq-$t" | xargs printf "%.1f")
         x=$(awk -v a="$o" -v b="$z" 'BEGIN { printf "%.3f", a / b }')
         r[$t]+="$x "
         line+=" $t ipcperf $o us / zmq $z us = $x |"

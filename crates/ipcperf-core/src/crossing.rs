@@ -23,6 +23,15 @@ pub fn refuse(kind: MechanismKind, ns: Namespace) -> Option<String> {
             "a process is named by its pid in its PID namespace: the peer's pid there is not \
              one this side can name"
         }
+        (Namespace::Mnt, K::IpcChannel) => {
+            "ipc-channel's one-shot server is a socket in the owner's temp folder, which the \
+             peer's private /tmp does not hold"
+        }
+        #[cfg(feature = "zmq")]
+        (Namespace::Net, K::ZmqTcp) => {
+            "ZeroMQ binds loopback here, which another network namespace does not reach (tcp \
+             and uring-tcp cross over a veth pair)"
+        }
         (_, K::Memcpy | K::Null) => "not IPC: one side only",
         _ => return None,
     };

@@ -308,7 +308,11 @@ pub fn over_base(run: &RunRecord) -> Option<Table> {
                 ))
             }
             (Workload::Stream, _, _) => match (c.median_bytes_per_sec, b.median_bytes_per_sec) {
-                (Some(x), Some(y)) if y > 0.0 => Some((fmt_mbps(x), fmt_mbps(y), y / x)),
+                (Some(x), Some(y)) if y > 0.0 => Some((
+                    format!("{} MB/s", fmt_mbps(x)),
+                    format!("{} MB/s", fmt_mbps(y)),
+                    y / x,
+                )),
                 _ => None,
             },
             _ => None,

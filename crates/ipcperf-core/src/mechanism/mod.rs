@@ -17,6 +17,7 @@ pub mod endpoint;
 pub mod eventfd;
 pub mod fifo;
 pub mod file;
+pub mod ipc_channel;
 pub mod msgq;
 pub mod pipe;
 pub mod shm;
@@ -71,6 +72,7 @@ registry! { $
     UringTcp => crate::mechanism::uring::UringTcp,
     UringPipe => crate::mechanism::uring::UringPipe,
     UringMsgRing => crate::mechanism::uring_msg::UringMsgRing,
+    IpcChannel => crate::mechanism::ipc_channel::IpcChannel,
     #[cfg(feature = "zmq")]
     ZmqIpc => crate::mechanism::zmq::ZmqIpc,
     #[cfg(feature = "zmq")]
@@ -381,6 +383,10 @@ pub enum PeerAddr {
     Zmq {
         endpoint: String,
         pattern: SocketPattern,
+    },
+    /// ipc-channel: the one-shot server (a socket path) to connect to for its ends.
+    IpcChannel {
+        server: String,
     },
     /// memcpy's two buffers, of `len` bytes each (no kernel object).
     Memory {

@@ -1,0 +1,270 @@
+//! ipc-channel (servo's crate): typed channels over Unix SOCK_SEQPACKET sockets,
+//! a channel's ends passed between processes inside messages. Bytes go as
+//! `IpcSender<ByteBuf>` (serde_bytes: the buffer serialized whole, not byte by
+//! byte), each write one message that the sender hands over owned, as the
+//! crate's API asks; a read takes a message and hands it out piece by piece.
+//!
+//! The two processes meet the crate's way: the owner opens an
+//! `IpcOneShotServer` (a socket in a temp directory of the crate's own, gone once
+//! accepted), the peer connects to it and sends a channel over which it gets its
+//! ends. Every receive is bounded (`try_recv_timeout`), and so is the accept.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ipc_channel::ipc::{self, IpcOneShotServer, IpcReceiver, IpcSender};
+use ipc_channel::{IpcError, TryRecvError};
+use serde_bytes::ByteBuf;
+
+use super::endpoint::WAIT_MS;
+use super::info::TWO_SIDES;
+use super::{
+    ByteStream, Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr,
+    PeerHandoff, RoundTripShape,
+};
+use crate::error::{Error, Result};
+
+/// What the peer's ends travel in: its receiver and its sender.
+type PeerEnds = (IpcReceiver<ByteBuf>, IpcSender<ByteBuf>);
+/// What the peer sends the one-shot server: where to send its ends.
+type Hello = IpcSender<PeerEnds>;
+
+/// The crate and version every result names.
+pub const LIBRARY: &str = "ipc-channel 0.23.1";
+
+/// One side: its sender, its receiver, the message being read.
+pub struct ChannelEnd {
+    tx: IpcSender<ByteBuf>,
+    rx: IpcReceiver<ByteBuf>,
+    msg: Vec<u8>,
+    off: usize,
+}
+
+impl std::fmt::Debug for ChannelEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChannelEnd")
+    }
+}
+
+fn failed(op: &str, e: impl std::fmt::Display) -> Error {
+    Error::Peer(format!("ipc-channel: {op}: {e}"))
+}
+
+fn recv_bounded<T>(rx: &IpcReceiver<T>, what: &str) -> Result<T>
+where
+    T: for<'de> serde::Deserialize<'de> + serde::Serialize,
+{
+    match rx.try_recv_timeout(Duration::from_millis(WAIT_MS as u64)) {
+        Ok(v) => Ok(v),
+        Err(TryRecvError::Empty) => Err(Error::Timeout(format!(
+            "ipc-channel: no {what} within {WAIT_MS} ms"
+        ))),
+        Err(TryRecvError::IpcError(IpcError::Disconnected)) => Err(Error::Peer(format!(
+            "ipc-channel: the other side closed its channel (no {what})"
+        ))),
+        Err(TryRecvError::IpcError(e)) => Err(failed("receive", format!("{e:?}"))),
+    }
+}
+
+impl ByteStream for ChannelEnd {
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> Result<()> {
+        self.tx
+            .send(ByteBuf::from(buf))
+            .map_err(|e| failed("send", format!("{e:?}")))
+    }
+
+    #[inline]
+    fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+        if self.off >= self.msg.len() {
+            self.msg = recv_bounded(&self.rx, "message")?.into_vec();
+            self.off = 0;
+        }
+        let n = (self.msg.len() - self.off).min(buf.len());
+        buf[..n].copy_from_slice(&self.msg[self.off..self.off + n]);
+        self.off += n;
+        Ok(n)
+    }
+}
+
+/// The owner's side before the peer arrives: the server it waits on, its own
+/// ends, and the ends it will hand the peer.
+struct Waiting {
+    server: IpcOneShotServer<Hello>,
+    name: String,
+    ours: (IpcSender<ByteBuf>, IpcReceiver<ByteBuf>),
+    theirs: PeerEnds,
+}
+
+impl Waiting {
+    /// Accept the peer (bounded), hand it its ends, and become the owner's end.
+    fn meet(self, timeout_ms: i32) -> Result<ChannelEnd> {
+        let Waiting {
+            server,
+            name,
+            ours,
+            theirs,
+        } = self;
+        // The crate's accept has no bound: it runs on a thread of its own, and a
+        // peer that never comes is stood in for by a hello of ours, which frees it.
+        let (done_tx, done_rx) = mpsc::channel();
+        let t = std::thread::Builder::new()
+            .name("ipc-channel accept".into())
+            .spawn(move || {
+                let _ = done_tx.send(server.accept());
+            })
+            .map_err(|e| failed("spawn", e))?;
+        let accepted = match done_rx.recv_timeout(Duration::from_millis(timeout_ms.max(0) as u64)) {
+            Ok(r) => r,
+            Err(_) => {
+                if let Ok(s) = IpcSender::<Hello>::connect(name) {
+                    if let Ok((tx, _rx)) = ipc::channel::<PeerEnds>() {
+                        let _ = s.send(tx);
+                    }
+                }
+                let _ = t.join();
+                return Err(Error::Timeout(format!(
+                    "ipc-channel: no peer connected within {timeout_ms} ms"
+                )));
+            }
+        };
+        let _ = t.join();
+        let (_hello_rx, to_peer) = accepted.map_err(|e| failed("accept", format!("{e:?}")))?;
+        to_peer
+            .send(theirs)
+            .map_err(|e| failed("send the peer its ends", format!("{e:?}")))?;
+        Ok(ChannelEnd {
+            tx: ours.0,
+            rx: ours.1,
+            msg: Vec::new(),
+            off: 0,
+        })
+    }
+}
+
+fn setup(opts: &MechOptions) -> Result<Link> {
+    let (to_peer, peer_rx) = ipc::channel::<ByteBuf>().map_err(|e| failed("channel", e))?;
+    let (peer_tx, from_peer) = ipc::channel::<ByteBuf>().map_err(|e| failed("channel", e))?;
+    let (server, name) = IpcOneShotServer::<Hello>::new().map_err(|e| failed("server", e))?;
+    let waiting = Waiting {
+        server,
+        name: name.clone(),
+        ours: (to_peer, from_peer),
+        theirs: (peer_rx, peer_tx),
+    };
+    let (id, guard) = super::in_process::keep(waiting);
+    let kind = MechanismKind::IpcChannel;
+    let local = PeerHandoff {
+        kind,
+        addr: PeerAddr::InProcess { id },
+        opts: opts.clone(),
+        fds: Vec::new(),
+    };
+    let peer = PeerHandoff {
+        kind,
+        addr: PeerAddr::IpcChannel { server: name },
+        opts: opts.clone(),
+        fds: Vec::new(),
+    };
+    let mut link = Link::new(
+        kind,
+        opts,
+        Some(LocalEnd::Handoff(Box::new(local))),
+        Some(peer),
+        None,
+    );
+    link.guards.push(Box::new(guard));
+    Ok(link)
+}
+
+fn open(h: PeerHandoff, timeout_ms: i32) -> Result<ChannelEnd> {
+    match h.addr {
+        PeerAddr::InProcess { id } => super::in_process::take::<Waiting>(id)
+            .ok_or_else(|| Error::Peer("ipc-channel: the owner's end is not here".into()))?
+            .meet(timeout_ms),
+        PeerAddr::IpcChannel { server } => {
+            let hello = IpcSender::<Hello>::connect(server.clone())
+                .map_err(|e| failed(&format!("connect {server}"), e))?;
+            let (tx, rx) = ipc::channel::<PeerEnds>().map_err(|e| failed("channel", e))?;
+            hello
+                .send(tx)
+                .map_err(|e| failed("hello", format!("{e:?}")))?;
+            let (rx, tx) = recv_bounded(&rx, "ends from the owner")?;
+            Ok(ChannelEnd {
+                tx,
+                rx,
+                msg: Vec::new(),
+                off: 0,
+            })
+        }
+        other => Err(Error::Peer(format!("ipc-channel cannot open {other:?}"))),
+    }
+}
+
+/// servo's ipc-channel.
+pub struct IpcChannel;
+
+impl Mechanism for IpcChannel {
+    type End = ChannelEnd;
+    const POLLS: bool = false;
+
+    const INFO: MechanismInfo = MechanismInfo {
+        kind: MechanismKind::IpcChannel,
+        name: "ipc-channel",
+        summary: "servo's ipc-channel: IpcSender<ByteBuf> each way, over Unix seqpacket sockets",
+        modes: TWO_SIDES,
+        solo: false,
+        reader_after_writer: false,
+        names: "the crate's one-shot server socket (its temp directory, until accepted)",
+        base: Some(MechanismKind::UnixSeqpacket),
+        library: Some(LIBRARY),
+    };
+
+    fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
+        setup(opts)
+    }
+
+    fn open(h: PeerHandoff, timeout_ms: i32) -> Result<ChannelEnd> {
+        open(h, timeout_ms)
+    }
+
+    fn round_trip() -> Option<RoundTripShape> {
+        Some(RoundTripShape::TwoWay)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crate's accept has no bound of its own: a peer that never connects is
+    /// a timeout, and the thread that waited is freed, not left behind.
+    #[test]
+    fn an_owner_whose_peer_never_comes_times_out() {
+        let mut link = setup(&MechOptions::default()).unwrap();
+        let _peer = link.take_peer().unwrap();
+        let t0 = std::time::Instant::now();
+        let r = super::super::open_local::<IpcChannel>(&mut link, 200);
+        assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    }
+
+    /// A reader whose writer has gone is told so at once, not after the bound.
+    #[test]
+    fn a_gone_writer_is_an_error_at_once() {
+        let mut link = setup(&MechOptions::default()).unwrap();
+        let peer = link.take_peer().unwrap();
+        let t = std::thread::spawn(move || IpcChannel::open(peer, 2000));
+        let mut ours = super::super::open_local::<IpcChannel>(&mut link, 2000).unwrap();
+        let mut theirs = t.join().unwrap().unwrap();
+        ours.write_all(b"hello").unwrap();
+        let mut buf = [0u8; 3];
+        assert_eq!(theirs.read_some(&mut buf).unwrap(), 3);
+        assert_eq!(theirs.read_some(&mut buf).unwrap(), 2);
+        assert_eq!(&buf[..2], b"lo");
+        drop(ours);
+        let t0 = std::time::Instant::now();
+        assert!(matches!(theirs.read_some(&mut buf), Err(Error::Peer(_))));
+        assert!(t0.elapsed() < Duration::from_secs(1));
+    }
+}
