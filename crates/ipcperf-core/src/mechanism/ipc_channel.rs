@@ -19,8 +19,8 @@ use serde_bytes::ByteBuf;
 use super::endpoint::WAIT_MS;
 use super::info::TWO_SIDES;
 use super::{
-    ByteStream, Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr,
-    PeerHandoff, RoundTripShape,
+    ByteStream, Link, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
 };
 use crate::error::{Error, Result};
 
@@ -152,29 +152,13 @@ fn setup(opts: &MechOptions) -> Result<Link> {
         ours: (to_peer, from_peer),
         theirs: (peer_rx, peer_tx),
     };
-    let (id, guard) = super::in_process::keep(waiting);
-    let kind = MechanismKind::IpcChannel;
-    let local = PeerHandoff {
-        kind,
-        addr: PeerAddr::InProcess { id },
-        opts: opts.clone(),
-        fds: Vec::new(),
-    };
-    let peer = PeerHandoff {
-        kind,
-        addr: PeerAddr::IpcChannel { server: name },
-        opts: opts.clone(),
-        fds: Vec::new(),
-    };
-    let mut link = Link::new(
-        kind,
+    Ok(super::in_process::link(
+        MechanismKind::IpcChannel,
         opts,
-        Some(LocalEnd::Handoff(Box::new(local))),
-        Some(peer),
+        waiting,
+        PeerAddr::IpcChannel { server: name },
         None,
-    );
-    link.guards.push(Box::new(guard));
-    Ok(link)
+    ))
 }
 
 fn open(h: PeerHandoff, timeout_ms: i32) -> Result<ChannelEnd> {

@@ -113,6 +113,34 @@ pub mod in_process {
         b.downcast::<T>().ok().map(|b| *b)
     }
 
+    /// A link whose owner's end is `end`, kept here until the owner's thread
+    /// opens it, and whose peer opens from `peer`.
+    pub fn link<T: Send + 'static>(
+        kind: super::MechanismKind,
+        opts: &super::MechOptions,
+        end: T,
+        peer: super::PeerAddr,
+        dir: Option<super::PrivateDir>,
+    ) -> super::Link {
+        let (id, guard) = keep(end);
+        let handoff = |addr| super::PeerHandoff {
+            kind,
+            addr,
+            opts: opts.clone(),
+            fds: Vec::new(),
+        };
+        let local = handoff(super::PeerAddr::InProcess { id });
+        let mut link = super::Link::new(
+            kind,
+            opts,
+            Some(super::LocalEnd::Handoff(Box::new(local))),
+            Some(handoff(peer)),
+            dir,
+        );
+        link.guards.push(Box::new(guard));
+        link
+    }
+
     /// Whether an end is still kept under `id`.
     pub fn holds(id: u64) -> bool {
         with(|m| m.contains_key(&id))

@@ -15,8 +15,8 @@ use ipcperf_sys::uring::MsgRing;
 
 use super::endpoint::WAIT_MS;
 use super::{
-    ByteStream, Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr,
-    PeerHandoff, RoundTripShape,
+    ByteStream, Link, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape,
 };
 use crate::error::{Error, Result};
 use crate::kind::Mode;
@@ -186,22 +186,10 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     let half = SLOTS * slot;
     let ours = end(a, b_fd, 0, half);
     let theirs = end(b, a_fd, half, 0);
-    let (id_a, guard_a) = super::in_process::keep(ours);
+    // The peer's end is kept too: its thread takes it by id.
     let (id_b, guard_b) = super::in_process::keep(theirs);
-    let handoff = |id: u64| PeerHandoff {
-        kind: MechanismKind::UringMsgRing,
-        addr: PeerAddr::InProcess { id },
-        opts: opts.clone(),
-        fds: Vec::new(),
-    };
-    let mut link = Link::new(
-        MechanismKind::UringMsgRing,
-        opts,
-        Some(LocalEnd::Handoff(Box::new(handoff(id_a)))),
-        Some(handoff(id_b)),
-        None,
-    );
-    link.guards.push(Box::new(guard_a));
+    let peer = PeerAddr::InProcess { id: id_b };
+    let mut link = super::in_process::link(MechanismKind::UringMsgRing, opts, ours, peer, None);
     link.guards.push(Box::new(guard_b));
     Ok(link)
 }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use super::endpoint::WAIT_MS;
 use super::info::TWO_SIDES;
 use super::{
-    ByteStream, Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr,
-    PeerHandoff, RoundTripShape, SocketPattern as Pattern,
+    ByteStream, Link, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
+    RoundTripShape, SocketPattern as Pattern,
 };
 use crate::error::{Error, Result};
 use ipcperf_sys::names::PrivateDir;
@@ -163,30 +163,11 @@ fn setup(kind: MechanismKind, opts: &MechOptions, ours: Pattern, theirs: Pattern
         Ok(Ok(s)) => s,
         _ => asked,
     };
-    let (id, guard) = super::in_process::keep(end);
-    let local = PeerHandoff {
-        kind,
-        addr: PeerAddr::InProcess { id },
-        opts: opts.clone(),
-        fds: Vec::new(),
+    let peer = PeerAddr::Zmq {
+        endpoint,
+        pattern: theirs,
     };
-    let peer = PeerHandoff {
-        kind,
-        addr: PeerAddr::Zmq {
-            endpoint,
-            pattern: theirs,
-        },
-        opts: opts.clone(),
-        fds: Vec::new(),
-    };
-    let mut link = Link::new(
-        kind,
-        opts,
-        Some(LocalEnd::Handoff(Box::new(local))),
-        Some(peer),
-        dir,
-    );
-    link.guards.push(Box::new(guard));
+    let mut link = super::in_process::link(kind, opts, end, peer, dir);
     link.on_peer_death
         .push(Box::new(move || dead.store(true, Ordering::Relaxed)));
     link.facts
