@@ -27,6 +27,12 @@ pub fn refuse(kind: MechanismKind, ns: Namespace) -> Option<String> {
             "ipc-channel's one-shot server is a socket in the owner's temp folder, which the \
              peer's private /tmp does not hold"
         }
+        #[cfg(feature = "iceoryx2")]
+        (Namespace::Mnt, K::Iceoryx2) => {
+            "the peer never found the owner's iceoryx2 services across a mount namespace here, \
+             though its root folder is the shared case directory and /dev/shm is shared (not \
+             yet understood)"
+        }
         #[cfg(feature = "zmq")]
         (Namespace::Net, K::ZmqTcp) => {
             "ZeroMQ binds loopback here, which another network namespace does not reach (tcp \
@@ -69,6 +75,8 @@ pub fn means(kind: MechanismKind) -> &'static str {
             "a path in a shared directory (across mnt, the only one in the peer's own /tmp)"
         }
         K::Shm => "a memfd passed over a socket",
+        #[cfg(feature = "iceoryx2")]
+        K::Iceoryx2 => "its services by name, under the shared case directory and /dev/shm",
         K::Tcp | K::UringTcp => "loopback; across net, a veth pair",
         K::Udp => "loopback; across net, a veth pair (the peer makes its own socket)",
         K::SysvMsg => "a SysV queue id",

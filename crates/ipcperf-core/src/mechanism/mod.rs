@@ -17,6 +17,8 @@ pub mod endpoint;
 pub mod eventfd;
 pub mod fifo;
 pub mod file;
+#[cfg(feature = "iceoryx2")]
+pub mod iceoryx2;
 pub mod ipc_channel;
 pub mod msgq;
 pub mod pipe;
@@ -73,6 +75,8 @@ registry! { $
     UringPipe => crate::mechanism::uring::UringPipe,
     UringMsgRing => crate::mechanism::uring_msg::UringMsgRing,
     IpcChannel => crate::mechanism::ipc_channel::IpcChannel,
+    #[cfg(feature = "iceoryx2")]
+    Iceoryx2 => crate::mechanism::iceoryx2::Iceoryx2,
     #[cfg(feature = "zmq")]
     ZmqIpc => crate::mechanism::zmq::ZmqIpc,
     #[cfg(feature = "zmq")]
@@ -167,6 +171,8 @@ pub use info::MechanismInfo;
 impl MechanismKind {
     /// Mechanisms behind a cargo feature this build was made without: name, feature.
     pub const NOT_BUILT: &'static [(&'static str, &'static str)] = &[
+        #[cfg(not(feature = "iceoryx2"))]
+        ("iceoryx2", "iceoryx2"),
         #[cfg(not(feature = "zmq"))]
         ("zmq-ipc", "zmq"),
         #[cfg(not(feature = "zmq"))]
@@ -416,6 +422,8 @@ pub enum PeerAddr {
     IpcChannel {
         server: String,
     },
+    /// iceoryx2's services, by root folder, prefix and name.
+    Iceoryx2(Box<Iox2Place>),
     /// memcpy's two buffers, of `len` bytes each (no kernel object).
     Memory {
         len: usize,
@@ -425,6 +433,20 @@ pub enum PeerAddr {
         ring: shm_ring::RingHandoff,
         producer: bool,
     },
+}
+
+/// iceoryx2: where both sides find its services (plain data each side opens by).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iox2Place {
+    pub(crate) root: String,
+    pub(crate) prefix: String,
+    pub(crate) service: String,
+    /// The largest write, in bytes (a slice's length).
+    pub(crate) max: usize,
+    /// The owner's side (publishes on "a", subscribes to "b").
+    pub(crate) owner: bool,
+    /// The owner's peer-death flag, kept in this process (owner only).
+    pub(crate) flag: Option<u64>,
 }
 
 /// A messaging library's socket pattern (ZeroMQ's), for each side.

@@ -47,6 +47,7 @@ pub(crate) const MECHS: &[&str] = &[
     "uring-pipe",
     "uring-msg-ring",
     "ipc-channel",
+    "iceoryx2",
     "zmq-ipc",
     "zmq-tcp",
     "nosuch",
