@@ -14,7 +14,7 @@
 #   trip (its own cost subtracted).
 #   Both sides pinned: the asker on CPU 0, the answerer on CPU 1 (PIN overrides).
 #
-# Needs g++, jq, and ipcperf built with --features zmq (built here if missing).
+# Needs g++ and jq; builds ipcperf with --all-features (zmq among them).
 # Environment: REPS (5), COUNT (round trips per figure, 20000), SIZE (64).
 # Keeps nothing in the run history; removes its socket paths.
 export IPCPERF_NO_SAVE=1
@@ -28,7 +28,7 @@ B=${B:-1}
 for t in g++ jq taskset; do
     command -v "$t" >/dev/null || { echo "zmq: $t is needed" >&2; exit 1; }
 done
-cargo build --release -q -p ipcperf --features zmq
+cargo build --release -q -p ipcperf --all-features
 BIN=$(realpath target/release/ipcperf)
 LIB=$(find target/release/build -path '*zmq-sys-*/out/lib/libzmq.a' -printf '%T@ %p\n' | sort -rn | head -1 | cut -d' ' -f2)
 SRC=$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 2 -type d -name 'zeromq-src-*' | sort | tail -1)/vendor
