@@ -27,12 +27,6 @@ pub fn refuse(kind: MechanismKind, ns: Namespace) -> Option<String> {
             "ipc-channel's one-shot server is a socket in the owner's temp folder, which the \
              peer's private /tmp does not hold"
         }
-        #[cfg(feature = "iceoryx2")]
-        (Namespace::Mnt, K::Iceoryx2) => {
-            "the peer never found the owner's iceoryx2 services across a mount namespace here, \
-             though its root folder is the shared case directory and /dev/shm is shared (not \
-             yet understood)"
-        }
         #[cfg(feature = "zmq")]
         (Namespace::Net, K::ZmqTcp) => {
             "ZeroMQ binds loopback here, which another network namespace does not reach (tcp \
@@ -77,6 +71,14 @@ pub fn means(kind: MechanismKind) -> &'static str {
         K::Shm => "a memfd passed over a socket",
         #[cfg(feature = "iceoryx2")]
         K::Iceoryx2 => "its services by name, under the shared case directory and /dev/shm",
+        K::IpcChannel => {
+            "the crate's one-shot server socket in the owner's temp folder, then its channels in \
+             a message"
+        }
+        #[cfg(feature = "zmq")]
+        K::ZmqIpc => "an ipc:// path in a shared directory",
+        #[cfg(feature = "zmq")]
+        K::ZmqTcp => "tcp:// on loopback",
         K::Tcp | K::UringTcp => "loopback; across net, a veth pair",
         K::Udp => "loopback; across net, a veth pair (the peer makes its own socket)",
         K::SysvMsg => "a SysV queue id",

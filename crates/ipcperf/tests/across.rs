@@ -117,6 +117,57 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
 }
 
 /// The peer process's namespaces are not ours, of each kind asked.
+/// The layered mechanisms cross every kind by their base's means; where the
+/// peer finds its end by a path (ZeroMQ's ipc:// path, iceoryx2's root folder),
+/// that directory is bind-mounted across mnt. ipc-channel's one-shot socket is
+/// in a temp folder of the crate's own: refused across mnt, with why.
+#[test]
+fn libraries_and_io_uring_cross_every_kind_they_claim() {
+    if !root() {
+        return;
+    }
+    let mut args = vec![
+        "latency",
+        "uring-unix",
+        "uring-tcp",
+        "uring-pipe",
+        "ipc-channel",
+    ];
+    if cfg!(feature = "zmq") {
+        args.push("zmq-ipc");
+    }
+    if cfg!(feature = "iceoryx2") {
+        args.push("iceoryx2");
+    }
+    args.extend([
+        "--across",
+        "uts,mnt,ipc,net,pid",
+        "--sizes",
+        "100",
+        "-n",
+        "200",
+        "-r",
+        "1",
+        "--verify",
+    ]);
+    let v = run_json(&args);
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(
+        cases.len(),
+        args.iter().take_while(|a| **a != "--across").count() - 1
+    );
+    for c in cases {
+        let m = c["mechanism"].as_str().unwrap();
+        if m == "ipc-channel" {
+            assert_eq!(c["status"], "refused", "{c}");
+            assert!(c["message"].as_str().unwrap().contains("across mnt"), "{c}");
+        } else {
+            assert_eq!(c["status"], "ok", "{c}");
+            assert_eq!(c["round_trips"], 200, "{c}");
+        }
+    }
+}
+
 #[test]
 fn the_peer_runs_in_namespaces_of_its_own() {
     if !root() {

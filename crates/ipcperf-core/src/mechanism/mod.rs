@@ -435,6 +435,25 @@ pub enum PeerAddr {
     },
 }
 
+impl PeerAddr {
+    /// The directory the peer finds its end in, where it names one (a path
+    /// socket's, a FIFO's, ZeroMQ's ipc:// path's, iceoryx2's root): across mnt
+    /// it is bind-mounted into the peer's own /tmp.
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            PeerAddr::Fifo(p) | PeerAddr::Unix(p) | PeerAddr::File(p) | PeerAddr::FifoWriter(p) => {
+                p.parent().map(|d| d.to_path_buf())
+            }
+            PeerAddr::Zmq { endpoint, .. } => endpoint
+                .strip_prefix("ipc://")
+                .and_then(|p| std::path::Path::new(p).parent())
+                .map(|d| d.to_path_buf()),
+            PeerAddr::Iceoryx2(place) => Some(PathBuf::from(&place.root)),
+            _ => None,
+        }
+    }
+}
+
 /// iceoryx2: where both sides find its services (plain data each side opens by).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Iox2Place {

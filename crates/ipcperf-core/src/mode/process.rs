@@ -73,7 +73,6 @@ fn watchdog(pid: u32, w: Arc<Watch>, armed_at: Arc<AtomicU64>) {
 /// file's path, each direction's and each fan-in client's), which a peer in a
 /// fresh mount namespace is given.
 fn shared_dirs(setup: &PeerSetup) -> Vec<std::path::PathBuf> {
-    use crate::mechanism::PeerAddr;
     let more = setup
         .more
         .iter()
@@ -82,12 +81,7 @@ fn shared_dirs(setup: &PeerSetup) -> Vec<std::path::PathBuf> {
         .into_iter()
         .chain(more)
         .flatten()
-        .filter_map(|h| match &h.addr {
-            PeerAddr::Fifo(p) | PeerAddr::Unix(p) | PeerAddr::File(p) | PeerAddr::FifoWriter(p) => {
-                p.parent().map(|d| d.to_path_buf())
-            }
-            _ => None,
-        })
+        .filter_map(|h| h.addr.dir())
         .fold(Vec::new(), |mut v, d| {
             if !v.contains(&d) {
                 v.push(d);
