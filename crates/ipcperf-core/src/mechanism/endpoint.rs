@@ -45,6 +45,17 @@ pub trait ByteStream {
     }
 }
 
+/// Hand out the rest of a received message from `*off` into `buf`: the bytes
+/// copied, `*off` moved past them (message mechanisms whose reads may be shorter
+/// than a message).
+#[inline]
+pub fn hand_out(msg: &[u8], off: &mut usize, buf: &mut [u8]) -> usize {
+    let n = (msg.len() - *off).min(buf.len());
+    buf[..n].copy_from_slice(&msg[*off..*off + n]);
+    *off += n;
+    n
+}
+
 /// A descriptor-backed stream: pipe, FIFO, socket, file, /dev/null.
 /// Non-blocking descriptors wait in poll(2) for at most [`WAIT_MS`].
 #[derive(Debug)]

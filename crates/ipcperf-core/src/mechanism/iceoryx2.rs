@@ -102,9 +102,7 @@ impl ByteStream for Iox2End {
         }
         let (s, off) = self.reading.as_mut().expect("set above");
         let p = s.payload();
-        let n = (p.len() - *off).min(buf.len());
-        buf[..n].copy_from_slice(&p[*off..*off + n]);
-        *off += n;
+        let n = super::endpoint::hand_out(p, off, buf);
         if *off == p.len() {
             self.reading = None;
         }

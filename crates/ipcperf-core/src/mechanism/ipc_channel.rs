@@ -80,10 +80,7 @@ impl ByteStream for ChannelEnd {
             self.msg = recv_bounded(&self.rx, "message")?.into_vec();
             self.off = 0;
         }
-        let n = (self.msg.len() - self.off).min(buf.len());
-        buf[..n].copy_from_slice(&self.msg[self.off..self.off + n]);
-        self.off += n;
-        Ok(n)
+        Ok(super::endpoint::hand_out(&self.msg, &mut self.off, buf))
     }
 }
 
@@ -122,7 +119,11 @@ impl Waiting {
                         let _ = s.send(tx);
                     }
                 }
-                let _ = t.join();
+                // Joined only once our hello has freed it: a hello that could not
+                // be sent leaves the thread to end with the process, not us waiting.
+                if done_rx.recv_timeout(Duration::from_secs(1)).is_ok() {
+                    let _ = t.join();
+                }
                 return Err(Error::Timeout(format!(
                     "ipc-channel: no peer connected within {timeout_ms} ms"
                 )));

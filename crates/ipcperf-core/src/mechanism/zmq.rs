@@ -133,10 +133,7 @@ impl ByteStream for ZmqEnd {
             }
             self.off = 0;
         }
-        let n = (self.msg.len() - self.off).min(buf.len());
-        buf[..n].copy_from_slice(&self.msg[self.off..self.off + n]);
-        self.off += n;
-        Ok(n)
+        Ok(super::endpoint::hand_out(&self.msg, &mut self.off, buf))
     }
 }
 
