@@ -79,6 +79,8 @@ pub fn means(kind: MechanismKind) -> &'static str {
         K::ZmqIpc => "an ipc:// path in a shared directory",
         #[cfg(feature = "zmq")]
         K::ZmqTcp => "tcp:// on loopback",
+        #[cfg(feature = "grpc")]
+        K::GrpcUds => "a socket path in a shared directory (the peer connects, then serves)",
         K::Tcp | K::UringTcp => "loopback; across net, a veth pair",
         K::Udp => "loopback; across net, a veth pair (the peer makes its own socket)",
         K::SysvMsg => "a SysV queue id",

@@ -119,7 +119,7 @@ fn bytes_cross_every_kind_and_what_does_not_cross_is_refused() {
 /// The peer process's namespaces are not ours, of each kind asked.
 /// The layered mechanisms cross every kind by their base's means; where the
 /// peer finds its end by a path (ZeroMQ's ipc:// path, iceoryx2's root folder),
-/// that directory is bind-mounted across mnt. ipc-channel's one-shot socket is
+/// that directory is bind-mounted across mnt (gRPC's socket path too). ipc-channel's one-shot socket is
 /// in a temp folder of the crate's own: refused across mnt, with why.
 #[test]
 fn libraries_and_io_uring_cross_every_kind_they_claim() {
@@ -138,6 +138,9 @@ fn libraries_and_io_uring_cross_every_kind_they_claim() {
     }
     if cfg!(feature = "iceoryx2") {
         args.push("iceoryx2");
+    }
+    if cfg!(feature = "grpc") {
+        args.push("grpc-uds");
     }
     args.extend([
         "--across",

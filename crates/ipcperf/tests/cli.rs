@@ -692,4 +692,14 @@ fn a_library_mechanism_is_built_or_says_which_feature_brings_it() {
     } else {
         bad_input(&["latency", "zmq-ipc"], "--features zmq");
     }
+    if cfg!(feature = "grpc") {
+        ipcperf()
+            .args(["list", "--format", "csv"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("grpc-uds,threads processes"))
+            .stdout(predicate::str::contains("unix via tonic 0.14.9"));
+    } else {
+        bad_input(&["latency", "grpc-uds"], "--features grpc");
+    }
 }

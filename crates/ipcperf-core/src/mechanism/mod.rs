@@ -17,6 +17,8 @@ pub mod endpoint;
 pub mod eventfd;
 pub mod fifo;
 pub mod file;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "iceoryx2")]
 pub mod iceoryx2;
 pub mod ipc_channel;
@@ -81,6 +83,8 @@ registry! { $
     ZmqIpc => crate::mechanism::zmq::ZmqIpc,
     #[cfg(feature = "zmq")]
     ZmqTcp => crate::mechanism::zmq::ZmqTcp,
+    #[cfg(feature = "grpc")]
+    GrpcUds => crate::mechanism::grpc::GrpcUds,
     #[cfg(test)]
     DemoPair => crate::mechanism::demo_pair::DemoPair,
 }
@@ -177,6 +181,8 @@ impl MechanismKind {
         ("zmq-ipc", "zmq"),
         #[cfg(not(feature = "zmq"))]
         ("zmq-tcp", "zmq"),
+        #[cfg(not(feature = "grpc"))]
+        ("grpc-uds", "grpc"),
     ];
 
     pub fn name(self) -> &'static str {
@@ -422,6 +428,12 @@ pub enum PeerAddr {
     IpcChannel {
         server: String,
     },
+    /// gRPC: the owner's socket path to connect to and answer on; `unary`: calls
+    /// are unary (round trips), else one bidirectional streaming call.
+    Grpc {
+        path: PathBuf,
+        unary: bool,
+    },
     /// iceoryx2's services, by root folder, prefix and name.
     Iceoryx2(Box<Iox2Place>),
     /// memcpy's two buffers, of `len` bytes each (no kernel object).
@@ -441,9 +453,11 @@ impl PeerAddr {
     /// it is bind-mounted into the peer's own /tmp.
     pub fn dir(&self) -> Option<PathBuf> {
         match self {
-            PeerAddr::Fifo(p) | PeerAddr::Unix(p) | PeerAddr::File(p) | PeerAddr::FifoWriter(p) => {
-                p.parent().map(|d| d.to_path_buf())
-            }
+            PeerAddr::Fifo(p)
+            | PeerAddr::Unix(p)
+            | PeerAddr::File(p)
+            | PeerAddr::FifoWriter(p)
+            | PeerAddr::Grpc { path: p, .. } => p.parent().map(|d| d.to_path_buf()),
             PeerAddr::Zmq { endpoint, .. } => endpoint
                 .strip_prefix("ipc://")
                 .and_then(|p| std::path::Path::new(p).parent())

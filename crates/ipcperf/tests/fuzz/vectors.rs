@@ -50,6 +50,7 @@ pub(crate) const MECHS: &[&str] = &[
     "iceoryx2",
     "zmq-ipc",
     "zmq-tcp",
+    "grpc-uds",
     "nosuch",
     "",
     "PIPE",
