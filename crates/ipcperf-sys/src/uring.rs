@@ -71,10 +71,27 @@ fn wait_one(ring: &mut IoUring, timeout_ms: i32) -> Result<cqueue::Entry, Errno>
     }
 }
 
+/// The buffer-table slot writes use, and the one reads use.
+const WRITE_SLOT: usize = 0;
+const READ_SLOT: usize = 1;
+
 /// A descriptor driven by its own io_uring: each read or write is one
 /// submission, waited for before the call returns.
+///
+/// With registered (fixed) buffers, the caller's own buffer is registered in the
+/// ring the first time it is used (one slot for writes, one for reads; again
+/// only when a buffer outside the registered one comes), and each read or write
+/// names it by index: the kernel skips pinning and mapping its pages per call.
+/// The kernel reads and writes a registered buffer only through a submission
+/// naming part of the slice borrowed for that call, so no memory is touched
+/// outside a borrow (pages the slot pinned stay pinned, the kernel's, until the
+/// slot is replaced or the ring closes).
 pub struct UringFd {
     ring: IoUring,
+    /// The registered range (address, length) of each slot; None: plain buffers.
+    fixed: Option<[(usize, usize); 2]>,
+    /// How many times a slot was (re)registered.
+    registrations: u64,
     /// Registered as the ring's file 0, so submissions skip the descriptor lookup;
     /// open for as long as the ring is.
     fd: OwnedFd,
@@ -87,13 +104,63 @@ impl std::fmt::Debug for UringFd {
 }
 
 impl UringFd {
-    /// A ring of a few entries for `fd`, with `fd` registered in it.
-    pub fn new(fd: OwnedFd) -> Result<UringFd, Errno> {
+    /// A ring of a few entries for `fd`, with `fd` registered in it; `fixed`:
+    /// a table of two buffer slots too, filled as buffers come.
+    pub fn new(fd: OwnedFd, fixed: bool) -> Result<UringFd, Errno> {
         let ring = new_ring(8)?;
         ring.submitter()
             .register_files(&[fd.as_raw_fd()])
             .map_err(errno)?;
-        Ok(UringFd { ring, fd })
+        if fixed {
+            ring.submitter().register_buffers_sparse(2).map_err(errno)?;
+        }
+        Ok(UringFd {
+            ring,
+            fixed: fixed.then_some([(0, 0); 2]),
+            registrations: 0,
+            fd,
+        })
+    }
+
+    /// How many times a buffer was registered (0 with plain buffers).
+    pub fn registrations(&self) -> u64 {
+        self.registrations
+    }
+
+    /// Make slot `slot` hold the range `[ptr, ptr + len)` unless it already
+    /// covers it; Ok(false): no fixed buffers (or nothing to register).
+    #[inline]
+    fn fixed_slot(&mut self, slot: usize, ptr: usize, len: usize) -> Result<bool, Errno> {
+        let Some(table) = self.fixed.as_mut() else {
+            return Ok(false);
+        };
+        if len == 0 {
+            return Ok(false);
+        }
+        let (at, n) = table[slot];
+        if ptr >= at && ptr + len <= at + n {
+            return Ok(true);
+        }
+        let iov = libc::iovec {
+            iov_base: ptr as *mut libc::c_void,
+            iov_len: len,
+        };
+        // SAFETY: registering pins the pages now under `[ptr, ptr + len)`, which
+        // the caller's live borrow covers. The kernel reads or writes them only
+        // for a submission naming part of the slice borrowed for that call (see
+        // `write` and `read`), never on its own; were the range unmapped and
+        // mapped again later, the kernel would use the pages it pinned, which
+        // are its own until the slot is replaced: no memory of ours outside a
+        // borrow is touched.
+        unsafe {
+            self.ring
+                .submitter()
+                .register_buffers_update(slot as u32, &[iov], None)
+        }
+        .map_err(errno)?;
+        table[slot] = (ptr, len);
+        self.registrations += 1;
+        Ok(true)
     }
 
     pub fn fd(&self) -> BorrowedFd<'_> {
@@ -104,9 +171,15 @@ impl UringFd {
     #[inline]
     pub fn write(&mut self, buf: &[u8], timeout_ms: i32) -> Result<usize, Errno> {
         let len = buf.len().min(u32::MAX as usize) as u32;
-        let e = opcode::Write::new(types::Fixed(0), buf.as_ptr(), len)
-            .offset(u64::MAX)
-            .build();
+        let e = if self.fixed_slot(WRITE_SLOT, buf.as_ptr() as usize, len as usize)? {
+            opcode::WriteFixed::new(types::Fixed(0), buf.as_ptr(), len, WRITE_SLOT as u16)
+                .offset(u64::MAX)
+                .build()
+        } else {
+            opcode::Write::new(types::Fixed(0), buf.as_ptr(), len)
+                .offset(u64::MAX)
+                .build()
+        };
         // SAFETY: `buf` is borrowed for this whole call, and `run` returns only
         // after the submission's completion has been reaped (after cancelling it
         // when its time ran out), so the kernel reads it only while it is valid.
@@ -117,9 +190,15 @@ impl UringFd {
     #[inline]
     pub fn read(&mut self, buf: &mut [u8], timeout_ms: i32) -> Result<usize, Errno> {
         let len = buf.len().min(u32::MAX as usize) as u32;
-        let e = opcode::Read::new(types::Fixed(0), buf.as_mut_ptr(), len)
-            .offset(u64::MAX)
-            .build();
+        let e = if self.fixed_slot(READ_SLOT, buf.as_ptr() as usize, len as usize)? {
+            opcode::ReadFixed::new(types::Fixed(0), buf.as_mut_ptr(), len, READ_SLOT as u16)
+                .offset(u64::MAX)
+                .build()
+        } else {
+            opcode::Read::new(types::Fixed(0), buf.as_mut_ptr(), len)
+                .offset(u64::MAX)
+                .build()
+        };
         // SAFETY: `buf` is borrowed mutably for this whole call and `run` returns
         // only after the submission's completion has been reaped, so the kernel
         // writes it only while it is valid and nothing else can see it.
@@ -263,10 +342,18 @@ mod tests {
 
     #[test]
     fn a_pipe_through_a_ring_carries_bytes_and_times_out() {
+        for fixed in [false, true] {
+            through_a_ring(fixed);
+        }
+    }
+
+    fn through_a_ring(fixed: bool) {
         let (r, w) = crate::fd::pipe().unwrap();
-        let mut w = UringFd::new(w).unwrap();
-        let mut r = UringFd::new(r).unwrap();
-        assert_eq!(w.write(b"hello", 1000).unwrap(), 5);
+        let mut w = UringFd::new(w, fixed).unwrap();
+        let mut r = UringFd::new(r, fixed).unwrap();
+        // Registered buffers must be writable memory: the caller's, on the heap.
+        let (hello, again) = (b"hello".to_vec(), b"again".to_vec());
+        assert_eq!(w.write(&hello, 1000).unwrap(), 5);
         let mut buf = [0u8; 16];
         assert_eq!(r.read(&mut buf, 1000).unwrap(), 5);
         assert_eq!(&buf[..5], b"hello");
@@ -274,11 +361,42 @@ mod tests {
         assert_eq!(r.read(&mut buf, 100), Err(Errno::ETIME));
         assert!(t.elapsed() < std::time::Duration::from_secs(2));
         // The ring still works after a cancelled read.
-        assert_eq!(w.write(b"again", 1000).unwrap(), 5);
+        assert_eq!(w.write(&again, 1000).unwrap(), 5);
         assert_eq!(r.read(&mut buf, 1000).unwrap(), 5);
         assert_eq!(&buf[..5], b"again");
+        assert_eq!(w.registrations(), if fixed { 2 } else { 0 });
         drop(w);
         assert_eq!(r.read(&mut buf, 1000).unwrap(), 0);
+        assert_eq!(r.registrations(), if fixed { 1 } else { 0 });
+    }
+
+    /// A registered buffer serves every part of itself without registering
+    /// again; a buffer elsewhere takes the slot, and the bytes are the new ones.
+    #[test]
+    fn fixed_buffers_register_once_per_buffer_and_carry_the_right_bytes() {
+        let (r, w) = crate::fd::pipe().unwrap();
+        let mut w = UringFd::new(w, true).unwrap();
+        let mut r = UringFd::new(r, true).unwrap();
+        let out: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+        let mut inb = vec![0u8; 4096];
+        for part in [0..4096, 100..200, 4000..4096] {
+            let n = w.write(&out[part.clone()], 1000).unwrap();
+            assert_eq!(n, part.len());
+            let mut got = 0;
+            while got < n {
+                got += r.read(&mut inb[part.start + got..part.end], 1000).unwrap();
+            }
+            assert_eq!(inb[part.clone()], out[part]);
+        }
+        assert_eq!((w.registrations(), r.registrations()), (1, 1));
+        let other: Vec<u8> = vec![0xa5; 300];
+        assert_eq!(w.write(&other, 1000).unwrap(), 300);
+        let mut got = 0;
+        while got < 300 {
+            got += r.read(&mut inb[got..300], 1000).unwrap();
+        }
+        assert!(inb[..300].iter().all(|&b| b == 0xa5));
+        assert_eq!((w.registrations(), r.registrations()), (2, 1));
     }
 
     #[test]

@@ -56,6 +56,8 @@ fn key(c: &CaseRecord) -> String {
         .unwrap_or_default();
     let zero_copy = if c.options.get("zero_copy").is_some_and(|v| v == "true") {
         " zero-copy"
+    } else if c.options.get("buffers").is_some_and(|v| v == "registered") {
+        " fixed-buffers"
     } else if c.options.get("ring_layout").is_some_and(|v| v == "message") {
         " message-ring"
     } else {

@@ -703,3 +703,44 @@ fn a_library_mechanism_is_built_or_says_which_feature_brings_it() {
         bad_input(&["latency", "grpc-uds"], "--features grpc");
     }
 }
+
+/// `--fixed-buffers` measures each io_uring mechanism twice, plain and with its
+/// buffers registered, every byte verified both ways; the registered case says
+/// so in its options and its label. Asked of no io_uring mechanism, it is bad input.
+#[test]
+fn fixed_buffers_measure_io_uring_both_ways_verified() {
+    for cmd in ["run", "latency"] {
+        let out = ipcperf()
+            .args([
+                cmd,
+                "uring-unix",
+                "uring-tcp",
+                "uring-pipe",
+                "--fixed-buffers",
+            ])
+            .args(["--sizes", "4k", "-n", "300", "-r", "1", "--verify"])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 6, "{cmd}");
+        let mut registered = 0;
+        for c in cases {
+            assert_eq!(c["status"], "ok", "{cmd}: {c}");
+            if c["options"]["buffers"] == "registered" {
+                registered += 1;
+            }
+        }
+        assert_eq!(registered, 3, "{cmd}");
+    }
+    bad_input(
+        &["run", "pipe", "unix", "--fixed-buffers"],
+        "--fixed-buffers",
+    );
+}

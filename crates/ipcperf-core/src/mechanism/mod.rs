@@ -255,6 +255,10 @@ pub struct MechOptions {
     /// shm with `adaptive` wake: how long a wait spins before it sleeps (ns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_spin_ns: Option<u64>,
+    /// io_uring mechanisms: each side's buffer registered in its ring (fixed
+    /// buffers), read and written by index.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uring_fixed: bool,
     /// Throughput: the writer's buffer starts this many bytes past a page boundary
     /// (0: page-aligned, like dd's). The reader's buffer stays page-aligned.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -340,6 +344,13 @@ impl MechOptions {
     }
 
     /// The socket buffer sizes, for the record.
+    /// io_uring's buffers: registered or the caller's plain ones.
+    pub(crate) fn describe_uring(&self, v: &mut Vec<(String, String)>) {
+        if self.uring_fixed {
+            v.push(("buffers".into(), "registered".into()));
+        }
+    }
+
     pub(crate) fn describe_buffers(&self, v: &mut Vec<(String, String)>) {
         if let Some(s) = self.sndbuf {
             v.push(("sndbuf".into(), s.to_string()));

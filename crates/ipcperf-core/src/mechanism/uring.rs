@@ -2,7 +2,9 @@
 //! end has a ring of its own with its descriptor registered in it, and every read
 //! and write is one submission whose completion is waited for (the way an
 //! application that moved its socket calls to io_uring drives one connection).
-//! Set-up is the base mechanism's own; only the ends differ.
+//! Set-up is the base mechanism's own; only the ends differ. With `uring_fixed`
+//! (`--fixed-buffers`) each side's buffer is registered in its ring and every
+//! read and write names it by index (READ_FIXED, WRITE_FIXED).
 
 use std::os::fd::OwnedFd;
 
@@ -25,11 +27,18 @@ pub struct UringStream {
 }
 
 impl UringStream {
-    fn new(fd: OwnedFd, what: &'static str) -> Result<UringStream> {
-        let io = UringFd::new(fd).map_err(|e| {
-            Error::Refused(format!(
-                "{what}: this kernel refuses io_uring here ({e}; see kernel.io_uring_disabled)"
-            ))
+    fn new(fd: OwnedFd, what: &'static str, opts: &MechOptions) -> Result<UringStream> {
+        let io = UringFd::new(fd, opts.uring_fixed).map_err(|e| {
+            Error::Refused(if opts.uring_fixed {
+                format!(
+                    "{what}: this kernel refuses io_uring with registered buffers here ({e}; \
+                     see kernel.io_uring_disabled, and RLIMIT_MEMLOCK for the pinned pages)"
+                )
+            } else {
+                format!(
+                    "{what}: this kernel refuses io_uring here ({e}; see kernel.io_uring_disabled)"
+                )
+            })
         })?;
         Ok(UringStream { io, what })
     }
@@ -74,7 +83,7 @@ fn open_end(h: PeerHandoff, timeout_ms: i32) -> Result<UringStream> {
     let name = h.kind.name();
     let mut h = h;
     let fd = super::open_fd(&mut h, timeout_ms)?;
-    UringStream::new(fd, name)
+    UringStream::new(fd, name, &h.opts)
 }
 
 /// The plain parts every io_uring mechanism shares: its ends, its modes.
@@ -88,7 +97,7 @@ macro_rules! uring_ends {
         }
 
         fn from_local_fd(fd: OwnedFd, link: &mut Link) -> Result<Self::End> {
-            UringStream::new(fd, link.kind.name())
+            UringStream::new(fd, link.kind.name(), &link.opts)
         }
 
         fn poll_fd(end: &mut Self::End) -> Option<std::os::fd::BorrowedFd<'_>> {
@@ -129,6 +138,7 @@ impl Mechanism for UringUnix {
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
         opts.describe_buffers(out);
+        opts.describe_uring(out);
     }
 }
 
@@ -160,6 +170,7 @@ impl Mechanism for UringTcp {
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
         super::tcp::describe(opts, out);
+        opts.describe_uring(out);
     }
 }
 
@@ -191,5 +202,6 @@ impl Mechanism for UringPipe {
 
     fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
         super::pipe::describe_pipe_size(opts, out);
+        opts.describe_uring(out);
     }
 }

@@ -42,6 +42,13 @@ impl TwoSides {
     }
 }
 
+/// The io_uring mechanisms that read and write buffers (`--fixed-buffers`).
+const URING_BUFFERED: [MechanismKind; 3] = [
+    MechanismKind::UringUnix,
+    MechanismKind::UringTcp,
+    MechanismKind::UringPipe,
+];
+
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {
@@ -77,6 +84,12 @@ pub struct MechArgs {
     /// default for `latency`). Both carry any size; the record names the layout.
     #[arg(long, value_enum)]
     pub shm_layout: Option<ShmLayout>,
+
+    /// io_uring mechanisms (uring-unix, uring-tcp, uring-pipe): also measure with
+    /// each side's buffer registered in its ring (fixed buffers: READ_FIXED and
+    /// WRITE_FIXED), beside the plain submissions.
+    #[arg(long)]
+    pub fixed_buffers: bool,
 
     /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ), e.g. 1M.
     #[arg(long, value_parser = units::parse_block)]
@@ -187,8 +200,17 @@ impl MechArgs {
     }
 
     /// The options of each variant of mechanism `m` to measure: one per wake-up
-    /// for shm, else `opts` alone.
+    /// for shm, plain and registered buffers for io_uring with --fixed-buffers,
+    /// else `opts` alone.
     pub fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
+        if self.fixed_buffers && URING_BUFFERED.contains(&m) {
+            return [false, true]
+                .map(|fixed| MechOptions {
+                    uring_fixed: fixed,
+                    ..opts.clone()
+                })
+                .to_vec();
+        }
         if m != MechanismKind::Shm {
             return vec![opts.clone()];
         }
@@ -252,6 +274,17 @@ impl MechArgs {
                 )));
             }
         }
+        if self.fixed_buffers && !mechs.iter().any(|m| URING_BUFFERED.contains(m)) {
+            return Err(Fail::usage(format!(
+                "--fixed-buffers applies to uring-unix, uring-tcp and uring-pipe, and none of {} \
+                 is one",
+                mechs
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         if let Some(d) = &self.dir {
             if !d.is_dir() {
                 return Err(Fail::usage(format!(
@@ -286,6 +319,7 @@ impl MechArgs {
             shm_named: self.shm_named,
             shm_capacity: self.shm_capacity,
             buffer_offset: 0,
+            uring_fixed: false,
         })
     }
 }

@@ -51,8 +51,15 @@ fn group_key(c: &CaseRecord) -> (String, String, String, String) {
 }
 
 /// A case's mechanism, with its way of waiting where it has a choice (shm's
-/// wake-ups measured side by side would otherwise look alike).
+/// wake-ups measured side by side would otherwise look alike), and io_uring's
+/// registered buffers.
 pub fn mechanism_label(c: &CaseRecord) -> String {
+    if c.options.get("buffers").is_some_and(|v| v == "registered") {
+        return match c.wait.as_str() {
+            "" => format!("{} (fixed buffers)", c.mechanism),
+            w => format!("{} ({w}, fixed buffers)", c.mechanism),
+        };
+    }
     let zero_copy = c.options.get("zero_copy").is_some_and(|v| v == "true");
     match (c.wait.as_str(), zero_copy) {
         ("" | "block" | "poll", false) => c.mechanism.clone(),

@@ -226,6 +226,7 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                             "--nonblocking",
                             "--ipv6",
                             "--zero-copy",
+                            "--fixed-buffers",
                             "--placements=all",
                         ])
                         .into(),
