@@ -16,7 +16,8 @@
 #   its threads at priority 255, ipcperf at the default.
 #
 # Needs jq. Environment: REPS (5), COUNT (round trips per figure, 200000), SIZE
-# (64), A and B (the CPUs, 0 and 1). Keeps nothing in the run history.
+# (64), A and B (the CPUs, 0 and 1). Keeps nothing in the run history; cleans
+# what iceoryx2 leaves in /dev/shm.
 export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,5 +50,7 @@ for i in $(seq "$REPS"); do
     r+="$x "
     echo "  round $i: ipcperf $o ns / method $own ns = $x"
 done
+# iceoryx2 keeps each node's management files in /dev/shm after it ends.
+"$BIN" clean >/dev/null
 # shellcheck disable=SC2086
 echo "iceoryx2: ipcperf mean RTT/2 over the method's elapsed/(2n): $(spread $r)"

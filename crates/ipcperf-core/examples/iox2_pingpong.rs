@@ -24,7 +24,8 @@ fn main() {
         std::process::exit(2);
     };
     set_log_level(LogLevel::Error);
-    let prefix = format!("ipcperf-pingpong-{}-", std::process::id());
+    // Named as ipcperf names its own, so `ipcperf clean` knows what a killed one leaves.
+    let prefix = format!("ipcperf-{}-0-", std::process::id());
     let mut config = iceoryx2::config::Config::default();
     config.global.prefix = FileName::new(prefix.as_bytes()).expect("prefix");
     let node = NodeBuilder::new()
