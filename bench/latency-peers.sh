@@ -72,15 +72,9 @@ sockperf_rtt() {
     echo "$p50 $avg"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
-# min / median / max of the numbers given.
-spread() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "n/a"; exit }
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d runs)", m, v[1], v[NR], NR }'
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 echo "latency-peers: $REPS runs, $COUNT round trips each; $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -48,13 +48,8 @@ if [ ! -x "$BIN" ]; then
 fi
 command -v jq >/dev/null || { echo "pairs-load: jq is needed" >&2; exit 1; }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
-spread() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "n/a"; exit }
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 echo "pairs-load: $REPS rounds; $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

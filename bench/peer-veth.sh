@@ -54,12 +54,8 @@ inA taskset -c 1 iperf3 -s -B 10.236.0.1 >/dev/null 2>&1 &
 inA taskset -c 1 sockperf server --tcp -i 10.236.0.1 -p 11411 >/dev/null 2>&1 &
 sleep 1
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
-spread() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/')"
 tp=(); aa=(); r50=(); b50=()
 for i in $(seq "$REPS"); do

@@ -22,13 +22,10 @@ BIN=$(realpath "${IPCPERF:-target/release/ipcperf}")
 [ -x "$BIN" ] || cargo build --release -q -p ipcperf
 command -v jq >/dev/null || { echo "uring: jq is needed" >&2; exit 1; }
 
-spread() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
-}
-# ratio FIELD A B JSON: A's FIELD over B's, from one run's cases.
-ratio() {
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+# case_ratio FIELD A B JSON: A's FIELD over B's, from one run's cases.
+case_ratio() {
     jq -r --arg a "$2" --arg b "$3" --arg f "$1" '
         [.cases[] | select(.mechanism == $a) | .[$f]][0] as $x |
         [.cases[] | select(.mechanism == $b) | .[$f]][0] as $y |
@@ -44,8 +41,8 @@ for i in $(seq "$REPS"); do
         -d "$DUR" --repeat 5 --format json 2>/dev/null)
     line="  round $i:"
     for b in $pairs; do
-        t=$(ratio median_bytes_per_sec "uring-$b" "$b" "$j")
-        r=$(ratio p50_ns "uring-$b" "$b" "$l")
+        t=$(case_ratio median_bytes_per_sec "uring-$b" "$b" "$j")
+        r=$(case_ratio p50_ns "uring-$b" "$b" "$l")
         tp[$b]+="$t "
         rt[$b]+="$r "
         line+=" $b tput $t, rtt $r |"

@@ -39,11 +39,8 @@ for t in local_lat remote_lat; do
     g++ -O2 -I"$SRC/include" "$SRC/perf/$t.cpp" "$LIB" -lpthread -o "$W/$t"
 done
 
-spread() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 # zmq's own figure: half a mean round trip, in us.
 own() {
     taskset -c "$B" "$W/local_lat" "$1" "$SIZE" "$COUNT" >/dev/null &
