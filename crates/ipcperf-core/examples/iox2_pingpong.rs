@@ -7,7 +7,13 @@
 //! `unsafe` outside ipcperf-sys), its --send-copy case; after ITERATIONS round trips it prints the elapsed time divided by
 //! twice the round trips (half a mean round trip, in ns), as that benchmark does.
 //!
-//! `cargo run --release --example iox2_pingpong --features iceoryx2 -- ITERATIONS SIZE CPU_A CPU_B`
+//! With `ipcperf` as a fifth argument it runs the same loop with the settings
+//! ipcperf's iceoryx2 mechanism uses, so what those settings cost can be told
+//! from what ipcperf's harness costs: subscribers that hold 8 samples and never
+//! lose one (safe overflow off, one publisher and one subscriber per service),
+//! a pause in each poll, and the clock read before and after each round trip.
+//!
+//! `cargo run --release --example iox2_pingpong --features iceoryx2 -- ITERATIONS SIZE CPU_A CPU_B [ipcperf]`
 
 #[cfg(feature = "iceoryx2")]
 fn main() {
@@ -15,13 +21,28 @@ fn main() {
     use std::sync::Barrier;
     use std::time::Instant;
 
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("ITERATIONS SIZE CPU_A CPU_B"))
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let like_ipcperf = args.len() == 5 && args.pop().as_deref() == Some("ipcperf");
+    let args: Vec<usize> = args
+        .iter()
+        .map(|a| a.parse().expect("ITERATIONS SIZE CPU_A CPU_B [ipcperf]"))
         .collect();
     let [iterations, size, cpu_a, cpu_b] = args[..] else {
-        eprintln!("usage: iox2_pingpong ITERATIONS SIZE CPU_A CPU_B");
+        eprintln!("usage: iox2_pingpong ITERATIONS SIZE CPU_A CPU_B [ipcperf]");
         std::process::exit(2);
+    };
+    // The method's settings, or ipcperf's.
+    let (buffer, safe_overflow, ports) = if like_ipcperf {
+        (8, false, (1, 1))
+    } else {
+        (1, true, (2, 8))
+    };
+    let poll = |rx: &iceoryx2::port::subscriber::Subscriber<ipc_threadsafe::Service, [u8], ()>| {
+        while rx.receive().unwrap().is_none() {
+            if like_ipcperf {
+                std::hint::spin_loop();
+            }
+        }
     };
     set_log_level(LogLevel::Error);
     // Named as ipcperf names its own, so `ipcperf clean` knows what a killed one leaves.
@@ -36,8 +57,10 @@ fn main() {
         node.service_builder(&ServiceName::new(name).expect("name"))
             .publish_subscribe::<[u8]>()
             .history_size(0)
-            .subscriber_max_buffer_size(1)
-            .enable_safe_overflow(true)
+            .subscriber_max_buffer_size(buffer)
+            .enable_safe_overflow(safe_overflow)
+            .max_publishers(ports.0)
+            .max_subscribers(ports.1)
             .create()
             .expect("service")
     };
@@ -56,13 +79,23 @@ fn main() {
                 .initial_max_slice_len(size)
                 .create()
                 .unwrap();
-            let rx = b2a.subscriber_builder().create().unwrap();
+            let rx = b2a
+                .subscriber_builder()
+                .buffer_size(buffer)
+                .create()
+                .unwrap();
             ready.wait();
+            let mut timed = 0u128;
             for _ in 0..iterations {
+                let t0 = like_ipcperf.then(Instant::now);
                 let sample = tx.loan_slice(size).unwrap();
                 sample.send().unwrap();
-                while rx.receive().unwrap().is_none() {}
+                poll(&rx);
+                if let Some(t0) = t0 {
+                    timed += t0.elapsed().as_nanos();
+                }
             }
+            std::hint::black_box(timed);
         });
         s.spawn(|| {
             pin(cpu_b);
@@ -71,11 +104,15 @@ fn main() {
                 .initial_max_slice_len(size)
                 .create()
                 .unwrap();
-            let rx = a2b.subscriber_builder().create().unwrap();
+            let rx = a2b
+                .subscriber_builder()
+                .buffer_size(buffer)
+                .create()
+                .unwrap();
             ready.wait();
             for _ in 0..iterations {
                 let sample = tx.loan_slice(size).unwrap();
-                while rx.receive().unwrap().is_none() {}
+                poll(&rx);
                 sample.send().unwrap();
             }
         });

@@ -1,8 +1,10 @@
 //! iceoryx2 (eclipse-iceoryx's zero-copy middleware), publish-subscribe: one
 //! service per direction, a publisher and a subscriber on each side. A write
-//! loans a slice in the shared memory, copies the block into it and sends it; a
-//! read takes the next sample and copies it out (the payload touched as every
-//! mechanism's is). The subscriber busy-polls (`receive` in a loop): iceoryx2's
+//! copies the block into a slice loaned in the shared memory and sends it, then
+//! loans the next one at once (as iceoryx2's own benchmark loans before it
+//! waits, so the loan is off the path of the answer); a read takes the next
+//! sample and copies it out (the payload touched as every mechanism's is). The
+//! subscriber busy-polls (`receive` in a loop): iceoryx2's
 //! own fastest wait, named `spin` in the record, one CPU busy while it waits.
 //!
 //! Every file iceoryx2 makes is ours by name: its root folder is the case's
@@ -36,11 +38,19 @@ const BUFFER: usize = 8;
 type Pub = iceoryx2::port::publisher::Publisher<ipc_threadsafe::Service, [u8], ()>;
 type Sub = iceoryx2::port::subscriber::Subscriber<ipc_threadsafe::Service, [u8], ()>;
 type Smp = iceoryx2::sample::Sample<ipc_threadsafe::Service, [u8], ()>;
+type Loan = iceoryx2::sample_mut_uninit::SampleMutUninit<
+    ipc_threadsafe::Service,
+    [core::mem::MaybeUninit<u8>],
+    (),
+>;
 
 /// One side: its node, its publisher and subscriber, the sample being read.
 pub struct Iox2End {
-    // Dropped in this order: the ports, then the services, then the node.
+    // Dropped in this order: the samples, the ports, then the services, then the node.
     reading: Option<(Smp, usize)>,
+    /// The next message's loan, taken as soon as one was sent (as iceoryx2's
+    /// own benchmark loans before it waits): its length is the last one's.
+    next: Option<Loan>,
     publisher: Pub,
     subscriber: Sub,
     _services: Vec<Box<dyn std::any::Any + Send>>,
@@ -63,10 +73,15 @@ impl ByteStream for Iox2End {
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
         for chunk in buf.chunks(self.max) {
-            let s = self
-                .publisher
-                .loan_slice_uninit(chunk.len())
-                .map_err(|e| failed("loan", e))?;
+            let s = match self.next.take() {
+                Some(s) if s.payload().len() == chunk.len() => s,
+                ahead => {
+                    drop(ahead);
+                    self.publisher
+                        .loan_slice_uninit(chunk.len())
+                        .map_err(|e| failed("loan", e))?
+                }
+            };
             let s = s.write_from_slice(chunk);
             s.send().map_err(|e| {
                 if self.peer_dead.load(Ordering::Relaxed) {
@@ -75,6 +90,9 @@ impl ByteStream for Iox2End {
                     failed("send", e)
                 }
             })?;
+            // A loan that fails now (every sample out) is taken again, and its
+            // error reported, when the next message is written.
+            self.next = self.publisher.loan_slice_uninit(chunk.len()).ok();
         }
         Ok(())
     }
@@ -188,6 +206,7 @@ fn open(place: Iox2Place, timeout_ms: i32, dead: Arc<AtomicBool>) -> Result<Iox2
         .map_err(|e| failed("connect", e))?;
     Ok(Iox2End {
         reading: None,
+        next: None,
         publisher,
         subscriber,
         _services: vec![Box::new(out), Box::new(inn)],
