@@ -581,6 +581,13 @@ fn setup(opts: &MechOptions, unary: bool) -> Result<Link> {
         }
         .into(),
     ));
+    // What bounds a message on this connection, as both ends set it.
+    link.facts.push((
+        "http2_windows".into(),
+        format!("{WINDOW} B per stream and per connection, both ends"),
+    ));
+    link.facts
+        .push(("grpc_message_limits".into(), "none (usize::MAX)".into()));
     Ok(link)
 }
 
@@ -766,6 +773,23 @@ mod tests {
     }
 
     /// Every crate the results name is the version built in.
+    /// The record says which call carries the case and what bounds a message.
+    #[test]
+    fn the_facts_name_the_call_and_the_windows() {
+        for (unary, call) in [(true, "unary"), (false, "bidirectional stream")] {
+            let link = setup(&MechOptions::default(), unary).unwrap();
+            let fact = |k: &str| {
+                link.facts
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(fact("grpc_call").as_deref(), Some(call));
+            assert!(fact("http2_windows").is_some_and(|v| v.starts_with("2147483647 B")));
+            assert!(fact("grpc_message_limits").is_some());
+        }
+    }
+
     #[test]
     fn the_named_versions_are_the_built_ones() {
         let lock =
