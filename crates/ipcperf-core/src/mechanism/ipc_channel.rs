@@ -8,6 +8,10 @@
 //! `IpcOneShotServer` (a socket in a temp directory of the crate's own, gone once
 //! accepted), the peer connects to it and sends a channel over which it gets its
 //! ends. Every receive is bounded (`try_recv_timeout`), and so is the accept.
+//! The accept runs on a thread of its own from set-up on, so the peer's end can
+//! open on the owner's own thread: single mode is the crate's own benchmark
+//! (one thread sends a message and receives it), up to the largest block the
+//! crate sends unfragmented (a fragmented one waits for a reader while sent).
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -17,7 +21,7 @@ use ipc_channel::{IpcError, TryRecvError};
 use serde_bytes::ByteBuf;
 
 use super::endpoint::WAIT_MS;
-use super::info::TWO_SIDES;
+use super::info::ALL_MODES;
 use super::{
     ByteStream, Link, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -84,74 +88,101 @@ impl ByteStream for ChannelEnd {
     }
 }
 
-/// The owner's side before the peer arrives: the server it waits on, its own
-/// ends, and the ends it will hand the peer.
+/// The owner's side before the peer arrives: its own ends, and the thread that
+/// accepts the peer on the one-shot server and sends it its ends.
 struct Waiting {
-    server: IpcOneShotServer<Hello>,
     name: String,
-    ours: (IpcSender<ByteBuf>, IpcReceiver<ByteBuf>),
-    theirs: PeerEnds,
+    ours: Option<(IpcSender<ByteBuf>, IpcReceiver<ByteBuf>)>,
+    done: mpsc::Receiver<Result<()>>,
+    accepting: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Waiting {
-    /// Accept the peer (bounded), hand it its ends, and become the owner's end.
-    fn meet(self, timeout_ms: i32) -> Result<ChannelEnd> {
-        let Waiting {
-            server,
-            name,
-            ours,
-            theirs,
-        } = self;
-        // The crate's accept has no bound: it runs on a thread of its own, and a
-        // peer that never comes is stood in for by a hello of ours, which frees it.
-        let (done_tx, done_rx) = mpsc::channel();
-        let t = std::thread::Builder::new()
-            .name("ipc-channel accept".into())
-            .spawn(move || {
-                let _ = done_tx.send(server.accept());
-            })
-            .map_err(|e| failed("spawn", e))?;
-        let accepted = match done_rx.recv_timeout(Duration::from_millis(timeout_ms.max(0) as u64)) {
-            Ok(r) => r,
-            Err(_) => {
-                if let Ok(s) = IpcSender::<Hello>::connect(name) {
-                    if let Ok((tx, _rx)) = ipc::channel::<PeerEnds>() {
-                        let _ = s.send(tx);
-                    }
-                }
-                // Joined only once our hello has freed it: a hello that could not
-                // be sent leaves the thread to end with the process, not us waiting.
-                if done_rx.recv_timeout(Duration::from_secs(1)).is_ok() {
+    /// Wait (bounded) until the peer has been accepted and given its ends, and
+    /// become the owner's end.
+    fn meet(mut self, timeout_ms: i32) -> Result<ChannelEnd> {
+        match self
+            .done
+            .recv_timeout(Duration::from_millis(timeout_ms.max(0) as u64))
+        {
+            Ok(r) => {
+                if let Some(t) = self.accepting.take() {
                     let _ = t.join();
                 }
-                return Err(Error::Timeout(format!(
-                    "ipc-channel: no peer connected within {timeout_ms} ms"
-                )));
+                r?;
+                let (tx, rx) = self
+                    .ours
+                    .take()
+                    .ok_or_else(|| Error::Peer("ipc-channel: the owner's end was taken".into()))?;
+                Ok(ChannelEnd {
+                    tx,
+                    rx,
+                    msg: Vec::new(),
+                    off: 0,
+                })
             }
-        };
-        let _ = t.join();
-        let (_hello_rx, to_peer) = accepted.map_err(|e| failed("accept", format!("{e:?}")))?;
-        to_peer
-            .send(theirs)
-            .map_err(|e| failed("send the peer its ends", format!("{e:?}")))?;
-        Ok(ChannelEnd {
-            tx: ours.0,
-            rx: ours.1,
-            msg: Vec::new(),
-            off: 0,
-        })
+            Err(_) => Err(Error::Timeout(format!(
+                "ipc-channel: no peer connected within {timeout_ms} ms"
+            ))),
+        }
     }
+}
+
+impl Drop for Waiting {
+    /// The crate's accept has no bound: a peer that never came is stood in for
+    /// by a hello of ours, which frees the accepting thread (and the server's
+    /// socket and directory go with it). Joined only once freed: a hello that
+    /// could not be sent leaves the thread to end with the process, not us waiting.
+    fn drop(&mut self) {
+        let Some(t) = self.accepting.take() else {
+            return;
+        };
+        if !t.is_finished() {
+            if let Ok(s) = IpcSender::<Hello>::connect(self.name.clone()) {
+                if let Ok((tx, _rx)) = ipc::channel::<PeerEnds>() {
+                    let _ = s.send(tx);
+                }
+            }
+            if self.done.recv_timeout(Duration::from_secs(1)).is_err() {
+                return;
+            }
+        }
+        let _ = t.join();
+    }
+}
+
+/// The largest block one thread can send and then receive itself: a message
+/// the crate must split into fragments waits for a reader while it is sent.
+fn single_max_block() -> usize {
+    // The serialized message adds its length and the crate's header.
+    ipc_channel::platform::OsIpcSender::get_max_fragment_size().saturating_sub(64)
 }
 
 fn setup(opts: &MechOptions) -> Result<Link> {
     let (to_peer, peer_rx) = ipc::channel::<ByteBuf>().map_err(|e| failed("channel", e))?;
     let (peer_tx, from_peer) = ipc::channel::<ByteBuf>().map_err(|e| failed("channel", e))?;
     let (server, name) = IpcOneShotServer::<Hello>::new().map_err(|e| failed("server", e))?;
+    // Accepting starts now, on a thread of its own, so that a peer opened on
+    // this very thread (single mode) gets its ends without the owner's turn.
+    let theirs: PeerEnds = (peer_rx, peer_tx);
+    let (done_tx, done) = mpsc::channel();
+    let accepting = std::thread::Builder::new()
+        .name("ipc-channel accept".into())
+        .spawn(move || {
+            let r = match server.accept() {
+                Ok((_hello_rx, to_peer)) => to_peer
+                    .send(theirs)
+                    .map_err(|e| failed("send the peer its ends", format!("{e:?}"))),
+                Err(e) => Err(failed("accept", format!("{e:?}"))),
+            };
+            let _ = done_tx.send(r);
+        })
+        .map_err(|e| failed("spawn", e))?;
     let waiting = Waiting {
-        server,
         name: name.clone(),
-        ours: (to_peer, from_peer),
-        theirs: (peer_rx, peer_tx),
+        ours: Some((to_peer, from_peer)),
+        done,
+        accepting: Some(accepting),
     };
     Ok(super::in_process::link(
         MechanismKind::IpcChannel,
@@ -197,7 +228,7 @@ impl Mechanism for IpcChannel {
         kind: MechanismKind::IpcChannel,
         name: "ipc-channel",
         summary: "servo's ipc-channel: IpcSender<ByteBuf> each way, over Unix seqpacket sockets",
-        modes: TWO_SIDES,
+        modes: ALL_MODES,
         solo: false,
         reader_after_writer: false,
         names: "the crate's one-shot server socket (its temp directory, until accepted)",
@@ -216,6 +247,18 @@ impl Mechanism for IpcChannel {
     fn round_trip() -> Option<RoundTripShape> {
         Some(RoundTripShape::TwoWay)
     }
+
+    fn single_block_fits(block: usize) -> Result<()> {
+        let max = single_max_block();
+        if block > max {
+            return Err(Error::Refused(format!(
+                "ipc-channel sends a {block}-byte message in fragments, and one thread cannot \
+                 receive what it is still sending: single mode takes blocks up to {max} bytes \
+                 (threads and processes take any)"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -232,6 +275,50 @@ mod tests {
         let r = super::super::open_local::<IpcChannel>(&mut link, 200);
         assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    }
+
+    /// Single mode, as the crate's own benchmark: one thread opens both ends,
+    /// sends the largest unfragmented block and receives every byte of it; one
+    /// byte more is refused before anything opens.
+    #[test]
+    fn one_thread_sends_itself_the_largest_unfragmented_block() {
+        let max = single_max_block();
+        assert!(max > 64 * 1024, "{max}");
+        assert!(IpcChannel::single_block_fits(max).is_ok());
+        assert!(matches!(
+            IpcChannel::single_block_fits(max + 1),
+            Err(Error::Refused(_))
+        ));
+        let mut link = setup(&MechOptions::default()).unwrap();
+        let mut theirs = IpcChannel::open(link.take_peer().unwrap(), 2000).unwrap();
+        let mut ours = super::super::open_local::<IpcChannel>(&mut link, 2000).unwrap();
+        let block: Vec<u8> = (0..max).map(|i| (i % 251) as u8).collect();
+        let echo = |tx: &mut ChannelEnd, rx: &mut ChannelEnd| {
+            tx.write_all(&block).unwrap();
+            let mut got = vec![0u8; max];
+            let mut n = 0;
+            while n < max {
+                n += rx.read_some(&mut got[n..]).unwrap();
+            }
+            assert!(got == block);
+        };
+        echo(&mut ours, &mut theirs);
+        echo(&mut theirs, &mut ours);
+    }
+
+    /// A link dropped before its owner opened frees the thread that accepts:
+    /// the one-shot server's socket (in the crate's own temp directory) goes.
+    #[test]
+    fn a_link_never_opened_leaves_no_server_socket() {
+        let mut link = setup(&MechOptions::default()).unwrap();
+        let PeerAddr::IpcChannel { server } = link.take_peer().unwrap().addr else {
+            panic!("not an ipc-channel address");
+        };
+        assert!(std::path::Path::new(&server).exists(), "{server}");
+        let t0 = std::time::Instant::now();
+        drop(link);
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        assert!(!std::path::Path::new(&server).exists(), "{server} is left");
     }
 
     /// A reader whose writer has gone is told so at once, not after the bound.

@@ -161,6 +161,12 @@ pub trait Mechanism: 'static {
     fn single_mode_hint() -> String {
         String::new()
     }
+
+    /// Refuse, before anything opens, a block that one thread could not both
+    /// send and receive (single mode) where no descriptor can be probed for it.
+    fn single_block_fits(_block: usize) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Open the owner's end of a set-up link.

@@ -114,6 +114,7 @@ impl<M: Mechanism> StreamSession<M> {
                 s.writer = Some(open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?);
             }
             Mode::Single => {
+                M::single_block_fits(block)?;
                 // The reader first: a FIFO's writer can only open once a reader has.
                 let mut r = M::open(link.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let mut w = open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?;
