@@ -74,6 +74,9 @@ pub struct Row {
     pub placement: String,
     /// CPUs busy (both sides), the most over its cases.
     pub cpu_load: f64,
+    /// Its wait spins (spin, busy-poll, adaptive's spinning part) rather than
+    /// sleeping in the kernel.
+    pub spins: bool,
     /// Why it qualifies.
     pub why: String,
     /// Every placement's figure, for "when would the runner-up win".
@@ -96,6 +99,11 @@ pub struct Answer {
 /// the ring is a memfd woken by a futex). Real-time signals with sigqueue are
 /// POSIX.1b.
 const LINUX_ONLY: &[&str] = &["eventfd", "vmsplice", "cma", "shm", "memcpy", "null"];
+
+/// Whether a case's wait (the record's `wait`) spins on a CPU while it waits.
+fn spinning_wait(wait: &str) -> bool {
+    matches!(wait, "spin" | "busy-poll" | "adaptive")
+}
 
 /// Mechanisms that carry a byte stream (no message boundaries).
 const BYTE_STREAMS: &[&str] = &[
@@ -246,6 +254,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
             high: hi,
             placement: c.placement.label.clone(),
             cpu_load: load,
+            spins: spinning_wait(&c.wait),
             why: String::new(),
             by_placement: BTreeMap::new(),
         });
@@ -562,8 +571,9 @@ fn caveats(
             }
         }
     }
-    // A spinning wait in the ranking, or left out by the budget.
-    for r in ranked.iter().filter(|r| r.cpu_load > 1.5) {
+    // A spinning wait in the ranking, or left out by the budget. A sleeping
+    // wait's busy CPUs are work (a stream keeps both sides at it), not waiting.
+    for r in ranked.iter().filter(|r| r.spins && r.cpu_load > 1.5) {
         v.push(format!(
             "{} keeps {:.2} CPUs busy: a spinning wait burns a CPU whether or not there is work",
             r.name, r.cpu_load
@@ -733,6 +743,28 @@ mod tests {
             t[0].title
         );
         assert_eq!(t[0].rows[0][1], "pipe");
+    }
+
+    /// Busy CPUs are put down to spinning only where the wait spins: a
+    /// sleeping wait kept as busy is working, and is not called a spinner.
+    #[test]
+    fn only_a_spinning_wait_is_called_spinning() {
+        let run = run_of(vec![
+            rr("shm", "spin", "shared-l3", 300, 900, 1.9),
+            rr("uring-unix", "io_uring", "shared-l3", 9_000, 20_000, 1.8),
+            rr("pipe", "block", "shared-l3", 14_000, 35_000, 1.7),
+        ]);
+        let a = rank(&run, &ask(Pattern::RequestReply));
+        let spinning: Vec<&String> = a
+            .caveats
+            .iter()
+            .filter(|c| c.contains("a spinning wait"))
+            .collect();
+        assert_eq!(spinning.len(), 1, "{:?}", a.caveats);
+        assert!(
+            spinning[0].starts_with("shm (spin) keeps 1.90"),
+            "{spinning:?}"
+        );
     }
 
     #[test]

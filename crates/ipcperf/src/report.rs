@@ -68,10 +68,14 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
         .filter(|c| c.workload == Workload::Stream)
         .filter(|c| c.median_bytes_per_sec.is_some_and(|m| m > 0.0))
         .collect();
-    let mut mechs: Vec<&str> = Vec::new();
+    // Each mechanism as the tables name it: a wake or registered buffers make
+    // a case of its own (shm (spin) is not summed with shm (futex)).
+    let label = crate::export::view::mechanism_label;
+    let mut mechs: Vec<String> = Vec::new();
     for c in &ok {
-        if !mechs.contains(&c.mechanism.as_str()) {
-            mechs.push(&c.mechanism);
+        let l = label(c);
+        if !mechs.contains(&l) {
+            mechs.push(l);
         }
     }
     if mechs.len() < 2 {
@@ -84,7 +88,7 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
         if !configs.contains(&k)
             && mechs
                 .iter()
-                .all(|m| ok.iter().any(|d| d.mechanism == *m && config(d) == k))
+                .all(|m| ok.iter().any(|d| label(d) == *m && config(d) == k))
         {
             configs.push(k);
         }
@@ -98,10 +102,10 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
         .map(|m| {
             let s = ok
                 .iter()
-                .filter(|c| c.mechanism == *m && configs.contains(&config(c)))
+                .filter(|c| label(c) == *m && configs.contains(&config(c)))
                 .map(|c| 1e6 / c.median_bytes_per_sec.unwrap_or(1.0))
                 .sum();
-            (*m, s)
+            (m.as_str(), s)
         })
         .collect();
     let slowest = sums.iter().map(|s| s.1).fold(0.0, f64::max);
@@ -321,7 +325,7 @@ pub fn over_base(run: &RunRecord) -> Option<Table> {
             continue;
         };
         rows.push(vec![
-            c.mechanism.clone(),
+            crate::export::view::mechanism_label(c),
             c.options
                 .get("library")
                 .map(|l| format!("{base} via {l}"))
@@ -699,7 +703,7 @@ mod tests {
             ..r.clone()
         };
         assert!(over_base(&alone).is_none());
-        r.cases.extend(layered);
+        r.cases.extend(layered.clone());
         let t = over_base(&r).unwrap();
         assert!(!t.rows.is_empty());
         for row in &t.rows {
@@ -707,7 +711,37 @@ mod tests {
             assert_eq!(row[1], "unix via io-uring 0.7.15");
             assert_eq!(row[8], "2.00×", "{row:?}");
         }
-        assert!(html(&[("1".into(), r)]).contains("costs over the mechanism beneath"));
+        assert!(html(&[("1".into(), r.clone())]).contains("costs over the mechanism beneath"));
+
+        // The same mechanism with registered buffers is a row of its own, named
+        // as the tables name it, in this table and in Stover's.
+        for c in &mut layered {
+            c.wait = "io_uring".into();
+            c.options.insert("buffers".into(), "registered".into());
+            for s in &mut c.series {
+                s.bytes /= 2;
+            }
+            c.summarize();
+        }
+        r.cases.extend(layered);
+        let t = over_base(&r).unwrap();
+        let fixed: Vec<_> = t
+            .rows
+            .iter()
+            .filter(|row| row[0] == "uring-unix (io_uring, fixed buffers)")
+            .collect();
+        assert_eq!(fixed.len() * 2, t.rows.len(), "{:?}", t.rows);
+        assert!(fixed.iter().all(|row| row[8] == "4.00×"), "{fixed:?}");
+        let st = stover(&r).unwrap();
+        let names: Vec<&str> = st.rows.iter().map(|row| row[0].as_str()).collect();
+        assert_eq!(
+            names,
+            ["unix", "uring-unix", "uring-unix (io_uring, fixed buffers)"],
+            "{:?}",
+            st.rows
+        );
+        assert_eq!(st.rows[2][2], "1.00");
+        assert_eq!(st.rows[0][2], "4.00");
     }
 
     #[test]
