@@ -21,15 +21,23 @@
 #   sizes in the same order as far as the code shows). Blocks over the crate's largest
 #   unfragmented message (about 207 KiB here) need a second thread in the method
 #   and are refused by ipcperf in single mode: not compared.
+#   Size 0 is the crate's typed benchmark instead, benches/ipc.rs's
+#   transfer_empty (ipc::channel::<()>, send(()) and recv()), set beside
+#   ipcperf's 1-byte blocks and the use replica at 1 byte: the nearest the
+#   crate's benchmarks come to the typed channel ipcperf uses. What remains
+#   there: a 1-byte ByteBuf (allocated, serialized) against (), and ipcperf's
+#   bounded receive (try_recv_timeout: poll(2) before each recvmsg) against
+#   recv. The platform method never reads what it received (its message's bytes
+#   are the crate's own, read only by deserializing them).
 #
 # Needs jq. Environment: REPS (9), COUNT (blocks per figure, 20000), SIZES
-# ("64 4096 65536"), CPU (0). Keeps nothing in the run history.
+# ("0 64 4096 65536"), CPU (0). Keeps nothing in the run history.
 export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-9}
 COUNT=${COUNT:-20000}
-SIZES=${SIZES:-64 4096 65536}
+SIZES=${SIZES:-0 64 4096 65536}
 CPU=${CPU:-0}
 command -v jq >/dev/null || { echo "ipc-channel: jq is needed" >&2; exit 1; }
 cargo build --release -q -p ipcperf --all-features
@@ -46,21 +54,23 @@ ours() {
 }
 echo "ipc-channel: $REPS rounds of $COUNT blocks per figure, sizes $SIZES, CPU $CPU; $(nproc) CPUs"
 for size in $SIZES; do
+    name="$size B"
+    [ "$size" = 0 ] && name="transfer_empty vs 1 B"
     r=(); h=(); mo=(); ms=(); mi=()
     for i in $(seq "$REPS"); do
         for k in $(seq 0 2); do
             case $(((i + k) % 3)) in
                 0) own=$("$OWN" "$COUNT" "$size" "$CPU") ;;
-                1) use=$("$OWN" "$COUNT" "$size" "$CPU" ipcperf) ;;
-                2) o=$(ours "$size" | xargs printf "%.0f") ;;
+                1) use=$("$OWN" "$COUNT" "$((size > 0 ? size : 1))" "$CPU" ipcperf) ;;
+                2) o=$(ours "$((size > 0 ? size : 1))" | xargs printf "%.0f") ;;
             esac
         done
         r+=("$(ratio "$o" "$own")"); h+=("$(ratio "$o" "$use")")
         mo+=("$own"); ms+=("$use"); mi+=("$o")
-        echo "  $size B round $i: method $own ns, as ipcperf uses the crate $use ns, ipcperf $o ns:" \
+        echo "  $name round $i: method $own ns, as ipcperf uses the crate $use ns, ipcperf $o ns:" \
             "ipcperf/method ${r[-1]}, ipcperf/use ${h[-1]}"
     done
-    echo "ipc-channel $size B: medians: method $(median "${mo[@]}") ns, as ipcperf uses the crate $(median "${ms[@]}") ns, ipcperf $(median "${mi[@]}") ns"
-    echo "ipc-channel $size B: ipcperf per block over the method's per iteration:     $(spread "${r[@]}")   target <= 1.10"
-    echo "ipc-channel $size B: ipcperf over the method as ipcperf uses the crate (harness): $(spread "${h[@]}")"
+    echo "ipc-channel $name: medians: method $(median "${mo[@]}") ns, as ipcperf uses the crate $(median "${ms[@]}") ns, ipcperf $(median "${mi[@]}") ns"
+    echo "ipc-channel $name: ipcperf per block over the method's per iteration:     $(spread "${r[@]}")   target <= 1.10"
+    echo "ipc-channel $name: ipcperf over the method as ipcperf uses the crate (harness): $(spread "${h[@]}")"
 done

@@ -11,6 +11,11 @@
 //! the reader's buffer. So what that use costs can be told from what ipcperf's
 //! harness costs.
 //!
+//! SIZE 0 is the crate's other benchmark of one message, `benches/ipc.rs`'s
+//! `transfer_empty`: the typed API (`ipc::channel::<()>`), sending `()` and
+//! receiving it, the nearest the crate's own benchmarks come to the typed
+//! channel ipcperf uses (set beside ipcperf's 1-byte blocks).
+//!
 //! `cargo run --release --example ipcc_transfer -- ITERATIONS SIZE CPU [ipcperf]`
 //! (the crate's method sends up to its largest unfragmented message in one
 //! thread; larger ones need a second thread, which this does not reproduce).
@@ -39,7 +44,15 @@ fn main() {
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).expect("pin");
     // The crate's bench fills its data once, with i % 251.
     let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-    let ns = if like_ipcperf {
+    let ns = if size == 0 {
+        let (tx, rx) = ipc::channel::<()>().expect("channel");
+        let start = Instant::now();
+        for _ in 0..iterations {
+            tx.send(()).expect("send");
+            rx.recv().expect("receive");
+        }
+        start.elapsed().as_nanos()
+    } else if like_ipcperf {
         let (tx, rx) = ipc::channel::<ByteBuf>().expect("channel");
         let mut out = vec![0u8; size];
         // As ipcperf's reader, the last message is kept until the next replaces it.
