@@ -59,13 +59,19 @@ sleep 1
 echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/')"
 tp=(); aa=(); r50=(); b50=()
 for i in $(seq "$REPS"); do
-    j=$(inB "$BIN" run tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --sizes 128k --no-touch -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
-    ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j")
-    ip3=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
-    t=$(ratio "$ip_bps" "$ip3"); tp+=("$t")
-    # iperf3 again: the second against the first is the A/A ratio, the noise the
+    # ipcperf, iperf3 and iperf3 again, in an order that turns each round (a
+    # machine that slows or speeds up within a round favours no one); the two
+    # iperf3 figures against each other are the A/A ratio, the noise the
     # comparison stands in.
-    ip3b=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8')
+    for k in 0 1 2; do
+        case $(((i + k) % 3)) in
+            0) j=$(inB "$BIN" run tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --sizes 128k --no-touch -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
+               ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j") ;;
+            1) ip3=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8') ;;
+            2) ip3b=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8') ;;
+        esac
+    done
+    t=$(ratio "$ip_bps" "$ip3"); tp+=("$t")
     aa+=("$(ratio "$ip3b" "$ip3")")
     j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --busy-poll --format json 2>/dev/null)
     bp=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
