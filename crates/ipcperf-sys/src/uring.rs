@@ -36,6 +36,10 @@ fn new_ring(entries: u32) -> Result<IoUring, Errno> {
 
 /// Wait for a completion of the ring for at most `timeout_ms` (ETIME when none
 /// came); submits what is queued first.
+/// How long a cancelled submission may take to complete before the process
+/// gives up on it (a socket's or pipe's completes at once).
+const REAP_LIMIT_MS: u64 = 10_000;
+
 fn wait_one(ring: &mut IoUring, timeout_ms: i32) -> Result<cqueue::Entry, Errno> {
     let ms = timeout_ms.max(0) as u64;
     let ts = types::Timespec::new()
@@ -241,12 +245,16 @@ impl UringFd {
     /// A read or write on a socket or pipe waits armed on poll, and cancelling
     /// it completes it at once; the wait is still bounded, in rounds of a second,
     /// but it must not return before the completion: the buffer it names is the
-    /// caller's only until then.
+    /// caller's only until then. A ring that neither completes nor cancels
+    /// it within [`REAP_LIMIT_MS`] ends the process (named objects removed
+    /// first): returning would hand the caller back memory the kernel may still
+    /// write, and waiting longer would hang the run.
     #[cold]
     fn cancel_and_reap(&mut self) {
         let c = opcode::AsyncCancel::new(OP).build().user_data(CANCEL);
         // SAFETY: a cancellation names no memory.
         let _ = unsafe { self.ring.submission().push(&c) };
+        let start = crate::clock::now_ns();
         loop {
             match wait_one(&mut self.ring, 1000) {
                 Ok(c) if c.user_data() == OP => return,
@@ -256,7 +264,17 @@ impl UringFd {
                     // SAFETY: as above.
                     let _ = unsafe { self.ring.submission().push(&c) };
                 }
-                Err(_) => {}
+                // A ring that fails at once must not be asked in a busy loop.
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+            if crate::clock::now_ns().saturating_sub(start) > REAP_LIMIT_MS * 1_000_000 {
+                eprintln!(
+                    "ipcperf: error: an io_uring read or write could not be cancelled within \
+                     {} s; the run ends here, since its buffer may still be written by the kernel",
+                    REAP_LIMIT_MS / 1000
+                );
+                crate::cleanup::run_all();
+                std::process::exit(1);
             }
         }
     }
