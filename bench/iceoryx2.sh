@@ -45,22 +45,9 @@ ours() {
         --no-touch --repeat 1 --format json 2>/dev/null | jq -r '.cases[0].mean_ns / 2'
 }
 echo "iceoryx2: $REPS rounds of $COUNT round trips, $SIZE B, CPUs $A and $B; $(nproc) CPUs"
-r=(); h=(); mo=(); ms=(); mi=()
-for i in $(seq "$REPS"); do
-    for k in $(seq 0 2); do
-        case $(((i + k) % 3)) in
-            0) own=$("$OWN" "$COUNT" "$SIZE" "$A" "$B") ;;
-            1) set=$("$OWN" "$COUNT" "$SIZE" "$A" "$B" ipcperf) ;;
-            2) o=$(ours | xargs printf "%.0f") ;;
-        esac
-    done
-    r+=("$(ratio "$o" "$own")"); h+=("$(ratio "$o" "$set")")
-    mo+=("$own"); ms+=("$set"); mi+=("$o")
-    echo "  round $i: method $own ns, with ipcperf's settings $set ns, ipcperf $o ns:" \
-        "ipcperf/method ${r[-1]}, ipcperf/settings ${h[-1]}"
-done
+method() { "$OWN" "$COUNT" "$SIZE" "$A" "$B"; }
+as_ipcperf() { "$OWN" "$COUNT" "$SIZE" "$A" "$B" ipcperf; }
+ipcperf_ns() { ours; }
+against_method "iceoryx2 $SIZE B (half a mean round trip)" "<= 1.10"
 # iceoryx2 keeps each node's management files in /dev/shm after it ends.
 "$BIN" clean >/dev/null
-echo "iceoryx2: medians: method $(median "${mo[@]}") ns, with ipcperf's settings $(median "${ms[@]}") ns, ipcperf $(median "${mi[@]}") ns"
-echo "iceoryx2: ipcperf mean RTT/2 over the method's elapsed/(2n):         $(spread "${r[@]}")   target <= 1.10"
-echo "iceoryx2: ipcperf over the method with ipcperf's settings (harness): $(spread "${h[@]}")"

@@ -53,24 +53,11 @@ ours() {
         jq -r '1e9 / .cases[0].median_blocks_per_sec'
 }
 echo "ipc-channel: $REPS rounds of $COUNT blocks per figure, sizes $SIZES, CPU $CPU; $(nproc) CPUs"
+method() { "$OWN" "$COUNT" "$size" "$CPU"; }
+as_ipcperf() { "$OWN" "$COUNT" "$((size > 0 ? size : 1))" "$CPU" ipcperf; }
+ipcperf_ns() { ours "$((size > 0 ? size : 1))"; }
 for size in $SIZES; do
-    name="$size B"
-    [ "$size" = 0 ] && name="transfer_empty vs 1 B"
-    r=(); h=(); mo=(); ms=(); mi=()
-    for i in $(seq "$REPS"); do
-        for k in $(seq 0 2); do
-            case $(((i + k) % 3)) in
-                0) own=$("$OWN" "$COUNT" "$size" "$CPU") ;;
-                1) use=$("$OWN" "$COUNT" "$((size > 0 ? size : 1))" "$CPU" ipcperf) ;;
-                2) o=$(ours "$((size > 0 ? size : 1))" | xargs printf "%.0f") ;;
-            esac
-        done
-        r+=("$(ratio "$o" "$own")"); h+=("$(ratio "$o" "$use")")
-        mo+=("$own"); ms+=("$use"); mi+=("$o")
-        echo "  $name round $i: method $own ns, as ipcperf uses the crate $use ns, ipcperf $o ns:" \
-            "ipcperf/method ${r[-1]}, ipcperf/use ${h[-1]}"
-    done
-    echo "ipc-channel $name: medians: method $(median "${mo[@]}") ns, as ipcperf uses the crate $(median "${ms[@]}") ns, ipcperf $(median "${mi[@]}") ns"
-    echo "ipc-channel $name: ipcperf per block over the method's per iteration:     $(spread "${r[@]}")   target <= 1.10"
-    echo "ipc-channel $name: ipcperf over the method as ipcperf uses the crate (harness): $(spread "${h[@]}")"
+    name="ipc-channel $size B (per block)"
+    [ "$size" = 0 ] && name="ipc-channel transfer_empty vs 1 B (per block)"
+    against_method "$name" "<= 1.10"
 done
