@@ -707,6 +707,64 @@ fn a_library_mechanism_is_built_or_says_which_feature_brings_it() {
 /// `--fixed-buffers` measures each io_uring mechanism twice, plain and with its
 /// buffers registered, every byte verified both ways; the registered case says
 /// so in its options and its label. Asked of no io_uring mechanism, it is bad input.
+/// `--request-response`: iceoryx2's round trips both ways, publish-subscribe
+/// and request-response, every byte verified, in two processes; its streams
+/// stay publish-subscribe (the request-response case says why it has none).
+#[test]
+fn request_response_measures_iceoryx2_round_trips_both_ways_verified() {
+    bad_input(
+        &["latency", "pipe", "--request-response"],
+        "--request-response",
+    );
+    if !cfg!(feature = "iceoryx2") {
+        eprintln!("skipped: iceoryx2 is not built (feature iceoryx2)");
+        return;
+    }
+    let out = ipcperf()
+        .args([
+            "latency",
+            "iceoryx2",
+            "--request-response",
+            "--mode",
+            "processes",
+        ])
+        .args(["--sizes", "1,4k", "-n", "300", "-r", "1", "--verify"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    let mut rr = 0;
+    for c in cases {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["payload"], "verify", "{c}");
+        assert_eq!(c["round_trips"], 300, "{c}");
+        if c["options"]["pattern"] == "request-response" {
+            rr += 1;
+        }
+    }
+    assert_eq!(rr, 2);
+    let out = ipcperf()
+        .args(["run", "iceoryx2", "--request-response", "--sizes", "4k"])
+        .args(["-n", "300", "-r", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{v}");
+    let refused = cases.iter().find(|c| c["status"] == "refused").unwrap();
+    assert!(refused["message"]
+        .as_str()
+        .unwrap()
+        .contains("publish-subscribe"));
+}
+
 #[test]
 fn fixed_buffers_measure_io_uring_both_ways_verified() {
     for cmd in ["run", "latency"] {

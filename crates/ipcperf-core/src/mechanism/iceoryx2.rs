@@ -7,6 +7,13 @@
 //! subscriber busy-polls (`receive` in a loop): iceoryx2's
 //! own fastest wait, named `spin` in the record, one CPU busy while it waits.
 //!
+//! With `iox2_request_response` (`--request-response`), round trips go by
+//! iceoryx2's request-response pattern instead: one service, the owner's side a
+//! client whose write sends a request and whose read takes its response, the
+//! peer's a server that takes a request and responds to it (loaned slices both
+//! ways, busy-polled, one request in flight so none can overflow). Streams stay
+//! publish-subscribe; a stream asked of request-response is refused.
+//!
 //! Every file iceoryx2 makes is ours by name: its root folder is the case's
 //! private directory and its prefix `ipcperf-<pid>-<seq>-`, so the shared-memory
 //! segments of a killed run are orphans `ipcperf clean` knows.
@@ -38,25 +45,52 @@ const BUFFER: usize = 8;
 type Pub = iceoryx2::port::publisher::Publisher<ipc_threadsafe::Service, [u8], ()>;
 type Sub = iceoryx2::port::subscriber::Subscriber<ipc_threadsafe::Service, [u8], ()>;
 type Smp = iceoryx2::sample::Sample<ipc_threadsafe::Service, [u8], ()>;
+type Client = iceoryx2::port::client::Client<ipc_threadsafe::Service, [u8], (), [u8], ()>;
+type Server = iceoryx2::port::server::Server<ipc_threadsafe::Service, [u8], (), [u8], ()>;
+type Pending =
+    iceoryx2::pending_response::PendingResponse<ipc_threadsafe::Service, [u8], (), [u8], ()>;
+type Resp = iceoryx2::response::Response<ipc_threadsafe::Service, [u8], ()>;
+type Active = iceoryx2::active_request::ActiveRequest<ipc_threadsafe::Service, [u8], (), [u8], ()>;
 type Loan = iceoryx2::sample_mut_uninit::SampleMutUninit<
     ipc_threadsafe::Service,
     [core::mem::MaybeUninit<u8>],
     (),
 >;
 
-/// One side: its node, its publisher and subscriber, the sample being read.
+/// One side: its node, its ports, the message being read.
 pub struct Iox2End {
-    // Dropped in this order: the samples, the ports, then the services, then the node.
-    reading: Option<(Smp, usize)>,
-    /// The next message's loan, taken as soon as one was sent (as iceoryx2's
-    /// own benchmark loans before it waits): its length is the last one's.
-    next: Option<Loan>,
-    publisher: Pub,
-    subscriber: Sub,
+    // Dropped in this order: the ports and messages, then the services, then the node.
+    ports: Ports,
     _services: Vec<Box<dyn std::any::Any + Send>>,
     _node: Node<ipc_threadsafe::Service>,
     max: usize,
     peer_dead: Arc<AtomicBool>,
+}
+
+/// A side's ports, by pattern.
+enum Ports {
+    /// Publish-subscribe each way.
+    PubSub {
+        reading: Option<(Smp, usize)>,
+        /// The next message's loan, taken as soon as one was sent (as
+        /// iceoryx2's own benchmark loans before it waits): its length is the
+        /// last one's.
+        next: Option<Loan>,
+        publisher: Pub,
+        subscriber: Sub,
+    },
+    /// The asking side of request-response: a write sends a request, a read
+    /// takes its response.
+    Client {
+        reading: Option<(Resp, usize)>,
+        pending: Option<Pending>,
+        client: Client,
+    },
+    /// The answering side: a read takes the next request, a write responds to it.
+    Server {
+        active: Option<(Active, usize)>,
+        server: Server,
+    },
 }
 
 impl std::fmt::Debug for Iox2End {
@@ -69,62 +103,168 @@ fn failed(op: &str, e: impl std::fmt::Debug) -> Error {
     Error::Peer(format!("iceoryx2: {op}: {e:?}"))
 }
 
+impl Iox2End {
+    /// Poll `take` until it yields (bounded; a dead peer ends the wait at once).
+    #[inline]
+    fn poll<T>(
+        dead: &AtomicBool,
+        what: &str,
+        mut take: impl FnMut() -> Result<Option<T>>,
+    ) -> Result<T> {
+        let mut bound = SpinBound::new();
+        loop {
+            if let Some(v) = take()? {
+                return Ok(v);
+            }
+            if !bound.again(WAIT_MS as u64) {
+                return Err(Error::Timeout(format!(
+                    "iceoryx2: no {what} within {WAIT_MS} ms"
+                )));
+            }
+            if dead.load(Ordering::Relaxed) {
+                return Err(Error::Peer("iceoryx2: the other side died".into()));
+            }
+        }
+    }
+
+    fn sent(&self, what: &str, e: impl std::fmt::Debug) -> Error {
+        if self.peer_dead.load(Ordering::Relaxed) {
+            Error::Peer("iceoryx2: the other side died".into())
+        } else {
+            failed(what, e)
+        }
+    }
+}
+
 impl ByteStream for Iox2End {
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
-        for chunk in buf.chunks(self.max) {
-            let s = match self.next.take() {
-                Some(s) if s.payload().len() == chunk.len() => s,
-                ahead => {
-                    drop(ahead);
-                    self.publisher
-                        .loan_slice_uninit(chunk.len())
-                        .map_err(|e| failed("loan", e))?
+        let max = self.max;
+        match &mut self.ports {
+            Ports::PubSub {
+                next, publisher, ..
+            } => {
+                for chunk in buf.chunks(max) {
+                    let s = match next.take() {
+                        Some(s) if s.payload().len() == chunk.len() => s,
+                        ahead => {
+                            drop(ahead);
+                            publisher
+                                .loan_slice_uninit(chunk.len())
+                                .map_err(|e| failed("loan", e))?
+                        }
+                    };
+                    let s = s.write_from_slice(chunk);
+                    if let Err(e) = s.send() {
+                        return Err(self.sent("send", e));
+                    }
+                    // A loan that fails now (every sample out) is taken again, and
+                    // its error reported, when the next message is written.
+                    *next = publisher.loan_slice_uninit(chunk.len()).ok();
                 }
-            };
-            let s = s.write_from_slice(chunk);
-            s.send().map_err(|e| {
-                if self.peer_dead.load(Ordering::Relaxed) {
-                    Error::Peer("iceoryx2: the other side died".into())
-                } else {
-                    failed("send", e)
+                Ok(())
+            }
+            Ports::Client {
+                pending, client, ..
+            } => {
+                if pending.is_some() || buf.len() > max {
+                    return Err(Error::Invalid(
+                        "iceoryx2 request-response carries one request of at most a block \
+                         at a time"
+                            .into(),
+                    ));
                 }
-            })?;
-            // A loan that fails now (every sample out) is taken again, and its
-            // error reported, when the next message is written.
-            self.next = self.publisher.loan_slice_uninit(chunk.len()).ok();
+                let r = client
+                    .loan_slice_uninit(buf.len())
+                    .map_err(|e| failed("loan a request", e))?;
+                match r.write_from_slice(buf).send() {
+                    Ok(p) => {
+                        *pending = Some(p);
+                        Ok(())
+                    }
+                    Err(e) => Err(self.sent("send a request", e)),
+                }
+            }
+            Ports::Server { active, .. } => {
+                let Some((req, _)) = active.take() else {
+                    return Err(Error::Invalid(
+                        "iceoryx2: a response with no request to answer".into(),
+                    ));
+                };
+                let r = req
+                    .loan_slice_uninit(buf.len())
+                    .map_err(|e| failed("loan a response", e))?;
+                if let Err(e) = r.write_from_slice(buf).send() {
+                    return Err(self.sent("send a response", e));
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
-        if self.reading.is_none() {
-            let mut bound = SpinBound::new();
-            let s = loop {
-                match self.subscriber.receive() {
-                    Ok(Some(s)) => break s,
-                    Ok(None) => {}
-                    Err(e) => return Err(failed("receive", e)),
+        let dead = &self.peer_dead;
+        match &mut self.ports {
+            Ports::PubSub {
+                reading,
+                subscriber,
+                ..
+            } => {
+                if reading.is_none() {
+                    let s = Self::poll(dead, "sample", || {
+                        subscriber.receive().map_err(|e| failed("receive", e))
+                    })?;
+                    *reading = Some((s, 0));
                 }
-                if !bound.again(WAIT_MS as u64) {
-                    return Err(Error::Timeout(format!(
-                        "iceoryx2: no sample within {WAIT_MS} ms"
-                    )));
+                let (s, off) = reading.as_mut().expect("set above");
+                let p = s.payload();
+                let n = super::endpoint::hand_out(p, off, buf);
+                if *off == p.len() {
+                    *reading = None;
                 }
-                if self.peer_dead.load(Ordering::Relaxed) {
-                    return Err(Error::Peer("iceoryx2: the other side died".into()));
+                Ok(n)
+            }
+            Ports::Client {
+                reading, pending, ..
+            } => {
+                if reading.is_none() {
+                    let Some(p) = pending.as_ref() else {
+                        return Err(Error::Invalid(
+                            "iceoryx2: a response read with no request sent".into(),
+                        ));
+                    };
+                    let r = Self::poll(dead, "response", || {
+                        p.receive().map_err(|e| failed("receive a response", e))
+                    })?;
+                    *pending = None;
+                    *reading = Some((r, 0));
                 }
-            };
-            self.reading = Some((s, 0));
+                let (r, off) = reading.as_mut().expect("set above");
+                let p = r.payload();
+                let n = super::endpoint::hand_out(p, off, buf);
+                if *off == p.len() {
+                    *reading = None;
+                }
+                Ok(n)
+            }
+            Ports::Server { active, server } => {
+                if active.is_none() {
+                    let r = Self::poll(dead, "request", || {
+                        server.receive().map_err(|e| failed("receive a request", e))
+                    })?;
+                    *active = Some((r, 0));
+                }
+                let (r, off) = active.as_mut().expect("set above");
+                let p = r.payload();
+                if *off == p.len() {
+                    return Err(Error::Invalid(
+                        "iceoryx2: a second request read before the first was answered".into(),
+                    ));
+                }
+                Ok(super::endpoint::hand_out(p, off, buf))
+            }
         }
-        let (s, off) = self.reading.as_mut().expect("set above");
-        let p = s.payload();
-        let n = super::endpoint::hand_out(p, off, buf);
-        if *off == p.len() {
-            self.reading = None;
-        }
-        Ok(n)
     }
 
     fn set_busy_poll(&mut self) -> Result<bool> {
@@ -140,6 +280,24 @@ fn config(place: &Iox2Place) -> Result<Config> {
     Ok(c)
 }
 
+/// Wait (bounded) until `ready` holds: a message sent before the other side's
+/// port is there is lost.
+fn wait_for(ready: impl Fn() -> bool, timeout_ms: i32, dead: &AtomicBool) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    while !ready() {
+        if t0.elapsed() > Duration::from_millis(timeout_ms.max(0) as u64) {
+            return Err(Error::Timeout(format!(
+                "iceoryx2: the other side did not open its ports within {timeout_ms} ms"
+            )));
+        }
+        if dead.load(Ordering::Relaxed) {
+            return Err(Error::Peer("iceoryx2: the other side died".into()));
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    Ok(())
+}
+
 fn open(place: Iox2Place, timeout_ms: i32, dead: Arc<AtomicBool>) -> Result<Iox2End> {
     let cfg = config(&place)?;
     let node = NodeBuilder::new()
@@ -147,6 +305,9 @@ fn open(place: Iox2Place, timeout_ms: i32, dead: Arc<AtomicBool>) -> Result<Iox2
         .signal_handling_mode(SignalHandlingMode::Disabled)
         .create::<ipc_threadsafe::Service>()
         .map_err(|e| failed("node", e))?;
+    if place.request_response {
+        return open_request_response(place, node, timeout_ms, dead);
+    }
     let service = |dir: &str| {
         let name: ServiceName = format!("{}/{dir}", place.service)
             .as_str()
@@ -185,30 +346,25 @@ fn open(place: Iox2Place, timeout_ms: i32, dead: Arc<AtomicBool>) -> Result<Iox2
         .buffer_size(BUFFER)
         .create()
         .map_err(|e| failed("subscriber", e))?;
-    // A sample sent before the other side subscribes is lost: wait (bounded)
-    // until it has, both ways.
-    let t0 = std::time::Instant::now();
-    while out.dynamic_config().number_of_subscribers() == 0
-        || inn.dynamic_config().number_of_publishers() == 0
-    {
-        if t0.elapsed() > Duration::from_millis(timeout_ms.max(0) as u64) {
-            return Err(Error::Timeout(format!(
-                "iceoryx2: the other side did not open its ports within {timeout_ms} ms"
-            )));
-        }
-        if dead.load(Ordering::Relaxed) {
-            return Err(Error::Peer("iceoryx2: the other side died".into()));
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
+    // Both ways: the other side's subscriber and publisher.
+    wait_for(
+        || {
+            out.dynamic_config().number_of_subscribers() > 0
+                && inn.dynamic_config().number_of_publishers() > 0
+        },
+        timeout_ms,
+        &dead,
+    )?;
     publisher
         .update_connections()
         .map_err(|e| failed("connect", e))?;
     Ok(Iox2End {
-        reading: None,
-        next: None,
-        publisher,
-        subscriber,
+        ports: Ports::PubSub {
+            reading: None,
+            next: None,
+            publisher,
+            subscriber,
+        },
         _services: vec![Box::new(out), Box::new(inn)],
         _node: node,
         max: place.max,
@@ -216,7 +372,67 @@ fn open(place: Iox2Place, timeout_ms: i32, dead: Arc<AtomicBool>) -> Result<Iox2
     })
 }
 
-fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+/// One request-response service: the owner a client, the peer a server (one
+/// request in flight, so none can be lost to an overflow).
+fn open_request_response(
+    place: Iox2Place,
+    node: Node<ipc_threadsafe::Service>,
+    timeout_ms: i32,
+    dead: Arc<AtomicBool>,
+) -> Result<Iox2End> {
+    let name: ServiceName = format!("{}/rr", place.service)
+        .as_str()
+        .try_into()
+        .map_err(|e| failed("service name", e))?;
+    let service = node
+        .service_builder(&name)
+        .request_response::<[u8], [u8]>()
+        .max_clients(1)
+        .max_servers(1)
+        .open_or_create()
+        .map_err(|e| failed("service", e))?;
+    let ports = if place.owner {
+        let client = service
+            .client_builder()
+            .initial_max_slice_len(place.max)
+            .create()
+            .map_err(|e| failed("client", e))?;
+        wait_for(
+            || service.dynamic_config().number_of_servers() > 0,
+            timeout_ms,
+            &dead,
+        )?;
+        Ports::Client {
+            reading: None,
+            pending: None,
+            client,
+        }
+    } else {
+        let server = service
+            .server_builder()
+            .initial_max_slice_len(place.max)
+            .create()
+            .map_err(|e| failed("server", e))?;
+        wait_for(
+            || service.dynamic_config().number_of_clients() > 0,
+            timeout_ms,
+            &dead,
+        )?;
+        Ports::Server {
+            active: None,
+            server,
+        }
+    };
+    Ok(Iox2End {
+        ports,
+        _services: vec![Box::new(service)],
+        _node: node,
+        max: place.max,
+        peer_dead: dead,
+    })
+}
+
+fn setup(opts: &MechOptions, block: usize, request_response: bool) -> Result<Link> {
     let dir = PrivateDir::create(&opts.base_dir(), "iox2")?;
     let root = format!("{}/", dir.path().display());
     let prefix = format!(
@@ -235,6 +451,7 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
         max: block.clamp(1, 1 << 24),
         owner,
         flag: owner.then_some(flag),
+        request_response,
     };
     let handoff = |owner: bool| PeerHandoff {
         kind: MechanismKind::Iceoryx2,
@@ -304,7 +521,8 @@ impl Mechanism for Iceoryx2 {
         kind: MechanismKind::Iceoryx2,
         name: "iceoryx2",
         summary: "iceoryx2 publish-subscribe each way (loaned slices in shared memory; the \
-                  subscriber busy-polls)",
+                  subscriber busy-polls); round trips also by request-response \
+                  (--request-response)",
         modes: TWO_SIDES,
         solo: false,
         reader_after_writer: false,
@@ -314,7 +532,24 @@ impl Mechanism for Iceoryx2 {
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
-        setup(opts, block)
+        if opts.iox2_request_response {
+            return Err(Error::Refused(
+                "iceoryx2's request-response carries round trips; its streams are \
+                 publish-subscribe (measured without --request-response)"
+                    .into(),
+            ));
+        }
+        setup(opts, block, false)
+    }
+
+    fn setup_round_trip(opts: &MechOptions, block: usize) -> Result<Link> {
+        setup(opts, block, opts.iox2_request_response)
+    }
+
+    fn describe(opts: &MechOptions, out: &mut Vec<(String, String)>) {
+        if opts.iox2_request_response {
+            out.push(("pattern".into(), "request-response".into()));
+        }
     }
 
     fn open(h: PeerHandoff, timeout_ms: i32) -> Result<Iox2End> {
@@ -337,5 +572,74 @@ impl Mechanism for Iceoryx2 {
 
     fn wait_label(_opts: &MechOptions) -> String {
         "spin".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rr_pair() -> (Link, Iox2End, Iox2End) {
+        let opts = MechOptions {
+            iox2_request_response: true,
+            ..MechOptions::default()
+        };
+        assert!(matches!(Iceoryx2::setup(&opts, 64), Err(Error::Refused(_))));
+        let mut link = Iceoryx2::setup_round_trip(&opts, 4096).unwrap();
+        let peer = link.take_peer().unwrap();
+        let t = std::thread::spawn(move || Iceoryx2::open(peer, 2000));
+        let client = super::super::open_local::<Iceoryx2>(&mut link, 2000).unwrap();
+        let server = t.join().unwrap().unwrap();
+        (link, client, server)
+    }
+
+    fn read_all(e: &mut Iox2End, n: usize) -> Result<Vec<u8>> {
+        let mut got = vec![0u8; n];
+        let mut off = 0;
+        while off < n {
+            off += e.read_some(&mut got[off..])?;
+        }
+        Ok(got)
+    }
+
+    /// Request-response: each request arrives whole at the server and its
+    /// response whole at the client, whatever the size up to the block; the
+    /// client is the owner's side.
+    #[test]
+    fn request_response_carries_every_byte_both_ways() {
+        let (_link, mut client, mut server) = rr_pair();
+        assert!(matches!(client.ports, Ports::Client { .. }));
+        assert!(matches!(server.ports, Ports::Server { .. }));
+        for size in [1usize, 100, 4096] {
+            let ask: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+            client.write_all(&ask).unwrap();
+            assert_eq!(read_all(&mut server, size).unwrap(), ask);
+            let answer: Vec<u8> = ask.iter().map(|b| b ^ 0x5a).collect();
+            server.write_all(&answer).unwrap();
+            assert_eq!(read_all(&mut client, size).unwrap(), answer);
+        }
+        // A response with no request, and a second request in flight, are refused.
+        assert!(matches!(server.write_all(b"x"), Err(Error::Invalid(_))));
+        client.write_all(b"y").unwrap();
+        assert!(matches!(client.write_all(b"z"), Err(Error::Invalid(_))));
+    }
+
+    /// A client waiting on a response whose server died (the watchdog's word)
+    /// is told so at once, not after its bound.
+    #[test]
+    fn a_dead_server_ends_the_wait_for_a_response_at_once() {
+        let (link, mut client, server) = rr_pair();
+        client.write_all(&[1, 2, 3]).unwrap();
+        drop(server);
+        for f in &link.on_peer_death {
+            f();
+        }
+        let t0 = std::time::Instant::now();
+        assert!(matches!(read_all(&mut client, 3), Err(Error::Peer(_))));
+        assert!(
+            t0.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            t0.elapsed()
+        );
     }
 }

@@ -259,6 +259,9 @@ pub struct MechOptions {
     /// buffers), read and written by index.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub uring_fixed: bool,
+    /// iceoryx2 round trips by its request-response pattern (a client's
+    /// request, a server's response) instead of publish-subscribe each way.
+    pub iox2_request_response: bool,
     /// Throughput: the writer's buffer starts this many bytes past a page boundary
     /// (0: page-aligned, like dd's). The reader's buffer stays page-aligned.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -491,6 +494,10 @@ pub struct Iox2Place {
     pub(crate) owner: bool,
     /// The owner's peer-death flag, kept in this process (owner only).
     pub(crate) flag: Option<u64>,
+    /// Round trips by request-response (the owner a client, the peer a server)
+    /// instead of publish-subscribe each way.
+    #[serde(default)]
+    pub(crate) request_response: bool,
 }
 
 /// A messaging library's socket pattern (ZeroMQ's), for each side.

@@ -43,6 +43,12 @@ impl TwoSides {
 }
 
 /// The io_uring mechanisms that read and write buffers (`--fixed-buffers`).
+/// Whether `m` is the mechanism `--request-response` applies to (by name: it
+/// is built only with the iceoryx2 feature).
+fn is_iox2(m: MechanismKind) -> bool {
+    m.name() == "iceoryx2"
+}
+
 const URING_BUFFERED: [MechanismKind; 3] = [
     MechanismKind::UringUnix,
     MechanismKind::UringTcp,
@@ -90,6 +96,12 @@ pub struct MechArgs {
     /// WRITE_FIXED), beside the plain submissions.
     #[arg(long)]
     pub fixed_buffers: bool,
+
+    /// iceoryx2: also measure round trips with its request-response pattern
+    /// (a client's request, a server's response), beside publish-subscribe each
+    /// way. Streams stay publish-subscribe.
+    #[arg(long)]
+    pub request_response: bool,
 
     /// Pipe and FIFO kernel buffer size (F_SETPIPE_SZ), e.g. 1M.
     #[arg(long, value_parser = units::parse_block)]
@@ -211,6 +223,14 @@ impl MechArgs {
                 })
                 .to_vec();
         }
+        if self.request_response && is_iox2(m) {
+            return [false, true]
+                .map(|rr| MechOptions {
+                    iox2_request_response: rr,
+                    ..opts.clone()
+                })
+                .to_vec();
+        }
         if m != MechanismKind::Shm {
             return vec![opts.clone()];
         }
@@ -285,6 +305,16 @@ impl MechArgs {
                     .join(", ")
             )));
         }
+        if self.request_response && !mechs.iter().any(|&m| is_iox2(m)) {
+            return Err(Fail::usage(format!(
+                "--request-response applies to iceoryx2, and none of {} is it",
+                mechs
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         if let Some(d) = &self.dir {
             if !d.is_dir() {
                 return Err(Fail::usage(format!(
@@ -320,6 +350,7 @@ impl MechArgs {
             shm_capacity: self.shm_capacity,
             buffer_offset: 0,
             uring_fixed: false,
+            iox2_request_response: false,
         })
     }
 }

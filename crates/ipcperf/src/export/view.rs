@@ -60,6 +60,12 @@ pub fn mechanism_label(c: &CaseRecord) -> String {
             w => format!("{} ({w}, fixed buffers)", c.mechanism),
         };
     }
+    if let Some(p) = c.options.get("pattern") {
+        return match c.wait.as_str() {
+            "" => format!("{} ({p})", c.mechanism),
+            w => format!("{} ({w}, {p})", c.mechanism),
+        };
+    }
     let zero_copy = c.options.get("zero_copy").is_some_and(|v| v == "true");
     match (c.wait.as_str(), zero_copy) {
         ("" | "block" | "poll", false) => c.mechanism.clone(),

@@ -227,6 +227,7 @@ pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
                             "--ipv6",
                             "--zero-copy",
                             "--fixed-buffers",
+                            "--request-response",
                             "--placements=all",
                         ])
                         .into(),
