@@ -21,6 +21,9 @@ enum Kill {
     Interrupt,
     PeerKilled,
     MainKilledThenClean,
+    /// The peer killed during round trips (`latency`): a mechanism may set
+    /// round trips up apart from streams (ZeroMQ's REQ/REP, gRPC's unary calls).
+    PeerKilledInRoundTrips,
 }
 
 /// The mechanisms, their modes, and the arguments of a long series of each.
@@ -35,6 +38,9 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
             v.push((info.name, mode, Kill::MainKilledThenClean));
             if mode == "processes" {
                 v.push((info.name, mode, Kill::PeerKilled));
+                if info.kind.round_trip().is_some() {
+                    v.push((info.name, mode, Kill::PeerKilledInRoundTrips));
+                }
             }
         }
     }
@@ -46,17 +52,26 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
     v
 }
 
-fn start(mech: &str, mode: &str, tmp: &Path) -> Child {
+fn start(mech: &str, mode: &str, kill: Kill, tmp: &Path) -> Child {
     let mut c = Command::new(BIN);
-    match mech {
-        // Latency only: the sizes they carry.
-        "eventfd" => c.args(["latency", mech, "--sizes", "8", "--duration", "30s"]),
-        "signal" => c.args(["latency", mech, "--sizes", "4", "--duration", "30s"]),
-        // Everything written before the reader starts: long but small.
-        "file" => c.args(["run", mech, "--sizes", "1", "--count", "50000000"]),
-        "vmsplice" => c.args(["run", mech, "--no-touch", "--sizes", "4k", "-d", "30s"]),
-        _ => c.args(["run", mech, "--sizes", "4k", "--duration", "30s"]),
-    };
+    if kill == Kill::PeerKilledInRoundTrips {
+        c.args(["latency", mech, "--duration", "30s"]);
+        match mech {
+            "eventfd" => c.args(["--sizes", "8"]),
+            "signal" => c.args(["--sizes", "4"]),
+            _ => c.args(["--sizes", "64"]),
+        };
+    } else {
+        match mech {
+            // Latency only: the sizes they carry.
+            "eventfd" => c.args(["latency", mech, "--sizes", "8", "--duration", "30s"]),
+            "signal" => c.args(["latency", mech, "--sizes", "4", "--duration", "30s"]),
+            // Everything written before the reader starts: long but small.
+            "file" => c.args(["run", mech, "--sizes", "1", "--count", "50000000"]),
+            "vmsplice" => c.args(["run", mech, "--no-touch", "--sizes", "4k", "-d", "30s"]),
+            _ => c.args(["run", mech, "--sizes", "4k", "--duration", "30s"]),
+        };
+    }
     c.args(["--mode", mode, "--repeat", "1", "--no-save"])
         .env("TMPDIR", tmp)
         .stdin(Stdio::null())
@@ -142,7 +157,7 @@ fn leftovers(pids: &[u32], tmp: &Path) -> Vec<String> {
 /// Run one case; None when it held, else what went wrong.
 fn one(mech: &str, mode: &str, kill: Kill) -> Option<String> {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = start(mech, mode, tmp.path());
+    let mut child = start(mech, mode, kill, tmp.path());
     let pid = child.id();
     // Into the timed series: the peer process (when there is one) is up, then a bit.
     let t0 = Instant::now();
@@ -172,7 +187,9 @@ fn one(mech: &str, mode: &str, kill: Kill) -> Option<String> {
     let killed = Instant::now();
     match kill {
         Kill::Interrupt => ipcperf_sys::signal::interrupt(pid as i32),
-        Kill::PeerKilled => ipcperf_sys::signal::kill(peer.unwrap() as i32),
+        Kill::PeerKilled | Kill::PeerKilledInRoundTrips => {
+            ipcperf_sys::signal::kill(peer.unwrap() as i32)
+        }
         Kill::MainKilledThenClean => ipcperf_sys::signal::kill(pid as i32),
     }
     let Some(st) = wait_exit(&mut child, Duration::from_secs(5)) else {
@@ -190,7 +207,7 @@ fn one(mech: &str, mode: &str, kill: Kill) -> Option<String> {
                 return Some(format!("SIGINT: {st}, stderr: {err}"));
             }
         }
-        Kill::PeerKilled => {
+        Kill::PeerKilled | Kill::PeerKilledInRoundTrips => {
             if st.code() != Some(1) || !err.contains("SIGKILL") {
                 return Some(format!("peer SIGKILL: {st}, stderr: {err}"));
             }
