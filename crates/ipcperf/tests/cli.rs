@@ -707,6 +707,22 @@ fn a_library_mechanism_is_built_or_says_which_feature_brings_it() {
 /// `--fixed-buffers` measures each io_uring mechanism twice, plain and with its
 /// buffers registered, every byte verified both ways; the registered case says
 /// so in its options and its label. Asked of no io_uring mechanism, it is bad input.
+/// The cases of a run asked with `--format json`, which must have succeeded.
+fn json_cases(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = ipcperf()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["cases"].as_array().unwrap().clone()
+}
+
 /// `--request-response`: iceoryx2's round trips both ways, publish-subscribe
 /// and request-response, every byte verified, in two processes; its streams
 /// stay publish-subscribe (the request-response case says why it has none).
@@ -720,25 +736,20 @@ fn request_response_measures_iceoryx2_round_trips_both_ways_verified() {
         eprintln!("skipped: iceoryx2 is not built (feature iceoryx2)");
         return;
     }
-    let out = ipcperf()
-        .args([
-            "latency",
-            "iceoryx2",
-            "--request-response",
-            "--mode",
-            "processes",
-        ])
-        .args(["--sizes", "1,4k", "-n", "300", "-r", "1", "--verify"])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cases = v["cases"].as_array().unwrap();
+    let cases = json_cases(&[
+        "latency",
+        "iceoryx2",
+        "--request-response",
+        "--mode",
+        "processes",
+        "--sizes",
+        "1,4k",
+        "-n",
+        "300",
+        "-r",
+        "1",
+        "--verify",
+    ]);
     assert_eq!(cases.len(), 4);
     let mut rr = 0;
     for c in cases {
@@ -750,14 +761,18 @@ fn request_response_measures_iceoryx2_round_trips_both_ways_verified() {
         }
     }
     assert_eq!(rr, 2);
-    let out = ipcperf()
-        .args(["run", "iceoryx2", "--request-response", "--sizes", "4k"])
-        .args(["-n", "300", "-r", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cases = v["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 2, "{v}");
+    let cases = json_cases(&[
+        "run",
+        "iceoryx2",
+        "--request-response",
+        "--sizes",
+        "4k",
+        "-n",
+        "300",
+        "-r",
+        "1",
+    ]);
+    assert_eq!(cases.len(), 2, "{cases:?}");
     let refused = cases.iter().find(|c| c["status"] == "refused").unwrap();
     assert!(refused["message"]
         .as_str()
@@ -768,25 +783,20 @@ fn request_response_measures_iceoryx2_round_trips_both_ways_verified() {
 #[test]
 fn fixed_buffers_measure_io_uring_both_ways_verified() {
     for cmd in ["run", "latency"] {
-        let out = ipcperf()
-            .args([
-                cmd,
-                "uring-unix",
-                "uring-tcp",
-                "uring-pipe",
-                "--fixed-buffers",
-            ])
-            .args(["--sizes", "4k", "-n", "300", "-r", "1", "--verify"])
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let cases = v["cases"].as_array().unwrap();
+        let cases = json_cases(&[
+            cmd,
+            "uring-unix",
+            "uring-tcp",
+            "uring-pipe",
+            "--fixed-buffers",
+            "--sizes",
+            "4k",
+            "-n",
+            "300",
+            "-r",
+            "1",
+            "--verify",
+        ]);
         assert_eq!(cases.len(), 6, "{cmd}");
         let mut registered = 0;
         for c in cases {

@@ -136,6 +136,25 @@ impl Iox2End {
     }
 }
 
+/// Hand out the next piece of the message being read (which must be there)
+/// into `buf`, and let the message go once all of it has been handed out.
+#[inline]
+fn hand_out_and_release<M>(
+    reading: &mut Option<(M, usize)>,
+    payload: impl Fn(&M) -> &[u8],
+    buf: &mut [u8],
+) -> Result<usize> {
+    let Some((m, off)) = reading.as_mut() else {
+        return Err(Error::Invalid("iceoryx2: no message is being read".into()));
+    };
+    let p = payload(m);
+    let n = super::endpoint::hand_out(p, off, buf);
+    if *off == p.len() {
+        *reading = None;
+    }
+    Ok(n)
+}
+
 impl ByteStream for Iox2End {
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
@@ -217,13 +236,7 @@ impl ByteStream for Iox2End {
                     })?;
                     *reading = Some((s, 0));
                 }
-                let (s, off) = reading.as_mut().expect("set above");
-                let p = s.payload();
-                let n = super::endpoint::hand_out(p, off, buf);
-                if *off == p.len() {
-                    *reading = None;
-                }
-                Ok(n)
+                hand_out_and_release(reading, |s| s.payload(), buf)
             }
             Ports::Client {
                 reading, pending, ..
@@ -240,13 +253,7 @@ impl ByteStream for Iox2End {
                     *pending = None;
                     *reading = Some((r, 0));
                 }
-                let (r, off) = reading.as_mut().expect("set above");
-                let p = r.payload();
-                let n = super::endpoint::hand_out(p, off, buf);
-                if *off == p.len() {
-                    *reading = None;
-                }
-                Ok(n)
+                hand_out_and_release(reading, |r| r.payload(), buf)
             }
             Ports::Server { active, server } => {
                 if active.is_none() {
@@ -255,7 +262,9 @@ impl ByteStream for Iox2End {
                     })?;
                     *active = Some((r, 0));
                 }
-                let (r, off) = active.as_mut().expect("set above");
+                let Some((r, off)) = active.as_mut() else {
+                    return Err(Error::Invalid("iceoryx2: no request is being read".into()));
+                };
                 let p = r.payload();
                 if *off == p.len() {
                     return Err(Error::Invalid(

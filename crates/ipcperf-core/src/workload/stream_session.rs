@@ -87,6 +87,10 @@ impl<M: Mechanism> StreamSession<M> {
         if let Some(why) = M::refuse_payload(spec.payload) {
             return Err(Error::Refused(why));
         }
+        if spec.mode == Mode::Single && !info.solo {
+            // Before set-up: nothing is made for a block that cannot go.
+            M::single_block_fits(spec.block_size)?;
+        }
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
         let mut link = match link {
             Some(l) => l,
@@ -114,7 +118,6 @@ impl<M: Mechanism> StreamSession<M> {
                 s.writer = Some(open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?);
             }
             Mode::Single => {
-                M::single_block_fits(block)?;
                 // The reader first: a FIFO's writer can only open once a reader has.
                 let mut r = M::open(link.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let mut w = open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?;

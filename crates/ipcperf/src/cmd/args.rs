@@ -43,6 +43,15 @@ impl TwoSides {
 }
 
 /// The io_uring mechanisms that read and write buffers (`--fixed-buffers`).
+/// The mechanisms' names, for a line saying a flag applies to none of them.
+fn names(mechs: &[MechanismKind]) -> String {
+    mechs
+        .iter()
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether `m` is the mechanism `--request-response` applies to (by name: it
 /// is built only with the iceoryx2 feature).
 fn is_iox2(m: MechanismKind) -> bool {
@@ -286,11 +295,7 @@ impl MechArgs {
             if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
                 return Err(Fail::usage(format!(
                     "{flag} applies to the shm mechanism only, and none of {} is shm",
-                    mechs
-                        .iter()
-                        .map(|m| m.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names(mechs)
                 )));
             }
         }
@@ -298,21 +303,13 @@ impl MechArgs {
             return Err(Fail::usage(format!(
                 "--fixed-buffers applies to uring-unix, uring-tcp and uring-pipe, and none of {} \
                  is one",
-                mechs
-                    .iter()
-                    .map(|m| m.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                names(mechs)
             )));
         }
         if self.request_response && !mechs.iter().any(|&m| is_iox2(m)) {
             return Err(Fail::usage(format!(
                 "--request-response applies to iceoryx2, and none of {} is it",
-                mechs
-                    .iter()
-                    .map(|m| m.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                names(mechs)
             )));
         }
         if let Some(d) = &self.dir {
