@@ -248,7 +248,7 @@ pub struct MechOptions {
     /// shm streams: the writer builds blocks in the ring, the reader reads them there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shm_zero_copy: bool,
-    /// shm: the message layout (each write a record with its own stamp, in the
+    /// shm: the message layout (each write a record with its own header word, in the
     /// line its data starts) instead of the byte layout (a shared head and tail).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shm_messages: bool,

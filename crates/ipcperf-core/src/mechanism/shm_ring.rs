@@ -13,18 +13,21 @@
 //!
 //! The message layout ([`RingHandoff::messages`], `--shm-layout message`, the
 //! default for round trips) keeps the byte stream's meaning but writes each
-//! message as a record: a 16-byte header (a stamp, then the length) and the
-//! payload after it. The reader waits on the stamp where the next record starts,
-//! so the line that tells it a message is there also holds the message's first
-//! bytes: one cache-line transfer where the stream layout needs two in a row (the
-//! head's line, then the data's). Records start on a cache line. The stamp is the
-//! record's ring position + 1, so no record of an earlier lap can pass for the
-//! next one (nor a length word, whose high bits are set); the length is stored
-//! XORed with the stamp's complement, so a payload left from an earlier lap would
-//! have to hold this exact position and, beside it, a word that decodes to a
-//! length the ring allows: 128 bits by chance, and no pattern ipcperf writes. The
-//! writer writes the record's own lines and nothing else, as a cache-line
-//! ping-pong does.
+//! message as a record: an 8-byte header word and the payload after it. The
+//! reader waits on the header word where the next record starts, so the line that
+//! tells it a message is there also holds the message's first bytes: one
+//! cache-line transfer where the stream layout needs two in a row (the head's
+//! line, then the data's). Records start on a cache line. The header word is the
+//! record's length XORed with the complement of its stream position + 1, and the
+//! reader takes it as a record only when it decodes, at the position it expects,
+//! to a length no more than a quarter of the ring: a header of an earlier lap
+//! (a multiple of the capacity back) decodes to at least the capacity, never-written
+//! memory (zero) to nearly 2^64, and a payload left from an earlier lap would need
+//! its high bits to hold this position's complement (46 bits at 1 MiB by chance,
+//! and no pattern ipcperf writes). One word, read once, gives both the news and
+//! the length: a second load after the news (a separate length word) cost this
+//! VM 60-90 ns a round trip at 64 B. The writer writes the record's own lines and
+//! nothing else, as a cache-line ping-pong does.
 //!
 //! Registered as the `shm` mechanism: [`RingObject`] is the set-up object (kept by
 //! the link), each side opens its end with [`ShmRing::open_end`]. A watchdog that
@@ -96,10 +99,8 @@ pub struct RingHandoff {
     pub messages: bool,
 }
 
-/// A record's header in the message layout: the stamp, then the length.
-const REC_HDR: usize = 16;
-/// The length that says "the rest of this lap is skipped; go on at its start".
-const WRAP: u64 = u64::MAX;
+/// A record's header in the message layout: one word (see [`header`]).
+const REC_HDR: usize = 8;
 
 /// The ring bytes a record of `n` payload bytes takes: header and payload,
 /// rounded up to a cache line so every record starts on one.
@@ -107,10 +108,19 @@ fn rec_size(n: usize) -> usize {
     (REC_HDR + n + 63) & !63
 }
 
-/// The length word of the record whose stamp is `stamp`.
+/// The header word of a record of `len` bytes at stream position `pos`.
 #[inline]
-fn len_word(len: u64, stamp: u64) -> u64 {
-    len ^ !stamp
+fn header(len: u64, pos: u64) -> u64 {
+    len ^ !(pos + 1)
+}
+
+/// The length the header word `word` holds if it was written for position
+/// `pos` (this lap's record there): any other word decodes to more than `limit`
+/// (a quarter of the ring) but by the chance the module's text gives.
+#[inline]
+fn header_len(word: u64, pos: u64, limit: u64) -> Option<u64> {
+    let len = word ^ !(pos + 1);
+    (len <= limit).then_some(len)
 }
 
 /// Where reader `i`'s cursor lies.
@@ -430,12 +440,18 @@ impl ShmRing {
         self.mem.atomic_u32(OFF_DEAD).load(Ordering::Relaxed) != 0
     }
 
-    /// Wake the other side if it waits for `what` (DATA or SPACE).
-    #[inline]
+    /// Wake the other side if it waits for `what` (DATA or SPACE): nothing to do
+    /// when both spin, so that case costs one compare where it is called.
+    #[inline(always)]
     fn notify(&self, what: usize) -> Result<()> {
         if self.wake == Wake::Spin {
             return Ok(());
         }
+        self.wake_other(what)
+    }
+
+    #[inline(never)]
+    fn wake_other(&self, what: usize) -> Result<()> {
         fence(Ordering::SeqCst);
         let flag = self.mem.atomic_u32(OFF_WAITING[what]);
         if flag.load(Ordering::Relaxed) == 0 || flag.swap(0, Ordering::SeqCst) == 0 {
@@ -461,8 +477,11 @@ impl ShmRing {
     /// Wait until `ready()` holds, for `what`. Bounded by [`RING_WAIT`].
     #[cold]
     fn wait_for(&self, what: usize, ready: impl Fn(&Self) -> bool) -> Result<()> {
-        let start = Instant::now();
         if self.wake == Wake::Spin {
+            // The clock is first read after 4096 turns: a reply that comes within
+            // them (every round trip's, back to back) never waits behind a clock
+            // read, and the wait stays bounded.
+            let mut start = None;
             let mut i = 0u32;
             while !ready(self) {
                 std::hint::spin_loop();
@@ -471,13 +490,14 @@ impl ShmRing {
                     if self.dead() {
                         return Err(self.gone());
                     }
-                    if start.elapsed() > RING_WAIT {
+                    if start.get_or_insert_with(Instant::now).elapsed() > RING_WAIT {
                         return Err(self.stuck());
                     }
                 }
             }
             return Ok(());
         }
+        let start = Instant::now();
         if self.wake == Wake::Adaptive {
             // Spin for the budget (the clock read every 64 turns), then sleep.
             let t0 = ipcperf_sys::clock::now_ns();
@@ -641,19 +661,23 @@ impl ShmRing {
     }
 
     /// Message layout: publish a record (`len`: its payload's length, or
-    /// [`WRAP`]) of `size` ring bytes whose payload is in place at `at`: the
-    /// length word, then the stamp, stored last.
+    /// [`ShmRing::wrap_len`]) of `size` ring bytes whose payload is in place at
+    /// `at`: its header word, stored last.
     #[inline]
     fn stamp(&mut self, at: usize, len: u64, size: usize) -> Result<()> {
-        let stamp = self.mine + 1;
-        self.mem
-            .atomic_u64(HDR + at + 8)
-            .store(len_word(len, stamp), Ordering::Relaxed);
         self.mem
             .atomic_u64(HDR + at)
-            .store(stamp, Ordering::Release);
+            .store(header(len, self.mine), Ordering::Release);
         self.mine += size as u64;
         self.notify(DATA)
+    }
+
+    /// Message layout: the length that says "the rest of this lap is skipped; go
+    /// on at its start" (more than any record holds, and the most a header may
+    /// decode to).
+    #[inline]
+    fn wrap_len(&self) -> u64 {
+        (self.cap / 4) as u64
     }
 
     /// Message layout: each piece of `buf` (at most a quarter of the ring) a
@@ -668,7 +692,7 @@ impl ShmRing {
                 // The rest of the lap is skipped; the record goes at its start.
                 let skip = self.cap - at;
                 self.room(skip)?;
-                self.stamp(at, WRAP, skip)?;
+                self.stamp(at, self.wrap_len(), skip)?;
                 at = 0;
             }
             self.room(size)?;
@@ -679,36 +703,60 @@ impl ShmRing {
         Ok(())
     }
 
-    /// Message layout: whether the record where this consumer stands is there.
+    /// Message layout: the length of the record where this consumer stands, if
+    /// it is there (one load: the header word holds both).
+    #[inline]
+    fn record(&self) -> Option<u64> {
+        let at = (self.mine as usize) & (self.cap - 1);
+        let word = self.mem.atomic_u64(HDR + at).load(Ordering::Acquire);
+        header_len(word, self.mine, self.wrap_len())
+    }
+
     #[inline]
     fn stamped(&self) -> bool {
-        let at = (self.mine as usize) & (self.cap - 1);
-        self.mem.atomic_u64(HDR + at).load(Ordering::Acquire) == self.mine + 1
+        self.record().is_some()
+    }
+
+    /// Message layout, spin wake: spin here, inlined, for a record that comes
+    /// within a few thousand turns (every round trip's answer, back to back),
+    /// before the bounded wait takes over; its length if it came.
+    #[inline(always)]
+    fn spin_for_record(&self) -> Option<u64> {
+        if self.wake != Wake::Spin {
+            return None;
+        }
+        for _ in 0..4096 {
+            std::hint::spin_loop();
+            if let Some(len) = self.record() {
+                return Some(len);
+            }
+        }
+        None
     }
 
     /// Message layout: read from the record where this consumer stands (waiting,
     /// bounded, for it); 0 when the ring is closed and drained.
     fn read_records(&mut self, buf: &mut [u8]) -> Result<usize> {
         while self.left == 0 {
-            if !self.stamped() {
-                self.wait_for(DATA, |r| {
-                    r.stamped() || r.closed().load(Ordering::Acquire) != 0
-                })?;
-                if !self.stamped() {
-                    return Ok(0); // closed and drained
+            let len = match self.record().or_else(|| self.spin_for_record()) {
+                Some(len) => len,
+                None => {
+                    self.wait_for(DATA, |r| {
+                        r.stamped() || r.closed().load(Ordering::Acquire) != 0
+                    })?;
+                    match self.record() {
+                        Some(len) => len,
+                        None => return Ok(0), // closed and drained
+                    }
                 }
-            }
+            };
             let at = (self.mine as usize) & (self.cap - 1);
-            let len = len_word(
-                self.mem.atomic_u64(HDR + at + 8).load(Ordering::Relaxed),
-                self.mine + 1,
-            );
-            if len == WRAP {
+            if len == self.wrap_len() {
                 // Skip to the lap's start, giving the skipped bytes back.
                 self.release(self.cap - at)?;
                 continue;
             }
-            if len as usize > self.cap / 4 {
+            if len as usize > self.cap / 4 - REC_HDR {
                 return Err(Error::Peer(format!(
                     "the shm ring holds a record of {len} bytes at {at}: not one this ring wrote"
                 )));
@@ -720,8 +768,18 @@ impl ShmRing {
                 self.release((self.rec_end - self.mine) as usize)?;
             }
         }
-        let n = buf.len().min(self.left);
-        self.mem.read_bytes(HDR + self.rec_at, &mut buf[..n]);
+        // Two copies, so the usual one (the reader's buffer holds the rest of the
+        // record) takes its length from the buffer, not from the header word just
+        // read: the copy starts on a predicted branch instead of waiting on the
+        // loaded length.
+        let n = if buf.len() <= self.left {
+            self.mem.read_bytes(HDR + self.rec_at, buf);
+            buf.len()
+        } else {
+            let n = self.left;
+            self.mem.read_bytes(HDR + self.rec_at, &mut buf[..n]);
+            n
+        };
         self.rec_at += n;
         self.left -= n;
         if self.left == 0 {
@@ -761,8 +819,17 @@ impl ByteStream for ShmRing {
             return Ok(0); // closed and drained
         }
         let at = (self.mine as usize) & (self.cap - 1);
-        let n = buf.len().min(avail).min(self.cap - at);
-        self.mem.read_bytes(HDR + at, &mut buf[..n]);
+        // As in `read_records`: the usual copy (all the reader asked for is
+        // there, before the wrap) takes its length from the buffer, not from
+        // the head just loaded.
+        let n = if buf.len() <= avail && buf.len() <= self.cap - at {
+            self.mem.read_bytes(HDR + at, buf);
+            buf.len()
+        } else {
+            let n = buf.len().min(avail).min(self.cap - at);
+            self.mem.read_bytes(HDR + at, &mut buf[..n]);
+            n
+        };
         self.release(n)?;
         Ok(n)
     }

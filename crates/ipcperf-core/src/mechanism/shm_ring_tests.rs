@@ -55,3 +55,69 @@ fn a_silent_producer_is_a_timeout_not_a_hang() {
     assert_eq!(r.read_some(&mut b).unwrap(), 0);
     assert!(ShmRing::create(1000, Wake::Spin, false).is_err());
 }
+
+/// The message layout: blocks of many sizes (some larger than a record holds,
+/// so split; most not dividing the ring, so records wrap often) read through
+/// buffers smaller and larger than a record, every byte in order, each wake.
+#[test]
+fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
+    const CAP: usize = 4096;
+    for wake in Wake::ALL {
+        let obj = RingObject::create(CAP, wake, false)
+            .unwrap()
+            .messages(true)
+            .unwrap();
+        let mut w = ShmRing::open_end(&obj.handoff, obj.end_fds().unwrap(), true).unwrap();
+        let mut r = ShmRing::open_end(&obj.handoff, obj.end_fds().unwrap(), false).unwrap();
+        let sizes = [1usize, 7, 56, 57, 64, 1000, 1016, 1017, 3000, 4096 + 5];
+        let total: usize = sizes.iter().cycle().take(2000).sum();
+        let t = std::thread::spawn(move || {
+            let mut got = Vec::with_capacity(total);
+            let reads = [3usize, 64, 1016, 5000];
+            let mut buf = vec![0u8; 5000];
+            for i in 0.. {
+                let want = reads[i % reads.len()];
+                let n = r.read_some(&mut buf[..want]).unwrap();
+                if n == 0 {
+                    break;
+                }
+                assert!(n <= want);
+                got.extend_from_slice(&buf[..n]);
+            }
+            got
+        });
+        let mut sent = 0usize;
+        let mut b = vec![0u8; 4096 + 5];
+        for &n in sizes.iter().cycle().take(2000) {
+            fill_pattern(&mut b[..n], sent as u64);
+            w.write_all(&b[..n]).unwrap();
+            sent += n;
+        }
+        drop(w);
+        let got = t.join().unwrap();
+        assert_eq!(got.len(), total, "{}", wake.name());
+        check_pattern(&got, 0).unwrap();
+    }
+}
+
+/// A header word is taken only at the position it was written for: the same
+/// slot's header of any earlier lap, and never-written memory, decode to more
+/// than any record's length.
+#[test]
+fn a_stale_or_empty_header_never_reads_as_a_record() {
+    for cap in [4096u64, 1 << 20, 1 << 30] {
+        let limit = cap / 4;
+        for pos in [0u64, 64, cap - 64, 5 * cap + 128, u64::MAX / 2] {
+            let pos = pos & !63;
+            for len in [0u64, 1, limit - 8, limit] {
+                let word = header(len, pos);
+                assert_eq!(header_len(word, pos, limit), Some(len));
+                for laps in [1u64, 2, 3, 1000] {
+                    let later = pos + laps * cap;
+                    assert_eq!(header_len(word, later, limit), None, "{pos} {laps}");
+                }
+            }
+            assert_eq!(header_len(0, pos, limit), None);
+        }
+    }
+}

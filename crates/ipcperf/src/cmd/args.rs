@@ -14,7 +14,7 @@ use crate::units;
 pub enum ShmLayout {
     /// Bytes between a shared head and tail.
     Stream,
-    /// Each write a record whose stamp shares a cache line with its first bytes.
+    /// Each write a record whose header word shares a cache line with its first bytes.
     Message,
 }
 
@@ -94,7 +94,7 @@ pub struct MechArgs {
     pub shm_capacity: Option<usize>,
 
     /// shm: how messages lie in the ring: `stream` (bytes between a shared head and
-    /// tail; the default for `run`) or `message` (each write a record whose stamp
+    /// tail; the default for `run`) or `message` (each write a record whose header word
     /// the reader waits on shares a cache line with the record's first bytes; the
     /// default for `latency`). Both carry any size; the record names the layout.
     #[arg(long, value_enum)]
