@@ -127,8 +127,9 @@ fi
 
 if on 3; then
 echo "== shm (spin) round trip p50 + tare vs the C floor, processes, CPUs $PIN (rounds interleaved)"
-echo "   ring layouts: message (latency's default: the stamp in the line of the data's first"
-echo "   bytes) and stream (a shared head, then the data), each measured beside the floor."
+echo "   ring layouts: message (latency's default: the header word in the line of the data's"
+echo "   first bytes) and stream (a shared head, then the data), each measured beside the floor,"
+echo "   each at latency's default capacity (one page for these sizes, as ipcperf records it)."
 echo "   Both sides take the best of 4 equal samples: the floor the fastest of its 4 layouts'"
 echo "   p50s, ipcperf the fastest of 4 series' p50s (this VM's vCPUs move between host cores"
 echo "   every few hundred ms, and a round trip's p50 is then bimodal: ~0.17 or ~0.55 us)"

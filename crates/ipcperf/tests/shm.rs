@@ -284,3 +284,41 @@ fn zero_copy_keeps_the_stream_layout() {
         r.message
     );
 }
+
+/// Round trips' default ring: one page for messages up to 64 KiB (a 64 KiB
+/// message goes as 65 records through it), four messages' worth (at least
+/// 1 MiB) beyond; every byte verified, the capacity named in the record, both
+/// layouts. A capacity the user names is kept.
+#[test]
+fn round_trips_default_to_a_one_page_ring_up_to_64k() {
+    for messages in [true, false] {
+        for (size, cap) in [
+            (64usize, 4096usize),
+            (65536, 4096),
+            (65537, 1 << 20),
+            (1 << 19, 1 << 21),
+        ] {
+            let mut s = spec(Wake::Spin, false, Mode::Processes, size, 50);
+            s.opts.shm_capacity = None;
+            s.opts.shm_messages = messages;
+            s.repeat = 1;
+            let r = run_latency_case(&s, &env(), &mut Quiet);
+            let what = format!("{size} B, messages {messages}");
+            assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
+            assert_eq!(r.latency.as_ref().unwrap().round_trips, 50, "{what}");
+            assert_eq!(
+                r.options.get("ring_capacity"),
+                Some(&cap.to_string()),
+                "{what}"
+            );
+        }
+    }
+    let mut s = spec(Wake::Spin, false, Mode::Threads, 64, 50);
+    s.repeat = 1;
+    let r = run_latency_case(&s, &env(), &mut Quiet);
+    assert_eq!(r.status, CaseStatus::Ok, "{:?}", r.message);
+    assert_eq!(
+        r.options.get("ring_capacity").map(String::as_str),
+        Some("16384")
+    );
+}
