@@ -285,15 +285,17 @@ fn zero_copy_keeps_the_stream_layout() {
     );
 }
 
-/// Round trips' default ring: one page for messages up to 64 KiB (a 64 KiB
-/// message goes as 65 records through it), four messages' worth (at least
-/// 1 MiB) beyond; every byte verified, the capacity named in the record, both
+/// Round trips' default ring: four records of the message from 512 B to one
+/// page for messages up to 64 KiB (a 64 KiB message goes as 65 records through
+/// a page), four messages' worth (at least 1 MiB) beyond; every byte verified, the capacity named in the record, both
 /// layouts. A capacity the user names is kept.
 #[test]
-fn round_trips_default_to_a_one_page_ring_up_to_64k() {
+fn round_trips_default_to_a_ring_of_four_records_up_to_64k() {
     for messages in [true, false] {
         for (size, cap) in [
-            (64usize, 4096usize),
+            (64usize, 512usize),
+            (200, 1024),
+            (512, 4096),
             (65536, 4096),
             (65537, 1 << 20),
             (1 << 19, 1 << 21),

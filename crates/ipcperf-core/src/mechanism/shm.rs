@@ -26,19 +26,25 @@ pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
     })
 }
 
-/// Round trips' default capacity: one page for messages up to 64 KiB (bigger
-/// ones split into records of a quarter of it), else [`capacity_for`]'s. A
-/// round trip has one message in flight each way, so a small ring loses no
-/// overlap, and its lines stay in the two CPUs' caches: a message of a 1 MiB
-/// ring writes lines last touched a lap ago. Measured side by side on a 2-vCPU
-/// KVM guest (processes, spin, p50): 512 B 190-200 ns in 4 KiB against
-/// 341-361 ns in 1 MiB; 4 KiB 741-761 ns against 1212-1232 ns; 64 KiB
-/// 10.0-10.4 us against 11.9-63 us. At 1 MiB the whole message in the ring
-/// (4 MiB) is the fastest.
+/// Round trips' default capacity: for messages up to 64 KiB, room for four
+/// records of the message (a record: an 8-byte header and the payload, in whole
+/// cache lines), at least 512 B and at most one page, bigger messages split into
+/// records of a quarter of it; else [`capacity_for`]'s. A round trip has one
+/// message in flight each way, so a small ring loses no overlap, and the fewer
+/// places a message can lie, the fewer lines move between the two CPUs' caches.
+/// Measured side by side on a 2-vCPU KVM guest (processes, spin, p50 + tare):
+/// 64 B 140-150 ns in 512 B, 161-180 in 4 KiB, 170-190 in 1 MiB; 512 B
+/// 221-240 in 4 KiB, 281-300 in 2 KiB (split), 341-361 in 1 MiB; 4 KiB 741-761 in
+/// 4 KiB (split) against 1212-1232 in 1 MiB; 64 KiB 10.0-10.4 us in 4 KiB against
+/// 11.9-63 us in 1 MiB. At 1 MiB the whole message in the ring (4 MiB) is the
+/// fastest.
 pub fn round_trip_capacity_for(opts: &MechOptions, block: usize) -> usize {
     match opts.shm_capacity {
         Some(c) => c,
-        None if !opts.shm_zero_copy && block <= 64 << 10 => 4096,
+        None if !opts.shm_zero_copy && block <= 64 << 10 => {
+            let record = (block + 8 + 63) & !63;
+            (4 * record).next_power_of_two().clamp(512, 4096)
+        }
         None => capacity_for(opts, block),
     }
 }

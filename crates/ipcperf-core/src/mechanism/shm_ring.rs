@@ -164,9 +164,9 @@ pub struct ShmRing {
 }
 
 fn pow2(capacity: usize) -> Result<usize> {
-    if capacity < 4096 || !capacity.is_power_of_two() {
+    if capacity < 512 || !capacity.is_power_of_two() {
         return Err(Error::Invalid(format!(
-            "ring capacity {capacity}: a power of two of at least 4096"
+            "ring capacity {capacity}: a power of two of at least 512"
         )));
     }
     Ok(capacity)

@@ -61,9 +61,12 @@ fn a_silent_producer_is_a_timeout_not_a_hang() {
 /// buffers smaller and larger than a record, every byte in order, each wake.
 #[test]
 fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
-    const CAP: usize = 4096;
-    for wake in Wake::ALL {
-        let obj = RingObject::create(CAP, wake, false)
+    for (cap, wake) in Wake::ALL
+        .into_iter()
+        .map(|w| (4096, w))
+        .chain([(512, Wake::Spin), (512, Wake::Futex)])
+    {
+        let obj = RingObject::create(cap, wake, false)
             .unwrap()
             .messages(true)
             .unwrap();
@@ -95,7 +98,7 @@ fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
         }
         drop(w);
         let got = t.join().unwrap();
-        assert_eq!(got.len(), total, "{}", wake.name());
+        assert_eq!(got.len(), total, "{} {cap}", wake.name());
         check_pattern(&got, 0).unwrap();
     }
 }
@@ -105,7 +108,7 @@ fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
 /// than any record's length.
 #[test]
 fn a_stale_or_empty_header_never_reads_as_a_record() {
-    for cap in [4096u64, 1 << 20, 1 << 30] {
+    for cap in [512u64, 4096, 1 << 20, 1 << 30] {
         let limit = cap / 4;
         for pos in [0u64, 64, cap - 64, 5 * cap + 128, u64::MAX / 2] {
             let pos = pos & !63;

@@ -89,8 +89,8 @@ pub struct MechArgs {
     #[arg(long)]
     pub shm_named: bool,
 
-    /// shm: ring capacity, a power of two >= 4k (default: 1M, or 4 blocks if larger;
-    /// round trips of up to 64k: 4k).
+    /// shm: ring capacity, a power of two >= 512 (default: 1M, or 4 blocks if larger;
+    /// round trips of up to 64k: four messages' records, from 512 to 4k).
     #[arg(long, value_parser = units::parse_block)]
     pub shm_capacity: Option<usize>,
 
