@@ -147,7 +147,7 @@ fn a_full_dev_shm_is_an_error_naming_the_object_never_a_sigbus() {
         ),
         (
             "64k",
-            "$B latency shm --shm-named --wake sem --sizes 64 -d 50ms",
+            "$B latency shm --shm-named --wake sem --sizes 64 --shm-capacity 1m -d 50ms",
         ),
         (
             "1m",
