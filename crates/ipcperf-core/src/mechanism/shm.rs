@@ -14,16 +14,13 @@ use super::{
 use crate::error::{Error, Result};
 
 /// The ring's default capacity: 1 MiB, or 4 blocks when that is more (a copying
-/// writer waits for room for its whole block). Zero-copy builds blocks in 64 KiB
-/// steps, so 1 MiB serves every block size and stays in cache.
+/// writer waits for room for its whole block). Zero-copy too, though it builds
+/// blocks in 64 KiB steps: with 1 MiB blocks in a 1 MiB ring every line it fills
+/// was just read by the other CPU, and on an AMD EPYC guest that ran at 11-13
+/// GB/s against 54-56 GB/s in 4 MiB (the copying ring: 31-32 GB/s).
 pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
-    opts.shm_capacity.unwrap_or_else(|| {
-        if opts.shm_zero_copy {
-            1 << 20
-        } else {
-            (block.saturating_mul(4)).max(1 << 20).next_power_of_two()
-        }
-    })
+    opts.shm_capacity
+        .unwrap_or_else(|| (block.saturating_mul(4)).max(1 << 20).next_power_of_two())
 }
 
 /// Round trips' default capacity: for messages up to 64 KiB, room for four
