@@ -578,9 +578,16 @@ impl std::fmt::Debug for ShmRing {
 
 impl ShmRing {
     /// Free bytes for the producer (at least one; waits, bounded, while full).
+    /// The consumer's cursor is read again when fewer than `want` bytes are
+    /// known free, so a block goes in one piece whenever the ring has room for
+    /// it, not in two around a stale cursor.
     #[inline]
-    fn space(&mut self) -> Result<usize> {
+    fn space(&mut self, want: usize) -> Result<usize> {
         let mut free = self.cap - (self.mine - self.seen) as usize;
+        if free < want {
+            self.seen = self.slowest();
+            free = self.cap - (self.mine - self.seen) as usize;
+        }
         if free == 0 {
             self.seen = self.slowest();
             free = self.cap - (self.mine - self.seen) as usize;
@@ -796,7 +803,7 @@ impl ByteStream for ShmRing {
             return self.write_records(buf);
         }
         while !buf.is_empty() {
-            let free = self.space()?;
+            let free = self.space(buf.len())?;
             let at = (self.mine as usize) & (self.cap - 1);
             let n = buf.len().min(free).min(self.cap - at);
             self.mem.write_bytes(HDR + at, &buf[..n]);
@@ -848,7 +855,7 @@ impl ByteStream for ShmRing {
             for i in 0..blocks {
                 let mut off = 0usize;
                 while off < len {
-                    let free = self.space()?;
+                    let free = self.space((len - off).min(LOAN_STEP))?;
                     let at = (self.mine as usize) & (self.cap - 1);
                     // Published in steps, so the reader starts on a block while
                     // its first lines are still in this CPU's cache.
