@@ -285,21 +285,27 @@ fn zero_copy_keeps_the_stream_layout() {
     );
 }
 
-/// Round trips' default ring: four records of the message from 512 B to one
-/// page for messages up to 64 KiB (a 64 KiB message goes as 65 records through
-/// a page), four messages' worth (at least 1 MiB) beyond; every byte verified, the capacity named in the record, both
-/// layouts. A capacity the user names is kept.
+/// Round trips' default ring. The message layout: up to 1 KiB one slot (every
+/// record the whole ring, the least power of two >= 512 B that holds one), then
+/// four records of the message up to a page (a 64 KiB message goes as 65 records
+/// through it), four messages' worth (at least 1 MiB) beyond. The stream layout:
+/// four messages from 512 B to a page, then the same. Every byte verified, the
+/// capacity and a single slot named in the record. A capacity the user names is
+/// kept, with no single slot.
 #[test]
-fn round_trips_default_to_a_ring_of_four_records_up_to_64k() {
-    for messages in [true, false] {
-        for (size, cap) in [
-            (64usize, 512usize),
-            (200, 1024),
-            (512, 4096),
-            (65536, 4096),
-            (65537, 1 << 20),
-            (1 << 19, 1 << 21),
-        ] {
+fn round_trips_default_to_one_slot_or_a_small_ring_up_to_64k() {
+    // (size, the message layout's capacity, its single slot, the stream layout's)
+    for (size, message_cap, slot, stream_cap) in [
+        (64usize, 512usize, true, 512usize),
+        (200, 512, true, 1024),
+        (512, 1024, true, 4096),
+        (1024, 2048, true, 4096),
+        (1025, 4096, false, 4096),
+        (65536, 4096, false, 4096),
+        (65537, 1 << 20, false, 1 << 20),
+        (1 << 19, 1 << 21, false, 1 << 21),
+    ] {
+        for messages in [true, false] {
             let mut s = spec(Wake::Spin, false, Mode::Processes, size, 50);
             s.opts.shm_capacity = None;
             s.opts.shm_messages = messages;
@@ -308,14 +314,24 @@ fn round_trips_default_to_a_ring_of_four_records_up_to_64k() {
             let what = format!("{size} B, messages {messages}");
             assert_eq!(r.status, CaseStatus::Ok, "{what}: {:?}", r.message);
             assert_eq!(r.latency.as_ref().unwrap().round_trips, 50, "{what}");
+            let (cap, slots) = if messages {
+                (message_cap, slot.then_some("1"))
+            } else {
+                (stream_cap, None)
+            };
             assert_eq!(
                 r.options.get("ring_capacity"),
                 Some(&cap.to_string()),
                 "{what}"
             );
+            assert_eq!(
+                r.options.get("ring_slots").map(String::as_str),
+                slots,
+                "{what}"
+            );
         }
     }
-    let mut s = spec(Wake::Spin, false, Mode::Threads, 64, 50);
+    let mut s = message_layout(spec(Wake::Spin, false, Mode::Threads, 64, 50));
     s.repeat = 1;
     let r = run_latency_case(&s, &env(), &mut Quiet);
     assert_eq!(r.status, CaseStatus::Ok, "{:?}", r.message);
@@ -323,4 +339,5 @@ fn round_trips_default_to_a_ring_of_four_records_up_to_64k() {
         r.options.get("ring_capacity").map(String::as_str),
         Some("16384")
     );
+    assert_eq!(r.options.get("ring_slots"), None);
 }

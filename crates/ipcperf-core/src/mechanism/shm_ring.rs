@@ -20,7 +20,8 @@
 //! line, then the data's). Records start on a cache line. The header word is the
 //! record's length XORed with the complement of its stream position + 1, and the
 //! reader takes it as a record only when it decodes, at the position it expects,
-//! to a length no more than a quarter of the ring: a header of an earlier lap
+//! to a length no more than a quarter of the ring (the ring less a byte with one
+//! slot, below): a header of an earlier lap
 //! (a multiple of the capacity back) decodes to at least the capacity, never-written
 //! memory (zero) to nearly 2^64, and a payload left from an earlier lap would need
 //! its high bits to hold this position's complement (46 bits at 1 MiB by chance,
@@ -28,6 +29,12 @@
 //! the length: a second load after the news (a separate length word) cost this
 //! VM 60-90 ns a round trip at 64 B. The writer writes the record's own lines and
 //! nothing else, as a cache-line ping-pong does.
+//!
+//! With one slot ([`RingHandoff::one_slot`], small round trips' default) every
+//! record takes the whole ring, so each message lies at the ring's start, where
+//! the last one did: the lines the writer fills are the ones the reader just read,
+//! as in a cache-line ping-pong. A message longer than the ring less a header goes
+//! as several records, one at a time.
 //!
 //! Registered as the `shm` mechanism: [`RingObject`] is the set-up object (kept by
 //! the link), each side opens its end with [`ShmRing::open_end`]. A watchdog that
@@ -97,6 +104,11 @@ pub struct RingHandoff {
     /// module's text).
     #[serde(default)]
     pub messages: bool,
+    /// The message layout with one place for a message: every record takes the
+    /// whole ring, so each starts at the ring's first byte (round trips, one
+    /// message in flight each way).
+    #[serde(default)]
+    pub one_slot: bool,
 }
 
 /// A record's header in the message layout: one word (see [`header`]).
@@ -116,7 +128,8 @@ fn header(len: u64, pos: u64) -> u64 {
 
 /// The length the header word `word` holds if it was written for position
 /// `pos` (this lap's record there): any other word decodes to more than `limit`
-/// (a quarter of the ring) but by the chance the module's text gives.
+/// (a quarter of the ring, or the ring less a byte with one slot) but by the
+/// chance the module's text gives.
 #[inline]
 fn header_len(word: u64, pos: u64, limit: u64) -> Option<u64> {
     let len = word ^ !(pos + 1);
@@ -156,6 +169,7 @@ pub struct ShmRing {
     /// The message layout; the consumer's place in the record it is reading:
     /// bytes left, where they are, and where the next record starts.
     messages: bool,
+    one_slot: bool,
     left: usize,
     rec_at: usize,
     rec_end: u64,
@@ -225,6 +239,7 @@ impl RingObject {
             readers: 1,
             cursor: 0,
             messages: false,
+            one_slot: false,
         };
         Ok(RingObject {
             mem,
@@ -273,6 +288,19 @@ impl RingObject {
             ));
         }
         self.handoff.messages = on;
+        Ok(self)
+    }
+
+    /// In the message layout, give every record the whole ring (see
+    /// [`RingHandoff::one_slot`]); a message longer than the ring less a header
+    /// goes as several records, one at a time.
+    pub fn one_slot(mut self, on: bool) -> Result<RingObject> {
+        if on && !self.handoff.messages {
+            return Err(Error::Invalid(
+                "one slot is a form of the message layout".into(),
+            ));
+        }
+        self.handoff.one_slot = on;
         Ok(self)
     }
 
@@ -393,6 +421,7 @@ impl ShmRing {
             readers,
             tail_off: cursor_off(h.cursor),
             messages: h.messages,
+            one_slot: h.one_slot && h.messages,
             left: 0,
             rec_at: 0,
             rec_end: 0,
@@ -684,16 +713,40 @@ impl ShmRing {
     /// decode to).
     #[inline]
     fn wrap_len(&self) -> u64 {
-        (self.cap / 4) as u64
+        if self.one_slot {
+            (self.cap - 1) as u64
+        } else {
+            (self.cap / 4) as u64
+        }
+    }
+
+    /// Message layout: the most payload one record holds.
+    #[inline]
+    fn rec_most(&self) -> usize {
+        if self.one_slot {
+            self.cap - REC_HDR
+        } else {
+            self.cap / 4 - REC_HDR
+        }
+    }
+
+    /// Message layout: the ring bytes a record of `n` payload bytes takes.
+    #[inline]
+    fn rec_bytes(&self, n: usize) -> usize {
+        if self.one_slot {
+            self.cap
+        } else {
+            rec_size(n)
+        }
     }
 
     /// Message layout: each piece of `buf` (at most a quarter of the ring) a
     /// record.
     fn write_records(&mut self, mut buf: &[u8]) -> Result<()> {
-        let most = self.cap / 4 - REC_HDR;
+        let most = self.rec_most();
         while !buf.is_empty() {
             let n = buf.len().min(most);
-            let size = rec_size(n);
+            let size = self.rec_bytes(n);
             let mut at = (self.mine as usize) & (self.cap - 1);
             if size > self.cap - at {
                 // The rest of the lap is skipped; the record goes at its start.
@@ -763,14 +816,14 @@ impl ShmRing {
                 self.release(self.cap - at)?;
                 continue;
             }
-            if len as usize > self.cap / 4 - REC_HDR {
+            if len as usize > self.rec_most() {
                 return Err(Error::Peer(format!(
                     "the shm ring holds a record of {len} bytes at {at}: not one this ring wrote"
                 )));
             }
             self.left = len as usize;
             self.rec_at = at + REC_HDR;
-            self.rec_end = self.mine + rec_size(self.left) as u64;
+            self.rec_end = self.mine + self.rec_bytes(self.left) as u64;
             if self.left == 0 {
                 self.release((self.rec_end - self.mine) as usize)?;
             }

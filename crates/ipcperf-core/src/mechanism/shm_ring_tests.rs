@@ -58,17 +58,21 @@ fn a_silent_producer_is_a_timeout_not_a_hang() {
 
 /// The message layout: blocks of many sizes (some larger than a record holds,
 /// so split; most not dividing the ring, so records wrap often) read through
-/// buffers smaller and larger than a record, every byte in order, each wake.
+/// buffers smaller and larger than a record, every byte in order, each wake;
+/// and with one slot (every record the whole ring).
 #[test]
 fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
-    for (cap, wake) in Wake::ALL
+    for (cap, wake, one_slot) in Wake::ALL
         .into_iter()
-        .map(|w| (4096, w))
-        .chain([(512, Wake::Spin), (512, Wake::Futex)])
+        .map(|w| (4096, w, false))
+        .chain([(512, Wake::Spin, false), (512, Wake::Futex, false)])
+        .chain([(512, Wake::Spin, true), (1024, Wake::Futex, true)])
     {
         let obj = RingObject::create(cap, wake, false)
             .unwrap()
             .messages(true)
+            .unwrap()
+            .one_slot(one_slot)
             .unwrap();
         let mut w = ShmRing::open_end(&obj.handoff, obj.end_fds().unwrap(), true).unwrap();
         let mut r = ShmRing::open_end(&obj.handoff, obj.end_fds().unwrap(), false).unwrap();
@@ -98,7 +102,7 @@ fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
         }
         drop(w);
         let got = t.join().unwrap();
-        assert_eq!(got.len(), total, "{} {cap}", wake.name());
+        assert_eq!(got.len(), total, "{} {cap} {one_slot}", wake.name());
         check_pattern(&got, 0).unwrap();
     }
 }
@@ -108,8 +112,12 @@ fn the_message_layout_delivers_every_byte_across_wraps_with_every_wake() {
 /// than any record's length.
 #[test]
 fn a_stale_or_empty_header_never_reads_as_a_record() {
-    for cap in [512u64, 4096, 1 << 20, 1 << 30] {
-        let limit = cap / 4;
+    // The limits: a quarter of the ring, and the ring less a byte (one slot).
+    for (cap, quarter) in [512u64, 4096, 1 << 20, 1 << 30]
+        .into_iter()
+        .flat_map(|c| [(c, true), (c, false)])
+    {
+        let limit = if quarter { cap / 4 } else { cap - 1 };
         for pos in [0u64, 64, cap - 64, 5 * cap + 128, u64::MAX / 2] {
             let pos = pos & !63;
             for len in [0u64, 1, limit - 8, limit] {
@@ -123,4 +131,16 @@ fn a_stale_or_empty_header_never_reads_as_a_record() {
             assert_eq!(header_len(0, pos, limit), None);
         }
     }
+}
+
+/// One slot is a form of the message layout: asked of the stream layout, it is
+/// refused.
+#[test]
+fn one_slot_needs_the_message_layout() {
+    let e = RingObject::create(4096, Wake::Spin, false)
+        .unwrap()
+        .one_slot(true)
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::Invalid(_)), "{e}");
 }
