@@ -526,24 +526,27 @@ impl ShmRing {
             }
             return Ok(());
         }
-        let start = Instant::now();
         if self.wake == Wake::Adaptive {
-            // Spin for the budget (the clock read every 64 turns), then sleep.
-            let t0 = ipcperf_sys::clock::now_ns();
+            // Spin for the budget, then sleep. The clock is read every 64 turns,
+            // the budget counted from the first read: an answer that comes within
+            // 64 turns (back-to-back round trips') never waits behind a clock read.
+            let mut t0 = None;
             let mut i = 0u32;
             while !ready(self) {
                 std::hint::spin_loop();
                 i = i.wrapping_add(1);
-                if i.is_multiple_of(64)
-                    && ipcperf_sys::clock::now_ns().saturating_sub(t0) > self.spin_ns
-                {
-                    break;
+                if i.is_multiple_of(64) {
+                    let now = ipcperf_sys::clock::now_ns();
+                    if now.saturating_sub(*t0.get_or_insert(now)) > self.spin_ns {
+                        break;
+                    }
                 }
             }
             if ready(self) {
                 return Ok(());
             }
         }
+        let start = Instant::now();
         let flag = self.mem.atomic_u32(OFF_WAITING[what]);
         let seq = self.mem.atomic_u32(OFF_SEQ[what]);
         loop {
