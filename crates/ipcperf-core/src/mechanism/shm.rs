@@ -6,7 +6,7 @@
 
 use super::info::TWO_SIDES;
 use super::shm_ring::ShmRing;
-use super::shm_ring::{RingObject, Wake};
+use super::shm_ring::{rec_size, RingObject, Wake};
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -23,82 +23,67 @@ pub fn capacity_for(opts: &MechOptions, block: usize) -> usize {
         .unwrap_or_else(|| (block.saturating_mul(4)).max(1 << 20).next_power_of_two())
 }
 
-/// Round trips' default capacity: for messages up to 64 KiB, room for four
-/// records of the message (a record: an 8-byte header and the payload, in whole
-/// cache lines), at least 512 B and at most one page, bigger messages split into
-/// records of a quarter of it; else [`capacity_for`]'s. A round trip has one
-/// message in flight each way, so a small ring loses no overlap, and the fewer
-/// places a message can lie, the fewer lines move between the two CPUs' caches.
-/// Measured side by side on a 2-vCPU KVM guest (processes, spin, p50 + tare):
-/// 64 B 140-150 ns in 512 B, 161-180 in 4 KiB, 170-190 in 1 MiB; 512 B
-/// 221-240 in 4 KiB, 281-300 in 2 KiB (split), 341-361 in 1 MiB; 4 KiB 741-761 in
-/// 4 KiB (split) against 1212-1232 in 1 MiB; 64 KiB 10.0-10.4 us in 4 KiB against
-/// 11.9-63 us in 1 MiB. At 1 MiB the whole message in the ring (4 MiB) is the
-/// fastest.
-pub fn round_trip_capacity_for(opts: &MechOptions, block: usize) -> usize {
-    match opts.shm_capacity {
-        Some(c) => c,
-        None if !opts.shm_zero_copy && block <= 64 << 10 => {
-            let record = (block + 8 + 63) & !63;
-            (4 * record).next_power_of_two().clamp(512, 4096)
-        }
-        None => capacity_for(opts, block),
-    }
-}
-
-/// `opts` with the round trips' capacity set (see [`round_trip_capacity_for`]).
-fn round_trip_opts(opts: &MechOptions, block: usize) -> MechOptions {
-    let mut o = opts.clone();
-    o.shm_capacity = Some(round_trip_capacity_for(opts, block));
-    o
-}
-
 /// Round trips of messages up to this size, in the message layout at the default
-/// capacity, use a ring of one slot (see [`one_slot_for`]).
+/// capacity, use a ring of one slot (see [`round_trip_ring`]).
 const ONE_SLOT_MAX: usize = 1024;
 
-/// Whether a round trip's ring is one slot: every record takes the whole ring,
-/// so a message always lies at its start, as in a cache-line ping-pong. Side by
-/// side here (processes, spin, p50 + tare), 512 B took 180-201 ns in one
-/// 1 KiB slot against 201-211 in a 4 KiB ring of seven places; 64 B the same
-/// in both (140); from 2 KiB on, a ring whose records the reader copies while
-/// the writer fills the next is as fast or faster (4 KiB: 0.8x a one-slot C
-/// floor), so those keep it.
-fn one_slot_for(opts: &MechOptions, block: usize) -> bool {
-    opts.shm_messages && opts.shm_capacity.is_none() && !opts.shm_zero_copy && block <= ONE_SLOT_MAX
+/// A round trip's ring: its capacity, and whether it is one slot. A round trip
+/// has one message in flight each way, so a small ring loses no overlap, and the
+/// fewer places a message can lie, the fewer lines move between the two CPUs'
+/// caches. So, at the default capacity and for messages up to 64 KiB:
+/// - the message layout up to 1 KiB: one slot, every record the whole ring (the
+///   least power of two >= 512 B that holds one), so a message lies where the
+///   last one did, as in a cache-line ping-pong;
+/// - else room for four records of the message, from 512 B to one page (bigger
+///   messages split into records of a quarter of it).
+///
+/// Bigger messages, zero-copy and a capacity the user names take
+/// [`capacity_for`]'s. Measured side by side on a 2-vCPU KVM guest (processes,
+/// spin, p50 + tare): 64 B 140-150 ns in 512 B (one slot or four), 161-180 in
+/// 4 KiB, 170-190 in 1 MiB; 512 B 180-201 in one 1 KiB slot, 201-240 in 4 KiB
+/// (seven places), 281-300 in 2 KiB (split), 341-361 in 1 MiB; 4 KiB 741-761 in
+/// 4 KiB (five records, the reader copying one while the writer fills the next)
+/// against 1212-1232 in 1 MiB; 64 KiB 10.0-10.4 us in 4 KiB against 11.9-63 us
+/// in 1 MiB. At 1 MiB the whole message in the ring (4 MiB) is the fastest.
+pub fn round_trip_ring(opts: &MechOptions, block: usize) -> (usize, bool) {
+    if opts.shm_capacity.is_some() || opts.shm_zero_copy || block > 64 << 10 {
+        return (capacity_for(opts, block), false);
+    }
+    let record = rec_size(block);
+    if opts.shm_messages && block <= ONE_SLOT_MAX {
+        return (record.next_power_of_two().max(512), true);
+    }
+    ((4 * record).next_power_of_two().clamp(512, 4096), false)
 }
 
 fn setup_round_trip(opts: &MechOptions, block: usize) -> Result<Link> {
-    let one_slot = one_slot_for(opts, block);
-    let mut o = round_trip_opts(opts, block);
-    if one_slot {
-        // One record of the message, in whole cache lines, in the least ring.
-        o.shm_capacity = Some(((block + 8 + 63) & !63).next_power_of_two().max(512));
-    }
-    let mut links = setup_readers(&o, block, 1, one_slot)?;
-    links
-        .pop()
+    let (capacity, one_slot) = round_trip_ring(opts, block);
+    first_link(setup_readers(opts, capacity, 1, one_slot))
+}
+
+fn first_link(links: Result<Vec<Link>>) -> Result<Link> {
+    links?
+        .into_iter()
+        .next()
         .ok_or_else(|| Error::Invalid("a ring without its link".into()))
 }
 
 fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
-    let mut links = setup_readers(opts, block, 1, false)?;
-    links
-        .pop()
-        .ok_or_else(|| Error::Invalid("a ring without its link".into()))
+    first_link(setup_readers(opts, capacity_for(opts, block), 1, false))
 }
 
-/// The ring read by `readers` readers: a link per reader, its peer handoff that
-/// reader's end; the first also holds the writer's end and the object.
+/// The ring of `capacity` bytes read by `readers` readers: a link per reader,
+/// its peer handoff that reader's end; the first also holds the writer's end and
+/// the object.
 fn setup_readers(
     opts: &MechOptions,
-    block: usize,
+    capacity: usize,
     readers: usize,
     one_slot: bool,
 ) -> Result<Vec<Link>> {
     let wake = opts.shm_wake.unwrap_or(Wake::Futex);
     let spin = opts.shm_spin_ns.unwrap_or(super::shm_ring::DEFAULT_SPIN_NS);
-    let obj = RingObject::create_with_spin(capacity_for(opts, block), wake, opts.shm_named, spin)?
+    let obj = RingObject::create_with_spin(capacity, wake, opts.shm_named, spin)?
         .lend_in_place(opts.shm_zero_copy)
         .messages(opts.shm_messages)?
         .one_slot(one_slot)?
@@ -201,7 +186,12 @@ impl Mechanism for Shm {
         block: usize,
         readers: usize,
     ) -> Option<Result<Vec<Link>>> {
-        Some(setup_readers(opts, block, readers, false))
+        Some(setup_readers(
+            opts,
+            capacity_for(opts, block),
+            readers,
+            false,
+        ))
     }
 
     fn has_message(end: &mut ShmRing) -> Option<Result<bool>> {

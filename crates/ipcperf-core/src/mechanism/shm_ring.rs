@@ -116,7 +116,7 @@ const REC_HDR: usize = 8;
 
 /// The ring bytes a record of `n` payload bytes takes: header and payload,
 /// rounded up to a cache line so every record starts on one.
-fn rec_size(n: usize) -> usize {
+pub fn rec_size(n: usize) -> usize {
     (REC_HDR + n + 63) & !63
 }
 
@@ -616,11 +616,7 @@ impl ShmRing {
     #[inline]
     fn space(&mut self, want: usize) -> Result<usize> {
         let mut free = self.cap - (self.mine - self.seen) as usize;
-        if free < want {
-            self.seen = self.slowest();
-            free = self.cap - (self.mine - self.seen) as usize;
-        }
-        if free == 0 {
+        if free < want.max(1) {
             self.seen = self.slowest();
             free = self.cap - (self.mine - self.seen) as usize;
             if free == 0 {

@@ -90,7 +90,8 @@ pub struct MechArgs {
     pub shm_named: bool,
 
     /// shm: ring capacity, a power of two >= 512 (default: 1M, or 4 blocks if larger;
-    /// round trips of up to 64k: four messages' records, from 512 to 4k).
+    /// round trips of up to 64k: four messages' records, from 512 to 4k, and in the
+    /// message layout up to 1k one slot, the least ring holding one message).
     #[arg(long, value_parser = units::parse_block)]
     pub shm_capacity: Option<usize>,
 
