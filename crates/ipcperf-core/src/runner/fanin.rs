@@ -19,6 +19,7 @@ use crate::mode::protocol::{FromPeer, MoreHandoff, PeerHandle, PeerRole, PeerSet
 use crate::mode::start::start;
 use crate::mode::watchdog::Watchdog;
 use crate::observer::Observer;
+use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
 use crate::record::CaseRecord;
 use crate::workload::fanin::{fan_in_form, refuse};
@@ -34,8 +35,8 @@ pub const MAX_CLIENTS: usize = 64;
 struct Client<M: Mechanism> {
     spec: CaseSpec,
     end: Duplex<M::End>,
-    wbuf: Vec<u8>,
-    rbuf: Vec<u8>,
+    wbuf: AlignedBuf,
+    rbuf: AlignedBuf,
     samples: Vec<u64>,
     clock_cost_ns: u64,
     _pin: Option<PinGuard>,
@@ -236,8 +237,8 @@ pub(crate) fn run<M: Mechanism>(
                 Some(Client {
                     spec: spec.clone(),
                     end: Duplex::new(tx, rx),
-                    wbuf: vec![0u8; spec.block_size],
-                    rbuf: vec![0u8; spec.block_size],
+                    wbuf: AlignedBuf::new(spec.block_size),
+                    rbuf: AlignedBuf::new(spec.block_size),
                     samples: Vec::new(),
                     clock_cost_ns: 0,
                     _pin: None,

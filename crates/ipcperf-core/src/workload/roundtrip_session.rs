@@ -22,6 +22,7 @@ use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
 use crate::mode::start::start_in;
 use crate::mode::watchdog::Watchdog;
 use crate::mode::Mode;
+use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
 
 /// One side's end(s) for round trips: one two-way end, or a pair of one-way ends.
@@ -120,8 +121,8 @@ pub struct RoundTripSession<M: Mechanism> {
     spec: CaseSpec,
     end: Duplex<M::End>,
     peer: Box<dyn PeerHandle>,
-    wbuf: Vec<u8>,
-    rbuf: Vec<u8>,
+    wbuf: AlignedBuf,
+    rbuf: AlignedBuf,
     /// Raw samples of the last series (clock cost included).
     pub samples: Vec<u64>,
     /// The median cost of one clock read, measured at open: the tare.
@@ -223,8 +224,8 @@ impl<M: Mechanism> RoundTripSession<M> {
             spec: spec.clone(),
             end,
             peer,
-            wbuf: vec![0u8; spec.block_size],
-            rbuf: vec![0u8; spec.block_size],
+            wbuf: AlignedBuf::new(spec.block_size),
+            rbuf: AlignedBuf::new(spec.block_size),
             samples: Vec::new(),
             clock_cost_ns,
             facts,
