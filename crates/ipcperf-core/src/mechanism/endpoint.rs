@@ -26,6 +26,13 @@ pub trait ByteStream {
     fn set_busy_poll(&mut self) -> Result<bool> {
         Ok(false)
     }
+    /// A writing end hears that its reader has read everything written so far
+    /// (a round trip's answer came, and an answer is sent only after the whole
+    /// message was read): a ring counts the bytes as given back without loading
+    /// the reader's cursor, a line the reader has just written. Nothing to do
+    /// for the others.
+    #[inline]
+    fn all_read(&mut self) {}
     /// Zero-copy: write `blocks` blocks of `len` bytes, each built by `P` in the
     /// mechanism's own memory (a loan), where the mechanism lends it (shm with
     /// `--zero-copy`). None: it does not; the caller writes from its buffer.

@@ -23,6 +23,11 @@ use crate::payload::{NoTouch, Payload, PayloadOps, Touch};
 pub trait MessageEnd {
     fn send_msg(&mut self, buf: &[u8]) -> Result<()>;
     fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()>;
+    /// A message came from the other side, which sends only after it has read
+    /// the whole of ours: what this end sent is all read (see
+    /// [`ByteStream::all_read`]).
+    #[inline]
+    fn answered(&mut self) {}
 }
 
 impl<T: ByteStream> MessageEnd for T {
@@ -46,6 +51,11 @@ impl<T: ByteStream> MessageEnd for T {
         }
         Ok(())
     }
+
+    #[inline]
+    fn answered(&mut self) {
+        self.all_read();
+    }
 }
 
 /// Two one-way objects used as one duplex end: send on `tx`, receive on `rx`.
@@ -63,6 +73,10 @@ impl<T: MessageEnd, R: MessageEnd> MessageEnd for Pair<T, R> {
     #[inline]
     fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()> {
         self.rx.recv_msg(buf)
+    }
+    #[inline]
+    fn answered(&mut self) {
+        self.tx.answered();
     }
 }
 
@@ -215,6 +229,7 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule, const STAMP: bool>(
             Err(err) => return Err(err),
         }
         let t1 = now_ns();
+        e.answered();
         if samples.len() < samples.capacity() {
             samples.push(t1 - t0);
         }
@@ -255,6 +270,9 @@ pub fn echo_loop<E: MessageEnd, P: PayloadOps, const STAMP: bool>(
             Err(Error::Lost(_)) => return Ok(i),
             Err(err) => return Err(err),
         }
+        // The other side sends its next message only once it has read our
+        // answer to the last.
+        e.answered();
         if STAMP {
             let t = now_ns();
             if let (Some(head), true) = (buf.get(..8), delays.len() < delays.capacity()) {
