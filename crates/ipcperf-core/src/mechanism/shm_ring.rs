@@ -776,15 +776,20 @@ impl ShmRing {
         self.record().is_some()
     }
 
-    /// Message layout, spin wake: spin here, inlined, for a record that comes
-    /// within a few thousand turns (every round trip's answer, back to back),
-    /// before the bounded wait takes over; its length if it came.
+    /// Message layout, spin and adaptive wakes: spin here, inlined, for a record
+    /// that comes within a few thousand turns (spin) or 64 (adaptive, unless its
+    /// budget is nil: ~1-2 µs spun ahead of the budget, which starts at the wait's
+    /// first clock read), so every round trip's answer, back to back, is taken
+    /// without a call into the wait; its length if it came. Measured (64 B,
+    /// processes, p50): adaptive 130 ns against 140-150 through the wait, spin 120.
     #[inline(always)]
     fn spin_for_record(&self) -> Option<u64> {
-        if self.wake != Wake::Spin {
-            return None;
-        }
-        for _ in 0..4096 {
+        let turns = match self.wake {
+            Wake::Spin => 4096,
+            Wake::Adaptive if self.spin_ns > 0 => 64,
+            _ => return None,
+        };
+        for _ in 0..turns {
             std::hint::spin_loop();
             if let Some(len) = self.record() {
                 return Some(len);
