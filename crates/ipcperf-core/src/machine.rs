@@ -44,6 +44,12 @@ pub const LIMIT_FILES: &[(&str, &str)] = &[
     ("net.core.rmem_max", "/proc/sys/net/core/rmem_max"),
     ("net.ipv4.tcp_wmem", "/proc/sys/net/ipv4/tcp_wmem"),
     ("net.ipv4.tcp_rmem", "/proc/sys/net/ipv4/tcp_rmem"),
+    // Which congestion control new TCP connections get: through a veth pair on
+    // this 2-CPU guest, reno moved ~4.5 GB/s where bbr (its default) moved ~2.5.
+    (
+        "net.ipv4.tcp_congestion_control",
+        "/proc/sys/net/ipv4/tcp_congestion_control",
+    ),
     ("net.core.wmem_default", "/proc/sys/net/core/wmem_default"),
     ("net.core.rmem_default", "/proc/sys/net/core/rmem_default"),
     ("kernel.msgmax", "/proc/sys/kernel/msgmax"),
@@ -143,5 +149,20 @@ impl Machine {
                 hypervisor,
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_names_the_tcp_congestion_control_as_the_kernel_says() {
+        let Some(cc) = read("/proc/sys/net/ipv4/tcp_congestion_control") else {
+            eprintln!("skipped: this kernel has no /proc/sys/net/ipv4/tcp_congestion_control");
+            return;
+        };
+        let m = Machine::collect();
+        assert_eq!(m.limits.get("net.ipv4.tcp_congestion_control"), Some(&cc));
     }
 }
