@@ -64,7 +64,7 @@ sleep 1
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/')"
+echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/'); TCP congestion control $(inA sysctl -n net.ipv4.tcp_congestion_control)"
 # floor [select]: the C pair's bytes per second (the reader in A on CPU 1, the
 # writer in B on CPU 0), "select" for the reader that waits in select() first.
 floor() {
