@@ -53,10 +53,17 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
     v
 }
 
+/// Each case's series: a count, not a duration. A duration's series is sized
+/// from the warm-up's rate, and a warm-up stalled on a loaded machine (the cases
+/// run a few at a time on CI's 2 CPUs) sized one "30 s" series to under a second,
+/// which ended with status 0 as the SIGINT came. A count cannot shrink: these are
+/// minutes of work at any rate ipcperf reaches.
+const LONG: &str = "60000000";
+
 fn start(mech: &str, mode: &str, kill: Kill, tmp: &Path) -> Child {
     let mut c = Command::new(BIN);
     if kill == Kill::PeerKilledInRoundTrips {
-        c.args(["latency", mech, "--duration", "30s"]);
+        c.args(["latency", mech, "--count", LONG]);
         match mech {
             "eventfd" => c.args(["--sizes", "8"]),
             "signal" => c.args(["--sizes", "4"]),
@@ -65,12 +72,12 @@ fn start(mech: &str, mode: &str, kill: Kill, tmp: &Path) -> Child {
     } else {
         match mech {
             // Latency only: the sizes they carry.
-            "eventfd" => c.args(["latency", mech, "--sizes", "8", "--duration", "30s"]),
-            "signal" => c.args(["latency", mech, "--sizes", "4", "--duration", "30s"]),
+            "eventfd" => c.args(["latency", mech, "--sizes", "8", "--count", LONG]),
+            "signal" => c.args(["latency", mech, "--sizes", "4", "--count", LONG]),
             // Everything written before the reader starts: long but small.
             "file" => c.args(["run", mech, "--sizes", "1", "--count", "50000000"]),
-            "vmsplice" => c.args(["run", mech, "--no-touch", "--sizes", "4k", "-d", "30s"]),
-            _ => c.args(["run", mech, "--sizes", "4k", "--duration", "30s"]),
+            "vmsplice" => c.args(["run", mech, "--no-touch", "--sizes", "4k", "--count", LONG]),
+            _ => c.args(["run", mech, "--sizes", "4k", "--count", LONG]),
         };
     }
     c.args(["--mode", mode, "--repeat", "1", "--no-save"])
