@@ -33,10 +33,19 @@ pub struct Calibration {
 pub fn calibrate(t: Target, mut run: impl FnMut(u64) -> Result<u64>) -> Result<Calibration> {
     let cap = t.count.map_or(t.cap, |c| c.min(t.cap)).max(1);
     let mut n = t.first.clamp(1, cap);
+    // The time a unit took in the last run long enough to go by (0.1 ms).
+    let mut before: Option<f64> = None;
     loop {
         let el = run(n)?.max(1);
         if el >= t.warmup_ns || n >= cap {
-            let per = el as f64 / n as f64;
+            let mut per = el as f64 / n as f64;
+            // A stall in the run that settles it (the machine busy elsewhere
+            // for a while) would size a series far short of its time: when a
+            // unit took more than twice what it took in the run before, that
+            // run goes once more and the faster of the two counts.
+            if before.is_some_and(|b| per > 2.0 * b) {
+                per = per.min(run(n)?.max(1) as f64 / n as f64);
+            }
             let units = match t.count {
                 Some(c) => c,
                 None => ((t.series_ns as f64 / per) as u64).clamp(1, t.cap),
@@ -45,6 +54,9 @@ pub fn calibrate(t: Target, mut run: impl FnMut(u64) -> Result<u64>) -> Result<C
                 units,
                 expected_ns: (units as f64 * per) as u64,
             });
+        }
+        if el >= 100_000 {
+            before = Some(el as f64 / n as f64);
         }
         let grow = (t.warmup_ns as f64 / el as f64 * 1.2).clamp(2.0, 64.0);
         n = ((n as f64 * grow) as u64).max(n + 1).min(cap);
@@ -85,5 +97,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.units, 5);
+    }
+
+    /// 10 ns a unit, but the run that reaches the warm-up's length stalls (100 ns
+    /// a unit): it goes once more, and the series is sized from the faster run.
+    /// A stall that lasts through the second run sizes it from that run; a
+    /// loop that is slow from the start is taken at its word, with no rerun.
+    #[test]
+    fn a_stalled_settling_run_goes_once_more() {
+        let t = Target {
+            warmup_ns: 20_000_000,
+            first: 16,
+            cap: 1 << 40,
+            count: None,
+            series_ns: 1_000_000_000,
+        };
+        for (stalls, per) in [(1, 10), (2, 100)] {
+            let mut runs = Vec::new();
+            let mut long = 0;
+            let c = calibrate(t, |n| {
+                runs.push(n);
+                // The first `stalls` runs long enough to settle it stall.
+                if n * 10 >= 20_000_000 {
+                    long += 1;
+                }
+                let stalled = n * 10 >= 20_000_000 && long <= stalls;
+                Ok(n * if stalled { 100 } else { 10 })
+            })
+            .unwrap();
+            assert_eq!(c.units, 1_000_000_000 / per, "stalls {stalls}: {runs:?}");
+            let last = runs.len() - 1;
+            assert_eq!(runs[last], runs[last - 1], "the settling run went again");
+        }
+        let mut runs = 0;
+        let c = calibrate(t, |n| {
+            runs += 1;
+            Ok(n * 100)
+        })
+        .unwrap();
+        assert_eq!(c.units, 10_000_000);
+        let mut grown = 0;
+        let mut n = 16u64;
+        while n * 100 < 20_000_000 {
+            grown += 1;
+            n = ((n as f64 * (20_000_000.0 / (n * 100) as f64 * 1.2).clamp(2.0, 64.0)) as u64)
+                .max(n + 1);
+        }
+        assert_eq!(runs, grown + 1, "no run was repeated");
     }
 }
