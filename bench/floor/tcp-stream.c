@@ -105,9 +105,11 @@ int main(int argc, char **argv)
             die("read");
         if (n == 0)
             break;
-        if (!total)
+        /* The clock starts once the first read is in: its bytes are not counted. */
+        if (first == 0)
             first = now();
-        total += n;
+        else
+            total += n;
     }
     /* End of file comes right behind the last byte. */
     last = now();

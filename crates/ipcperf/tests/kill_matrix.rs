@@ -55,9 +55,11 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
 
 /// Each case's series: a count, not a duration. A duration's series is sized
 /// from the warm-up's rate, and a warm-up stalled on a loaded machine (the cases
-/// run a few at a time on CI's 2 CPUs) sized one "30 s" series to under a second,
-/// which ended with status 0 as the SIGINT came. A count cannot shrink: these are
-/// minutes of work at any rate ipcperf reaches.
+/// run a few at a time on CI's 2 CPUs) can size a "30 s" series to a fraction
+/// of that: the likely way one SIGINT case once found its run over (status 0,
+/// the end-of-run warnings on stderr). A count cannot shrink: 60M units are
+/// seconds of work at the fastest (memcpy at 4 KiB, ~3 s; 64 B shm round
+/// trips, ~8 s), far past the kill at 0.4 s.
 const LONG: &str = "60000000";
 
 fn start(mech: &str, mode: &str, kill: Kill, tmp: &Path) -> Child {
