@@ -68,11 +68,12 @@ echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o l
 # floor [select]: the C pair's bytes per second (the reader in A on CPU 1, the
 # writer in B on CPU 0), "select" for the reader that waits in select() first.
 floor() {
-    inA taskset -c 1 "$FLOOR/tcp-stream" recv 10.236.0.1 7901 "$@" >"$FLOOR/recv" &
+    # Bounded: a sender that never connects must not leave the reader in accept().
+    inA timeout $((DUR + 10)) taskset -c 1 "$FLOOR/tcp-stream" recv 10.236.0.1 7901 "$@" >"$FLOOR/recv" &
     local r=$!
     sleep 0.2
-    inB taskset -c 0 "$FLOOR/tcp-stream" send 10.236.0.1 7901 "$DUR"
-    wait "$r"
+    inB timeout $((DUR + 10)) taskset -c 0 "$FLOOR/tcp-stream" send 10.236.0.1 7901 "$DUR" || true
+    wait "$r" || true
     awk '{ print $3 }' "$FLOOR/recv"
 }
 tp=(); aa=(); r50=(); b50=(); fl=(); fs=(); hf=()
