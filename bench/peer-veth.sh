@@ -8,10 +8,11 @@
 #      128 KiB writes (iperf3's default), DUR seconds, the payload not touched
 #      (iperf3 neither fills nor reads its buffer: ipcperf --no-touch). target: >= 1.0x
 #      Beside them the C floor (bench/floor/tcp-stream.c: a write loop and a
-#      read loop, nothing else) with a blocking reader, as ipcperf's, and with a
-#      reader that waits in select() first, as iperf3's server: floor / iperf3
-#      says what the machine gives a plain pair of loops, ipcperf / floor what
-#      ipcperf's harness costs.
+#      read loop, nothing else) with three readers: blocking reads that each ask
+#      for 128 KiB; reads that wait in select() first; and reads that each ask
+#      for the rest of the 128 KiB block being filled, as iperf3's server and
+#      ipcperf's TCP reader do. floor / iperf3 says what the machine gives a plain
+#      pair of loops, ipcperf / floor (filling) what ipcperf's harness costs.
 #   2. Round trips: ipcperf latency tcp --peer A --nodelay, 64 B, back to back vs
 #      sockperf ping-pong --tcp -m 64 --full-rtt (server in A): p50.  target: <= 1.05x
 #   Every client on CPU 0, every server side on CPU 1 (ipcperf: --pin 0,1
@@ -65,7 +66,7 @@ sleep 1
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/'); TCP congestion control $(inA sysctl -n net.ipv4.tcp_congestion_control)"
-# floor [select]: the C pair's bytes per second (the reader in A on CPU 1, the
+# floor [select|fill]: the C pair's bytes per second (the reader in A on CPU 1, the
 # writer in B on CPU 0), "select" for the reader that waits in select() first.
 floor() {
     # Bounded: a sender that never connects must not leave the reader in accept().
@@ -76,39 +77,42 @@ floor() {
     wait "$r" || true
     awk '{ print $3 }' "$FLOOR/recv"
 }
-tp=(); aa=(); r50=(); b50=(); fl=(); fs=(); hf=()
+tp=(); aa=(); r50=(); b50=(); fl=(); fs=(); ff=(); hf=()
 for i in $(seq "$REPS"); do
-    # ipcperf, iperf3, iperf3 again and the two C floors, in an order that turns
+    # ipcperf, iperf3, iperf3 again and the three C floors, in an order that turns
     # each round (a machine that slows or speeds up within a round favours no
     # one); the two iperf3 figures against each other are the A/A ratio, the
     # noise the comparison stands in.
-    for k in 0 1 2 3 4; do
-        case $(((i + k) % 5)) in
+    for k in 0 1 2 3 4 5; do
+        case $(((i + k) % 6)) in
             0) j=$(inB "$BIN" run tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --sizes 128k --no-touch -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
                ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j") ;;
             1) ip3=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8') ;;
             2) ip3b=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8') ;;
             3) fb=$(floor) ;;
             4) fsel=$(floor select) ;;
+            5) ffill=$(floor fill) ;;
         esac
     done
     t=$(ratio "$ip_bps" "$ip3"); tp+=("$t")
     aa+=("$(ratio "$ip3b" "$ip3")")
-    fl+=("$(ratio "$fb" "$ip3")"); fs+=("$(ratio "$fsel" "$ip3")"); hf+=("$(ratio "$ip_bps" "$fb")")
+    fl+=("$(ratio "$fb" "$ip3")"); fs+=("$(ratio "$fsel" "$ip3")")
+    ff+=("$(ratio "$ffill" "$ip3")"); hf+=("$(ratio "$ip_bps" "$ffill")")
     j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --busy-poll --format json 2>/dev/null)
     bp=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
     j=$(inB "$BIN" latency tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --nodelay --sizes 64 -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
     sl=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
     sp=$(inB taskset -c 0 sockperf ping-pong --tcp -i 10.236.0.1 -p 11411 -m 64 -t "$DUR" --full-rtt 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ {print $NF}')
     r50+=("$(ratio "$bp" "$sp")"); b50+=("$(ratio "$sl" "$sp")")
-    printf '  round %d: ipcperf %.0f MB/s | iperf3 %.0f MB/s | %s | C floor %.0f, select %.0f MB/s   RTT p50 ipcperf --busy-poll %.1f us, sleeping %.1f us | sockperf %s us\n' \
+    printf '  round %d: ipcperf %.0f MB/s | iperf3 %.0f MB/s | %s | C floor %.0f, select %.0f, filling %.0f MB/s   RTT p50 ipcperf --busy-poll %.1f us, sleeping %.1f us | sockperf %s us\n' \
         "$i" "$(awk -v x="$ip_bps" 'BEGIN{print x/1e6}')" "$(awk -v x="$ip3" 'BEGIN{print x/1e6}')" "$t" \
-        "$(awk -v x="$fb" 'BEGIN{print x/1e6}')" "$(awk -v x="$fsel" 'BEGIN{print x/1e6}')" "$bp" "$sl" "$sp"
+        "$(awk -v x="$fb" 'BEGIN{print x/1e6}')" "$(awk -v x="$fsel" 'BEGIN{print x/1e6}')" "$(awk -v x="$ffill" 'BEGIN{print x/1e6}')" "$bp" "$sl" "$sp"
 done
 echo "  throughput ipcperf --peer / iperf3:        $(spread "${tp[@]}")   target >= 1.0"
 echo "  throughput iperf3 / iperf3 (A/A, the noise): $(spread "${aa[@]}")"
 echo "  throughput C floor, blocking read / iperf3:  $(spread "${fl[@]}")"
 echo "  throughput C floor, select, read / iperf3:   $(spread "${fs[@]}")"
-echo "  throughput ipcperf --peer / C floor (blocking): $(spread "${hf[@]}")"
+echo "  throughput C floor, filling read / iperf3:   $(spread "${ff[@]}")"
+echo "  throughput ipcperf --peer / C floor (filling): $(spread "${hf[@]}")"
 echo "  RTT p50 ipcperf --busy-poll / sockperf:    $(spread "${r50[@]}")   target <= 1.05"
 echo "  RTT p50 ipcperf (client sleeps) / sockperf: $(spread "${b50[@]}")"

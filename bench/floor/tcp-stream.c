@@ -2,12 +2,16 @@
  * A minimal TCP stream in C: a floor for `ipcperf run tcp --peer`, and the two
  * ways a reader can wait for its data, side by side.
  *
- *   tcp-stream recv ADDR PORT [select]   listen, take one connection, read it to
+ *   tcp-stream recv ADDR PORT [select|fill]
+ *                                        listen, take one connection, read it to
  *                                        its end in reads of 128 KiB; print the
  *                                        bytes per second from the first byte to
  *                                        the last. "select": wait in select()
- *                                        before each read (iperf3's server);
- *                                        otherwise a blocking read (ipcperf's)
+ *                                        before each read; "fill": each read asks
+ *                                        only for the rest of the 128 KiB block
+ *                                        it is filling (iperf3's server and
+ *                                        ipcperf's TCP reader); otherwise each
+ *                                        blocking read asks for 128 KiB
  *   tcp-stream send ADDR PORT SECONDS    connect, write 128 KiB blocks (a buffer
  *                                        written once, then not touched: iperf3's
  *                                        and ipcperf --no-touch's) for SECONDS
@@ -45,7 +49,7 @@ static void die(const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 5 && !(argc == 4 && strcmp(argv[1], "recv") == 0)) {
-        fprintf(stderr, "usage: tcp-stream recv ADDR PORT [select] | send ADDR PORT SECONDS\n");
+        fprintf(stderr, "usage: tcp-stream recv ADDR PORT [select|fill] | send ADDR PORT SECONDS\n");
         return 2;
     }
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atoi(argv[3]))};
@@ -83,6 +87,8 @@ int main(int argc, char **argv)
         return 0;
     }
     int sel = argc > 4 && strcmp(argv[4], "select") == 0;
+    int fill = argc > 4 && strcmp(argv[4], "fill") == 0;
+    size_t at = 0; /* where in the block a filling read lands */
     int one = 1;
     setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(s, (struct sockaddr *)&a, sizeof a) || listen(s, 1))
@@ -100,11 +106,13 @@ int main(int argc, char **argv)
             if (select(c + 1, &r, NULL, NULL, NULL) < 0)
                 die("select");
         }
-        ssize_t n = read(c, buf, BLOCK);
+        ssize_t n = fill ? read(c, buf + at, BLOCK - at) : read(c, buf, BLOCK);
         if (n < 0)
             die("read");
         if (n == 0)
             break;
+        if (fill)
+            at = (at + n) % BLOCK;
         /* The clock starts once the first read is in: its bytes are not counted. */
         if (first == 0)
             first = now();

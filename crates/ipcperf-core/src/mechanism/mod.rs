@@ -672,12 +672,19 @@ pub fn open_fd(h: &mut PeerHandoff, timeout_ms: i32) -> Result<OwnedFd> {
 /// A descriptor stream from a handoff: the `open` of pipes, FIFOs, sockets, files.
 pub fn open_fd_stream(mut h: PeerHandoff, timeout_ms: i32) -> Result<FdStream> {
     let fd = open_fd(&mut h, timeout_ms)?;
-    FdStream::new(
+    Ok(FdStream::new(
         fd,
         h.kind.name(),
         h.opts.nonblocking,
         h.kind.info().reader_after_writer,
-    )
+    )?
+    .filling_blocks(fills_blocks(h.kind)))
+}
+
+/// The descriptor mechanisms whose stream reader fills blocks
+/// ([`ByteStream::fills_blocks`]): TCP.
+fn fills_blocks(kind: MechanismKind) -> bool {
+    kind == MechanismKind::Tcp
 }
 
 /// The owner's descriptor as a stream: the `from_local_fd` of descriptor mechanisms.
@@ -688,6 +695,7 @@ pub fn local_fd_stream(fd: OwnedFd, link: &mut Link) -> Result<FdStream> {
         link.opts.nonblocking,
         link.kind.info().reader_after_writer,
     )?
+    .filling_blocks(fills_blocks(link.kind))
     .with_guard(link.write_guard.take()))
 }
 

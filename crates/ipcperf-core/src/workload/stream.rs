@@ -46,8 +46,10 @@ pub fn write_blocks_to_all<S: ByteStream, P: PayloadOps>(
     Ok(())
 }
 
-/// Read exactly `total` bytes in reads of up to `buf.len()`; returns the clock
-/// right after the last byte arrived.
+/// Read exactly `total` bytes; returns the clock right after the last byte
+/// arrived. `buf` is one block. Each read asks for a whole block, or, where the
+/// end [fills blocks](ByteStream::fills_blocks), for the rest of the block it is
+/// filling.
 #[inline(never)]
 pub fn read_bytes<S: ByteStream, P: PayloadOps>(
     s: &mut S,
@@ -57,17 +59,27 @@ pub fn read_bytes<S: ByteStream, P: PayloadOps>(
     if let Some(r) = s.read_in_place::<P>(total) {
         return r.map(|()| now_ns());
     }
+    let len = buf.len();
+    let fill = s.fills_blocks();
     let mut got = 0u64;
+    // Where in the block the next read lands: always 0 unless the end fills blocks.
+    let mut at = 0usize;
     while got < total {
-        let want = (total - got).min(buf.len() as u64) as usize;
-        let n = s.read_some(&mut buf[..want])?;
+        let want = (total - got).min((len - at) as u64) as usize;
+        let n = s.read_some(&mut buf[at..at + want])?;
         if n == 0 {
             return Err(Error::Peer(format!(
                 "the stream ended after {got} of {total} bytes"
             )));
         }
-        P::check(&buf[..n], got)?;
+        P::check(&buf[at..at + n], got)?;
         got += n as u64;
+        if fill {
+            at += n;
+            if at == len {
+                at = 0;
+            }
+        }
     }
     Ok(now_ns())
 }
@@ -164,16 +176,25 @@ mod tests {
     use super::*;
 
     /// An in-memory stream that hands out reads in odd-sized pieces.
+    #[derive(Default)]
     struct Mem {
         data: Vec<u8>,
         pos: usize,
+        /// Its reader fills blocks.
+        fill: bool,
+        /// Where each read started in the stream, and how much it asked for.
+        asks: Vec<(usize, usize)>,
     }
     impl ByteStream for Mem {
         fn write_all(&mut self, buf: &[u8]) -> Result<()> {
             self.data.extend_from_slice(buf);
             Ok(())
         }
+        fn fills_blocks(&self) -> bool {
+            self.fill
+        }
         fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
+            self.asks.push((self.pos, buf.len()));
             let n = buf.len().min(7).min(self.data.len() - self.pos);
             buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
             self.pos += n;
@@ -183,10 +204,7 @@ mod tests {
 
     #[test]
     fn verify_survives_odd_read_sizes_and_catches_truncation() {
-        let mut m = Mem {
-            data: Vec::new(),
-            pos: 0,
-        };
+        let mut m = Mem::default();
         let mut wb = vec![0u8; 100];
         write_stream(Payload::Verify, &mut m, &mut wb, 5).unwrap();
         assert_eq!(m.data.len(), 500);
@@ -205,5 +223,37 @@ mod tests {
             read_stream(Payload::Verify, &mut m, &mut rb, 500),
             Err(Error::Peer(_))
         ));
+    }
+
+    /// A reader that fills blocks never asks past the end of the block it is
+    /// filling, and still delivers and verifies every byte; one that does not
+    /// asks for a whole block every time (or what is left of the stream).
+    #[test]
+    fn a_filling_reader_asks_for_the_rest_of_its_block() {
+        for fill in [true, false] {
+            let mut m = Mem {
+                fill,
+                ..Mem::default()
+            };
+            let mut wb = vec![0u8; 100];
+            write_stream(Payload::Verify, &mut m, &mut wb, 5).unwrap();
+            let mut rb = vec![0u8; 100];
+            read_stream(Payload::Verify, &mut m, &mut rb, 450).unwrap();
+            assert_eq!(m.pos, 450, "fill {fill}");
+            for &(pos, ask) in &m.asks {
+                if fill {
+                    assert_eq!(ask, (100 - pos % 100).min(450 - pos), "read at {pos}");
+                } else {
+                    assert_eq!(ask, 100.min(450 - pos), "read at {pos}");
+                }
+            }
+            // Corruption found at its offset whichever way the reads fall.
+            m.pos = 0;
+            m.data[257] ^= 1;
+            match read_stream(Payload::Verify, &mut m, &mut rb, 500) {
+                Err(Error::Verify { offset, .. }) => assert_eq!(offset, 257, "fill {fill}"),
+                other => panic!("expected a verify error, got {other:?}"),
+            }
+        }
     }
 }
