@@ -57,15 +57,23 @@ struct Watch {
 const NO_DEADLINE: u64 = u64::MAX;
 
 fn watchdog(pid: u32, w: Arc<Watch>, armed_at: Arc<AtomicU64>) {
+    // It sleeps until the deadline, not in ticks: a thread that woke every few
+    // milliseconds would take those moments from a measured thread on the same
+    // CPU. [`PeerHandle::arm`] and the drop unpark it to look again.
     while !w.stop.load(Ordering::Acquire) {
-        std::thread::sleep(Duration::from_millis(20));
         let d = w.deadline_ns.load(Ordering::Acquire);
-        if d != NO_DEADLINE && now_ns() > d {
+        if d == NO_DEADLINE {
+            std::thread::park_timeout(Duration::from_secs(1));
+            continue;
+        }
+        let now = now_ns();
+        if now > d {
             let ms = (d - armed_at.load(Ordering::Acquire)) / 1_000_000;
             w.fired_after_ms.store(ms.max(1), Ordering::Release);
             ipcperf_sys::signal::kill(pid as i32);
             return;
         }
+        std::thread::park_timeout(Duration::from_nanos(d - now));
     }
 }
 
@@ -284,6 +292,9 @@ impl PeerHandle for ProcessPeer {
         self.watch
             .deadline_ns
             .store(deadline_ns.unwrap_or(NO_DEADLINE), Ordering::Release);
+        if let Some(w) = &self.watchdog {
+            w.thread().unpark();
+        }
     }
 
     fn finish(&mut self) -> Result<()> {
@@ -313,6 +324,7 @@ impl Drop for ProcessPeer {
     fn drop(&mut self) {
         self.watch.stop.store(true, Ordering::Release);
         if let Some(w) = self.watchdog.take() {
+            w.thread().unpark();
             let _ = w.join();
         }
         if let Ok(None) = self.child.try_wait() {
