@@ -383,6 +383,39 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
     }
 }
 
+/// The shm server takes a client's new request as word that its last answer was
+/// read whole (it then writes without looking at that client's read cursor):
+/// answers many times the ring's size, multi-record ones among them, all arrive
+/// checked byte by byte.
+#[test]
+fn fan_in_shm_answers_arrive_whole_through_many_ring_wraps() {
+    for mode in ["threads", "processes"] {
+        let v = run_json(&[
+            "latency",
+            "shm",
+            "--clients",
+            "2",
+            "--mode",
+            mode,
+            "--sizes",
+            "100,40k",
+            "-n",
+            "400",
+            "--repeat",
+            "1",
+            "--verify",
+        ]);
+        let cases = v["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2, "{mode}");
+        for c in cases {
+            assert_eq!(c["status"], "ok", "{mode} {c}");
+            for p in per_pair(c) {
+                assert_eq!(p["blocks"], 400, "{mode} {p}");
+            }
+        }
+    }
+}
+
 #[test]
 fn fan_in_without_a_server_form_is_refused_and_a_dead_server_ends_it_in_2s() {
     let out = Command::new(BIN)

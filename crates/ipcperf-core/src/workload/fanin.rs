@@ -125,6 +125,9 @@ pub trait Waiter<E> {
     /// Fill `ready` with the indices of the ends with a request (false: none
     /// within [`IDLE_MS`]).
     fn wait(&mut self, ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool>;
+    /// One end serves every client (a shared queue): a request on it says
+    /// nothing of what another client has read.
+    const SHARED: bool = false;
 }
 
 impl<E> Waiter<E> for PollSet {
@@ -138,6 +141,7 @@ impl<E> Waiter<E> for PollSet {
 pub struct SharedEnd;
 
 impl<E> Waiter<E> for SharedEnd {
+    const SHARED: bool = true;
     #[inline]
     fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
         ready.clear();
@@ -205,6 +209,10 @@ pub fn serve_loop<E: MessageEnd, W: Waiter<E>, P: PayloadOps, const STAMP: bool>
         for &i in ready.iter() {
             let e = &mut ends[i];
             e.recv_msg(buf)?;
+            // A client asks again only once it has read our last answer whole.
+            if !W::SHARED {
+                e.answered();
+            }
             if STAMP {
                 let t = ipcperf_sys::clock::now_ns();
                 if let (Some(head), true) = (buf.get(..8), delays.len() < delays.capacity()) {
