@@ -454,3 +454,34 @@ fn serve_and_peer_across_two_network_namespaces() {
     }
     drop(hosts);
 }
+
+/// A placement named by relation is two CPUs of this machine: with --peer it is
+/// refused as bad input before anything is reached (port 1 here would refuse the
+/// connection, an exit 1, had it been tried), and plain CPU numbers get through
+/// to that attempt.
+#[test]
+fn peer_with_a_placement_class_is_refused_as_bad_input() {
+    for (cmd, pin) in [
+        ("run", ["--pin", "same-cpu"]),
+        ("run", ["--pin", "cross"]),
+        ("latency", ["--pin", "all"]),
+        ("latency", ["--placements", "all"]),
+    ] {
+        let (code, err) = ipcperf(&[cmd, "tcp", "--peer", "127.0.0.1:1", pin[0], pin[1]]);
+        assert_eq!(code, Some(2), "{cmd} {pin:?}: {err}");
+        assert!(err.contains("--peer-pin"), "{cmd} {pin:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{cmd} {pin:?}: {err}");
+    }
+    let (code, err) = ipcperf(&[
+        "run",
+        "tcp",
+        "--peer",
+        "127.0.0.1:1",
+        "--pin",
+        "0,0",
+        "-d",
+        "100ms",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot reach"), "{err}");
+}

@@ -182,6 +182,28 @@ impl CaseArgs {
         Ok(env)
     }
 
+    /// `--peer`: a placement named by relation (a class, `all`, `same`, `cross`)
+    /// is a pair of this machine's CPUs, which a peer on another machine cannot
+    /// be in: refused, rather than quietly using its first CPU. Checked before
+    /// the cases are planned.
+    pub fn check_remote_pins(&self) -> Result<(), Fail> {
+        if self.peer.is_none() {
+            return Ok(());
+        }
+        let relation = self.placements.is_some()
+            || self
+                .pin
+                .iter()
+                .any(|p| !matches!(p, PinArg::Cpus(..) | PinArg::None));
+        if relation {
+            return Err(Fail::usage(
+                "--peer: a placement class (or all, same, cross) names two CPUs of this machine; \
+                 give this side's CPU with --pin A,B (A is used) and the other machine's with --peer-pin",
+            ));
+        }
+        Ok(())
+    }
+
     /// `--peer`: each case's sides on two machines: this side where `--pin` put
     /// it, the peer on `--peer-pin`; the TCP listener on the address the other
     /// machine reaches. Cases that became the same are run once.

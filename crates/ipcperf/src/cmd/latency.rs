@@ -210,6 +210,7 @@ fn parse_clients(s: &str) -> Result<crate::cmd::args::PairsList, String> {
 }
 
 pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
+    a.case.check_remote_pins()?;
     let topo = ipcperf_core::topology::Topology::current();
     let mut specs = crate::cmd::args::fan_cases(
         a.case.with_pairs(plan(&a)?, &topo)?,

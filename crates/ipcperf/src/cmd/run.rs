@@ -307,6 +307,7 @@ fn parse_subscribers(s: &str) -> Result<crate::cmd::args::PairsList, String> {
 }
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
+    a.case.check_remote_pins()?;
     let topo = ipcperf_core::topology::Topology::current();
     let mut specs = crate::cmd::args::fan_cases(
         a.case.with_pairs(plan(&a)?, &topo)?,
