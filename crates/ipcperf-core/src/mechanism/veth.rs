@@ -39,6 +39,38 @@ fn ip(args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The IPv4 routes of /proc/net/route: (destination, mask) as host-order
+/// numbers (the file prints each as the raw network-order word in hex).
+fn parse_routes(text: &str) -> Vec<(u32, u32)> {
+    let word = |h: &str| {
+        u32::from_str_radix(h, 16)
+            .ok()
+            .map(|x| u32::from_be_bytes(x.to_ne_bytes()))
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((word(f.get(1)?)?, word(f.get(7)?)?))
+        })
+        .collect()
+}
+
+/// The first /30 of 10.233.0.0/16, trying from the `start`-th on, that no route
+/// but a default one covers or falls inside; its network address.
+fn free_slash30(start: u32, routes: &[(u32, u32)]) -> Option<u32> {
+    const SLOTS: u32 = 1 << 14;
+    (0..SLOTS)
+        .map(|i| 0x0AE9_0000u32 | (((start.wrapping_add(i)) % SLOTS) << 2))
+        .find(|&net| {
+            routes.iter().all(|&(dest, mask)| {
+                // Compared under the shorter of the two masks.
+                let m = mask & 0xFFFF_FFFC;
+                mask == 0 || (net & m) != (dest & m)
+            })
+        })
+}
+
 impl VethNs {
     /// The record's `path` fact: our interface and address, theirs, the
     /// namespace and the MTU.
@@ -70,9 +102,20 @@ impl VethNs {
         // Interface names hold 15 bytes: the pid and the sequence, shortened.
         let tag = format!("{}{}", pid % 1_000_000, seq % 100);
         let (ours, theirs) = (format!("ipv{tag}a"), format!("ipv{tag}b"));
-        // A /30 of 10.233.0.0/16 from the pid and the sequence.
-        let n = (pid.wrapping_mul(31).wrapping_add(seq)) % (1 << 14);
-        let base = 0x0AE9_0000u32 | (n << 2);
+        // A /30 of 10.233.0.0/16 from the pid and the sequence, that no route of
+        // this machine reaches already (a cluster's pod or service network may
+        // well live in 10.233/16: its addresses must not be taken over).
+        let routes = std::fs::read_to_string("/proc/net/route")
+            .map(|t| parse_routes(&t))
+            .unwrap_or_default();
+        let start = pid.wrapping_mul(31).wrapping_add(seq);
+        let base = free_slash30(start, &routes).ok_or_else(|| {
+            Error::Refused(
+                "--across net: every /30 of 10.233.0.0/16 is reached by a route of this \
+                 machine already; no address for the veth pair"
+                    .into(),
+            )
+        })?;
         let our_ip = Ipv4Addr::from(base + 1);
         let their_ip = Ipv4Addr::from(base + 2);
         // Registered first: a Ctrl-C half-way removes whatever was made.
@@ -132,5 +175,50 @@ impl Drop for VethNs {
         let _ = Command::new("ip")
             .args(["link", "del", &self.ours])
             .output();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A /proc/net/route as a little-endian machine prints it: a default route,
+    /// 10.233.0.0/18 (a cluster's services) and 10.233.64.5/32.
+    const ROUTES: &str =
+        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+eth0\t00000000\t0102A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0
+kube0\t0000E90A\t00000000\t0001\t0\t0\t0\t00C0FFFF\t0\t0\t0
+cali1\t0540E90A\t00000000\t0005\t0\t0\t0\tFFFFFFFF\t0\t0\t0
+";
+
+    #[test]
+    fn a_veth_subnet_steers_clear_of_this_machines_routes() {
+        let r = parse_routes(ROUTES);
+        if cfg!(target_endian = "little") {
+            assert_eq!(
+                r,
+                vec![
+                    (0, 0),
+                    (0x0AE9_0000, 0xFFFF_C000),
+                    (0x0AE9_4005, 0xFFFF_FFFF)
+                ]
+            );
+        }
+        let r = vec![
+            (0, 0),
+            (0x0AE9_0000, 0xFFFF_C000),
+            (0x0AE9_4005, 0xFFFF_FFFF),
+        ];
+        // A slot inside the /18: moved past it, to 10.233.64.0/30 (free: the
+        // /32 is 10.233.64.5, in the next one).
+        let net = free_slash30(5, &r).unwrap();
+        assert_eq!(net, 0x0AE9_4000, "{net:x}");
+        // Starting at the slot of 10.233.64.4/30: skipped for the /32 in it.
+        let net = free_slash30(0x1001, &r).unwrap();
+        assert_eq!(net, 0x0AE9_4008, "{net:x}");
+        // The default route alone takes nothing.
+        assert_eq!(free_slash30(7, &[(0, 0)]), Some(0x0AE9_0000 | (7 << 2)));
+        // A route over all of 10/8: nothing is free.
+        assert_eq!(free_slash30(7, &[(0x0A00_0000, 0xFF00_0000)]), None);
     }
 }
