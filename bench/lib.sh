@@ -1,23 +1,31 @@
 # Sourced by the bench scripts (bash): what they share.
 
+# numbers X...: the arguments that are numbers, one a line (a round whose
+# figure failed, "n/a", leaves the statistics instead of counting as a zero).
+numbers() { printf '%s\n' "$@" | grep -E '^[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?$' || true; }
+
 # spread X...: the median of the numbers given, their range and how many there
-# were ("n/a" for none): how a ratio taken in each round is reported.
+# were, with how many rounds had no figure ("n/a" for none): how a ratio taken
+# in each round is reported.
 spread() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+    numbers "$@" | sort -g | awk -v all=$# '{ v[NR] = $1 } END {
         if (NR == 0) { print "n/a"; exit }
         m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR }'
+        printf "median %.3f (min %.3f, max %.3f, %d rounds", m, v[1], v[NR], NR
+        if (all > NR) printf "; %d without a figure", all - NR
+        printf ")" }'
 }
 
 # median X...: the median alone.
 median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+    numbers "$@" | sort -g | awk '{ v[NR] = $1 } END {
         if (NR == 0) { print "n/a"; exit }
         print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# ratio A B: A / B to three places ("n/a" when B is not above zero).
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+# ratio A B: A / B to three places ("n/a" unless both are above zero: a figure
+# that failed is no figure, never a ratio of 0).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 # against_method LABEL TARGET: REPS rounds of three figures (ns, lower is
 # better) from the caller's functions `method` (a library's own benchmark

@@ -67,7 +67,9 @@ sleep 1
 . bench/lib.sh
 echo "peer-veth: $REPS rounds, $DUR s each; $(nproc) CPUs; MTU $(ip -n "$A" -o link show vbench-a$$ | sed 's/.*mtu \([0-9]*\).*/\1/'); TCP congestion control $(inA sysctl -n net.ipv4.tcp_congestion_control)"
 # floor [select|fill]: the C pair's bytes per second (the reader in A on CPU 1, the
-# writer in B on CPU 0), "select" for the reader that waits in select() first.
+# writer in B on CPU 0): "select" for the reader that waits in select() first,
+# "fill" for the one that asks only for the rest of its block, none for the
+# one that asks for a whole block every read. Empty if the pair failed.
 floor() {
     # Bounded: a sender that never connects must not leave the reader in accept().
     inA timeout $((DUR + 10)) taskset -c 1 "$FLOOR/tcp-stream" recv 10.236.0.1 7901 "$@" >"$FLOOR/recv" &
@@ -77,6 +79,8 @@ floor() {
     wait "$r" || true
     awk '{ print $3 }' "$FLOOR/recv"
 }
+# mb BYTES_PER_SECOND: MB/s, or n/a for a figure that failed.
+mb() { awk -v x="$1" 'BEGIN { if (x + 0 > 0) printf "%.0f", x / 1e6; else print "n/a" }'; }
 tp=(); aa=(); r50=(); b50=(); fl=(); fs=(); ff=(); hf=()
 for i in $(seq "$REPS"); do
     # ipcperf, iperf3, iperf3 again and the three C floors, in an order that turns
@@ -86,7 +90,7 @@ for i in $(seq "$REPS"); do
     for k in 0 1 2 3 4 5; do
         case $(((i + k) % 6)) in
             0) j=$(inB "$BIN" run tcp --peer 10.236.0.1 --pin 0,1 --peer-pin 1 --sizes 128k --no-touch -d "${DUR}s" --repeat 1 --format json 2>/dev/null)
-               ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // 0' <<<"$j") ;;
+               ip_bps=$(jq -r '.cases[0].median_bytes_per_sec // "n/a"' <<<"$j") ;;
             1) ip3=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8') ;;
             2) ip3b=$(inB taskset -c 0 iperf3 -c 10.236.0.1 -l 128K -t "$DUR" -J 2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8') ;;
             3) fb=$(floor) ;;
@@ -104,9 +108,8 @@ for i in $(seq "$REPS"); do
     sl=$(jq -r '.cases[0].p50_ns / 1000' <<<"$j")
     sp=$(inB taskset -c 0 sockperf ping-pong --tcp -i 10.236.0.1 -p 11411 -m 64 -t "$DUR" --full-rtt 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ {print $NF}')
     r50+=("$(ratio "$bp" "$sp")"); b50+=("$(ratio "$sl" "$sp")")
-    printf '  round %d: ipcperf %.0f MB/s | iperf3 %.0f MB/s | %s | C floor %.0f, select %.0f, filling %.0f MB/s   RTT p50 ipcperf --busy-poll %.1f us, sleeping %.1f us | sockperf %s us\n' \
-        "$i" "$(awk -v x="$ip_bps" 'BEGIN{print x/1e6}')" "$(awk -v x="$ip3" 'BEGIN{print x/1e6}')" "$t" \
-        "$(awk -v x="$fb" 'BEGIN{print x/1e6}')" "$(awk -v x="$fsel" 'BEGIN{print x/1e6}')" "$(awk -v x="$ffill" 'BEGIN{print x/1e6}')" "$bp" "$sl" "$sp"
+    printf '  round %d: ipcperf %s MB/s | iperf3 %s MB/s | %s | C floor %s, select %s, filling %s MB/s   RTT p50 ipcperf --busy-poll %s us, sleeping %s us | sockperf %s us\n' \
+        "$i" "$(mb "$ip_bps")" "$(mb "$ip3")" "$t" "$(mb "$fb")" "$(mb "$fsel")" "$(mb "$ffill")" "$bp" "$sl" "$sp"
 done
 echo "  throughput ipcperf --peer / iperf3:        $(spread "${tp[@]}")   target >= 1.0"
 echo "  throughput iperf3 / iperf3 (A/A, the noise): $(spread "${aa[@]}")"
