@@ -164,6 +164,20 @@ impl Drop for Mq {
     }
 }
 
+/// Raise RLIMIT_MSGQUEUE's soft limit to its hard one, or, where that changes
+/// nothing and we may (CAP_SYS_RESOURCE), both to twice what they are. Whether it rose.
+fn raise_msgqueue_limit() -> bool {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_MSGQUEUE) else {
+        return false;
+    };
+    if soft < hard {
+        return setrlimit(Resource::RLIMIT_MSGQUEUE, hard, hard).is_ok();
+    }
+    let more = hard.saturating_mul(2).max(1 << 20);
+    setrlimit(Resource::RLIMIT_MSGQUEUE, more, more).is_ok()
+}
+
 /// Owns a queue's name: created exclusively, unlinked on drop and on Ctrl-C.
 #[derive(Debug)]
 pub struct MqName {
@@ -173,7 +187,42 @@ pub struct MqName {
 
 impl MqName {
     /// Create `name` (must start with `/`) holding up to `maxmsg` messages of `msgsize` bytes.
+    /// When the queues' bytes would pass this process's RLIMIT_MSGQUEUE (mq_open's
+    /// EMFILE), the soft limit is raised to the hard one (root: both doubled) once
+    /// and the queue tried again; still over, the error names the limit.
     pub fn create(name: &str, maxmsg: usize, msgsize: usize) -> SysResult<MqName> {
+        match Self::create_once(name, maxmsg, msgsize) {
+            Err(e) if e.errno == Errno::EMFILE && raise_msgqueue_limit() => {
+                Self::create_once(name, maxmsg, msgsize)
+            }
+            r => r,
+        }
+        .map_err(|e| {
+            let limit = match e.errno {
+                Errno::EMFILE => {
+                    let bytes = nix::sys::resource::getrlimit(
+                        nix::sys::resource::Resource::RLIMIT_MSGQUEUE,
+                    )
+                    .map_or(0, |(soft, _)| soft);
+                    format!("RLIMIT_MSGQUEUE, {bytes} bytes of queues for this user (ulimit -q)")
+                }
+                Errno::ENOSPC => {
+                    let n = std::fs::read_to_string("/proc/sys/fs/mqueue/queues_max")
+                        .map(|s| s.trim().to_string())
+                        .unwrap_or_else(|_| "?".into());
+                    format!("fs.mqueue.queues_max, {n} queues in this IPC namespace")
+                }
+                _ => return e,
+            };
+            SysError::new(
+                "mq_open(O_CREAT)",
+                format!("{name}: over the system's limit {limit}"),
+                e.errno,
+            )
+        })
+    }
+
+    fn create_once(name: &str, maxmsg: usize, msgsize: usize) -> SysResult<MqName> {
         let attr = MqAttr::new(
             0,
             maxmsg as mq_attr_member_t,

@@ -121,14 +121,37 @@ fn fd_path(fd: i32, buf: &mut [u8; 32]) {
 /// In the fresh mount namespace of a process `cmd` starts (call after
 /// [`command_unshares`] with [`MNT`]): nothing it mounts reaches ours, and its
 /// /tmp is an empty tmpfs that holds only the directories in `keep` that lie
-/// right under /tmp (each bind-mounted from ours), as a container given those
-/// shared directories sees it.
+/// under /tmp (each bind-mounted from ours, at any depth: `TMPDIR=/tmp/job7`
+/// gives `/tmp/job7/ipcperf-…`, whose parents are made empty in the tmpfs), as a
+/// container given those shared directories sees it.
 pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
-    let keep: Vec<CString> = keep
+    let tmp = std::path::Path::new("/tmp");
+    let under: Vec<&std::path::Path> = keep
         .iter()
-        .filter(|k| k.parent() == Some(std::path::Path::new("/tmp")))
+        .filter(|k| k.starts_with(tmp) && k.as_path() != tmp)
+        .map(|k| k.as_path())
+        .collect();
+    // Every directory between /tmp and a kept one, parents first, each once.
+    let mut parents: Vec<CString> = Vec::new();
+    for k in &under {
+        let mut chain: Vec<&std::path::Path> = k
+            .ancestors()
+            .skip(1)
+            .take_while(|a| *a != tmp && a.starts_with(tmp))
+            .collect();
+        chain.reverse();
+        for a in chain {
+            if let Ok(c) = CString::new(a.as_os_str().as_bytes()) {
+                if !parents.contains(&c) {
+                    parents.push(c);
+                }
+            }
+        }
+    }
+    let keep: Vec<CString> = under
+        .iter()
         .filter_map(|k| CString::new(k.as_os_str().as_bytes()).ok())
         .collect();
     // One descriptor a directory (a fan-in case has one per client), made here:
@@ -136,7 +159,8 @@ pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
     let mut fds = vec![-1i32; keep.len()];
     // SAFETY: the closure runs in the child between fork and exec and calls only
     // system calls (mount, open, mkdir, close) on C strings made here, before the
-    // fork, and on buffers on its stack; it allocates nothing and takes no lock.
+    // fork, and on buffers on its stack; it allocates nothing and takes no lock
+    // (`last_os_error` reads errno).
     unsafe {
         cmd.pre_exec(move || {
             let err = || Err(std::io::Error::last_os_error());
@@ -166,6 +190,13 @@ pub fn command_private_tmp(cmd: &mut Command, keep: &[std::path::PathBuf]) {
             ) != 0
             {
                 return err();
+            }
+            for p in &parents {
+                if libc::mkdir(p.as_ptr(), 0o755) != 0
+                    && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+                {
+                    return err();
+                }
             }
             for (k, &fd) in keep.iter().zip(fds.iter()) {
                 let mut src = [0u8; 32];

@@ -29,6 +29,18 @@ mod units;
 
 use clap::Parser;
 
+/// A variable set but empty (`IPCPERF_NO_SAVE=`, as CI templates and shells leave
+/// them) means the same as one not set. Called first in `main`, before any thread.
+fn forget_empty_variables() {
+    let empty: Vec<_> = std::env::vars_os()
+        .filter(|(k, v)| k.to_string_lossy().starts_with("IPCPERF_") && v.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+    for k in empty {
+        std::env::remove_var(k);
+    }
+}
+
 /// Parse the arguments; bad input is one line on stderr and exit code 2 (help and
 /// --version print as clap prints them).
 fn parse_args() -> cli::Cli {
@@ -59,6 +71,7 @@ fn main() {
         eprintln!("ipcperf: {e}");
         std::process::exit(1);
     }
+    forget_empty_variables();
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
     let result = match cli.command {

@@ -383,6 +383,29 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
     }
 }
 
+/// A server process gets every client's descriptors, more than one message of
+/// SCM_RIGHTS carries: 64 clients of pipe (four descriptors a client), unix,
+/// posix-mq and shm all answer every request, verified, in processes mode.
+#[test]
+fn fan_in_of_64_clients_in_processes_mode() {
+    let v = run_json(&[
+        "latency", "pipe", "unix", "posix-mq", "shm", "--clients", "64", "--mode", "processes",
+        "--sizes", "64", "-n", "40", "--repeat", "1", "--verify",
+    ]);
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    for c in cases {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["pairs"]["count"], 64);
+        let pp = per_pair(c);
+        assert_eq!(pp.len(), 64);
+        for p in pp {
+            assert_eq!(p["blocks"], 40, "{p}");
+        }
+        assert_eq!(c["round_trips"], 64 * 40, "{c}");
+    }
+}
+
 /// The shm server takes a client's new request as word that its last answer was
 /// read whole (it then writes without looking at that client's read cursor):
 /// answers many times the ring's size, multi-record ones among them, all arrive

@@ -153,7 +153,12 @@ fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
         .unwrap_or(10)
         .clamp(1, 10);
     let name = format!("/{}", ipcperf_sys::names::unique("mq"));
-    let q = MqName::create(&name, maxmsg, block)?;
+    // Over a system limit (this user's queue bytes, the namespace's queue count):
+    // a case this machine cannot run, refused with the limit named.
+    let q = MqName::create(&name, maxmsg, block).map_err(|e| match e.errno {
+        Errno::EMFILE | Errno::ENOSPC => Error::Refused(e.to_string()),
+        _ => Error::Sys(e),
+    })?;
     // Both ends are opened here and travel as descriptors, so the watchdog keeps a
     // descriptor sharing each end's open description: on the peer's death it makes
     // both non-blocking, and the surviving side's next wait fails (EAGAIN) instead

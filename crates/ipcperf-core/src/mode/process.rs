@@ -389,15 +389,14 @@ pub fn peer_main(job: Job) -> Result<()> {
         .try_clone_to_owned()
         .ctx("dup", &"standard input")?;
     let ctl = UnixStream::from(fd);
-    let mut buf = vec![0u8; MAX_MSG];
-    let (n, fds) = fdpass::recv_with_fds(&ctl, &mut buf)?;
-    if n == 0 {
+    let (hello, fds) = fdpass::recv_with_fds(&ctl)?;
+    if hello.is_empty() {
         return Err(Error::Peer(
             "no handoff on standard input: `__peer` is started by ipcperf itself".into(),
         ));
     }
     let msg: ToPeer =
-        serde_json::from_slice(&buf[..n]).map_err(|e| Error::Peer(format!("bad handoff: {e}")))?;
+        serde_json::from_slice(&hello).map_err(|e| Error::Peer(format!("bad handoff: {e}")))?;
     let ToPeer::Hello(mut setup) = msg else {
         return Err(Error::Peer("the first message was not a handoff".into()));
     };
@@ -426,6 +425,9 @@ pub fn peer_main(job: Job) -> Result<()> {
         }
         b.fds = setup.handoff.fds.split_off(n);
     }
-    let mut ch = SocketChannel { ctl, buf };
+    let mut ch = SocketChannel {
+        ctl,
+        buf: vec![0u8; MAX_MSG],
+    };
     job(&mut ch, setup)
 }

@@ -27,9 +27,9 @@ use crate::workload::jobs::serve;
 use crate::workload::roundtrip;
 use crate::workload::roundtrip_session::{Duplex, RoundTripOutcome};
 
-/// The most clients one server takes (each needs up to two descriptors handed
-/// over in one message, which carries at most 253).
-pub const MAX_CLIENTS: usize = 64;
+/// The most clients one server takes (a server process gets up to two descriptors
+/// a client, handed over in as many messages as they need).
+pub const MAX_CLIENTS: usize = 256;
 
 /// One client: its end(s), buffers and samples, in its own (pinned) thread.
 struct Client<M: Mechanism> {
