@@ -31,7 +31,10 @@ pub struct Calibration {
 /// workload warms up on its schedule too: a series gets what the offered rate
 /// fills in its time, or, saturated, what the mechanism did.
 pub fn calibrate(t: Target, mut run: impl FnMut(u64) -> Result<u64>) -> Result<Calibration> {
-    let cap = t.count.map_or(t.cap, |c| c.min(t.cap)).max(1);
+    // A counted series (a later round of a case, or `--count`) warms up with at
+    // most a quarter of its count: its length is known, so the warm-up only has
+    // to bring caches and the peer up to speed, not to measure a rate.
+    let cap = t.count.map_or(t.cap, |c| (c / 4).min(t.cap)).max(1);
     let mut n = t.first.clamp(1, cap);
     // The time a unit took in the last run long enough to go by (0.1 ms).
     let mut before: Option<f64> = None;

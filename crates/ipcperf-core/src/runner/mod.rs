@@ -21,7 +21,7 @@ use crate::workload::stream_session::{SeriesOutcome, StreamSession};
 /// How long the warm-up aims to run.
 pub fn warmup_target_ns(spec: &CaseSpec) -> u64 {
     match spec.length {
-        Length::Duration { ns } => (ns / 4).clamp(20_000_000, 250_000_000),
+        Length::Duration { ns } => (ns / 4).clamp(10_000_000, 250_000_000),
         Length::Count { .. } => 50_000_000,
     }
 }

@@ -34,7 +34,7 @@ pub struct RunArgs {
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms; default 600ms, 120ms in the default suite); the
+    /// Length of each series (2s, 500ms; default 600ms, 40ms in the default suite); the
     /// block count is calibrated in the warm-up.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
     pub duration: Option<std::time::Duration>,
@@ -89,7 +89,7 @@ pub const DEFAULT_MECHANISMS: &[MechanismKind] = &[
     MechanismKind::Memcpy,
 ];
 pub const DEFAULT_SIZES: &[usize] = &[64, 4096, 65536, 1 << 20];
-const SUITE_SERIES_MS: u64 = 120;
+const SUITE_SERIES_MS: u64 = 40;
 const EXPLICIT_SERIES_MS: u64 = 600;
 
 pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
