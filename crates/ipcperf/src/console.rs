@@ -23,6 +23,12 @@ fn verbosity() -> i8 {
     VERBOSITY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether `-v` asked for every case's own lines (tables then note each noisy
+/// case on a line of its own, not one line for the table).
+pub fn verbose() -> bool {
+    verbosity() > 0
+}
+
 /// `text` in an ANSI colour (31 red, 32 green, 33 yellow) when stderr is a terminal
 /// and `NO_COLOR` is not set (https://no-color.org); plain otherwise.
 pub fn paint(text: &str, colour: u8) -> String {
@@ -145,6 +151,11 @@ impl Console {
         if verbosity() < 0 {
             return;
         }
+        self.say_always(line);
+    }
+
+    /// A line even under `-q`: a failure is an error, not chatter.
+    fn say_always(&self, line: String) {
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),
@@ -172,7 +183,7 @@ impl Console {
                 self.say(format!("ipcperf: skipped {}: {msg}", case_name(r)))
             }
             CaseStatus::Refused => {}
-            CaseStatus::Failed => self.say(format!(
+            CaseStatus::Failed => self.say_always(format!(
                 "ipcperf: {} {}: {msg}",
                 paint("FAILED", 31),
                 case_name(r)

@@ -98,6 +98,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     }
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut noisy: Vec<String> = Vec::new();
     let mut tares: Vec<u64> = Vec::new();
     for c in &cases {
         let mut row = vec![
@@ -166,14 +167,23 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                     let lo = *l.series_p50_ns.iter().min().unwrap_or(&0);
                     let hi = *l.series_p50_ns.iter().max().unwrap_or(&0);
                     if lo > 0 && hi as f64 > lo as f64 * 1.25 {
-                        notes.push(format!(
-                            "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
-                            super::view::mechanism_label(c),
-                            fmt_size(c.block_size),
-                            c.placement.shown(),
-                            fmt_us(lo as f64),
-                            fmt_us(hi as f64)
-                        ));
+                        if crate::console::verbose() {
+                            notes.push(format!(
+                                "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
+                                super::view::mechanism_label(c),
+                                fmt_size(c.block_size),
+                                c.placement.shown(),
+                                fmt_us(lo as f64),
+                                fmt_us(hi as f64)
+                            ));
+                        } else {
+                            noisy.push(format!(
+                                "{} {} {}",
+                                super::view::mechanism_label(c),
+                                fmt_size(c.block_size),
+                                c.placement.shown()
+                            ));
+                        }
                     }
                 }
             }
@@ -216,6 +226,12 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                 .join("/")
         ),
     );
+    }
+    if !noisy.is_empty() {
+        notes.push(format!(
+            "noisy (the series' p50 range > 25%): {}; -v says each",
+            noisy.join(", ")
+        ));
     }
     if measured {
         notes.push(

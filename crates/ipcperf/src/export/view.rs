@@ -115,6 +115,30 @@ pub fn noise(c: &CaseRecord) -> Option<String> {
     })
 }
 
+/// One line for a table's noisy cells, `(placement, size)` in the order met:
+/// "noisy (spread > 20%): 64 B, 4 KiB same-cpu 0→0; 1 MiB shared-l3 0→1".
+pub fn noisy_line(cells: &[(String, String)]) -> Option<String> {
+    if cells.is_empty() {
+        return None;
+    }
+    let mut places: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (p, s) in cells {
+        match places.iter_mut().find(|(q, _)| q == p) {
+            Some((_, v)) => v.push(s),
+            None => places.push((p, vec![s])),
+        }
+    }
+    let parts: Vec<String> = places
+        .iter()
+        .map(|(p, v)| format!("{} {p}", v.join(", ")))
+        .collect();
+    Some(format!(
+        "noisy (series spread > {:.0}%): {}; -v says each, --repeat or a quieter machine steadies them",
+        NOISY_SPREAD * 100.0,
+        parts.join("; ")
+    ))
+}
+
 /// The first line of every view: the version and the machine.
 pub fn heading(run: &RunRecord) -> String {
     let m = &run.machine;
@@ -178,6 +202,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         }
         let mut rows = Vec::new();
         let mut notes = Vec::new();
+        let mut noisy: Vec<(String, String)> = Vec::new();
         for s in &sizes {
             let mut row = vec![fmt_size(*s)];
             for p in &placements {
@@ -188,7 +213,11 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
                     Some(c) => {
                         row.extend(cells(c));
                         if let Some(n) = noise(c) {
-                            notes.push(format!("{} {p}: {n}", fmt_size(*s)));
+                            if crate::console::verbose() {
+                                notes.push(format!("{} {p}: {n}", fmt_size(*s)));
+                            } else {
+                                noisy.push((p.clone(), fmt_size(*s)));
+                            }
                         }
                         if let Some(n) = spin_on_one_cpu(c).filter(|n| !notes.contains(n)) {
                             notes.push(n);
@@ -216,6 +245,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
             }
             rows.push(row);
         }
+        notes.extend(noisy_line(&noisy));
         let first = cases[0];
         let mut title = format!("{} · {} · {}", first.mechanism, k.1, k.2);
         if first.wait != "block" {
