@@ -11,7 +11,14 @@ use crate::export::Format;
 use crate::fail::Fail;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf list\n  ipcperf list shm\n  ipcperf list --format json\n  ipcperf list --across net,ipc,mnt"
+)]
 pub struct ListArgs {
+    /// One mechanism's whole description: what it is, its modes, the named objects
+    /// it makes, what it is built on, and the limits that bound it here.
+    #[arg(value_name = "MECHANISM")]
+    pub mechanism: Option<String>,
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Which mechanisms cross which namespace boundary, checked on this machine:
@@ -32,11 +39,152 @@ fn built_on(i: &ipcperf_core::mechanism::MechanismInfo) -> String {
     }
 }
 
+/// The width text is wrapped to: the terminal's, else 80 columns.
+fn width() -> usize {
+    crate::console::terminal_width()
+        .map_or(80, usize::from)
+        .max(40)
+}
+
+/// A mechanism's summary up to its first "; " outside parentheses (the rest is
+/// for `list MECHANISM`).
+fn short(summary: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in summary.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' if depth == 0 && summary[i..].starts_with("; ") => return &summary[..i],
+            _ => {}
+        }
+    }
+    summary
+}
+
+/// Wrapping at spaces only: no word is broken, not even at a hyphen.
+fn wrap_opts(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width)
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+}
+
+/// The one-letter names of a mechanism's modes: s(ingle), t(hreads), p(rocesses).
+fn mode_letters(i: &ipcperf_core::mechanism::MechanismInfo) -> String {
+    use ipcperf_core::mode::Mode;
+    [
+        (Mode::Single, "s"),
+        (Mode::Threads, "t"),
+        (Mode::Processes, "p"),
+    ]
+    .iter()
+    .map(|(m, l)| if i.modes.contains(m) { *l } else { "-" })
+    .collect::<Vec<_>>()
+    .join("")
+}
+
+/// The compact list: a line (or a few, wrapped at words) a mechanism.
+fn compact(width: usize) -> String {
+    let name_w = MechanismKind::INFOS
+        .iter()
+        .map(|i| i.name.len())
+        .max()
+        .unwrap_or(8);
+    let lead = name_w + 2 + 3 + 2;
+    let text_w = width.saturating_sub(lead).max(20);
+    let mut out = format!("{:name_w$}  {:3}  what it is\n", "mechanism", "mod");
+    for i in MechanismKind::INFOS {
+        let lines = textwrap::wrap(short(i.summary), wrap_opts(text_w));
+        for (k, l) in lines.iter().enumerate() {
+            if k == 0 {
+                out.push_str(&format!("{:name_w$}  {}  {l}\n", i.name, mode_letters(i)));
+            } else {
+                out.push_str(&format!("{:lead$}{l}\n", ""));
+            }
+        }
+    }
+    out.push_str(&textwrap::fill(
+        "modes: s single (one thread), t threads, p processes. `ipcperf list NAME` says \
+         all of one; --format json gives every field.",
+        wrap_opts(width),
+    ));
+    out
+}
+
+/// `list MECHANISM`: everything about one.
+fn one(name: &str, m: &Machine, width: usize) -> Result<String, Fail> {
+    let kinds = crate::cmd::run::parse_mechanisms(&[name.to_string()])?;
+    let [k] = kinds[..] else {
+        return Err(Fail::usage("name one mechanism"));
+    };
+    let i = k.info();
+    let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
+    let opts = wrap_opts(width).subsequent_indent("    ");
+    let mut out = String::new();
+    for (label, text) in [
+        ("", format!("{}: {}", i.name, i.summary)),
+        ("modes", modes.join(", ")),
+        ("named objects", i.names.to_string()),
+        ("built on", built_on(i)),
+    ] {
+        let line = if label.is_empty() {
+            text
+        } else {
+            format!("  {label}: {text}")
+        };
+        out.push_str(&textwrap::fill(&line, &opts));
+        out.push('\n');
+    }
+    let prefix = limit_prefix(k);
+    let limits: Vec<_> = m
+        .limits
+        .iter()
+        .filter(|(key, _)| prefix.iter().any(|p| key.starts_with(p)))
+        .collect();
+    if !limits.is_empty() {
+        out.push_str("  limits here:\n");
+        for (key, v) in limits {
+            out.push_str(&format!("    {key} = {v}\n"));
+        }
+    }
+    Ok(out)
+}
+
+/// The sysctls that bound a mechanism.
+fn limit_prefix(k: MechanismKind) -> &'static [&'static str] {
+    use MechanismKind as K;
+    match k {
+        K::Pipe | K::Fifo | K::Vmsplice | K::UringPipe => &["fs.pipe"],
+        K::PosixMq => &["fs.mqueue"],
+        K::SysvMsg => &["kernel.msg"],
+        K::Tcp | K::UringTcp => &["net.core", "net.ipv4.tcp"],
+        K::Udp => &["net.core"],
+        K::Unix | K::UnixDgram | K::UnixSeqpacket | K::UringUnix => &["net.core", "net.unix"],
+        K::Shm => &["kernel.shm"],
+        _ => &[],
+    }
+}
+
 pub fn run(a: ListArgs) -> Result<i32, Fail> {
     if let Some(kinds) = &a.across {
         return across(&kinds.0, a.format);
     }
     let m = Machine::collect();
+    if let Some(name) = &a.mechanism {
+        if a.format == Format::Json {
+            let i = crate::cmd::run::parse_mechanisms(std::slice::from_ref(name))?[0].info();
+            let v = json!({
+                "name": i.name,
+                "summary": i.summary,
+                "modes": i.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+                "named_objects": i.names,
+                "built_on": built_on(i),
+            });
+            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        } else {
+            crate::outln!("{}", one(name, &m, width())?.trim_end());
+        }
+        return Ok(0);
+    }
     match a.format {
         Format::Json => {
             let v = json!({
@@ -68,7 +216,20 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 );
             }
         }
-        Format::Table | Format::Markdown => {
+        Format::Table => {
+            let w = width();
+            crate::outln!("{}", compact(w));
+            let key_w = m.limits.keys().map(|k| k.len()).max().unwrap_or(10);
+            let mut l = format!(
+                "\nLimits on this system ({} CPUs, Linux {}):\n",
+                m.cpus, m.kernel
+            );
+            for (k, v) in &m.limits {
+                l.push_str(&format!("  {k:key_w$}  {v}\n"));
+            }
+            crate::outln!("{}", l.trim_end());
+        }
+        Format::Markdown => {
             let mut t = Table::new();
             t.load_style(UTF8_FULL_CONDENSED).set_header(vec![
                 "mechanism",
@@ -89,18 +250,6 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
             }
             crate::console::fit(&mut t);
             crate::outln!("{t}");
-            let mut l = Table::new();
-            l.load_style(UTF8_FULL_CONDENSED)
-                .set_header(vec!["limit (sysctl)", "value here"]);
-            for (k, v) in &m.limits {
-                l.add_row(vec![k.as_str(), v.as_str()]);
-            }
-            crate::console::fit(&mut l);
-            crate::outln!(
-                "\nLimits on this system ({} CPUs, Linux {}):\n{l}",
-                m.cpus,
-                m.kernel
-            );
         }
     }
     Ok(0)
