@@ -103,7 +103,10 @@ fn recv_one(sock: &UnixStream, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> SysRes
             }
         }
     }
-    if msg.flags.intersects(MsgFlags::MSG_CTRUNC | MsgFlags::MSG_TRUNC) {
+    if msg
+        .flags
+        .intersects(MsgFlags::MSG_CTRUNC | MsgFlags::MSG_TRUNC)
+    {
         return Err(proto("a message cut short"));
     }
     Ok(msg.bytes)

@@ -246,6 +246,9 @@ pub fn svg(m: &Matrix) -> Result<String, String> {
 
 /// The heatmap as a PNG file.
 pub fn png(m: &Matrix, path: &Path) -> Result<(), String> {
+    // Opened here first, so a path that cannot be written is said plainly (the
+    // drawing library's own error is a debug string).
+    std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let root = BitMapBackend::new(path, size(m.cpus.len())).into_drawing_area();
     draw(root, m).map_err(|e| format!("cannot draw {}: {e}", path.display()))
 }

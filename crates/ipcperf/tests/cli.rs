@@ -494,8 +494,15 @@ fn export_files_during_the_run() {
             "--export-json",
             "/nonexistent/dir/r.json",
         ],
-        "existing directory",
+        "cannot write /nonexistent/dir/r.json",
     );
+    // A heatmap that cannot be written is said before a pair is measured.
+    let t0 = std::time::Instant::now();
+    bad_input(
+        &["matrix", "pipe", "--heatmap", "/nonexistent/m.png"],
+        "cannot write /nonexistent/m.png",
+    );
+    assert!(t0.elapsed() < Duration::from_secs(2), "it measured first");
 }
 
 /// On an 80-column terminal (a pseudo-terminal made by `script`), the tables fit:
@@ -811,4 +818,51 @@ fn fixed_buffers_measure_io_uring_both_ways_verified() {
         &["run", "pipe", "unix", "--fixed-buffers"],
         "--fixed-buffers",
     );
+}
+
+/// `list` fits 80 columns (what it wraps to off a terminal) and breaks no word:
+/// each mechanism's wrapped lines, joined, are the words of its summary's first
+/// clause, in order. `list NAME` says all of one; an unknown name is exit 2.
+#[test]
+fn list_reads_at_80_columns_without_a_broken_word() {
+    let out = ipcperf().arg("list").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "over 80 columns: {l:?}");
+    }
+    let json = ipcperf()
+        .args(["list", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for m in v["mechanisms"].as_array().unwrap() {
+        let name = m["name"].as_str().unwrap();
+        let summary = m["summary"].as_str().unwrap();
+        let start = lines
+            .iter()
+            .position(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not listed"));
+        // The first line after the name and the modes, then the indented rest.
+        let mut words: Vec<&str> = lines[start].split_whitespace().skip(2).collect();
+        for l in &lines[start + 1..] {
+            if !l.starts_with("   ") {
+                break;
+            }
+            words.extend(l.split_whitespace());
+        }
+        let shown = words.join(" ");
+        let want: Vec<&str> = summary.split_whitespace().collect();
+        let want = want.join(" ");
+        assert!(
+            want.starts_with(&shown),
+            "{name}: shown {shown:?} is not the start of {want:?}"
+        );
+    }
+    let one = ipcperf().args(["list", "shm"]).output().unwrap();
+    assert!(one.status.success());
+    let one = String::from_utf8(one.stdout).unwrap();
+    assert!(one.contains("named objects") && one.contains("modes: threads, processes"));
+    bad_input(&["list", "no-such-thing"], "unknown mechanism");
 }

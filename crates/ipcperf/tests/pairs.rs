@@ -389,8 +389,22 @@ fn fan_in_answers_every_request_once_to_the_client_that_sent_it() {
 #[test]
 fn fan_in_of_64_clients_in_processes_mode() {
     let v = run_json(&[
-        "latency", "pipe", "unix", "posix-mq", "shm", "--clients", "64", "--mode", "processes",
-        "--sizes", "64", "-n", "40", "--repeat", "1", "--verify",
+        "latency",
+        "pipe",
+        "unix",
+        "posix-mq",
+        "shm",
+        "--clients",
+        "64",
+        "--mode",
+        "processes",
+        "--sizes",
+        "64",
+        "-n",
+        "40",
+        "--repeat",
+        "1",
+        "--verify",
     ]);
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 4);

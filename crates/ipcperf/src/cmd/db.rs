@@ -56,16 +56,7 @@ impl SaveArgs {
             (&self.export_markdown, Format::Markdown),
         ] {
             let Some(p) = p else { continue };
-            let dir = match p.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => std::path::PathBuf::from("."),
-            };
-            if !dir.is_dir() || p.is_dir() {
-                return Err(Fail::usage(format!(
-                    "{}: the export file must go into an existing directory",
-                    p.display()
-                )));
-            }
+            crate::fail::check_writable(p)?;
             v.push((p.clone(), f));
         }
         Ok(v)

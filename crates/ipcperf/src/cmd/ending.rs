@@ -38,17 +38,21 @@ pub fn finish(
     run.complete = true;
     let saved = saver.finish_quietly(&run);
 
-    let out = render(&run);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-    drop(stdout);
+    let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
+    // A run in which nothing gave a figure and something failed prints no empty
+    // table: each failure was said on its own line as it happened (the console).
+    let nothing = count(CaseStatus::Ok) == 0 && count(CaseStatus::Failed) > 0;
+    if !nothing {
+        let out = render(&run);
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
     // Where the run is kept, after its results.
     if let Some(line) = saved {
         crate::console::note(&line);
     }
 
-    let count = |s: CaseStatus| run.cases.iter().filter(|c| c.status == s).count();
     if all_refused_is_usage && count(CaseStatus::Refused) == run.cases.len() {
         let first = run
             .cases

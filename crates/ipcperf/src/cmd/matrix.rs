@@ -147,6 +147,7 @@ pub fn estimate_secs(specs: &[CaseSpec]) -> f64 {
 pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     if let Some(p) = &a.heatmap {
         heatmap_is_svg(p)?;
+        crate::fail::check_writable(p)?;
     }
     let topo = Topology::current();
     let specs = plan(&a, &topo)?;

@@ -38,6 +38,7 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
             )))
         }
     };
+    crate::fail::check_writable(&a.output)?;
     let mut store = a.db.open_read()?;
     let (id, run) = load(&mut store, a.id)?;
     let write = |path: &Path, svg: Result<String, String>| -> Result<(), Fail> {

@@ -22,6 +22,7 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<i32, Fail> {
+    crate::fail::check_writable(&a.output)?;
     let mut store = a.db.open_read()?;
     let mut runs = Vec::new();
     for id in &a.ids {
