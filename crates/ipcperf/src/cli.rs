@@ -17,7 +17,7 @@ pipes, FIFOs, Unix, TCP and UDP sockets, SysV and POSIX queues, shared memory, z
 paths, signals and files, in one thread, two threads or two processes, with both sides' CPUs \
 and how they relate recorded in every result. Runs are kept and can be shown, plotted, \
 reported and compared.\n\n\
-Start with `ipcperf run` (a quick default suite, under a minute), `ipcperf list` and \
+Start with `ipcperf run` (a quick default suite, about 20 s), `ipcperf list` and \
 `ipcperf topology`.",
     after_help = "Examples:\n  ipcperf run\n  ipcperf run pipe unix --sizes 64,4k,64k --mode threads --pin 0,1\n  ipcperf run pipe --mode single --sizes bradford\n  ipcperf run tcp --sizes 16..1M --nodelay --sndbuf 1M --rcvbuf 1M\n  ipcperf list\n\nEnvironment (set but empty is the same as unset):\n  IPCPERF_DB       --db: the run history (a file or a postgres:// URL)\n  IPCPERF_NO_SAVE  --no-save: keep nothing (true/false, yes/no, 1/0)\n  NO_COLOR         no colour in warnings"
 )]
