@@ -8,18 +8,14 @@
 
 mod advise;
 mod background;
+mod chart;
 mod cli;
 mod cmd;
 mod compare;
 mod console;
 mod export;
 mod fail;
-mod heatmap;
-mod plot;
-mod plot_ab;
-mod plot_xy;
 mod report;
-mod report_summary;
 #[cfg(test)]
 mod snapshot_tests;
 mod store;

@@ -1,7 +1,12 @@
 //! The layering holds: in each crate, no top-level module imports another that
-//! imports it back, directly or through others. A module is `src/x.rs` or
-//! `src/x/`; an edge a -> b is any `crate::b` named in a's code (test modules
-//! left out). Fails naming the modules of each circle.
+//! imports it back, directly or through others (a module is `src/x.rs` or
+//! `src/x/`; an edge a -> b is any `crate::b` named in a's code, test modules left
+//! out); and no file imports another that imports it back, inside a folder or
+//! across folders (a file's paths `crate::a::b`, `super::x`, `self::x` and their
+//! `{…}` groups name the file they lead to; a folder's `mod.rs` and the files
+//! under it are one module's interface and its parts, so edges between them are
+//! not counted). The binary crate keeps each file under 650 lines. Fails naming
+//! the modules or files of each circle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -112,6 +117,177 @@ fn no_module_imports_one_that_imports_it_back() {
         }
     }
     assert!(found.is_empty(), "module circles:\n{}", found.join("\n"));
+}
+
+/// A file's module path: `a/b.rs` is a::b, `a/mod.rs` is a, `main.rs` the root.
+fn module_path(src: &Path, f: &Path) -> Vec<String> {
+    let rel = f.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// The paths a file's code names: `crate::…`, `super::…`, `self::…`, with
+/// `prefix::{a, b::c}` groups expanded one level, as segment lists resolved from
+/// the crate root.
+fn named_paths(code: &str, here: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    for head in ["crate::", "super::", "self::"] {
+        let mut at = 0;
+        while let Some(i) = code[at..].find(head) {
+            let start = at + i;
+            at = start + head.len();
+            if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+                continue;
+            }
+            // The module this path starts from.
+            let mut base: Vec<String> = match head {
+                "crate::" => Vec::new(),
+                _ => {
+                    // A mod.rs file is its folder's module; another file is its own.
+                    let mut b = here.to_vec();
+                    if head == "super::" && !b.is_empty() {
+                        b.pop();
+                    }
+                    b
+                }
+            };
+            // Further `super::` steps.
+            let mut rest = &code[at..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+            let ident = |s: &str| -> String {
+                s.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                    .collect::<String>()
+                    .trim_end_matches(':')
+                    .to_string()
+            };
+            let path = ident(rest);
+            let after = &rest[path.len()..];
+            let mut prefix = base.clone();
+            prefix.extend(path.split("::").filter(|s| !s.is_empty()).map(String::from));
+            let group = after
+                .strip_prefix("::{")
+                .or_else(|| after.strip_prefix('{'));
+            match group {
+                Some(g) => {
+                    let inner = &g[..g.find('}').unwrap_or(g.len())];
+                    for item in inner.split(',') {
+                        let item = ident(item.trim());
+                        let mut p = prefix.clone();
+                        p.extend(item.split("::").filter(|s| !s.is_empty()).map(String::from));
+                        out.push(p);
+                    }
+                }
+                None => out.push(prefix),
+            }
+        }
+    }
+    out
+}
+
+/// File -> the files it names, by module path (edges between a folder's mod.rs
+/// and the files under it left out).
+fn file_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mods: BTreeMap<Vec<String>, PathBuf> = files
+        .iter()
+        .map(|f| (module_path(src, f), f.clone()))
+        .collect();
+    let name = |m: &[String]| {
+        if m.is_empty() {
+            "crate".to_string()
+        } else {
+            m.join("::")
+        }
+    };
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let here = module_path(src, f);
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        if here.is_empty() || stem.ends_with("tests") || stem == "testdata" {
+            continue;
+        }
+        let text = code(&std::fs::read_to_string(f).unwrap());
+        let edges = g.entry(name(&here)).or_default();
+        for p in named_paths(&text, &here) {
+            // The longest prefix that is a file of the crate.
+            let Some(target) = (1..=p.len())
+                .rev()
+                .map(|k| &p[..k])
+                .find(|k| mods.contains_key(*k))
+            else {
+                continue;
+            };
+            let related = target.starts_with(&here) || here.starts_with(target);
+            if !related {
+                edges.insert(name(target));
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn no_file_imports_one_that_imports_it_back() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for c in ["ipcperf-sys", "ipcperf-core", "ipcperf"] {
+        let g = file_graph(&crates.join(c).join("src"));
+        assert!(g.len() > 10, "{c}: no files found");
+        let on = circles(&g);
+        if !on.is_empty() {
+            found.push(format!("{c}: {on:?}"));
+        }
+    }
+    assert!(found.is_empty(), "file circles:\n{}", found.join("\n"));
+}
+
+/// The resolver reads the forms the code uses.
+#[test]
+fn paths_lead_to_the_files_they_name() {
+    let here: Vec<String> = vec!["export".into(), "latency".into()];
+    let got = named_paths(
+        "use super::view::{Table, mechanism_label};\nuse crate::{units::fmt_size, console};\nself::x::y();",
+        &here,
+    );
+    let got: Vec<String> = got.iter().map(|p| p.join("::")).collect();
+    assert!(got.contains(&"export::view::Table".to_string()), "{got:?}");
+    assert!(got.contains(&"units::fmt_size".to_string()), "{got:?}");
+    assert!(got.contains(&"console".to_string()), "{got:?}");
+    assert!(
+        got.contains(&"export::latency::x::y".to_string()),
+        "{got:?}"
+    );
+}
+
+/// No file of the binary crate is over 650 lines: a long file is parts that
+/// belong in a folder of their own.
+#[test]
+fn the_binary_crate_keeps_its_files_short() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).unwrap().lines().count();
+            (n > 650).then(|| format!("{} ({n} lines)", f.strip_prefix(&src).unwrap().display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 650 lines: {long:?}");
 }
 
 #[test]

@@ -73,7 +73,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                 Some(h) => Some(M::open(*h, OPEN_TIMEOUT_MS)?),
                 None => None,
             };
-            let mut end = super::roundtrip_session::Duplex::for_peer(fwd, back);
+            let mut end = super::duplex::Duplex::for_peer(fwd, back);
             let mut buf = AlignedBuf::new(setup.block_size);
             // One-way: this side's clock cost is the tare of each delay it measures.
             let tare = if setup.one_way {

@@ -3,6 +3,7 @@
 //! the sessions that set a case up and run its series (generic over the
 //! mechanism), and the peer's jobs.
 
+pub mod duplex;
 pub mod fanin;
 pub mod jobs;
 pub mod roundtrip;

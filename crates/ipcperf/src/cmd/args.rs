@@ -6,6 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 
+pub use super::values::{
+    parse_across, parse_counts, parse_pairs, parse_pin, parse_size_list, AcrossList, PairsList,
+    PinArg, SizeList,
+};
 use crate::fail::Fail;
 use crate::units;
 
@@ -376,56 +380,6 @@ impl MechArgs {
     }
 }
 
-/// A parsed `--sizes` value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SizeList(pub Vec<usize>);
-
-pub fn parse_size_list(s: &str) -> Result<SizeList, String> {
-    units::parse_sizes(s).map(SizeList)
-}
-
-/// A placement from `--pin`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PinArg {
-    Cpus(usize, usize),
-    Same,
-    Cross,
-    None,
-    /// A placement class's representative pair (`smt-sibling`, `other-l3`, ...).
-    Class(ipcperf_core::topology::PlacementClass),
-    /// One pair of every class this machine has.
-    All,
-}
-
-pub fn parse_pin(s: &str) -> Result<PinArg, String> {
-    match s {
-        "same" => return Ok(PinArg::Same),
-        "cross" => return Ok(PinArg::Cross),
-        "none" | "unpinned" => return Ok(PinArg::None),
-        "all" => return Ok(PinArg::All),
-        _ => {}
-    }
-    if let Some(c) = ipcperf_core::topology::PlacementClass::from_name(s) {
-        return Ok(PinArg::Class(c));
-    }
-    let (w, r) = s.split_once(',').ok_or_else(|| {
-        format!(
-            "'{s}': give two CPU numbers like 0,1, a placement class ({}), all, same, cross or none",
-            ipcperf_core::topology::PlacementClass::ALL
-                .iter()
-                .map(|c| c.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })?;
-    let cpu = |x: &str| {
-        x.trim()
-            .parse::<usize>()
-            .map_err(|_| format!("'{x}' is not a CPU number"))
-    };
-    Ok(PinArg::Cpus(cpu(w)?, cpu(r)?))
-}
-
 /// The flags `run` and `latency` share: how many series, where the two sides run,
 /// what happens to the payload. (Sizes, lengths and modes differ in their
 /// defaults and limits, so each command keeps its own.)
@@ -494,47 +448,6 @@ pub struct CaseArgs {
     /// arrives (round trips: the sender checks every byte of each answer).
     #[arg(long)]
     pub verify: bool,
-}
-
-/// A parsed `--pairs` value: how many pairs, each a case of its own.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairsList(pub Vec<usize>);
-
-pub fn parse_pairs(s: &str) -> Result<PairsList, String> {
-    let max = ipcperf_core::runner::pairs::MAX_PAIRS;
-    let count = |x: &str| match x.trim().parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("'{x}': a count of pairs from 1 to {max}")),
-    };
-    let mut v = Vec::new();
-    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        match item.split_once("..") {
-            Some((lo, hi)) => {
-                let (lo, hi) = (count(lo)?, count(hi)?);
-                if hi < lo {
-                    return Err(format!("'{item}': the range ends below where it starts"));
-                }
-                v.extend(ipcperf_core::plan::pow2_range(lo, hi));
-                v.push(hi);
-            }
-            None => v.push(count(item)?),
-        }
-    }
-    if v.is_empty() {
-        return Err(format!("'{s}' names no count of pairs"));
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(PairsList(v))
-}
-
-/// A count flag (`--clients`, `--subscribers`): like `--pairs`, at most `max`.
-pub fn parse_counts(s: &str, what: &str, max: usize) -> Result<PairsList, String> {
-    let v = parse_pairs(s).map_err(|e| e.replace("count of pairs", &format!("count of {what}")))?;
-    match v.0.iter().find(|&&n| n > max) {
-        Some(n) => Err(format!("'{n}': a count of {what} from 1 to {max}")),
-        None => Ok(v),
-    }
 }
 
 /// Each planned case once per count of a fan-in or fan-out flag (`set` puts the
@@ -691,12 +604,4 @@ impl CaseArgs {
             Payload::Touch
         }
     }
-}
-
-/// `--across net,ipc`: namespace kinds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcrossList(pub Vec<ipcperf_core::crossing::Namespace>);
-
-pub fn parse_across(s: &str) -> Result<AcrossList, String> {
-    ipcperf_core::crossing::Namespace::parse_list(s).map(AcrossList)
 }

@@ -170,7 +170,7 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
         run,
         saver,
         &mut console,
-        |r| match (a.format, crate::heatmap::from_run(r)) {
+        |r| match (a.format, crate::chart::heatmap::from_run(r)) {
             (Format::Table, Some(m)) => render_table(r, &m),
             _ => export::render_latency(r, a.format, false),
         },
@@ -179,11 +179,11 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
 }
 
 /// The matrix (p50 and p99 in µs), then the median p50 of each placement class.
-fn render_table(r: &RunRecord, m: &crate::heatmap::Matrix) -> String {
+fn render_table(r: &RunRecord, m: &crate::chart::heatmap::Matrix) -> String {
     let mut out = format!(
         "Round trip, {}: p50 (p99) in µs, writer CPU down, reader CPU across\n{}\n",
         m.what,
-        crate::heatmap::table(m)
+        crate::chart::heatmap::table(m)
     );
     let mut by_class: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
     for c in &r.cases {
@@ -213,14 +213,14 @@ fn render_table(r: &RunRecord, m: &crate::heatmap::Matrix) -> String {
 }
 
 fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
-    let Some(m) = crate::heatmap::from_run(run) else {
+    let Some(m) = crate::chart::heatmap::from_run(run) else {
         return Err(Fail::failure("no pair completed: no heatmap to draw"));
     };
     if heatmap_is_svg(path)? {
-        let svg = crate::heatmap::svg(&m).map_err(Fail::failure)?;
+        let svg = crate::chart::heatmap::svg(&m).map_err(Fail::failure)?;
         std::fs::write(path, svg).map_err(|e| Fail::failure(format!("{}: {e}", path.display())))
     } else {
-        crate::heatmap::png(&m, path).map_err(Fail::failure)
+        crate::chart::heatmap::png(&m, path).map_err(Fail::failure)
     }
 }
 

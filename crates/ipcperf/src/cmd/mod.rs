@@ -24,3 +24,4 @@ pub mod show;
 pub mod sink;
 pub mod sync;
 pub mod topology;
+pub mod values;

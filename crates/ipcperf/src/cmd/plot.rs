@@ -48,16 +48,16 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
     };
     // A core-to-core matrix is drawn as its heatmap (hundreds of pairs would be
     // hundreds of percentile lines).
-    if let Some(m) = crate::heatmap::from_run(&run) {
+    if let Some(m) = crate::chart::heatmap::from_run(&run) {
         if png {
-            crate::heatmap::png(&m, &a.output).map_err(Fail::failure)?;
+            crate::chart::heatmap::png(&m, &a.output).map_err(Fail::failure)?;
         } else {
-            write(&a.output, crate::heatmap::svg(&m))?;
+            write(&a.output, crate::chart::heatmap::svg(&m))?;
         }
         eprintln!("ipcperf: run {id}: heatmap drawn in {}", a.output.display());
         return Ok(0);
     }
-    let charts = crate::plot_xy::charts(&run);
+    let charts = crate::chart::xy::charts(&run);
     if charts.is_empty() {
         return Err(Fail::usage(format!(
             "run {id} has no case that moved data or timed latencies: nothing to plot"

@@ -7,7 +7,7 @@
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
 
-use super::view::{Table, View};
+use super::cells::{Table, View};
 use crate::units::{fmt_rate, fmt_size};
 
 /// Nanoseconds as microseconds: 3 significant figures or more.
@@ -102,7 +102,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     let mut tares: Vec<u64> = Vec::new();
     for c in &cases {
         let mut row = vec![
-            super::view::mechanism_label(c),
+            super::cells::mechanism_label(c),
             c.mode.name().to_string(),
             c.placement.shown(),
             fmt_size(c.block_size),
@@ -110,7 +110,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         if paced {
             row.push(offered(c).map_or("-".into(), |r| fmt_rate(r as f64)));
         }
-        if let Some(n) = super::view::spin_on_one_cpu(c).filter(|n| !notes.contains(n)) {
+        if let Some(n) = super::cells::spin_on_one_cpu(c).filter(|n| !notes.contains(n)) {
             notes.push(n);
         }
         match (&c.status, &c.latency) {
@@ -122,7 +122,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                         notes.push(format!(
                             "{} {} {}: saturated at {} of {} offered round trips/s; its \
                              latencies count the backlog from when each was due",
-                            super::view::mechanism_label(c),
+                            super::cells::mechanism_label(c),
                             fmt_size(c.block_size),
                             c.placement.shown(),
                             fmt_rate(l.round_trips_per_sec),
@@ -170,7 +170,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                         if crate::console::verbose() {
                             notes.push(format!(
                                 "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
-                                super::view::mechanism_label(c),
+                                super::cells::mechanism_label(c),
                                 fmt_size(c.block_size),
                                 c.placement.shown(),
                                 fmt_us(lo as f64),
@@ -179,7 +179,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                         } else {
                             noisy.push(format!(
                                 "{} {} {}",
-                                super::view::mechanism_label(c),
+                                super::cells::mechanism_label(c),
                                 fmt_size(c.block_size),
                                 c.placement.shown()
                             ));

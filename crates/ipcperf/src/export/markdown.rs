@@ -1,6 +1,6 @@
 //! Markdown tables, for pasting into issues and reports.
 
-use super::view::View;
+use super::cells::View;
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|")

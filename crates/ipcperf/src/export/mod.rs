@@ -4,6 +4,7 @@
 //! and markdown render that same view. JSON is the run record itself; CSV is one
 //! row per case.
 
+pub mod cells;
 mod csv;
 pub mod latency;
 mod markdown;

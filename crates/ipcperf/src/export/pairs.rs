@@ -6,7 +6,7 @@
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 
-use super::view::{mechanism_label, Table};
+use super::cells::{mechanism_label, Table};
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
 
 /// A pairs case's total rate: MB/s for a stream, round trips/s for round trips.

@@ -4,7 +4,7 @@
 
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord, SyncSeries};
 
-use super::view::{Table, View};
+use super::cells::{Table, View};
 use super::Format;
 use crate::units::fmt_rate;
 

@@ -4,7 +4,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Comfy};
 
-use super::view::{Table, View};
+use super::cells::{Table, View};
 
 /// Columns left out first when a table is wider than the terminal, by header (an
 /// exact name, or `*suffix`). The figures a table is for (MB/s, p50, p99) and
@@ -92,7 +92,7 @@ pub fn render(v: &View) -> String {
 }
 
 /// The tables alone (each after a blank line), fitted to the terminal.
-pub fn render_tables(tables: &[super::view::Table]) -> String {
+pub fn render_tables(tables: &[super::cells::Table]) -> String {
     let cols = crate::console::terminal_width().map(usize::from);
     let mut out = String::new();
     for t in tables {

@@ -3,6 +3,10 @@
 //! or PNG. Text is drawn with the DejaVu Sans font compiled into the binary, so
 //! nothing depends on the fonts installed on the machine.
 
+pub mod ab;
+pub mod heatmap;
+pub mod xy;
+
 use std::path::Path;
 use std::sync::Once;
 
@@ -17,7 +21,7 @@ use plotters::style::{register_font, FontStyle};
 use crate::units::fmt_size;
 
 /// DejaVu Sans (fonts-dejavu-core; free licence, see assets/DejaVuSans.LICENSE).
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 pub(crate) const FAMILY: &str = "sans-serif";
 
 pub(crate) fn fonts() {
@@ -564,5 +568,5 @@ pub fn throughput_png(run: &RunRecord, path: &Path) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[path = "plot_tests.rs"]
+#[path = "tests.rs"]
 mod tests;

@@ -6,8 +6,8 @@
 
 use plotters::prelude::*;
 
+use crate::chart::{fonts, FAMILY};
 use crate::compare::{Row, Verdict};
-use crate::plot::{fonts, FAMILY};
 
 /// The most rows one chart shows: the largest changes first (the rest are in the
 /// comparison's table).

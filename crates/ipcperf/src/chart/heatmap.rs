@@ -10,7 +10,7 @@ use ipcperf_core::record::{CaseStatus, RunRecord};
 use ipcperf_core::topology::Topology;
 use plotters::prelude::*;
 
-use crate::plot::{fonts, FAMILY};
+use crate::chart::{fonts, FAMILY};
 use crate::units::fmt_size;
 
 /// A measured matrix.

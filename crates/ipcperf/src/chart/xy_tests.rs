@@ -89,6 +89,6 @@ fn a_sync_run_draws_its_cycle_rates_before_its_latencies() {
     let xs: Vec<f64> = d.dots.iter().map(|x| x.x).collect();
     assert_eq!(xs, vec![250_000.0, 40_000_000.0]);
     assert!(d.dots[0].label.starts_with("futex"), "{:?}", d.dots);
-    let svg = crate::plot_ab::dot_svg(&d).unwrap();
+    let svg = crate::chart::ab::dot_svg(&d).unwrap();
     assert!(svg.contains("cycles/s") && svg.contains("futex"));
 }

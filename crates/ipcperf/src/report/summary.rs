@@ -173,14 +173,14 @@ pub fn html(runs: &[(String, RunRecord)], esc: fn(&str) -> String) -> String {
                 esc(a_id),
                 esc(&compare::summary(&rows))
             ));
-            let (shown, left) = crate::plot_ab::chosen(&rows);
+            let (shown, left) = crate::chart::ab::chosen(&rows);
             if shown.is_empty() {
                 o.push_str("<p>No case of one run has a counterpart in the other to draw.</p>\n");
                 continue;
             }
             let title = format!("Run {b_id} against run {a_id}, case by case");
             o.push_str("<div class=\"chart\">\n");
-            match crate::plot_ab::svg(&title, &shown) {
+            match crate::chart::ab::svg(&title, &shown) {
                 Ok(svg) => o.push_str(&svg),
                 Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
             }

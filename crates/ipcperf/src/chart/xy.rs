@@ -9,8 +9,8 @@ use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 use plotters::prelude::*;
 
+use crate::chart::{color, fonts, legend_below, size_with_legend, FAMILY, SIZE};
 use crate::export::view::mechanism_label;
-use crate::plot::{color, fonts, legend_below, size_with_legend, FAMILY, SIZE};
 use crate::units::{fmt_rate, fmt_size};
 
 /// How a point is marked.
@@ -184,7 +184,7 @@ pub fn load(run: &RunRecord) -> Option<XyChart> {
 /// One chart a run can be drawn as.
 pub enum Chart {
     /// A row per case (a pipeline's methods, a sync run's cycles/s).
-    Dots(&'static str, crate::plot_ab::DotChart),
+    Dots(&'static str, crate::chart::ab::DotChart),
     Throughput,
     Scaling(XyChart),
     Load(XyChart),
@@ -227,21 +227,21 @@ impl Chart {
 
     pub fn svg(&self, run: &RunRecord) -> Result<String, String> {
         match self {
-            Chart::Dots(_, c) => crate::plot_ab::dot_svg(c),
-            Chart::Throughput => crate::plot::throughput_svg(run),
+            Chart::Dots(_, c) => crate::chart::ab::dot_svg(c),
+            Chart::Throughput => crate::chart::throughput_svg(run),
             Chart::Scaling(c) | Chart::Load(c) => svg(c),
             Chart::Latency => {
-                crate::plot::latency_svg(run).unwrap_or_else(|| Err("no latencies".into()))
+                crate::chart::latency_svg(run).unwrap_or_else(|| Err("no latencies".into()))
             }
         }
     }
 
     pub fn png(&self, run: &RunRecord, path: &Path) -> Result<(), String> {
         match self {
-            Chart::Dots(_, c) => crate::plot_ab::dot_png(c, path),
-            Chart::Throughput => crate::plot::throughput_png(run, path),
+            Chart::Dots(_, c) => crate::chart::ab::dot_png(c, path),
+            Chart::Throughput => crate::chart::throughput_png(run, path),
             Chart::Scaling(c) | Chart::Load(c) => png(c, path),
-            Chart::Latency => crate::plot::latency_png(run, path).unwrap_or(Ok(())),
+            Chart::Latency => crate::chart::latency_png(run, path).unwrap_or(Ok(())),
         }
     }
 }
@@ -259,21 +259,21 @@ pub fn charts(run: &RunRecord) -> Vec<Chart> {
     v.extend(sync_dots(run).map(|c| Chart::Dots("cycles", c)));
     let scaling = scaling(run);
     let load = load(run);
-    let lines = crate::plot::throughput_lines(run);
+    let lines = crate::chart::throughput_lines(run);
     if lines.iter().any(|l| l.points.len() > 1) || (!lines.is_empty() && scaling.is_none()) {
         v.push(Chart::Throughput);
     }
     v.extend(scaling.map(Chart::Scaling));
     v.extend(load.map(Chart::Load));
-    if !crate::plot::latency_lines(run).is_empty() {
+    if !crate::chart::latency_lines(run).is_empty() {
         v.push(Chart::Latency);
     }
     v
 }
 
 /// A pipeline run's methods: MB/s at the median time, the rounds' min–max.
-pub fn pipeline_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
-    let dots: Vec<crate::plot_ab::Dot> = run
+pub fn pipeline_dots(run: &RunRecord) -> Option<crate::chart::ab::DotChart> {
+    let dots: Vec<crate::chart::ab::Dot> = run
         .cases
         .iter()
         .filter(|c| c.is_ok())
@@ -283,7 +283,7 @@ pub fn pipeline_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
             let bytes = c.series.first()?.bytes as f64;
             let s = ipcperf_core::stats::spread(&secs)?;
             let what = c.options.get("what").map(String::as_str).unwrap_or("");
-            Some(crate::plot_ab::Dot {
+            Some(crate::chart::ab::Dot {
                 label: format!("{}: {what}", c.mechanism),
                 x: bytes / s.median / 1e6,
                 range: Some((bytes / s.max / 1e6, bytes / s.min / 1e6)),
@@ -291,19 +291,19 @@ pub fn pipeline_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
             })
         })
         .collect();
-    (!dots.is_empty()).then(|| crate::plot_ab::DotChart {
+    (!dots.is_empty()).then(|| crate::chart::ab::DotChart {
         title: format!(
             "Stover's pipelines — {} (Linux {})",
             run.machine.hostname, run.machine.kernel
         ),
         x_desc: "MB/s at the median time (the rounds' min–max; log)".into(),
-        axis: crate::plot_ab::Axis::Values,
+        axis: crate::chart::ab::Axis::Values,
         dots,
     })
 }
 
 /// A sync run's cycle rates: set/clear and request/release, tare taken off.
-pub fn sync_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
+pub fn sync_dots(run: &RunRecord) -> Option<crate::chart::ab::DotChart> {
     let mut dots = Vec::new();
     for c in run.cases.iter().filter(|c| c.is_ok()) {
         let Some(s) = &c.sync else { continue };
@@ -313,7 +313,7 @@ pub fn sync_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
             ("request/release", s.request_release_per_sec, 1),
         ] {
             if let Some(v) = v.filter(|v| *v > 0.0 && v.is_finite()) {
-                dots.push(crate::plot_ab::Dot {
+                dots.push(crate::chart::ab::Dot {
                     label: format!("{at} {what}"),
                     x: v,
                     range: None,
@@ -322,13 +322,13 @@ pub fn sync_dots(run: &RunRecord) -> Option<crate::plot_ab::DotChart> {
             }
         }
     }
-    (!dots.is_empty()).then(|| crate::plot_ab::DotChart {
+    (!dots.is_empty()).then(|| crate::chart::ab::DotChart {
         title: format!(
             "Cycles per second — {} (Linux {})",
             run.machine.hostname, run.machine.kernel
         ),
         x_desc: "cycles/s, tare taken off (log); blue set/clear, orange request/release".into(),
-        axis: crate::plot_ab::Axis::Values,
+        axis: crate::chart::ab::Axis::Values,
         dots,
     })
 }
@@ -463,5 +463,5 @@ pub fn png(c: &XyChart, path: &Path) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[path = "plot_xy_tests.rs"]
+#[path = "xy_tests.rs"]
 mod tests;

@@ -1,0 +1,226 @@
+use super::*;
+use crate::testdata;
+use ipcperf_core::mode::Mode;
+
+fn rr(mech: &str, wait: &str, place: &str, p50: u64, p99: u64, load: f64) -> CaseRecord {
+    let mut c = testdata::paced_case(mech, 1, 1.0, p50, p99, p99 * 2);
+    c.options.clear();
+    c.wait = wait.into();
+    c.placement.label = place.into();
+    if let Some(l) = c.latency.as_mut() {
+        l.series_p50_ns = vec![p50 * 95 / 100, p50, p50 * 105 / 100];
+    }
+    c.median_cpu_load = Some(load);
+    c
+}
+
+/// The ranked mechanisms, in order.
+fn ranked(a: &Answer) -> Vec<&str> {
+    a.ranked.iter().map(|r| r.name.as_str()).collect()
+}
+
+fn run_of(cases: Vec<CaseRecord>) -> RunRecord {
+    let mut r = testdata::run();
+    r.cases = cases;
+    r
+}
+
+fn ask(p: Pattern) -> Ask {
+    Ask {
+        pattern: p,
+        figure: Figure::P99,
+        cpu_budget: None,
+        posix_only: false,
+        messages: false,
+    }
+}
+
+#[test]
+fn the_ranking_follows_the_figure_at_the_worst_placement() {
+    let run = run_of(vec![
+        rr("pipe", "block", "same-cpu", 4_000, 9_000, 1.0),
+        rr("pipe", "block", "shared-l3", 20_000, 40_000, 0.6),
+        rr("unix", "block", "same-cpu", 6_000, 12_000, 1.0),
+        rr("unix", "block", "shared-l3", 15_000, 30_000, 0.6),
+    ]);
+    let a = rank(&run, &ask(Pattern::RequestReply));
+    let names = ranked(&a);
+    // pipe wins on one CPU but loses across two: unix's worst is better.
+    assert_eq!(names, ["unix", "pipe"]);
+    assert_eq!(a.ranked[0].value, 30_000.0);
+    assert_eq!(a.ranked[0].placement, "shared-l3");
+    assert!(a
+        .first
+        .as_deref()
+        .unwrap()
+        .starts_with("unix: its p99 round trip of 30.0 µs"));
+    // The runner-up wins where both run on one CPU; the caveat says pin.
+    let ru = a.runner_up.unwrap();
+    assert!(ru.contains("wins where both sides run same-cpu"), "{ru}");
+    assert!(
+        a.caveats.iter().any(|c| c.contains("placement matters")),
+        "{:?}",
+        a.caveats
+    );
+    // At p50, pipe's worst (20 µs) loses to unix's (15 µs) too.
+    let mut p50 = ask(Pattern::RequestReply);
+    p50.figure = Figure::P50;
+    assert_eq!(rank(&run, &p50).ranked[0].name, "unix");
+}
+
+#[test]
+fn a_cpu_budget_leaves_out_spinning_and_the_constraints_filter() {
+    let run = run_of(vec![
+        rr("shm", "spin", "shared-l3", 300, 900, 2.0),
+        rr("shm", "futex", "shared-l3", 12_000, 30_000, 0.7),
+        rr("pipe", "block", "shared-l3", 14_000, 35_000, 0.6),
+        rr("posix-mq", "block", "shared-l3", 16_000, 40_000, 0.6),
+        rr("eventfd", "block", "shared-l3", 9_000, 20_000, 0.6),
+    ]);
+    let free = rank(&run, &ask(Pattern::RequestReply));
+    assert_eq!(free.ranked[0].name, "shm (spin)");
+    assert!(free
+        .caveats
+        .iter()
+        .any(|c| c.contains("keeps 2.00 CPUs busy")));
+
+    let mut budget = ask(Pattern::RequestReply);
+    budget.cpu_budget = Some(1.0);
+    let a = rank(&run, &budget);
+    assert_eq!(a.ranked[0].name, "eventfd");
+    assert!(a
+        .excluded
+        .iter()
+        .any(|(n, w)| n == "shm (spin)" && w.contains("over the budget of 1")));
+
+    budget.posix_only = true;
+    let a = rank(&run, &budget);
+    let names = ranked(&a);
+    assert_eq!(names, ["pipe", "posix-mq"]);
+
+    budget.messages = true;
+    let a = rank(&run, &budget);
+    let names = ranked(&a);
+    assert_eq!(names, ["posix-mq"]);
+    assert!(a
+        .excluded
+        .iter()
+        .any(|(n, w)| n == "pipe" && w.contains("byte stream")));
+}
+
+#[test]
+fn a_report_carries_the_answer_its_run_supports() {
+    // The test run: pipe 1000, unix 800, tcp 500 MB/s at every size.
+    let tables = report_answers(&testdata::run());
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    let t = &tables[0];
+    assert!(t.title.contains("stream, 65536 B blocks"), "{}", t.title);
+    let names: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(names, ["pipe", "unix", "tcp"]);
+    assert!(
+        t.notes[0].starts_with("first choice: pipe"),
+        "{:?}",
+        t.notes
+    );
+
+    // Round trips: one answer per message size.
+    let run = run_of(vec![
+        rr("pipe", "block", "shared-l3", 10_000, 20_000, 0.6),
+        rr("unix", "block", "shared-l3", 30_000, 60_000, 0.6),
+    ]);
+    let t = report_answers(&run);
+    assert_eq!(t.len(), 1);
+    assert!(
+        t[0].title.contains("request-reply, 64 B messages"),
+        "{}",
+        t[0].title
+    );
+    assert_eq!(t[0].rows[0][1], "pipe");
+}
+
+/// Busy CPUs are put down to spinning only where the wait spins: a
+/// sleeping wait kept as busy is working, and is not called a spinner.
+#[test]
+fn only_a_spinning_wait_is_called_spinning() {
+    let run = run_of(vec![
+        rr("shm", "spin", "shared-l3", 300, 900, 1.9),
+        rr("uring-unix", "io_uring", "shared-l3", 9_000, 20_000, 1.8),
+        rr("pipe", "block", "shared-l3", 14_000, 35_000, 1.7),
+    ]);
+    let a = rank(&run, &ask(Pattern::RequestReply));
+    let spinning: Vec<&String> = a
+        .caveats
+        .iter()
+        .filter(|c| c.contains("a spinning wait"))
+        .collect();
+    assert_eq!(spinning.len(), 1, "{:?}", a.caveats);
+    assert!(
+        spinning[0].starts_with("shm (spin) keeps 1.90"),
+        "{spinning:?}"
+    );
+}
+
+#[test]
+fn a_rate_of_round_trips_ranks_the_highest_first() {
+    let mut a = rr("pipe", "block", "shared-l3", 10_000, 20_000, 0.6);
+    let mut b = rr("unix", "block", "shared-l3", 9_000, 30_000, 0.6);
+    a.latency.as_mut().unwrap().round_trips_per_sec = 90_000.0;
+    b.latency.as_mut().unwrap().round_trips_per_sec = 50_000.0;
+    let mut q = ask(Pattern::RequestReply);
+    q.figure = Figure::Rate;
+    let ans = rank(&run_of(vec![b, a]), &q);
+    let names = ranked(&ans);
+    assert_eq!(names, ["pipe", "unix"]);
+    let first = ans.first.unwrap();
+    assert!(first.contains("rate of round trips of 90.0k/s"), "{first}");
+    // The range goes as one over the series' p50s: the fastest series, the most.
+    let r = &ans.ranked[0];
+    assert!(r.low < r.value && r.value < r.high, "{r:?}");
+}
+
+#[test]
+fn overlapping_spreads_are_called_a_tie() {
+    let run = run_of(vec![
+        rr("pipe", "block", "shared-l3", 10_000, 20_000, 0.6),
+        rr("unix", "block", "shared-l3", 10_200, 20_400, 0.6),
+        rr("tcp", "block", "shared-l3", 30_000, 60_000, 0.6),
+    ]);
+    let a = rank(&run, &ask(Pattern::RequestReply));
+    assert!(tie(&a.ranked[0], &a.ranked[1]));
+    assert!(!tie(&a.ranked[1], &a.ranked[2]));
+    assert!(a.runner_up.unwrap().contains("a tie with the first"));
+    assert!(a
+        .caveats
+        .iter()
+        .any(|c| c.contains("within each other's noise")));
+}
+
+#[test]
+fn streams_rank_by_throughput_and_failures_are_listed_not_ranked() {
+    let mut bad = testdata::case("udp", Mode::Processes, 65536, "shared-l3", &[100.0]);
+    bad.status = CaseStatus::Refused;
+    bad.message = Some("too big".into());
+    let run = run_of(vec![
+        testdata::case(
+            "pipe",
+            Mode::Processes,
+            65536,
+            "shared-l3",
+            &[3000.0, 3100.0],
+        ),
+        testdata::case(
+            "unix",
+            Mode::Processes,
+            65536,
+            "shared-l3",
+            &[5000.0, 5200.0],
+        ),
+        bad,
+    ]);
+    let a = rank(&run, &ask(Pattern::Stream));
+    let names = ranked(&a);
+    assert_eq!(names, ["unix", "pipe"]);
+    assert!(a.first.unwrap().contains("throughput of 5"));
+    assert_eq!(a.not_run.len(), 1);
+    assert!(a.not_run[0].1.contains("too big"));
+}

@@ -1,0 +1,298 @@
+#[test]
+fn the_same_case_on_other_cpus_is_named_not_matched() {
+    let a = crate::testdata::run();
+    let mut b = crate::testdata::run();
+    for c in &mut b.cases {
+        if c.placement.writer_cpu != c.placement.reader_cpu {
+            c.placement.reader_cpu = Some(8);
+            c.placement.label = "other-l3".into();
+        }
+    }
+    let rows = compare(&a, &b, 0.05);
+    let moved: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.why.starts_with("the CPUs differ"))
+        .collect();
+    assert!(!moved.is_empty());
+    assert!(
+        moved
+            .iter()
+            .any(|r| r.why.contains("B ran it on other-l3 0→8")),
+        "{moved:?}"
+    );
+    assert!(
+        moved
+            .iter()
+            .any(|r| r.why.contains("A ran it on cross-cpu 0→1")),
+        "{moved:?}"
+    );
+    assert!(rows.iter().all(|r| r.why != "only in A"));
+}
+
+use super::*;
+use crate::testdata;
+use ipcperf_core::mode::Mode;
+
+#[test]
+fn doubled_throughput_is_marked_faster() {
+    let a = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[97.0, 98.0, 100.0, 102.0, 103.0],
+    );
+    let b = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[194.0, 196.0, 200.0, 204.0, 206.0],
+    );
+    let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
+    assert_eq!(r.verdict, Verdict::Faster);
+    assert!((r.ratio.unwrap() - 2.0).abs() < 1e-9);
+    assert_eq!(
+        compare_case(&b, &a, DEFAULT_MIN_CHANGE).verdict,
+        Verdict::Slower
+    );
+}
+
+#[test]
+fn difference_inside_the_noise_is_not_marked() {
+    // 5% apart, but each run's series spread over 20%.
+    let a = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[90.0, 95.0, 100.0, 105.0, 110.0],
+    );
+    let b = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[95.0, 100.0, 105.0, 110.0, 115.0],
+    );
+    let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
+    assert_eq!(r.verdict, Verdict::Unchanged, "{r:?}");
+    // The same 5% with tight series is beyond the spread, but not beyond the
+    // default threshold; with no threshold it is a change, and 10% is one anyway.
+    let a = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[99.8, 99.9, 100.0, 100.1, 100.2],
+    );
+    let b = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[104.8, 104.9, 105.0, 105.1, 105.2],
+    );
+    let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
+    assert_eq!(r.verdict, Verdict::Unchanged, "{r:?}");
+    assert!(r.why.contains("threshold"), "{r:?}");
+    assert_eq!(compare_case(&a, &b, 0.0).verdict, Verdict::Faster);
+    let c = testdata::case(
+        "pipe",
+        Mode::Processes,
+        4096,
+        "same-cpu",
+        &[109.8, 109.9, 110.0, 110.1, 110.2],
+    );
+    assert_eq!(
+        compare_case(&a, &c, DEFAULT_MIN_CHANGE).verdict,
+        Verdict::Faster
+    );
+}
+
+#[test]
+fn noisy_b_alone_is_enough_to_hold_back_a_verdict() {
+    let a = testdata::case(
+        "pipe",
+        Mode::Processes,
+        64,
+        "same-cpu",
+        &[100.0, 100.0, 100.0, 100.0, 100.0],
+    );
+    let b = testdata::case(
+        "pipe",
+        Mode::Processes,
+        64,
+        "same-cpu",
+        &[80.0, 105.0, 130.0, 155.0, 180.0],
+    );
+    assert_eq!(
+        compare_case(&a, &b, DEFAULT_MIN_CHANGE).verdict,
+        Verdict::Unchanged
+    );
+}
+
+#[test]
+fn rank_sum_p_values_are_exact_for_small_runs_and_drawn_for_large() {
+    // No overlap: 2 of the C(6,3) = 20 splits are as lopsided.
+    assert!((rank_sum_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 0.1).abs() < 1e-12);
+    assert!((smallest_p(3, 3) - 0.1).abs() < 1e-12);
+    assert!(
+        (rank_sum_p(&[6.0, 7.0, 8.0, 9.0, 10.0], &[1.0, 2.0, 3.0, 4.0, 5.0]) - 2.0 / 252.0).abs()
+            < 1e-12
+    );
+    // Interleaved values: nothing to see.
+    let p = rank_sum_p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]);
+    assert!(p > 0.5, "{p}");
+    // All equal: every split ties, p = 1.
+    assert_eq!(rank_sum_p(&[5.0; 4], &[5.0; 4]), 1.0);
+    // 12 a side (2.7M splits): drawn, and the same data gives the same p.
+    let a: Vec<f64> = (0..12).map(f64::from).collect();
+    let b: Vec<f64> = (100..112).map(f64::from).collect();
+    let p = rank_sum_p(&a, &b);
+    assert!(p < 1e-3, "{p}");
+    assert_eq!(p, rank_sum_p(&a, &b));
+    let mixed: Vec<f64> = (0..12).map(|i| f64::from(i) + 0.5).collect();
+    assert!(rank_sum_p(&a, &mixed) > 0.3);
+}
+
+#[test]
+fn three_series_a_side_cannot_show_a_change() {
+    let a = testdata::case(
+        "pipe",
+        Mode::Processes,
+        64,
+        "same-cpu",
+        &[99.0, 100.0, 101.0],
+    );
+    let b = testdata::case(
+        "pipe",
+        Mode::Processes,
+        64,
+        "same-cpu",
+        &[199.0, 200.0, 201.0],
+    );
+    let r = compare_case(&a, &b, DEFAULT_MIN_CHANGE);
+    assert_eq!(r.verdict, Verdict::NoiseUnknown, "{r:?}");
+    assert!(r.why.contains("--repeat"), "{r:?}");
+}
+
+/// One case of twenty at p = 0.008 is what chance gives now and then: not a
+/// change. Twenty at that p are.
+#[test]
+fn false_discoveries_are_held_over_the_cases_compared() {
+    let a5 = [97.0, 98.0, 100.0, 102.0, 103.0];
+    let same = [97.5, 98.5, 100.5, 101.5, 103.5];
+    let up = [110.0, 111.0, 112.0, 113.0, 114.0];
+    let make = |sizes: usize, changed: usize| {
+        let mut a = testdata::run();
+        a.cases.clear();
+        let mut b = a.clone();
+        for i in 0..sizes {
+            let size = 64u64 << i;
+            a.cases.push(testdata::case(
+                "pipe",
+                Mode::Processes,
+                size,
+                "same-cpu",
+                &a5,
+            ));
+            let v: &[f64] = if i < changed { &up } else { &same };
+            b.cases
+                .push(testdata::case("pipe", Mode::Processes, size, "same-cpu", v));
+        }
+        compare(&a, &b, DEFAULT_MIN_CHANGE)
+    };
+    let one = make(20, 1);
+    assert_eq!(one[0].verdict, Verdict::Unchanged, "{:?}", one[0]);
+    assert!(one[0].why.contains("Benjamini"), "{:?}", one[0]);
+    assert!(one.iter().all(|r| r.verdict == Verdict::Unchanged));
+    // Alone, the same case is a change.
+    let alone = make(1, 1);
+    assert_eq!(alone[0].verdict, Verdict::Faster, "{:?}", alone[0]);
+    let all = make(20, 20);
+    assert!(all.iter().all(|r| r.verdict == Verdict::Faster), "{all:?}");
+}
+
+/// Latency is compared on its median and its tail: the same p50 with p99
+/// doubled is a slower p99 row and an unchanged p50 row.
+#[test]
+fn round_trips_are_compared_on_p50_and_p99() {
+    let lat = |p50: &[u64], p99: &[u64]| {
+        let mut c = testdata::paced_case("unix", 1000, 1000.0, 10_000, 20_000, 30_000);
+        let l = c.latency.as_mut().unwrap();
+        l.series_p50_ns = p50.to_vec();
+        l.series_p99_ns = p99.to_vec();
+        c
+    };
+    let mut a = testdata::run();
+    a.cases = vec![lat(
+        &[9_800, 9_900, 10_000, 10_100, 10_200],
+        &[19_800, 19_900, 20_000, 20_100, 20_200],
+    )];
+    let mut b = a.clone();
+    b.cases = vec![lat(
+        &[9_850, 9_950, 10_050, 10_150, 10_250],
+        &[39_800, 39_900, 40_000, 40_100, 40_200],
+    )];
+    let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].unit, "µs p50");
+    assert_eq!(rows[0].verdict, Verdict::Unchanged, "{:?}", rows[0]);
+    assert_eq!(rows[1].unit, "µs p99");
+    assert!(rows[1].case.ends_with("· p99"), "{}", rows[1].case);
+    assert_eq!(rows[1].verdict, Verdict::Slower, "{:?}", rows[1]);
+    assert!((rows[1].ratio.unwrap() - 2.0).abs() < 1e-9);
+    // A run kept before series p99 existed: the p50 row alone.
+    let mut old = a.clone();
+    old.cases[0].latency.as_mut().unwrap().series_p99_ns.clear();
+    assert_eq!(compare(&old, &b, DEFAULT_MIN_CHANGE).len(), 1);
+}
+
+/// A case between two machines is never the same case as one on this
+/// machine's CPUs of the same numbers.
+#[test]
+fn other_host_is_not_matched_with_the_same_cpu_numbers_here() {
+    let a = testdata::run();
+    let mut b = testdata::run();
+    for c in &mut b.cases {
+        c.placement.label = "other-host".into();
+    }
+    let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+    let judged = rows
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotComparable)
+        .count();
+    assert_eq!(judged, 0, "{rows:?}");
+    // Two --peer runs do match each other.
+    let rows = compare(&b, &b, DEFAULT_MIN_CHANGE);
+    assert!(rows.iter().any(|r| r.verdict == Verdict::Unchanged));
+}
+
+#[test]
+fn single_series_and_missing_cases_are_not_judged() {
+    let a = testdata::case("pipe", Mode::Processes, 64, "same-cpu", &[100.0]);
+    let b = testdata::case("pipe", Mode::Processes, 64, "same-cpu", &[300.0]);
+    assert_eq!(
+        compare_case(&a, &b, DEFAULT_MIN_CHANGE).verdict,
+        Verdict::NoiseUnknown
+    );
+
+    let run_a = testdata::run();
+    let mut run_b = testdata::run();
+    run_b.cases.retain(|c| c.mechanism != "tcp");
+    for c in &mut run_b.cases {
+        if c.mechanism == "pipe" {
+            for s in &mut c.series {
+                s.bytes *= 2;
+            }
+            c.summarize();
+        }
+    }
+    let rows = compare(&run_a, &run_b, DEFAULT_MIN_CHANGE);
+    assert_eq!(rows.len(), run_a.cases.len());
+    assert_eq!(
+        summary(&rows),
+        "6 faster, 0 slower, 6 unchanged (within the noise), 8 not comparable (absent from or not run in one of them)"
+    );
+}
