@@ -25,6 +25,36 @@ mod units;
 
 use clap::Parser;
 
+/// A panic (a bug of ours) says one line, with the version and where to report it
+/// (the backtrace only with RUST_BACKTRACE), removes every named object still
+/// registered and kills our peers, as Ctrl-C does, and exits 101.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!(
+            "ipcperf: internal error{at}: {what} (ipcperf {}; a bug, not your input: please \
+             report it with the command line at {}/issues)",
+            env!("CARGO_PKG_VERSION"),
+            env!("CARGO_PKG_REPOSITORY")
+        );
+        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0") {
+            eprintln!("{}", std::backtrace::Backtrace::force_capture());
+        }
+        ipcperf_sys::cleanup::run_all();
+        std::process::exit(101);
+    }));
+}
+
 /// A variable set but empty (`IPCPERF_NO_SAVE=`, as CI templates and shells leave
 /// them) means the same as one not set. Called first in `main`, before any thread.
 fn forget_empty_variables() {
@@ -68,6 +98,7 @@ fn main() {
         std::process::exit(1);
     }
     forget_empty_variables();
+    quiet_panics();
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
     let result = match cli.command {

@@ -866,3 +866,63 @@ fn list_reads_at_80_columns_without_a_broken_word() {
     assert!(one.contains("named objects") && one.contains("modes: threads, processes"));
     bad_input(&["list", "no-such-thing"], "unknown mechanism");
 }
+
+/// A panic (forced by the test-only IPCPERF_TEST_PANIC, once a case's objects and
+/// peer exist) is one line naming the version and where to report it, exit 101,
+/// and removes every named object, as Ctrl-C does.
+#[test]
+fn a_panic_is_one_line_exit_101_and_leaves_nothing() {
+    for args in [
+        &["run", "fifo"][..],
+        &["run", "sysv-msg"],
+        &["run", "posix-mq"],
+        &["run", "shm", "--shm-named"],
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(args)
+            .args(["-n", "10", "--no-save"])
+            .env("TMPDIR", tmp.path())
+            .env("IPCPERF_TEST_PANIC", "1")
+            .env_remove("RUST_BACKTRACE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(101), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("internal error"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(
+            lines[0].contains(env!("CARGO_PKG_VERSION")) && lines[0].contains("/issues"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("stack backtrace"),
+            "{err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+        let prefix = format!("ipcperf-{pid}-");
+        for dir in ["/dev/shm", "/dev/mqueue"] {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                assert!(!n.contains(&prefix), "{args:?} left {dir}/{n}");
+            }
+        }
+        for q in ipcperf_sys::sysv_msg::list() {
+            assert_ne!(
+                ipcperf_sys::sysv_msg::owner_of_key(q.key),
+                Some(pid as i32),
+                "{args:?} left SysV queue {}",
+                q.id
+            );
+        }
+    }
+}

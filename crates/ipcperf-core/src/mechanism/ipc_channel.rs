@@ -66,7 +66,7 @@ where
         Err(TryRecvError::IpcError(IpcError::Disconnected)) => Err(Error::Peer(format!(
             "ipc-channel: the other side closed its channel (no {what})"
         ))),
-        Err(TryRecvError::IpcError(e)) => Err(failed("receive", format!("{e:?}"))),
+        Err(TryRecvError::IpcError(e)) => Err(failed("receive", e.to_string())),
     }
 }
 
@@ -75,7 +75,7 @@ impl ByteStream for ChannelEnd {
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
         self.tx
             .send(ByteBuf::from(buf))
-            .map_err(|e| failed("send", format!("{e:?}")))
+            .map_err(|e| failed("send", e.to_string()))
     }
 
     #[inline]
@@ -172,8 +172,8 @@ fn setup(opts: &MechOptions) -> Result<Link> {
             let r = match server.accept() {
                 Ok((_hello_rx, to_peer)) => to_peer
                     .send(theirs)
-                    .map_err(|e| failed("send the peer its ends", format!("{e:?}"))),
-                Err(e) => Err(failed("accept", format!("{e:?}"))),
+                    .map_err(|e| failed("send the peer its ends", e.to_string())),
+                Err(e) => Err(failed("accept", e.to_string())),
             };
             let _ = done_tx.send(r);
         })

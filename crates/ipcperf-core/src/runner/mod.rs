@@ -18,6 +18,15 @@ use crate::record::{CaseRecord, SeriesRecord};
 use crate::workload::roundtrip_session::RoundTripSession;
 use crate::workload::stream_session::{SeriesOutcome, StreamSession};
 
+/// With IPCPERF_TEST_PANIC set, a panic here, once a stream case's objects and
+/// peer exist: the tests' way to show that a panic removes them (never set by
+/// users; read once a case, outside every timed loop).
+fn panic_on_purpose() {
+    if std::env::var_os("IPCPERF_TEST_PANIC").is_some() {
+        panic!("IPCPERF_TEST_PANIC: a panic on purpose, the case's objects made");
+    }
+}
+
 /// How long the warm-up aims to run.
 pub fn warmup_target_ns(spec: &CaseSpec) -> u64 {
     match spec.length {
@@ -115,6 +124,7 @@ fn run_inner<M: Mechanism>(
         return pairs::run_stream::<M>(spec, env, obs, rec).map(|()| 0);
     }
     let mut s = StreamSession::<M>::open(spec, env)?;
+    panic_on_purpose();
     rec.options.extend(s.facts.drain(..));
     if s.peer_machine.is_some() {
         rec.peer_machine = s.peer_machine.take();

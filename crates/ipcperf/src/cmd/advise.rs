@@ -32,7 +32,7 @@ pub struct AdviseArgs {
     pub pattern: Pattern,
 
     /// Message or block size (default 512 for round trips, 64k for streams).
-    #[arg(long, value_parser = units::parse_size)]
+    #[arg(long, value_parser = units::parse_block)]
     pub size: Option<usize>,
 
     /// Fan-in: how many clients; fan-out: how many readers.
@@ -125,8 +125,9 @@ fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
     for m in &a.only {
         if !all.contains(m) {
             return Err(Fail::usage(format!(
-                "--only {m}: not a candidate for {:?} here; candidates: {}",
-                a.pattern,
+                "--only {m}: not a candidate for the {} pattern here; candidates: {}",
+                clap::ValueEnum::to_possible_value(&a.pattern)
+                    .map_or_else(String::new, |v| v.get_name().to_string()),
                 all.join(", ")
             )));
         }

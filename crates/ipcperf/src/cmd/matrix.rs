@@ -38,7 +38,7 @@ pub struct MatrixArgs {
     pub cpus: Option<CpuList>,
 
     /// Message size (64, 4k). Default 64 bytes.
-    #[arg(long, short, alias = "size", value_parser = units::parse_size, default_value = "64")]
+    #[arg(long, short, alias = "size", value_parser = units::parse_block, default_value = "64")]
     pub sizes: usize,
 
     /// Length of each pair's series (default 100ms); the warm-up adds a quarter.
