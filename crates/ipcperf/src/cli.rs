@@ -96,4 +96,38 @@ pub enum Command {
     /// (internal) the peer side of a two-process case; started by ipcperf itself.
     #[command(name = "__peer", hide = true)]
     Peer,
+    /// (internal) every subcommand and its arguments as JSON: what the fuzz test
+    /// generates its command lines from, so a new flag is fuzzed the day it lands.
+    #[command(name = "__cli-tree", hide = true)]
+    CliTree,
+}
+
+/// Every visible subcommand with its arguments: id, long and short names, whether
+/// it takes a value, the value's name, the values it allows, and whether it is
+/// positional.
+pub fn tree(cmd: &clap::Command) -> serde_json::Value {
+    let args = |c: &clap::Command| -> Vec<serde_json::Value> {
+        c.get_arguments()
+            .filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version")
+            .map(|a| {
+                serde_json::json!({
+                    "id": a.get_id().as_str(),
+                    "long": a.get_long(),
+                    "short": a.get_short().map(|c| c.to_string()),
+                    "positional": a.is_positional(),
+                    "takes_value": a.get_action().takes_values(),
+                    "value_name": a.get_value_names().and_then(|v| v.first()).map(|v| v.as_str()),
+                    "values": a.get_possible_values().iter().map(|v| v.get_name()).collect::<Vec<_>>(),
+                    "many": a.get_num_args().is_some_and(|n| n.max_values() > 1),
+                })
+            })
+            .collect()
+    };
+    serde_json::json!({
+        "global": args(cmd),
+        "subcommands": cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| serde_json::json!({
+            "name": s.get_name(),
+            "args": args(s),
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -151,6 +151,12 @@ fn main() {
             cmd::completions::run(a, <cli::Cli as clap::CommandFactory>::command())
         }
         cli::Command::Man(a) => cmd::man::run(a, <cli::Cli as clap::CommandFactory>::command()),
+        cli::Command::CliTree => {
+            let mut c = <cli::Cli as clap::CommandFactory>::command();
+            c.build();
+            println!("{}", cli::tree(&c));
+            Ok(0)
+        }
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,10 +1,13 @@
 //! A fuzz test of the command line: seeded argument vectors over every subcommand
-//! (sizes, durations, counts, pins, mechanisms and modes, paths, hostile strings).
+//! and every flag of the binary's own command tree (`ipcperf __cli-tree`), values
+//! drawn by kind (sizes, durations, counts, lists, paths, URLs, placement classes,
+//! hostile strings).
 //! Each must end within its bound with exit 0, 1 or 2 — never a signal, a panic
 //! or an abort — and leave no named object, directory or process behind.
 //!
-//! IPCPERF_FUZZ_SEED=S reproduces a run (the seed is printed on failure);
-//! IPCPERF_FUZZ_N=N changes how many vectors are tried (default 1000).
+//! IPCPERF_FUZZ_SEED=S reproduces a run (the seed is printed, and named on
+//! failure); IPCPERF_FUZZ_SEED=random draws a new one;
+//! IPCPERF_FUZZ_N=N changes how many vectors are tried (default 2000).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -142,15 +145,19 @@ fn try_one(n: usize, args: &[String], dir: &Path) -> Option<String> {
 }
 
 #[test]
-fn a_thousand_generated_command_lines_each_end_cleanly() {
-    let seed: u64 = std::env::var("IPCPERF_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x1bc_9e7f_2026_1123);
+fn generated_command_lines_each_end_cleanly() {
+    // A fixed seed unless one is given; `random` draws one from the clock.
+    let seed: u64 = match std::env::var("IPCPERF_FUZZ_SEED").ok().as_deref() {
+        Some("random") => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+        Some(s) => s.parse().expect("IPCPERF_FUZZ_SEED: a number or `random`"),
+        None => 0x1bc_9e7f_2026_1123,
+    };
     let count: usize = std::env::var("IPCPERF_FUZZ_N")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
+        .unwrap_or(2000);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // A history with a run in it, a run file to import and a broken one.
@@ -165,45 +172,40 @@ fn a_thousand_generated_command_lines_each_end_cleanly() {
     std::fs::write(d.join("run.json"), &out.stdout).unwrap();
     std::fs::write(d.join("bad.json"), &out.stdout[..out.stdout.len() / 2]).unwrap();
 
-    const SUBS: &[&str] = &[
-        "run",
-        "run",
-        "run",
-        "run",
-        "latency",
-        "latency",
-        "latency",
-        "sync",
-        "sync",
-        "matrix",
-        "topology",
-        "man",
-        "gen",
-        "sink",
-        "pipeline",
-        "list",
-        "clean",
-        "history",
-        "show",
-        "export",
-        "plot",
-        "report",
-        "compare",
-        "import",
-        "nosuch",
-        "__peer",
-        "--help",
-        "--version",
-        "",
-    ];
+    let subs: Vec<Sub> = tree(BIN)
+        .into_iter()
+        .filter(|s| !NOT_GENERATED.iter().any(|(n, _)| *n == s.name))
+        .collect();
+    assert!(
+        subs.len() > 15,
+        "the command tree names {} subcommands",
+        subs.len()
+    );
+    // A few lines that are no subcommand at all.
+    let odd: Vec<Sub> = ["nosuch", "__peer", "--help", "--version", ""]
+        .iter()
+        .map(|n| Sub {
+            name: n.to_string(),
+            args: Vec::new(),
+        })
+        .collect();
     let mut r = Rng((seed ^ 0x9e37_79b9_7f4a_7c15) | 1);
     let vectors: Vec<Vec<String>> = (0..count)
         .map(|_| {
-            let sub = r.pick(SUBS);
-            vector(&mut r, sub, d)
+            let s = if r.chance(3) {
+                &odd[r.below(odd.len())]
+            } else {
+                &subs[r.below(subs.len())]
+            };
+            vector(&mut r, s, d)
         })
         .collect();
+    eprintln!(
+        "seed {seed}: {count} vectors over {} subcommands",
+        subs.len()
+    );
     let next = Mutex::new(0usize);
+    let slow = Mutex::new(Vec::new());
     let failures = Mutex::new(Vec::new());
     let t0 = Instant::now();
     std::thread::scope(|s| {
@@ -218,7 +220,10 @@ fn a_thousand_generated_command_lines_each_end_cleanly() {
                 let Some(args) = vectors.get(i) else {
                     return;
                 };
-                if let Some(why) = try_one(i, args, d) {
+                let t = Instant::now();
+                let verdict = try_one(i, args, d);
+                slow.lock().unwrap().push((t.elapsed(), i));
+                if let Some(why) = verdict {
                     failures
                         .lock()
                         .unwrap()
@@ -227,6 +232,11 @@ fn a_thousand_generated_command_lines_each_end_cleanly() {
             });
         }
     });
+    let mut slow = slow.into_inner().unwrap();
+    slow.sort();
+    for (t, i) in slow.iter().rev().take(8) {
+        eprintln!("  slowest: {t:.1?} #{i} {:?}", vectors[*i]);
+    }
     let mut f = failures.into_inner().unwrap();
     if d.join("nonexistent").exists() {
         f.push("a directory named only in a path argument was made".into());

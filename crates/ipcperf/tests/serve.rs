@@ -485,3 +485,119 @@ fn peer_with_a_placement_class_is_refused_as_bad_input() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("cannot reach"), "{err}");
 }
+
+/// Read one frame (4-byte big-endian length, then JSON) within `t`.
+fn read_frame_json(c: &mut TcpStream, t: Duration) -> Option<serde_json::Value> {
+    c.set_read_timeout(Some(t)).ok()?;
+    let mut len = [0u8; 4];
+    c.read_exact(&mut len).ok()?;
+    let n = u32::from_be_bytes(len) as usize;
+    if n > 1 << 20 {
+        return None;
+    }
+    let mut body = vec![0u8; n];
+    c.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut f = (body.len() as u32).to_be_bytes().to_vec();
+    f.extend_from_slice(body);
+    f
+}
+
+/// A protocol fuzz: seeded connections that each read the banner and answer with
+/// garbage bytes, lying length prefixes, JSON of every shape, hellos with fields
+/// of the wrong type or a wrong proof, and (with the right proof) garbage where
+/// the run's messages belong. Each connection is closed by the server within its
+/// bound, and afterwards a real client still gets its figures.
+/// IPCPERF_FUZZ_SEED=S replays a run.
+#[test]
+fn a_protocol_fuzz_leaves_the_server_serving() {
+    let seed: u64 = std::env::var("IPCPERF_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5e7e_2026_1126);
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), "t", "s3cret");
+    let mut s = Server::start(Some(&token), &[]);
+    let version = env!("CARGO_PKG_VERSION");
+    for i in 0..200u32 {
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        let banner = read_frame_json(&mut c, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("seed {seed} #{i}: no banner"));
+        let nonce_hex = banner["Banner"]["nonce"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let nonce: Vec<u8> = (0..nonce_hex.len() / 2)
+            .filter_map(|k| u8::from_str_radix(&nonce_hex[2 * k..2 * k + 2], 16).ok())
+            .collect();
+        let right = ipcperf_core::mode::remote::proof(b"s3cret", &nonce);
+        let junk: Vec<u8> = (0..next() % 64).map(|_| next() as u8).collect();
+        let shapes = [
+            serde_json::json!(null),
+            serde_json::json!(next()),
+            serde_json::json!("ClientHello"),
+            serde_json::json!([1, 2, {"a": []}]),
+            serde_json::json!({"ipcperf": 7, "protocol": "one"}),
+            serde_json::json!({"ipcperf": version, "protocol": 1, "proof": "zz"}),
+            serde_json::json!({"ipcperf": version, "protocol": 1, "proof": right.clone()[..10]}),
+            serde_json::json!({"ipcperf": version, "protocol": 99, "proof": right.clone()}),
+            serde_json::json!({"ipcperf": version, "protocol": 1, "proof": right.clone(), "run": "x".repeat(5000), "pings": u32::MAX}),
+            serde_json::json!({"ipcperf": "0.0.0", "protocol": 1, "proof": right.clone(), "over": "yes"}),
+        ];
+        let mut bytes = Vec::new();
+        let case = next() % 6;
+        match case {
+            0 => bytes.extend(&junk),
+            1 => {
+                let lens = [0u32, 1, 0x7fff_ffff, (1 << 20) + 1, junk.len() as u32 + 9];
+                bytes.extend(lens[(next() % 5) as usize].to_be_bytes());
+                bytes.extend(&junk);
+            }
+            2 | 3 => {
+                let v = &shapes[(next() % shapes.len() as u64) as usize];
+                bytes.extend(frame(v.to_string().as_bytes()));
+            }
+            _ => {
+                // The right proof, then garbage where the run's messages go.
+                let hello = serde_json::json!({"ipcperf": version, "protocol": 1, "proof": right, "run": format!("fuzz-{i}")});
+                bytes.extend(frame(hello.to_string().as_bytes()));
+                let after = [
+                    frame(&junk),
+                    frame(b"{\"Go\":{\"bytes\":\"lots\"}}"),
+                    frame(b"\"Quit\""),
+                    frame(b"{\"Hello\":17}"),
+                    junk.clone(),
+                ];
+                bytes.extend(&after[(next() % 5) as usize]);
+            }
+        }
+        let _ = c.write_all(&bytes);
+        let _ = c.shutdown(std::net::Shutdown::Write);
+        let (_, took) = until_closed(&mut c);
+        assert!(
+            took < Duration::from_secs(5),
+            "seed {seed} #{i} (case {case}): the server held the connection {took:?}"
+        );
+        assert!(
+            s.child.try_wait().unwrap().is_none(),
+            "seed {seed} #{i} (case {case}): the server died; its log: {:?}",
+            s.lines()
+        );
+    }
+    good_run(&s, &token);
+    let log = s.lines().join("\n");
+    assert!(
+        !log.contains("panicked") && !log.contains("internal error"),
+        "{log}"
+    );
+}

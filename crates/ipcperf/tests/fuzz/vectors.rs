@@ -1,5 +1,7 @@
 //! The fuzz test's generator: a small seeded RNG, the values it draws from, and
-//! the command line it builds for each subcommand.
+//! the command lines it builds from the binary's own command tree
+//! (`ipcperf __cli-tree`): every subcommand, every flag, each value drawn by the
+//! kind of value the flag takes, so a flag is fuzzed the day it lands.
 
 use std::path::Path;
 
@@ -128,8 +130,6 @@ pub(crate) const PINS: &[&str] = &[
     "all",
     "same-cpu",
 ];
-pub(crate) const MODES: &[&str] = &["single", "threads", "processes", "sideways", ""];
-pub(crate) const FORMATS: &[&str] = &["table", "json", "csv", "markdown", "text", "xml", ""];
 pub(crate) const WAKES: &[&str] = &[
     "spin",
     "futex",
@@ -157,292 +157,346 @@ pub(crate) const HOSTILE: &[&str] = &[
     "--dir",
 ];
 
-/// One argument vector for `sub`.
-pub(crate) fn vector(r: &mut Rng, sub: &str, dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = vec![sub.to_string()];
-    let d = dir.display().to_string();
-    // Paths that do not exist, inside our own directory: a bug that made them
-    // must not touch anything outside it.
-    let nx = format!("{d}/nonexistent/x");
-    let nxdb = format!("{d}/nonexistent/x/y.db");
-    let nxpng = format!("{d}/nonexistent/x.png");
-    let push = |v: &mut Vec<String>, a: &str, b: &str| {
-        v.push(a.to_string());
-        v.push(b.to_string());
+/// One argument as the command tree gives it.
+#[derive(Debug, Clone)]
+pub(crate) struct Arg {
+    pub(crate) id: String,
+    pub(crate) long: Option<String>,
+    pub(crate) short: Option<String>,
+    pub(crate) positional: bool,
+    pub(crate) takes_value: bool,
+    pub(crate) value_name: String,
+    pub(crate) values: Vec<String>,
+    pub(crate) many: bool,
+}
+
+/// A subcommand and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Sub {
+    pub(crate) name: String,
+    pub(crate) args: Vec<Arg>,
+}
+
+/// The binary's command tree.
+pub(crate) fn tree(bin: &str) -> Vec<Sub> {
+    let out = std::process::Command::new(bin)
+        .arg("__cli-tree")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "__cli-tree: {out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arg = |a: &serde_json::Value| Arg {
+        id: a["id"].as_str().unwrap_or_default().into(),
+        long: a["long"].as_str().map(String::from),
+        short: a["short"].as_str().map(String::from),
+        positional: a["positional"].as_bool().unwrap_or(false),
+        takes_value: a["takes_value"].as_bool().unwrap_or(false),
+        value_name: a["value_name"].as_str().unwrap_or_default().into(),
+        values: a["values"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        many: a["many"].as_bool().unwrap_or(false),
     };
-    match sub {
-        "run" | "latency" => {
-            // Mechanisms: one or two, rarely none (the default suite).
-            if !r.chance(4) {
-                for _ in 0..1 + r.below(2) {
-                    v.push(r.pick(MECHS).to_string());
-                }
-            }
-            let mut timed = false;
-            for _ in 0..r.below(6) {
-                match r.below(17) {
-                    0 => push(&mut v, "--sizes", r.pick(SIZES)),
-                    1 => {
-                        push(&mut v, "--duration", r.pick(DURATIONS));
-                        timed = true;
-                    }
-                    2 => {
-                        push(&mut v, "--count", r.pick(COUNTS));
-                        timed = true;
-                    }
-                    3 => push(&mut v, "--pin", r.pick(PINS)),
-                    4 => push(&mut v, "--mode", r.pick(MODES)),
-                    5 => push(&mut v, "--repeat", r.pick(&["1", "2", "0", "100000"])),
-                    6 => v.push(
-                        r.pick(&["--verify", "--no-touch", "--include-setup"])
-                            .into(),
-                    ),
-                    7 => push(&mut v, "--wake", r.pick(WAKES)),
-                    8 => {
-                        if r.chance(50) {
-                            v.push("--shm-named".into());
-                        } else {
-                            push(&mut v, "--spin-for", r.pick(DURATIONS));
-                        }
-                    }
-                    9 => push(&mut v, "--shm-capacity", r.pick(SIZES)),
-                    10 => push(&mut v, "--pipe-size", r.pick(SIZES)),
-                    11 => push(&mut v, "--format", r.pick(FORMATS)),
-                    12 => push(&mut v, "--dir", r.pick(&[&d, &nx, "", "/dev/null"])),
-                    13 if sub == "latency" && r.chance(50) => push(
-                        &mut v,
-                        "--rate",
-                        r.pick(&["2k", "50k", "10M", "0", "1k,5k", "x", "1e3"]),
-                    ),
-                    13 => push(&mut v, "--sndbuf", r.pick(SIZES)),
-                    14 if r.chance(50) => push(
-                        &mut v,
-                        "--background",
-                        r.pick(&["cpu:1", "memory:1", "cpu:0", "gpu:1", "cpu:", "cpu:99999"]),
-                    ),
-                    14 => v.push(
-                        r.pick(&[
-                            "--nodelay",
-                            "--nonblocking",
-                            "--ipv6",
-                            "--zero-copy",
-                            "--fixed-buffers",
-                            "--request-response",
-                            "--placements=all",
-                        ])
-                        .into(),
-                    ),
-                    // Many pairs, fan-in, fan-out, labels, one-way: valid and not.
-                    15 => match r.below(6) {
-                        0 => push(
-                            &mut v,
-                            "--pairs",
-                            r.pick(&["1", "2", "1..2", "0", "257", "x"]),
-                        ),
-                        1 if sub == "latency" => {
-                            push(&mut v, "--clients", r.pick(&["1", "2", "0", "65", "2..1"]))
-                        }
-                        1 => push(&mut v, "--subscribers", r.pick(&["1", "2", "0", "65", "x"])),
-                        2 => push(
-                            &mut v,
-                            "--label",
-                            r.pick(&["a b", "", "12", "last", "x\u{7}"]),
-                        ),
-                        3 if sub == "latency" => {
-                            v.push(r.pick(&["--one-way", "--half-rtt", "--busy-poll"]).into())
-                        }
-                        4 => push(
-                            &mut v,
-                            "--across",
-                            r.pick(&["net", "ipc,mnt", "pid", "x", "", "uts,uts"]),
-                        ),
-                        _ => push(&mut v, "--pin", r.pick(&["none", "other-numa", "0,1"])),
-                    },
-                    _ => v.push(r.pick(HOSTILE).to_string()),
-                }
-            }
-            if !timed {
-                // Keep a valid vector short: a measurement, not a benchmark.
-                push(&mut v, "--duration", r.pick(&["1ms", "5ms", "20ms"]));
-            }
-            if !v.iter().any(|a| a == "--repeat") {
-                push(&mut v, "--repeat", "1");
-            }
-        }
-        "matrix" => {
-            if !r.chance(5) {
-                v.push(r.pick(MECHS).to_string());
-            }
-            for _ in 0..r.below(5) {
-                match r.below(7) {
-                    0 => push(
-                        &mut v,
-                        "--cpus",
-                        r.pick(&["0-1", "0", "1-0", "x", "0,4096", "0-99999999"]),
-                    ),
-                    1 => push(&mut v, "--sizes", r.pick(SIZES)),
-                    2 => push(&mut v, "--mode", r.pick(MODES)),
-                    3 => push(&mut v, "--heatmap", r.pick(&[&nxpng, "x.gif", ""])),
-                    4 => push(&mut v, "--wake", r.pick(WAKES)),
-                    5 => push(&mut v, "--format", r.pick(FORMATS)),
-                    _ => v.push(r.pick(HOSTILE).to_string()),
-                }
-            }
-            push(&mut v, "--duration", r.pick(&["1ms", "2ms", "5ms"]));
-        }
-        "topology" => {
-            for _ in 0..r.below(3) {
-                match r.below(4) {
-                    0 => v.push("--cpus".into()),
-                    1 => push(&mut v, "--sysfs", r.pick(&[&d, &nx, "", "/dev/null"])),
-                    2 => push(&mut v, "--format", r.pick(FORMATS)),
-                    _ => v.push(r.pick(HOSTILE).to_string()),
-                }
+    v["subcommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| Sub {
+            name: s["name"].as_str().unwrap().into(),
+            args: s["args"].as_array().unwrap().iter().map(arg).collect(),
+        })
+        .collect()
+}
+
+/// The kind of value an argument takes, from its names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Kind {
+    Choice,
+    Size,
+    Bytes,
+    Duration,
+    Count,
+    Repeat,
+    Counts,
+    SmallInt,
+    Number,
+    Pin,
+    Class,
+    Cpus,
+    Wake,
+    Rate,
+    Across,
+    Background,
+    Path,
+    Db,
+    Label,
+    Id,
+    Mechanism,
+    Primitive,
+    Host,
+    Text,
+}
+
+pub(crate) fn kind(sub: &str, a: &Arg) -> Kind {
+    let name = a.long.clone().unwrap_or_else(|| a.id.clone());
+    match name.as_str() {
+        _ if !a.values.is_empty() => Kind::Choice,
+        "bytes" => Kind::Bytes,
+        "sizes" | "size" | "shm-capacity" | "pipe-size" | "sndbuf" | "rcvbuf" | "chunk"
+        | "rank-size" => Kind::Size,
+        "duration" | "spin-for" | "max-duration" => Kind::Duration,
+        "count" => Kind::Count,
+        "repeat" => Kind::Repeat,
+        "pairs" | "clients" | "subscribers" => Kind::Counts,
+        "fan" | "priority" | "buffer-offset" | "last" | "user" => Kind::SmallInt,
+        "threshold" | "cpu-budget" | "seed" | "verify-seed" => Kind::Number,
+        "pin" => Kind::Pin,
+        "placement" | "placements" => Kind::Class,
+        "cpus" | "peer-pin" => Kind::Cpus,
+        "wake" => Kind::Wake,
+        "rate" => Kind::Rate,
+        "across" => Kind::Across,
+        "background" => Kind::Background,
+        "db" => Kind::Db,
+        "label" => Kind::Label,
+        "peer" | "listen" => Kind::Host,
+        "only" => Kind::Mechanism,
+        _ => match a.value_name.as_str() {
+            "FILE" | "DIR" | "OUTPUT" | "PATH" => Kind::Path,
+            "ID" | "IDS" | "A" | "B" => Kind::Id,
+            "MECHANISM" => Kind::Mechanism,
+            "PRIMITIVE" => Kind::Primitive,
+            _ if sub == "import" => Kind::Path,
+            _ => Kind::Text,
+        },
+    }
+}
+
+/// Places a vector may name: inside the test's own directory (existing or not)
+/// and a few the system has; nothing a bug could harm.
+fn paths(d: &str) -> Vec<String> {
+    vec![
+        format!("{d}/out.png"),
+        format!("{d}/out.svg"),
+        format!("{d}/out.json"),
+        format!("{d}/run.json"),
+        format!("{d}/bad.json"),
+        format!("{d}/man"),
+        d.to_string(),
+        format!("{d}/nonexistent/x"),
+        format!("{d}/nonexistent/x.png"),
+        "/dev/null".into(),
+        "/dev/full".into(),
+        "/proc/self/status".into(),
+        "".into(),
+    ]
+}
+
+/// A value of kind `k` (sometimes one no flag of that kind takes).
+pub(crate) fn value(r: &mut Rng, k: Kind, a: &Arg, d: &str) -> String {
+    if r.chance(6) {
+        return r.pick(HOSTILE).to_string();
+    }
+    let db = format!("{d}/h.db");
+    let other = format!("{d}/other.db");
+    let nxdb = format!("{d}/nonexistent/x/y.db");
+    match k {
+        Kind::Choice => {
+            let v: Vec<&str> = a.values.iter().map(String::as_str).collect();
+            if r.chance(85) {
+                r.pick(&v).to_string()
+            } else {
+                r.pick(&["", "nosuch", "ALL"]).to_string()
             }
         }
-        "sync" => {
-            for _ in 0..r.below(3) {
-                v.push(r.pick(PRIMITIVES).to_string());
-            }
-            if v.len() == 1 && !r.chance(10) {
-                v.push("futex".into());
-            }
-            for _ in 0..r.below(4) {
-                match r.below(6) {
-                    0 => push(&mut v, "--mode", r.pick(MODES)),
-                    1 => push(&mut v, "--pin", r.pick(PINS)),
-                    2 => push(&mut v, "--format", r.pick(FORMATS)),
-                    3 => push(&mut v, "--duration", r.pick(DURATIONS)),
-                    4 => push(&mut v, "--count", r.pick(COUNTS)),
-                    _ => v.push(r.pick(HOSTILE).to_string()),
-                }
-            }
-            if !v.iter().any(|a| a == "--duration" || a == "--count") {
-                push(&mut v, "--duration", "5ms");
-            }
+        Kind::Size => r.pick(SIZES).into(),
+        // gen and pipeline write what they are asked: a valid count stays small.
+        Kind::Bytes => r
+            .pick(&[
+                "1",
+                "64k",
+                "256k",
+                "0",
+                "8E",
+                "1T",
+                "99999999999999999999",
+                "x",
+                "1MB",
+            ])
+            .into(),
+        Kind::Duration => r.pick(DURATIONS).into(),
+        Kind::Count => r.pick(COUNTS).into(),
+        Kind::Repeat => r.pick(&["1", "2", "0", "100000", "-1", "x"]).into(),
+        Kind::Counts => r
+            .pick(&["1", "2", "1..2", "0", "65", "257", "2..1", "x", "1,2"])
+            .into(),
+        Kind::SmallInt => r
+            .pick(&[
+                "0", "1", "2", "3", "4", "16", "65", "65534", "-1", "x", "4096",
+            ])
+            .into(),
+        Kind::Number => r
+            .pick(&[
+                "0",
+                "1",
+                "0.5",
+                "-1",
+                "1e9",
+                "NaN",
+                "inf",
+                "x",
+                "18446744073709551615",
+            ])
+            .into(),
+        Kind::Pin => r.pick(PINS).into(),
+        Kind::Class => r
+            .pick(&[
+                "all",
+                "same-cpu",
+                "shared-l3",
+                "smt-sibling",
+                "other-numa",
+                "x",
+                "",
+            ])
+            .into(),
+        Kind::Cpus => r
+            .pick(&["0-1", "0", "1", "1-0", "x", "0,4096", "0-99999999", "-1"])
+            .into(),
+        Kind::Wake => r.pick(WAKES).into(),
+        Kind::Rate => r
+            .pick(&["2k", "50k", "10M", "0", "1k,5k", "x", "1e3"])
+            .into(),
+        Kind::Across => r
+            .pick(&["net", "ipc,mnt", "pid", "uts", "user", "x", "", "uts,uts"])
+            .into(),
+        Kind::Background => r
+            .pick(&["cpu:1", "memory:1", "cpu:0", "gpu:1", "cpu:", "cpu:99999"])
+            .into(),
+        Kind::Path => {
+            let p = paths(d);
+            let v: Vec<&str> = p.iter().map(String::as_str).collect();
+            r.pick(&v).to_string()
         }
-        "gen" => {
-            // No huge valid --bytes: gen would rightly write it all, like `yes`.
-            push(
-                &mut v,
-                "--bytes",
-                r.pick(&["1", "64k", "1M", "0", "99999999999999999999", "x", "1MB"]),
-            );
-            if r.chance(50) {
-                push(&mut v, "--chunk", r.pick(SIZES));
-            }
-            if r.chance(50) {
-                push(
-                    &mut v,
-                    "--seed",
-                    r.pick(&["1", "-1", "x", "18446744073709551615"]),
-                );
-            }
-        }
-        "sink" => {
-            if r.chance(50) {
-                push(&mut v, "--chunk", r.pick(SIZES));
-            }
-            if r.chance(40) {
-                push(&mut v, "--verify-seed", r.pick(&["1", "x"]));
-            }
-            if r.chance(40) {
-                push(&mut v, "--bytes", r.pick(&["0", "1", "64k"]));
-            }
-            if r.chance(30) {
-                push(&mut v, "--format", r.pick(&["text", "json", "csv"]));
-            }
-        }
-        "pipeline" => {
-            push(
-                &mut v,
-                "--bytes",
-                r.pick(&["64k", "256k", "0", "8E", "1T", "1000", "x"]),
-            );
-            push(
-                &mut v,
-                "--chunk",
-                r.pick(&["1k", "4k", "64k", "0", "8E", "1T", "3"]),
-            );
-            push(&mut v, "--repeat", r.pick(&["1", "0", "1001"]));
-            if r.chance(30) {
-                push(&mut v, "--dir", r.pick(&[&d, &nx, ""]));
-            }
-            if r.chance(30) {
-                push(&mut v, "--format", r.pick(FORMATS));
-            }
-        }
-        "list" | "clean" => {
-            if sub == "clean" {
-                v.push("--dry-run".into());
-                push(&mut v, "--dir", r.pick(&[&d, &nx, "", "/dev/null"]));
-                if r.chance(20) {
-                    push(&mut v, "--user", r.pick(&["0", "65534", "x", "-1"]));
-                }
-            } else if r.chance(60) {
-                push(&mut v, "--format", r.pick(FORMATS));
-            }
-        }
-        "history" | "show" | "export" | "plot" | "report" | "compare" | "import" => {
-            match sub {
-                "history" => {}
-                "import" => v.push(
-                    r.pick(&[
-                        &format!("{d}/run.json"),
-                        &format!("{d}/bad.json"),
-                        "/dev/null",
-                        &nx,
-                        "",
-                        "/proc/self/status",
-                    ])
-                    .to_string(),
-                ),
-                "compare" => {
-                    v.push(r.pick(IDS).into());
-                    v.push(r.pick(IDS).into());
-                }
-                _ => v.push(r.pick(IDS).into()),
-            }
-            let db = format!("{d}/h.db");
-            let other = format!("{d}/other.db");
-            push(
-                &mut v,
-                "--db",
-                r.pick(&[
-                    &db,
-                    &db,
-                    &db,
-                    &other,
-                    "",
-                    "mysql://x",
-                    "/dev/null",
-                    &nxdb,
-                    "postgres://nobody@127.0.0.1:1/x",
-                ]),
-            );
-            if matches!(sub, "plot" | "report" | "export") && r.chance(60) {
-                let out = format!("{d}/out.{}", r.pick(&["png", "svg", "html", "json", "txt"]));
-                push(&mut v, "-o", r.pick(&[&out, &out, &nxpng, "/dev/full", ""]));
-            }
-            if matches!(sub, "export" | "history" | "show" | "compare") && r.chance(40) {
-                push(&mut v, "--format", r.pick(FORMATS));
-            }
-            if r.chance(15) {
-                v.push(r.pick(HOSTILE).to_string());
-            }
-        }
-        "completions" => {
-            v.push(r.pick(&["bash", "zsh", "fish", "tcsh", ""]).into());
-            if r.chance(30) {
-                let out = format!("{d}/completions.sh");
-                push(&mut v, "-o", r.pick(&[&out, "/dev/full", &nx]));
-            }
-        }
-        _ => {
-            for _ in 0..r.below(4) {
-                v.push(r.pick(HOSTILE).to_string());
-            }
+        Kind::Db => r
+            .pick(&[
+                &db,
+                &db,
+                &db,
+                &other,
+                "",
+                "mysql://x",
+                "/dev/null",
+                &nxdb,
+                "postgres://nobody@127.0.0.1:1/x",
+            ])
+            .into(),
+        Kind::Label => r
+            .pick(&["baseline", "a b", "", "12", "last", "x\u{7}", "v1.2"])
+            .into(),
+        Kind::Id => r.pick(IDS).into(),
+        Kind::Mechanism => r.pick(MECHS).into(),
+        Kind::Primitive => r.pick(PRIMITIVES).into(),
+        // Only this machine, or names that cannot be resolved anywhere.
+        Kind::Host => r
+            .pick(&[
+                "127.0.0.1:1",
+                "[::1]:1",
+                "127.0.0.1:99999",
+                "127.0.0.1:",
+                ":::",
+                "[::1",
+            ])
+            .into(),
+        Kind::Text => r.pick(HOSTILE).into(),
+    }
+}
+
+/// Subcommands left out of the generated lines, with why.
+pub(crate) const NOT_GENERATED: &[(&str, &str)] = &[(
+    "serve",
+    "serves until stopped: tests/serve.rs throws hostile input at it",
+)];
+
+/// One argument vector for subcommand `s`.
+pub(crate) fn vector(r: &mut Rng, s: &Sub, dir: &Path) -> Vec<String> {
+    let d = dir.display().to_string();
+    let mut v: Vec<String> = vec![s.name.clone()];
+    let positionals: Vec<&Arg> = s.args.iter().filter(|a| a.positional).collect();
+    for a in &positionals {
+        let n = if a.many {
+            r.below(3)
+        } else {
+            usize::from(r.chance(85))
+        };
+        for _ in 0..n {
+            let k = kind(&s.name, a);
+            v.push(value(r, k, a, &d));
         }
     }
+    let options: Vec<&Arg> = s.args.iter().filter(|a| !a.positional).collect();
+    for _ in 0..r.below(6) {
+        if options.is_empty() {
+            break;
+        }
+        let a = options[r.below(options.len())];
+        let flag = match (&a.long, &a.short) {
+            (Some(_), Some(sh)) if r.chance(30) => format!("-{sh}"),
+            (Some(l), _) => format!("--{l}"),
+            (None, Some(sh)) => format!("-{sh}"),
+            (None, None) => continue,
+        };
+        if a.takes_value {
+            let val = value(r, kind(&s.name, a), a, &d);
+            if flag.starts_with("--") && r.chance(20) {
+                v.push(format!("{flag}={val}"));
+            } else {
+                v.push(flag);
+                v.push(val);
+            }
+        } else {
+            v.push(flag);
+        }
+    }
+    if r.chance(8) {
+        v.push(r.pick(HOSTILE).to_string());
+    }
+    keep_short(&mut v, s);
     v
+}
+
+/// A valid vector must stay a measurement, not a benchmark: a series of a few
+/// ms unless the vector set its own length, one series unless it set a count,
+/// advise on two candidates at its quickest, clean only looking.
+fn keep_short(v: &mut Vec<String>, s: &Sub) {
+    let has = |v: &Vec<String>, f: &[&str]| {
+        v.iter()
+            .any(|a| f.iter().any(|x| a == x || a.starts_with(&format!("{x}="))))
+    };
+    let flag = |name: &str| s.args.iter().any(|a| a.long.as_deref() == Some(name));
+    if flag("duration") && !has(v, &["--duration", "-d", "--count", "-n"]) {
+        v.extend(["--duration".into(), "5ms".into()]);
+    }
+    if flag("repeat") && !has(v, &["--repeat", "-r"]) {
+        v.extend(["--repeat".into(), "1".into()]);
+    }
+    match s.name.as_str() {
+        "advise" => {
+            v.push("--quick".into());
+            if !has(v, &["--only"]) {
+                v.extend(["--only".into(), "pipe,unix".into()]);
+            }
+        }
+        "clean" => v.push("--dry-run".into()),
+        // Stover's pipelines default to 512 MiB a run: a few KiB here.
+        "pipeline" | "gen" if !has(v, &["--bytes"]) => {
+            v.extend(["--bytes".into(), "64k".into()]);
+        }
+        _ => {}
+    }
 }
