@@ -224,6 +224,11 @@ pub struct SyncSeries {
     pub cycles: u64,
     pub elapsed_ns: u64,
     pub tare_ns: u64,
+    /// Request/release only: the same count of cycles of two atomic
+    /// read-modify-writes on an uncontended word (a lock's fast path, bare),
+    /// timed the same way in the same series: what no lock can beat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_ns: Option<u64>,
 }
 
 /// Per-cycle set/clear latency (each cycle timed alone; the clock's median cost subtracted).
@@ -264,9 +269,19 @@ pub struct SyncRecord {
     pub set_clear_per_sec: Option<f64>,
     pub request_release_ns: Option<f64>,
     pub set_clear_ns: Option<f64>,
-    /// The tare per cycle (median over series), as subtracted.
+    /// The empty loop per cycle (median over series): subtracted only where it is
+    /// at most a tenth of the gross time (see `sync::TARE_SHARE`).
     pub request_release_tare_ns: Option<f64>,
     pub set_clear_tare_ns: Option<f64>,
+    /// The loop's own time per cycle, nothing subtracted (median over series).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_release_gross_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_clear_gross_ns: Option<f64>,
+    /// One atomic read-modify-write on this machine, in the same run (half a cycle
+    /// of the atomic reference loop): the floor under request/release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_rmw_ns: Option<f64>,
     /// Why a figure is absent (does not apply, failed).
     pub request_release_note: Option<String>,
     pub set_clear_note: Option<String>,

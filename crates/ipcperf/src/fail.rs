@@ -25,14 +25,30 @@ impl Fail {
 }
 
 /// Whether `path` can be written: a file (not a directory) that can be opened for
-/// writing, made if missing (and then removed again). Commands that measure check
-/// every path they will write before they measure; the error is bad input, one line.
+/// writing, made if missing (and then removed again). A device that exists
+/// (`/dev/null`, `/dev/stdout`) is taken as it is, unopened; a FIFO or a socket is
+/// refused (opening one could wait for a reader forever). Commands that measure
+/// check every path they will write before they measure; the error is bad input,
+/// one line.
 pub fn check_writable(path: &std::path::Path) -> Result<(), Fail> {
+    use std::os::unix::fs::FileTypeExt;
     if path.is_dir() {
         return Err(Fail::usage(format!(
             "{}: is a directory; name a file to write",
             path.display()
         )));
+    }
+    if let Ok(m) = std::fs::metadata(path) {
+        let t = m.file_type();
+        if t.is_char_device() {
+            return Ok(());
+        }
+        if !t.is_file() {
+            return Err(Fail::usage(format!(
+                "{}: not a regular file (a FIFO, a socket or a block device); name a file to write",
+                path.display()
+            )));
+        }
     }
     let existed = path.exists();
     match std::fs::OpenOptions::new()
@@ -48,6 +64,30 @@ pub fn check_writable(path: &std::path::Path) -> Result<(), Fail> {
             Ok(())
         }
         Err(e) => Err(Fail::usage(format!("cannot write {}: {e}", path.display()))),
+    }
+}
+
+/// A file rewritten whole, again and again (`--export-*`, through a temporary
+/// file renamed over it): it must be a regular file or not exist yet, and a
+/// symbolic link is followed to the file it names, which is the one replaced
+/// (never the link itself, never a device: renaming over `/dev/null` would
+/// replace the machine's own). Returns the path to rename over.
+pub fn check_rewritable(path: &std::path::Path) -> Result<std::path::PathBuf, Fail> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(Fail::usage(format!(
+            "{}: not a regular file; an export is rewritten whole as each case finishes, so it \
+             must be a file (or not exist yet)",
+            path.display()
+        ))),
+        Ok(_) => {
+            check_writable(path)?;
+            std::fs::canonicalize(path)
+                .map_err(|e| Fail::usage(format!("cannot write {}: {e}", path.display())))
+        }
+        Err(_) => {
+            check_writable(path)?;
+            Ok(path.to_path_buf())
+        }
     }
 }
 
@@ -73,5 +113,35 @@ mod tests {
         assert!(f.message.starts_with("cannot write"), "{}", f.message);
         assert!(!f.message.contains("Os {"), "{}", f.message);
         assert_eq!(check_writable(dir.path()).unwrap_err().code, 2);
+        // A device is taken unopened; a FIFO is refused (opening it would wait).
+        check_writable(std::path::Path::new("/dev/null")).unwrap();
+        let fifo = dir.path().join("f");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        assert_eq!(check_writable(&fifo).unwrap_err().code, 2);
+    }
+
+    /// An export is never renamed over a device or a FIFO; a link is followed to
+    /// its file, which is what gets replaced.
+    #[test]
+    fn rewritten_files_are_regular_files_and_links_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in ["/dev/null", "/dev/full"] {
+            let f = check_rewritable(std::path::Path::new(p)).unwrap_err();
+            assert!(f.message.contains("not a regular file"), "{}", f.message);
+        }
+        let target = dir.path().join("t.json");
+        std::fs::write(&target, b"{}").unwrap();
+        let link = dir.path().join("l.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(
+            check_rewritable(&link).unwrap(),
+            std::fs::canonicalize(&target).unwrap()
+        );
+        let new = dir.path().join("new.json");
+        assert_eq!(check_rewritable(&new).unwrap(), new);
     }
 }

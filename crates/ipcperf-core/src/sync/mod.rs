@@ -186,6 +186,9 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
             set_clear_ns: None,
             request_release_tare_ns: None,
             set_clear_tare_ns: None,
+            request_release_gross_ns: None,
+            set_clear_gross_ns: None,
+            atomic_rmw_ns: None,
             request_release_note: None,
             set_clear_note: None,
             request_release_series: Vec::new(),
@@ -196,23 +199,71 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
     }
 }
 
-/// Net ns per cycle, tare ns per cycle, cycles/s: the median raw time per cycle
-/// less the median tare per cycle (medians, so one series disturbed by another
-/// process does not decide the figure); None when the loop did not rise above its tare.
-fn summarize(series: &[SyncSeries]) -> (Option<f64>, Option<f64>, Option<f64>) {
+/// The tare is subtracted only where it is at most this share of the gross time.
+/// An empty loop around dummy calls is the right tare for microsecond cycles
+/// (Duncan's method), but around a nanosecond fast path the CPU overlaps the
+/// loop with the atomics it wraps, and a tare near the cycle's own time would
+/// manufacture a figure below the hardware: there the gross time stands, with
+/// the empty loop shown beside it.
+pub const TARE_SHARE: f64 = 0.10;
+
+/// A sync loop's figures: gross and net ns per cycle, the tare, cycles/s (of the
+/// net figure), and whether the tare was subtracted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub gross_ns: f64,
+    pub tare_ns: f64,
+    pub net_ns: f64,
+    pub per_sec: f64,
+    pub subtracted: bool,
+}
+
+/// Medians over the series (so one series disturbed by another process does not
+/// decide the figure): the gross time per cycle, the tare per cycle, and the net
+/// figure, the tare taken off only where it is at most [`TARE_SHARE`] of the gross.
+fn summarize(series: &[SyncSeries]) -> Option<Summary> {
     let per = |f: fn(&SyncSeries) -> u64| -> Vec<f64> {
         series
             .iter()
             .map(|s| f(s) as f64 / s.cycles.max(1) as f64)
             .collect()
     };
-    let raw = median(&per(|s| s.elapsed_ns));
-    let tare = median(&per(|s| s.tare_ns));
-    let net = match (raw, tare) {
-        (Some(r), Some(t)) if r > t => Some(r - t),
-        _ => None,
-    };
-    (net, tare, net.map(|n| 1e9 / n))
+    let gross = median(&per(|s| s.elapsed_ns))?;
+    let tare = median(&per(|s| s.tare_ns)).unwrap_or(0.0);
+    if gross <= 0.0 {
+        return None;
+    }
+    let subtracted = tare <= TARE_SHARE * gross;
+    let net = if subtracted { gross - tare } else { gross };
+    Some(Summary {
+        gross_ns: gross,
+        tare_ns: tare,
+        net_ns: net,
+        per_sec: 1e9 / net,
+        subtracted,
+    })
+}
+
+/// One atomic read-modify-write's cost from the reference loop (two a cycle).
+fn atomic_rmw(series: &[SyncSeries]) -> Option<f64> {
+    let v: Vec<f64> = series
+        .iter()
+        .filter_map(|s| s.atomic_ns.map(|a| a as f64 / s.cycles.max(1) as f64 / 2.0))
+        .collect();
+    median(&v)
+}
+
+/// The note for a figure whose tare was left standing.
+fn tare_note(s: &Summary) -> Option<String> {
+    (!s.subtracted).then(|| {
+        format!(
+            "gross: the empty loop ({:.1} ns) is over {:.0}% of the cycle ({:.1} ns) and would \
+             overlap away the work it wraps, so it is shown beside, not subtracted",
+            s.tare_ns,
+            TARE_SHARE * 100.0,
+            s.gross_ns
+        )
+    })
 }
 
 /// Calibrate a sync loop: grow `n` until one run of `f(n)` lasts a quarter of the
@@ -232,14 +283,17 @@ fn calibrate(series_ns: u64, f: impl FnMut(u64) -> Result<u64>) -> Result<u64> {
 pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Vec<SyncSeries>> {
     let n = calibrate(spec.series_ns, |n| loops::request_release(l, n))?;
     let mut nop = NopLock;
+    let mut atomic = ends::AtomicPair::default();
     let mut v = Vec::new();
     for _ in 0..spec.repeat {
         let elapsed_ns = loops::request_release(l, n)?;
         let tare_ns = loops::request_release(&mut nop, n)?;
+        let atomic_ns = loops::request_release(&mut atomic, n)?;
         v.push(SyncSeries {
             cycles: n,
             elapsed_ns,
             tare_ns,
+            atomic_ns: Some(atomic_ns),
         });
     }
     if !l.is_free()? {
@@ -336,6 +390,7 @@ pub fn measure_set_clear<C: ends::Channel>(
             cycles: n,
             elapsed_ns,
             tare_ns,
+            atomic_ns: None,
         });
     }
     let lat = if spec.latency_samples > 0 {
@@ -393,13 +448,16 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         let mut lock = objs.lock()?;
         let series =
             crate::with_lock!(&mut lock, |l| measure_request_release(l, spec)).expect("a lock")?;
-        let (net, tare, rate) = summarize(&series);
-        sync.request_release_ns = net;
-        sync.request_release_tare_ns = tare;
-        sync.request_release_per_sec = rate;
-        if rate.is_none() {
-            sync.request_release_note = Some("not above the tare (a noisy machine?)".into());
-        }
+        let sum = summarize(&series);
+        sync.request_release_ns = sum.map(|s| s.net_ns);
+        sync.request_release_gross_ns = sum.map(|s| s.gross_ns);
+        sync.request_release_tare_ns = sum.map(|s| s.tare_ns);
+        sync.request_release_per_sec = sum.map(|s| s.per_sec);
+        sync.atomic_rmw_ns = atomic_rmw(&series);
+        sync.request_release_note = match sum {
+            None => Some("no time measured (a clock that did not move?)".into()),
+            Some(s) => tare_note(&s),
+        };
         sync.request_release_series = series;
     }
     // Set/clear.
@@ -415,13 +473,15 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
             crate::with_channel!(&mut chan, |c| measure_set_clear(c, peer.as_mut(), spec))
                 .expect("a channel")?;
         peer.finish()?;
-        let (net, tare, rate) = summarize(&series);
-        sync.set_clear_ns = net;
-        sync.set_clear_tare_ns = tare;
-        sync.set_clear_per_sec = rate;
-        if rate.is_none() {
-            sync.set_clear_note = Some("not above the tare (a noisy machine?)".into());
-        }
+        let sum = summarize(&series);
+        sync.set_clear_ns = sum.map(|s| s.net_ns);
+        sync.set_clear_gross_ns = sum.map(|s| s.gross_ns);
+        sync.set_clear_tare_ns = sum.map(|s| s.tare_ns);
+        sync.set_clear_per_sec = sum.map(|s| s.per_sec);
+        sync.set_clear_note = match sum {
+            None => Some("no time measured (a clock that did not move?)".into()),
+            Some(s) => tare_note(&s),
+        };
         sync.set_clear_series = series;
         sync.set_clear_latency = lat;
     }

@@ -56,8 +56,7 @@ impl SaveArgs {
             (&self.export_markdown, Format::Markdown),
         ] {
             let Some(p) = p else { continue };
-            crate::fail::check_writable(p)?;
-            v.push((p.clone(), f));
+            v.push((crate::fail::check_rewritable(p)?, f));
         }
         Ok(v)
     }
