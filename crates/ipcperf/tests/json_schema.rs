@@ -1,4 +1,4 @@
-//! The JSON a run is written as, against the schema the README documents ("The
+//! The JSON a run is written as, against the schema the book documents (docs/src/json.md) ("The
 //! JSON"): every field of every kind of run is named there, and every number
 //! either names its unit or is one of the counts, identifiers and ratios listed.
 
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// The suffixes that name a unit.
 const UNITS: &[&str] = &["_ns", "_ms", "_bytes", "_per_sec"];
 
-/// Numbers without a unit, as the README lists them.
+/// Numbers without a unit, as the book lists them (docs/src/json.md).
 const UNITLESS: &[&str] = &[
     "blocks",
     "bytes",
@@ -138,11 +138,9 @@ fn every_field_of_every_kind_of_run_is_documented_and_names_its_unit() {
         assert_eq!(v["schema_version"], 2, "{args:?}");
         walk(&v, "", &mut fields);
     }
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let start = readme.find("## The JSON").expect("README: The JSON");
-    let rest = &readme[start + 3..];
-    let doc = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/src/json.md"))
+            .unwrap();
     let mut undocumented = Vec::new();
     let mut no_unit = Vec::new();
     for (k, (path, num)) in &fields {
@@ -155,13 +153,13 @@ fn every_field_of_every_kind_of_run_is_documented_and_names_its_unit() {
     }
     assert!(
         undocumented.is_empty(),
-        "fields the README does not name: {undocumented:?}"
+        "fields the book (docs/src/json.md) does not name: {undocumented:?}"
     );
     assert!(
         no_unit.is_empty(),
         "numbers without a unit suffix: {no_unit:?}"
     );
-    // The unitless list is the README's.
+    // The unitless list is the book's.
     for k in UNITLESS {
         assert!(doc.contains(&format!("`{k}`")), "{k}");
     }

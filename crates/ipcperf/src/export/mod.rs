@@ -51,7 +51,7 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
 
 /// Write the run as `--format json` shows it (see [`json`]) to `w`, case by case:
 /// no copy of the whole run is built as a JSON tree first.
-/// The version of the JSON a run is written as (README, "The JSON"): raised when a
+/// The version of the JSON a run is written as (the book, docs/src/json.md): raised when a
 /// field changes meaning or goes; new fields may come within a version. Import
 /// reads any version it knows and ignores fields it does not.
 /// 2: `block_size` became `block_size_bytes` (import reads both).
