@@ -141,6 +141,8 @@ impl DatagramCounts {
 #[serde(rename_all = "kebab-case")]
 pub enum Primitive {
     SysvSem,
+    /// The SysV set, set/clear in lmbench's `lat_sem` form: one semop a side.
+    SysvSemOneCall,
     PosixSemNamed,
     PosixSem,
     Mutex,
@@ -168,6 +170,10 @@ pub struct SyncSetup {
     /// Descriptors handed over: eventfd lock, to-B, to-A; or pipes to-B read end,
     /// to-A write end.
     pub fd_count: usize,
+    /// Waits as a program's: no timeout armed (a dead peer is noticed by a
+    /// watcher that wakes the waiter instead).
+    #[serde(default)]
+    pub untimed: bool,
 }
 
 /// How to start a peer process: the program and its arguments (the binary passes

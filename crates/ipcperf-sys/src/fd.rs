@@ -239,6 +239,18 @@ pub fn wait_ready(fd: BorrowedFd<'_>, write: bool, timeout_ms: i32) -> SysResult
     }
 }
 
+/// Wait until `fd` is readable, with no timeout (an untimed wait, as a program's).
+pub fn wait_readable_untimed(fd: BorrowedFd<'_>) -> SysResult<()> {
+    let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+    loop {
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => return Ok(()),
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(SysError::new("poll", format!("fd {}", fd.as_raw_fd()), e)),
+        }
+    }
+}
+
 /// A fixed set of descriptors waited on together (a server's clients). It keeps
 /// their numbers, not the descriptors: its owner keeps them open while it waits.
 #[derive(Debug)]

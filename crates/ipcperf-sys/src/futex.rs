@@ -49,6 +49,32 @@ pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> SysResult<Fut
     }
 }
 
+/// FUTEX_WAIT with no timeout: sleep while `*word == expected` until woken (a
+/// program's wait: no timer armed).
+pub fn wait_untimed(word: &AtomicU32, expected: u32) -> SysResult<FutexWait> {
+    // SAFETY: `word` is a valid, aligned u32 for the duration of the call (a borrowed
+    // atomic); a null timeout means none; the other arguments are unused by FUTEX_WAIT.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+    if r == 0 {
+        return Ok(FutexWait::Woken);
+    }
+    match Errno::last() {
+        Errno::EAGAIN => Ok(FutexWait::Changed),
+        Errno::EINTR => Ok(FutexWait::Woken),
+        e => Err(SysError::new("futex(FUTEX_WAIT)", "shared word", e)),
+    }
+}
+
 /// FUTEX_WAKE: wake at most `n` waiters on `word`; returns how many were woken.
 pub fn wake(word: &AtomicU32, n: u32) -> SysResult<u32> {
     // SAFETY: `word` is a valid, aligned u32 for the duration of the call; the kernel

@@ -244,6 +244,54 @@ impl SysvSemSet {
         }
     }
 
+    /// lmbench's `lat_sem` form: one semop of two operations, done together or not
+    /// at all: wait for (take) a unit of semaphore `take`, and with it give one to
+    /// `give`. Untimed with `timeout` None (plain semop), else semtimedop; returns
+    /// false when the timeout ran out.
+    #[inline]
+    pub fn take_and_give(
+        &self,
+        take: u16,
+        give: u16,
+        timeout: Option<Duration>,
+    ) -> SysResult<bool> {
+        let mut sb = [
+            libc::sembuf {
+                sem_num: take,
+                sem_op: -1,
+                sem_flg: 0,
+            },
+            libc::sembuf {
+                sem_num: give,
+                sem_op: 1,
+                sem_flg: 0,
+            },
+        ];
+        let ts = timeout.map(rel_timespec);
+        loop {
+            let r = match &ts {
+                // SAFETY: two valid sembufs on the stack, count 2; `t` lives across the call.
+                Some(t) => unsafe { semtimedop(self.id, sb.as_mut_ptr(), 2, t) },
+                // SAFETY: two valid sembufs on the stack, count 2.
+                None => unsafe { libc::semop(self.id, sb.as_mut_ptr(), 2) },
+            };
+            if r == 0 {
+                return Ok(true);
+            }
+            match Errno::last() {
+                Errno::EAGAIN => return Ok(false),
+                Errno::EINTR => continue,
+                e => {
+                    return Err(SysError::new(
+                        "semop",
+                        format!("SysV set {} semaphores {take} and {give}", self.id),
+                        e,
+                    ))
+                }
+            }
+        }
+    }
+
     /// Without waiting (IPC_NOWAIT): true if the operation happened.
     pub fn try_op(&self, num: u16, delta: i16) -> SysResult<bool> {
         let mut sb = libc::sembuf {
@@ -503,6 +551,15 @@ impl ShmSem {
         ShmSem {
             _mem: mem,
             p,
+            owner: false,
+        }
+    }
+
+    /// Another handle on the same semaphore, that never destroys it (a watcher's).
+    pub fn another(&self) -> ShmSem {
+        ShmSem {
+            _mem: self._mem.clone(),
+            p: self.p,
             owner: false,
         }
     }

@@ -107,3 +107,141 @@ pub fn wait_with_max_rss(pid: u32) -> Result<(i32, u64), crate::error::Errno> {
         }
     }
 }
+
+/// A process's pidfd (pidfd_open): readable once the process has ended, so a
+/// watcher can sleep on it instead of looking at the process now and then.
+pub fn pidfd_open(pid: i32) -> crate::error::SysResult<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
+    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if r < 0 {
+        return Err(crate::error::SysError::new(
+            "pidfd_open",
+            format!("process {pid}"),
+            crate::error::Errno::last(),
+        ));
+    }
+    // SAFETY: the kernel just gave us this descriptor; we are its only owner.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(r as i32) })
+}
+
+/// A thread asleep on another process's pidfd until that process ends (then it
+/// calls its function once) or the watch is dropped. It arms no timer and wakes
+/// no one while the process lives. Its descriptor table is its own, holding only
+/// the pidfd, the stop eventfd and the descriptors `keep` names (what its
+/// function writes to), so the measuring thread keeps the kernel's unshared fast
+/// path (see [`crate::fd::own_fd_table`]).
+pub struct ProcessWatch {
+    stop: std::os::fd::OwnedFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProcessWatch {
+    pub fn start(
+        pid: i32,
+        keep: &[i32],
+        on_end: Box<dyn FnOnce() + Send>,
+    ) -> crate::error::SysResult<ProcessWatch> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let pidfd = pidfd_open(pid)?;
+        // SAFETY: eventfd(2) with no flags beyond CLOEXEC returns a new descriptor or -1.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(crate::error::SysError::new(
+                "eventfd",
+                "process watch",
+                crate::error::Errno::last(),
+            ));
+        }
+        // SAFETY: just made; ours alone.
+        let stop = unsafe { OwnedFd::from_raw_fd(raw) };
+        let (p, s) = (pidfd.as_raw_fd(), stop.as_raw_fd());
+        let mut kept = vec![p, s];
+        kept.extend_from_slice(keep);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("ipcperf-watch".into())
+            .spawn(move || {
+                // A private copy of the table, then everything but our two closed.
+                let ok = nix::sched::unshare(nix::sched::CloneFlags::CLONE_FILES).is_ok()
+                    && close_all_but(&kept);
+                let _ = tx.send(ok);
+                if !ok {
+                    return;
+                }
+                // SAFETY: this thread's table is private (unshare above) and holds
+                // `p` and `s`, copies of the owner's: closing them here closes only
+                // these copies, once each, when the thread ends.
+                let (pidfd, stop) = unsafe { (OwnedFd::from_raw_fd(p), OwnedFd::from_raw_fd(s)) };
+                use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+                use std::os::fd::AsFd;
+                loop {
+                    let mut fds = [
+                        PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
+                        PollFd::new(stop.as_fd(), PollFlags::POLLIN),
+                    ];
+                    match poll(&mut fds, PollTimeout::NONE) {
+                        Ok(_) => {}
+                        Err(nix::errno::Errno::EINTR) => continue,
+                        Err(_) => return,
+                    }
+                    let ready = |f: &PollFd| f.revents().is_some_and(|r| !r.is_empty());
+                    if ready(&fds[1]) {
+                        return;
+                    }
+                    if ready(&fds[0]) {
+                        on_end();
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| crate::error::SysError::from_io("spawn", "process watch", &e))?;
+        let started = rx
+            .recv_timeout(std::time::Duration::from_secs(2))
+            .unwrap_or(false);
+        // Our copy of the pidfd goes; the stop eventfd stays, to wake the thread.
+        drop(pidfd);
+        if !started {
+            let _ = thread.join();
+            return Err(crate::error::SysError::new(
+                "unshare",
+                "process watch",
+                crate::error::Errno::EAGAIN,
+            ));
+        }
+        Ok(ProcessWatch {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for ProcessWatch {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live stack buffer to our eventfd.
+        let _ = unsafe { libc::write(self.stop.as_raw_fd(), one.as_ptr().cast(), 8) };
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Close every descriptor from 3 up but those in `keep` (in this thread's table).
+fn close_all_but(keep: &[i32]) -> bool {
+    let mut keep: Vec<u32> = keep.iter().map(|&k| k as u32).collect();
+    keep.sort_unstable();
+    let mut from = 3u32;
+    for k in keep {
+        if k > from {
+            // SAFETY: close_range(2) on this thread's private table (after unshare).
+            if unsafe { libc::syscall(libc::SYS_close_range, from, k - 1, 0u32) } != 0 {
+                return false;
+            }
+        }
+        from = from.max(k + 1);
+    }
+    // SAFETY: as above, the rest of the range.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) == 0 }
+}

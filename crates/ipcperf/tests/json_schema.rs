@@ -138,9 +138,11 @@ fn every_field_of_every_kind_of_run_is_documented_and_names_its_unit() {
         assert_eq!(v["schema_version"], 2, "{args:?}");
         walk(&v, "", &mut fields);
     }
-    let doc =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/src/json.md"))
-            .unwrap();
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/json.md"
+    ))
+    .unwrap();
     let mut undocumented = Vec::new();
     let mut no_unit = Vec::new();
     for (k, (path, num)) in &fields {

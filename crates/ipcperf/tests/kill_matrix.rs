@@ -1,4 +1,5 @@
-//! The kill matrix: every mechanism in every mode it has, each killed three ways
+//! The kill matrix: every mechanism in every mode it has, and every sync primitive
+//! with set/clear (its waits untimed, `--untimed`), each killed three ways
 //! mid-series — SIGINT to ipcperf, SIGKILL to the peer process, SIGKILL to ipcperf
 //! then `ipcperf clean`. Each must end (or be cleaned) within 2 s, say why, and
 //! leave no named object, directory or process behind.
@@ -50,8 +51,34 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
         "the registry lists too few mechanisms: {}",
         v.len()
     );
+    // Every sync primitive a token crosses (set/clear), untimed: a waiter with no
+    // timeout armed must still end within 2 s when its other side is killed.
+    let before = v.len();
+    for p in ipcperf_core::sync::PRIMITIVES {
+        if p.no_set_clear.is_some() {
+            continue;
+        }
+        // Leaked on purpose: a name that lives as long as the test.
+        let name: &'static str = Box::leak(format!("sync:{}", p.name).into_boxed_str());
+        for mode in ["threads", "processes"] {
+            v.push((name, mode, Kill::Interrupt));
+            v.push((name, mode, Kill::MainKilledThenClean));
+            if mode == "processes" {
+                v.push((name, mode, Kill::PeerKilled));
+            }
+        }
+    }
+    assert!(
+        v.len() - before >= 30,
+        "too few sync rows: {}",
+        v.len() - before
+    );
     v
 }
+
+/// A sync case's series: long enough that the kill lands in set/clear (request/
+/// release, tare and atomic reference first, about 2 s; then set/clear).
+const SYNC_SERIES: &str = "800ms";
 
 /// Each case's series: a count, not a duration. A duration's series is sized
 /// from the warm-up's rate, and a warm-up stalled on a loaded machine (the cases
@@ -64,7 +91,10 @@ const LONG: &str = "60000000";
 
 fn start(mech: &str, mode: &str, kill: Kill, tmp: &Path) -> Child {
     let mut c = Command::new(BIN);
-    if kill == Kill::PeerKilledInRoundTrips {
+    if let Some(prim) = mech.strip_prefix("sync:") {
+        c.args(["sync", prim, "--untimed", "--duration", SYNC_SERIES])
+            .args(["--latency-samples", "0"]);
+    } else if kill == Kill::PeerKilledInRoundTrips {
         c.args(["latency", mech, "--count", LONG]);
         match mech {
             "eventfd" => c.args(["--sizes", "8"]),
@@ -186,7 +216,19 @@ fn one(mech: &str, mode: &str, kill: Kill) -> Option<String> {
             ));
         }
     }
-    std::thread::sleep(Duration::from_millis(400));
+    // A sync case in threads mode has no peer process to wait for: into its
+    // set/clear phase by the clock.
+    let has_rr = mech.strip_prefix("sync:").is_some_and(|p| {
+        ipcperf_core::sync::PRIMITIVES
+            .iter()
+            .any(|i| i.name == p && i.no_request_release.is_none())
+    });
+    let settle = if has_rr && mode == "threads" {
+        2000
+    } else {
+        400
+    };
+    std::thread::sleep(Duration::from_millis(settle));
     if let Ok(Some(st)) = child.try_wait() {
         let mut err = String::new();
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();

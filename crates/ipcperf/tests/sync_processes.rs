@@ -21,6 +21,7 @@ fn spec(p: Primitive, mode: Mode) -> SyncSpec {
             program: PathBuf::from(env!("CARGO_BIN_EXE_ipcperf")),
             args: vec!["__peer".into()],
         },
+        untimed: false,
     }
 }
 

@@ -18,13 +18,24 @@ pub fn request_release<L: Lock>(l: &mut L, n: u64) -> Result<u64> {
     Ok(now_ns() - t0)
 }
 
-/// Side A of `n` set/clear cycles: give a token, wait for it to come back.
+/// Side A of `n` set/clear cycles: give a token, wait for it to come back. A
+/// channel that takes and gives in one call (lmbench's `lat_sem`) gives the first
+/// token alone, then takes each answer and gives the next token together, and
+/// takes the last answer alone: n tokens each way, as in the plain form.
 #[inline(never)]
 pub fn ping<C: Channel>(c: &mut C, n: u64) -> Result<u64> {
     let t0 = now_ns();
-    for _ in 0..n {
+    if c.one_call() && n > 0 {
         c.signal()?;
+        for _ in 1..n {
+            c.wait_then_signal()?;
+        }
         c.wait()?;
+    } else {
+        for _ in 0..n {
+            c.signal()?;
+            c.wait()?;
+        }
     }
     Ok(now_ns() - t0)
 }
@@ -35,22 +46,36 @@ pub fn ping_sampled<C: Channel>(c: &mut C, n: u64, samples: &mut Vec<u64>) -> Re
     samples.clear();
     let t0 = now_ns();
     let mut prev = t0;
-    for _ in 0..n {
+    if c.one_call() && n > 0 {
         c.signal()?;
+        for _ in 1..n {
+            c.wait_then_signal()?;
+            let t = now_ns();
+            samples.push(t - prev);
+            prev = t;
+        }
         c.wait()?;
-        let t = now_ns();
-        samples.push(t - prev);
-        prev = t;
+    } else {
+        for _ in 0..n {
+            c.signal()?;
+            c.wait()?;
+            let t = now_ns();
+            samples.push(t - prev);
+            prev = t;
+        }
+        return Ok(prev - t0);
     }
-    Ok(prev - t0)
+    let t = now_ns();
+    samples.push(t - prev);
+    Ok(t - t0)
 }
 
-/// Side B of `n` cycles: wait for a token, give it back.
+/// Side B of `n` cycles: wait for a token, give it back (in one call where the
+/// channel has one).
 #[inline(never)]
 pub fn pong<C: Channel>(c: &mut C, n: u64) -> Result<()> {
     for _ in 0..n {
-        c.wait()?;
-        c.signal()?;
+        c.wait_then_signal()?;
     }
     Ok(())
 }

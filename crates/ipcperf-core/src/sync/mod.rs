@@ -9,6 +9,7 @@
 pub mod ends;
 pub mod loops;
 pub mod peer;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,6 +52,14 @@ pub const PRIMITIVES: &[PrimitiveInfo] = &[
         summary: "SysV semaphore set (semop; the lock with SEM_UNDO): Duncan's system semaphore",
         no_set_clear: None,
         no_request_release: None,
+    },
+    PrimitiveInfo {
+        primitive: Primitive::SysvSemOneCall,
+        name: "sysv-sem-onecall",
+        summary: "SysV set/clear in lmbench's lat_sem form: one semop a side that takes its \
+                  own semaphore and gives the other's together",
+        no_set_clear: None,
+        no_request_release: Some("the lock is sysv-sem's: measured there"),
     },
     PrimitiveInfo {
         primitive: Primitive::PosixSemNamed,
@@ -143,6 +152,9 @@ pub struct SyncSpec {
     pub latency_samples: usize,
     /// Where lock files go.
     pub base_dir: PathBuf,
+    /// Set/clear waits untimed, as a program's (`--untimed`): no timeout is armed,
+    /// and a watcher wakes a waiter whose other side died.
+    pub untimed: bool,
     /// How to start a peer process.
     pub peer: PeerCommand,
 }
@@ -434,8 +446,21 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
     let info = spec.primitive.info();
     let _pin = ipcperf_sys::cpu::PinGuard::pin(spec.placement.writer_cpu)?;
     let mut objs = Objects::create(spec.primitive, &spec.base_dir)?;
+    objs.setup.untimed = spec.untimed;
     if spec.primitive == Primitive::SysvSem {
         rec.options.insert("lock_sem_undo".into(), "true".into());
+    }
+    if spec.primitive == Primitive::SysvSemOneCall {
+        rec.options.insert(
+            "set_clear_form".into(),
+            "one semop a side: take mine and give theirs (lmbench lat_sem)".into(),
+        );
+    }
+    if info.no_set_clear.is_none() {
+        rec.options.insert(
+            "waits".into(),
+            if spec.untimed { "untimed" } else { "timed" }.into(),
+        );
     }
     if spec.primitive == Primitive::Eventfd {
         rec.options
@@ -466,9 +491,20 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
     } else {
         let mut chan = objs.channel()?;
         let (mut peer, pid) = start_partner(spec, &mut objs, PeerRole::SyncPartner)?;
-        if let Some(pid) = pid {
-            chan.set_other_process(pid);
-        }
+        // Timed waits look at the other process every tick; untimed ones sleep
+        // until a watcher, woken by the other process's end, wakes them.
+        let _watch = match pid {
+            Some(pid) if spec.untimed => Some(watch::DeathWatch::start(
+                pid,
+                &chan.poison_fds(),
+                chan.poisoner(),
+            )?),
+            Some(pid) => {
+                chan.set_other_process(pid);
+                None
+            }
+            None => None,
+        };
         let (series, lat) =
             crate::with_channel!(&mut chan, |c| measure_set_clear(c, peer.as_mut(), spec))
                 .expect("a channel")?;
@@ -503,7 +539,7 @@ pub const ROBUST_BOUND: Duration = Duration::from_secs(1);
 /// The holder variants `--robustness` tries for a primitive.
 pub fn robustness_variants(p: Primitive) -> Vec<(PeerRole, &'static str)> {
     match p {
-        Primitive::SysvSem => vec![
+        Primitive::SysvSem | Primitive::SysvSemOneCall => vec![
             (PeerRole::SyncHolder, "SEM_UNDO"),
             (PeerRole::SyncHolderNoUndo, "no SEM_UNDO"),
         ],
@@ -550,7 +586,9 @@ fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<Robust
                 freed_after_ns: Some(t1 - t0),
                 bound_ns,
                 note: note.unwrap_or_else(|| match spec.primitive {
-                    Primitive::SysvSem => "the kernel undid the holder's semop (SEM_UNDO)".into(),
+                    Primitive::SysvSem | Primitive::SysvSemOneCall => {
+                        "the kernel undid the holder's semop (SEM_UNDO)".into()
+                    }
                     Primitive::Flock => "the holder's descriptors closed at exit".into(),
                     Primitive::Fcntl => "the holder's record locks went with its process".into(),
                     _ => "freed".into(),

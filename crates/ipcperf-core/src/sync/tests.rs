@@ -147,6 +147,7 @@ fn spec(p: Primitive) -> SyncSpec {
             program: "/nonexistent".into(),
             args: vec![],
         },
+        untimed: false,
     }
 }
 

@@ -24,8 +24,9 @@ pub enum SyncModeArg {
 
 #[derive(Args, Debug)]
 pub struct SyncArgs {
-    /// Primitives to measure: sysv-sem, posix-sem-named, posix-sem, mutex, futex,
-    /// eventfd, flock, fcntl, and pipe (the reference wake-up); none means all.
+    /// Primitives to measure: sysv-sem, sysv-sem-onecall (lmbench's lat_sem form),
+    /// posix-sem-named, posix-sem, mutex, futex, eventfd, flock, fcntl, and pipe
+    /// (the reference wake-up); none means all.
     #[arg(value_name = "PRIMITIVE")]
     pub primitives: Vec<String>,
 
@@ -50,6 +51,13 @@ pub struct SyncArgs {
     /// Set/clear cycles timed one by one for the percentiles (0: none).
     #[arg(long, default_value_t = 20_000)]
     pub latency_samples: usize,
+
+    /// Set/clear waits as a program's: no timeout armed (semop, sem_wait, FUTEX_WAIT
+    /// with none, poll without one). A watcher sleeping on the other process's pidfd
+    /// wakes a waiter whose other side died. Default: timed waits that look at the
+    /// other side every 250 ms.
+    #[arg(long)]
+    pub untimed: bool,
 
     /// Instead of timing: kill a holder (SIGKILL) and see whether, and how soon, a
     /// waiter gets the primitive (a bounded wait of 1 s; two processes).
@@ -145,6 +153,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
                         .clone()
                         .unwrap_or_else(ipcperf_sys::names::default_base),
                     peer: peer.clone(),
+                    untimed: a.untimed,
                 });
             }
         }

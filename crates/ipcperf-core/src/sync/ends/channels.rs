@@ -10,6 +10,37 @@ pub trait Channel {
     fn wait(&mut self) -> Result<()>;
     /// Take a token from the other side if one is there, without waiting.
     fn try_take(&mut self) -> Result<bool>;
+    /// Wait for a token and give one back: two calls, or one where the
+    /// primitive takes and gives together (lmbench's `lat_sem`).
+    #[inline]
+    fn wait_then_signal(&mut self) -> Result<()> {
+        self.wait()?;
+        self.signal()
+    }
+    /// Whether [`Channel::wait_then_signal`] is one call (the loops then take
+    /// that form on both sides).
+    fn one_call(&self) -> bool {
+        false
+    }
+}
+
+/// Untimed waits end when a watcher ([`crate::sync::watch::DeathWatch`]) marks
+/// the other side dead and gives the waiter a token: the token is then no answer.
+#[derive(Clone, Default)]
+pub struct Dead(pub Arc<std::sync::atomic::AtomicBool>);
+impl Dead {
+    #[inline]
+    fn check(&self) -> Result<()> {
+        if self.0.load(Ordering::Acquire) {
+            return Err(Error::Peer(
+                "the process on the other side died while we waited for its token".into(),
+            ));
+        }
+        Ok(())
+    }
+    fn mark(&self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 pub struct SysvChannel {
@@ -17,6 +48,9 @@ pub struct SysvChannel {
     mine: u16,
     theirs: u16,
     other: Option<i32>,
+    one_call: bool,
+    untimed: bool,
+    dead: Dead,
 }
 impl Channel for SysvChannel {
     #[inline]
@@ -26,11 +60,37 @@ impl Channel for SysvChannel {
     }
     #[inline]
     fn wait(&mut self) -> Result<()> {
+        if self.untimed {
+            self.set.op(self.mine, -1, false, None)?;
+            return self.dead.check();
+        }
         let mut ticks = 0;
         while !self.set.op(self.mine, -1, false, Some(WAIT_TICK))? {
             another_tick(self.other, &mut ticks)?;
         }
         Ok(())
+    }
+    #[inline]
+    fn wait_then_signal(&mut self) -> Result<()> {
+        if !self.one_call {
+            self.wait()?;
+            return self.signal();
+        }
+        if self.untimed {
+            self.set.take_and_give(self.mine, self.theirs, None)?;
+            return self.dead.check();
+        }
+        let mut ticks = 0;
+        while !self
+            .set
+            .take_and_give(self.mine, self.theirs, Some(WAIT_TICK))?
+        {
+            another_tick(self.other, &mut ticks)?;
+        }
+        Ok(())
+    }
+    fn one_call(&self) -> bool {
+        self.one_call
     }
     fn try_take(&mut self) -> Result<bool> {
         Ok(self.set.try_op(self.mine, -1)?)
@@ -42,6 +102,8 @@ pub struct SemChannel<S> {
     mine: S,
     theirs: S,
     other: Option<i32>,
+    untimed: bool,
+    dead: Dead,
 }
 impl<S: PosixSemaphore> Channel for SemChannel<S> {
     #[inline]
@@ -54,7 +116,11 @@ impl<S: PosixSemaphore> Channel for SemChannel<S> {
         // The user-space fast path first; the bounded (clock-reading) wait only when
         // we are about to sleep anyway.
         if self.mine.try_wait()? {
-            return Ok(());
+            return self.dead.check();
+        }
+        if self.untimed {
+            self.mine.wait()?;
+            return self.dead.check();
         }
         let mut ticks = 0;
         while !self.mine.wait_timeout(WAIT_TICK)? {
@@ -73,6 +139,8 @@ pub struct FutexChannel {
     mine: usize,
     theirs: usize,
     other: Option<i32>,
+    untimed: bool,
+    dead: Dead,
 }
 impl Channel for FutexChannel {
     #[inline]
@@ -88,7 +156,11 @@ impl Channel for FutexChannel {
         let mut ticks = 0;
         loop {
             if w.swap(0, Ordering::Acquire) == 1 {
-                return Ok(());
+                return self.dead.check();
+            }
+            if self.untimed {
+                futex::wait_untimed(w, 0)?;
+                continue;
             }
             if futex::wait(w, 0, WAIT_TICK)? == FutexWait::TimedOut
                 && w.load(Ordering::Acquire) == 0
@@ -106,6 +178,8 @@ pub struct EventfdChannel {
     mine: Arc<EventFd>,
     theirs: Arc<EventFd>,
     other: Option<i32>,
+    untimed: bool,
+    dead: Dead,
 }
 impl Channel for EventfdChannel {
     #[inline]
@@ -116,11 +190,19 @@ impl Channel for EventfdChannel {
     fn wait(&mut self) -> Result<()> {
         // poll, then read: an eventfd has no end-of-file to end a blocking read.
         let mut ticks = 0;
+        if self.untimed {
+            loop {
+                ipcperf_sys::fd::wait_readable_untimed(self.mine.as_fd())?;
+                if efd_try(&self.mine)? {
+                    return self.dead.check();
+                }
+            }
+        }
         loop {
             if ipcperf_sys::fd::wait_ready(self.mine.as_fd(), false, WAIT_TICK.as_millis() as i32)?
             {
                 if efd_try(&self.mine)? {
-                    return Ok(());
+                    return self.dead.check();
                 }
             } else {
                 another_tick(self.other, &mut ticks)?;
@@ -204,6 +286,62 @@ pub enum AnyChannel {
 }
 
 impl AnyChannel {
+    /// The descriptors [`AnyChannel::poisoner`] writes to (the watcher's thread
+    /// keeps them in its own table).
+    pub fn poison_fds(&self) -> Vec<i32> {
+        use std::os::fd::AsRawFd;
+        match self {
+            AnyChannel::Eventfd(c) => vec![c.mine.as_fd().as_raw_fd()],
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a watcher calls when the other process has died: mark this end's
+    /// other side dead, then give this end a token so an untimed wait returns
+    /// (and sees the mark). A pipe needs none: its end-of-file says it.
+    pub fn poisoner(&self) -> Box<dyn Fn() + Send> {
+        match self {
+            AnyChannel::Sysv(c) => {
+                let (set, mine, dead) = (c.set.clone(), c.mine, c.dead.clone());
+                Box::new(move || {
+                    dead.mark();
+                    let _ = set.op(mine, 1, false, None);
+                })
+            }
+            AnyChannel::NamedSem(c) => {
+                let (sem, dead) = (c.mine.clone(), c.dead.clone());
+                Box::new(move || {
+                    dead.mark();
+                    let _ = sem.post();
+                })
+            }
+            AnyChannel::ShmSem(c) => {
+                let (sem, dead) = (c.mine.another(), c.dead.clone());
+                Box::new(move || {
+                    dead.mark();
+                    let _ = sem.post();
+                })
+            }
+            AnyChannel::Futex(c) => {
+                let (mem, mine, dead) = (c.mem.clone(), c.mine, c.dead.clone());
+                Box::new(move || {
+                    dead.mark();
+                    let w = mem.atomic_u32(mine);
+                    w.store(1, Ordering::Release);
+                    let _ = futex::wake(w, 1);
+                })
+            }
+            AnyChannel::Eventfd(c) => {
+                let (efd, dead) = (c.mine.clone(), c.dead.clone());
+                Box::new(move || {
+                    dead.mark();
+                    let _ = efd_give(&efd);
+                })
+            }
+            AnyChannel::Pipe(_) | AnyChannel::None => Box::new(|| {}),
+        }
+    }
+
     /// The process on the other side: while waiting for its token, its death is an
     /// error within a [`WAIT_TICK`] (without it, only [`WAIT_LIMIT`] ends a wait).
     /// Pipes need none: the other side's death closes its end.
@@ -251,16 +389,21 @@ pub(super) fn open_channel(
         Side::B => (1, 2),
     };
     Ok(match s.primitive {
-        Primitive::SysvSem => AnyChannel::Sysv(SysvChannel {
+        Primitive::SysvSem | Primitive::SysvSemOneCall => AnyChannel::Sysv(SysvChannel {
             set: sysv.ok_or_else(missing)?,
             mine: [S_LOCK, S_TO_B, S_TO_A][mine],
             theirs: [S_LOCK, S_TO_B, S_TO_A][theirs],
             other: None,
+            one_call: s.primitive == Primitive::SysvSemOneCall,
+            untimed: s.untimed,
+            dead: Dead::default(),
         }),
         Primitive::PosixSemNamed => AnyChannel::NamedSem(SemChannel {
             mine: named.get(mine).ok_or_else(missing)?.clone(),
             theirs: named.get(theirs).ok_or_else(missing)?.clone(),
             other: None,
+            untimed: s.untimed,
+            dead: Dead::default(),
         }),
         Primitive::PosixSem => {
             let mem = mem.ok_or_else(missing)?;
@@ -269,6 +412,8 @@ pub(super) fn open_channel(
                 mine: ShmSem::attach(mem.clone(), off[mine]),
                 theirs: ShmSem::attach(mem, off[theirs]),
                 other: None,
+                untimed: s.untimed,
+                dead: Dead::default(),
             })
         }
         Primitive::Futex => {
@@ -278,12 +423,16 @@ pub(super) fn open_channel(
                 mine: off[mine],
                 theirs: off[theirs],
                 other: None,
+                untimed: s.untimed,
+                dead: Dead::default(),
             })
         }
         Primitive::Eventfd => AnyChannel::Eventfd(EventfdChannel {
             mine: efds.get(mine).ok_or_else(missing)?.clone(),
             theirs: efds.get(theirs).ok_or_else(missing)?.clone(),
             other: None,
+            untimed: s.untimed,
+            dead: Dead::default(),
         }),
         Primitive::Pipe => {
             if pipes.len() != 2 {

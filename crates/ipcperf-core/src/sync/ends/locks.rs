@@ -440,7 +440,9 @@ pub(super) fn open_lock(
 ) -> Result<AnyLock> {
     let missing = || Error::Peer(format!("{} objects missing", s.primitive.name()));
     Ok(match s.primitive {
-        Primitive::SysvSem => AnyLock::Sysv(SysvLock(sysv.ok_or_else(missing)?)),
+        Primitive::SysvSem | Primitive::SysvSemOneCall => {
+            AnyLock::Sysv(SysvLock(sysv.ok_or_else(missing)?))
+        }
         Primitive::PosixSemNamed => {
             AnyLock::NamedSem(SemLock(named.first().ok_or_else(missing)?.clone()))
         }

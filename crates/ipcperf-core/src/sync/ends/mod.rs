@@ -114,6 +114,7 @@ impl Objects {
                 lock_path: None,
                 shm_len: 0,
                 fd_count: 0,
+                untimed: false,
             },
             mem: None,
             sysv: None,
@@ -126,7 +127,7 @@ impl Objects {
             peer_fds: Vec::new(),
         };
         match p {
-            Primitive::SysvSem => {
+            Primitive::SysvSem | Primitive::SysvSemOneCall => {
                 let s = SysvSemSet::create(&[1, 0, 0])?;
                 o.setup.sysv_id = Some(s.id());
                 o.sysv = Some(Arc::new(s));
@@ -299,7 +300,7 @@ impl Ends {
             pipes: Vec::new(),
         };
         match setup.primitive {
-            Primitive::SysvSem => {
+            Primitive::SysvSem | Primitive::SysvSemOneCall => {
                 let id = setup
                     .sysv_id
                     .ok_or_else(|| Error::Peer("no SysV id in the handoff".into()))?;
