@@ -43,7 +43,13 @@ pub fn sh_lines(text: &str) -> Vec<String> {
 /// Why a line is not run here, if it is not.
 fn not_here(line: &str) -> Option<String> {
     for prefix in [
-        "cargo ", "bench/", "sbatch ", "kubectl ", "sudo ", "strace ",
+        "cargo ",
+        "bench/",
+        "packaging/",
+        "sbatch ",
+        "kubectl ",
+        "sudo ",
+        "strace ",
     ] {
         if line.starts_with(prefix) {
             return Some(format!(

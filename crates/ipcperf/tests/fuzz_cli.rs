@@ -82,8 +82,11 @@ fn try_one(n: usize, args: &[String], dir: &Path) -> Option<String> {
     use std::os::unix::process::ExitStatusExt;
     let marker = format!("IPCPERF_FUZZ_CASE={}-{n}", std::process::id());
     let (k, v) = marker.split_once('=').unwrap();
+    // Run in the test's own directory: a relative path a vector names (a hostile
+    // string taken for a file name) lands there, never in the checkout.
     let mut child = Command::new(BIN)
         .args(args)
+        .current_dir(dir)
         .env("TMPDIR", dir)
         .env("HOME", dir)
         .env("XDG_DATA_HOME", dir)

@@ -76,9 +76,9 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
     v
 }
 
-/// A sync case's series: long enough that the kill lands in set/clear (request/
-/// release, tare and atomic reference first, about 2 s; then set/clear).
-const SYNC_SERIES: &str = "800ms";
+/// A sync case's series: long enough that the kill, 0.4 s after the set/clear
+/// partner appears, lands in set/clear.
+const SYNC_SERIES: &str = "1500ms";
 
 /// Each case's series: a count, not a duration. A duration's series is sized
 /// from the warm-up's rate, and a warm-up stalled on a loaded machine (the cases
@@ -119,6 +119,17 @@ fn start(mech: &str, mode: &str, kill: Kill, tmp: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+/// Whether process `pid` runs a peer thread now.
+fn has_peer_thread(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "ipcperf-peer")
+        })
 }
 
 fn children(pid: u32) -> Vec<u32> {
@@ -216,19 +227,14 @@ fn one(mech: &str, mode: &str, kill: Kill) -> Option<String> {
             ));
         }
     }
-    // A sync case in threads mode has no peer process to wait for: into its
-    // set/clear phase by the clock.
-    let has_rr = mech.strip_prefix("sync:").is_some_and(|p| {
-        ipcperf_core::sync::PRIMITIVES
-            .iter()
-            .any(|i| i.name == p && i.no_request_release.is_none())
-    });
-    let settle = if has_rr && mode == "threads" {
-        2000
-    } else {
-        400
-    };
-    std::thread::sleep(Duration::from_millis(settle));
+    // A sync case in threads mode has no peer process: its set/clear partner is
+    // a thread (`ipcperf-peer`), started once request/release is over.
+    if mech.starts_with("sync:") && mode == "threads" {
+        while !has_peer_thread(pid) && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(400));
     if let Ok(Some(st)) = child.try_wait() {
         let mut err = String::new();
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();

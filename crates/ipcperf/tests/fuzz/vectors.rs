@@ -146,7 +146,9 @@ pub(crate) const HOSTILE: &[&str] = &[
     "-",
     "--",
     "%s%n%x",
-    "../../../../etc/passwd",
+    // A traversal that cannot resolve (its first part does not exist), so no
+    // vector can name a file of the machine's.
+    "nonexistent/../../../../etc/passwd",
     "\u{202e}evil",
     "a\nb",
     "$(reboot)",
