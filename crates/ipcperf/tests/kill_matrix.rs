@@ -51,15 +51,20 @@ fn matrix() -> Vec<(&'static str, &'static str, Kill)> {
         "the registry lists too few mechanisms: {}",
         v.len()
     );
-    // Every sync primitive a token crosses (set/clear), untimed: a waiter with no
-    // timeout armed must still end within 2 s when its other side is killed.
+    // Every sync primitive, its waits untimed: where a token crosses (set/clear), a
+    // waiter with no timeout armed must still end within 2 s when its other side
+    // is killed.
     let before = v.len();
     for p in ipcperf_core::sync::PRIMITIVES {
-        if p.no_set_clear.is_some() {
-            continue;
-        }
         // Leaked on purpose: a name that lives as long as the test.
         let name: &'static str = Box::leak(format!("sync:{}", p.name).into_boxed_str());
+        if p.no_set_clear.is_some() {
+            // A lock only its owner gives back (mutex, flock, fcntl): request/release
+            // in one thread, no partner; interrupted or killed mid-series.
+            v.push((name, "threads", Kill::Interrupt));
+            v.push((name, "threads", Kill::MainKilledThenClean));
+            continue;
+        }
         for mode in ["threads", "processes"] {
             v.push((name, mode, Kill::Interrupt));
             v.push((name, mode, Kill::MainKilledThenClean));
@@ -229,7 +234,12 @@ fn one(mech: &str, mode: &str, kill: Kill) -> Option<String> {
     }
     // A sync case in threads mode has no peer process: its set/clear partner is
     // a thread (`ipcperf-peer`), started once request/release is over.
-    if mech.starts_with("sync:") && mode == "threads" {
+    let partner = mech.strip_prefix("sync:").is_some_and(|p| {
+        ipcperf_core::sync::PRIMITIVES
+            .iter()
+            .any(|i| i.name == p && i.no_set_clear.is_none())
+    });
+    if partner && mode == "threads" {
         while !has_peer_thread(pid) && t0.elapsed() < Duration::from_secs(20) {
             std::thread::sleep(Duration::from_millis(10));
         }
