@@ -19,6 +19,7 @@ pub fn cleanup_on_interrupt() {
     // Its own descriptor table: the thread that measures must not share one.
     crate::fd::spawn_helper("ipcperf-signals", move || {
         if let Ok(sig) = set.wait() {
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             crate::cleanup::run_all();
             // A progress line on the terminal is cleared first.
             if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -33,6 +34,17 @@ pub fn cleanup_on_interrupt() {
         }
     })
     .ok();
+}
+
+/// Set once an interruption is being handled: the clean-up removes objects under
+/// the feet of the measuring thread, whose case then fails; its ending must not
+/// race the handler's exit (128 + the signal) with one of its own.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether an interruption is being handled (the process is about to exit with
+/// 128 + the signal): the main thread waits for that instead of exiting itself.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// What to say when interrupted, after the clean-up (e.g. where the partial run is

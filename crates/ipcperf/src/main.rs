@@ -158,9 +158,20 @@ fn main() {
             Ok(0)
         }
     };
+    // Interrupted (Ctrl-C) while the run ended: the handler's exit, 128 + the
+    // signal, is the one that counts; wait for it.
+    let wait_for_the_handler = || {
+        while ipcperf_sys::signal::interrupted() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
     match result {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => {
+            wait_for_the_handler();
+            std::process::exit(code)
+        }
         Err(f) => {
+            wait_for_the_handler();
             eprintln!("ipcperf: error: {}", f.message);
             std::process::exit(f.code);
         }
