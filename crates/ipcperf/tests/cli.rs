@@ -867,6 +867,12 @@ fn list_reads_at_80_columns_without_a_broken_word() {
     let one = String::from_utf8(one.stdout).unwrap();
     assert!(one.contains("named objects") && one.contains("modes: threads, processes"));
     bad_input(&["list", "no-such-thing"], "unknown mechanism");
+    // An empty name or a list is one line, exit 2, in every format (the fuzz found
+    // a panic here).
+    for f in ["table", "json"] {
+        bad_input(&["list", "", "--format", f], "name one mechanism");
+        bad_input(&["list", "pipe,unix", "--format", f], "name one mechanism");
+    }
 }
 
 /// A panic (forced by the test-only IPCPERF_TEST_PANIC, once a case's objects and

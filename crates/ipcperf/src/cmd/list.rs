@@ -110,12 +110,19 @@ fn compact(width: usize) -> String {
     out
 }
 
+/// The one mechanism `name` names (an empty name, or a list, is bad input).
+fn the_one(name: &str) -> Result<MechanismKind, Fail> {
+    match crate::cmd::run::parse_mechanisms(&[name.to_string()])?[..] {
+        [k] => Ok(k),
+        _ => Err(Fail::usage(format!(
+            "'{name}': name one mechanism (ipcperf list names them)"
+        ))),
+    }
+}
+
 /// `list MECHANISM`: everything about one.
 fn one(name: &str, m: &Machine, width: usize) -> Result<String, Fail> {
-    let kinds = crate::cmd::run::parse_mechanisms(&[name.to_string()])?;
-    let [k] = kinds[..] else {
-        return Err(Fail::usage("name one mechanism"));
-    };
+    let k = the_one(name)?;
     let i = k.info();
     let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
     let opts = wrap_opts(width).subsequent_indent("    ");
@@ -171,7 +178,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
     let m = Machine::collect();
     if let Some(name) = &a.mechanism {
         if a.format == Format::Json {
-            let i = crate::cmd::run::parse_mechanisms(std::slice::from_ref(name))?[0].info();
+            let i = the_one(name)?.info();
             let v = json!({
                 "name": i.name,
                 "summary": i.summary,
