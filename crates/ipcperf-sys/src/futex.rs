@@ -24,16 +24,26 @@ pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> SysResult<Fut
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
+    wait_for(word, expected, &ts)
+}
+
+/// FUTEX_WAIT with no timeout: sleep while `*word == expected` until woken (a
+/// program's wait: no timer armed).
+pub fn wait_untimed(word: &AtomicU32, expected: u32) -> SysResult<FutexWait> {
+    wait_for(word, expected, std::ptr::null())
+}
+
+fn wait_for(word: &AtomicU32, expected: u32, ts: *const libc::timespec) -> SysResult<FutexWait> {
     // SAFETY: `word` is a valid, aligned u32 for the duration of the call (a borrowed
-    // atomic); `ts` lives on the stack across the call; the other arguments are unused
-    // by FUTEX_WAIT.
+    // atomic); `ts` is null (no timeout) or points to a timespec the caller keeps
+    // alive across the call; the other arguments are unused by FUTEX_WAIT.
     let r = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAIT,
             expected,
-            &ts as *const libc::timespec,
+            ts,
             std::ptr::null::<u32>(),
             0u32,
         )
@@ -44,32 +54,6 @@ pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> SysResult<Fut
     match Errno::last() {
         Errno::EAGAIN => Ok(FutexWait::Changed),
         Errno::ETIMEDOUT => Ok(FutexWait::TimedOut),
-        Errno::EINTR => Ok(FutexWait::Woken),
-        e => Err(SysError::new("futex(FUTEX_WAIT)", "shared word", e)),
-    }
-}
-
-/// FUTEX_WAIT with no timeout: sleep while `*word == expected` until woken (a
-/// program's wait: no timer armed).
-pub fn wait_untimed(word: &AtomicU32, expected: u32) -> SysResult<FutexWait> {
-    // SAFETY: `word` is a valid, aligned u32 for the duration of the call (a borrowed
-    // atomic); a null timeout means none; the other arguments are unused by FUTEX_WAIT.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-    if r == 0 {
-        return Ok(FutexWait::Woken);
-    }
-    match Errno::last() {
-        Errno::EAGAIN => Ok(FutexWait::Changed),
         Errno::EINTR => Ok(FutexWait::Woken),
         e => Err(SysError::new("futex(FUTEX_WAIT)", "shared word", e)),
     }

@@ -219,13 +219,22 @@ impl SysvSemSet {
             sem_op: delta,
             sem_flg: if undo { libc::SEM_UNDO as i16 } else { 0 },
         };
+        self.semop(std::slice::from_mut(&mut sb), timeout)
+            .map_err(|e| SysError::new("semop", format!("SysV set {} semaphore {num}", self.id), e))
+    }
+
+    /// The operations in `sb`, done together (semop, or semtimedop with a
+    /// timeout), retried on EINTR; false when the timeout ran out.
+    #[inline]
+    fn semop(&self, sb: &mut [libc::sembuf], timeout: Option<Duration>) -> Result<bool, Errno> {
         let ts = timeout.map(rel_timespec);
         loop {
             let r = match &ts {
-                // SAFETY: one valid sembuf on the stack, count 1; `t` lives across the call.
-                Some(t) => unsafe { semtimedop(self.id, &mut sb, 1, t) },
-                // SAFETY: one valid sembuf on the stack, count 1.
-                None => unsafe { libc::semop(self.id, &mut sb, 1) },
+                // SAFETY: `sb` is a valid slice of sembufs for the call, its length the
+                // count; `t` lives across the call.
+                Some(t) => unsafe { semtimedop(self.id, sb.as_mut_ptr(), sb.len(), t) },
+                // SAFETY: as above, without a timeout.
+                None => unsafe { libc::semop(self.id, sb.as_mut_ptr(), sb.len()) },
             };
             if r == 0 {
                 return Ok(true);
@@ -233,13 +242,7 @@ impl SysvSemSet {
             match Errno::last() {
                 Errno::EAGAIN => return Ok(false),
                 Errno::EINTR => continue,
-                e => {
-                    return Err(SysError::new(
-                        "semop",
-                        format!("SysV set {} semaphore {num}", self.id),
-                        e,
-                    ))
-                }
+                e => return Err(e),
             }
         }
     }
@@ -267,29 +270,13 @@ impl SysvSemSet {
                 sem_flg: 0,
             },
         ];
-        let ts = timeout.map(rel_timespec);
-        loop {
-            let r = match &ts {
-                // SAFETY: two valid sembufs on the stack, count 2; `t` lives across the call.
-                Some(t) => unsafe { semtimedop(self.id, sb.as_mut_ptr(), 2, t) },
-                // SAFETY: two valid sembufs on the stack, count 2.
-                None => unsafe { libc::semop(self.id, sb.as_mut_ptr(), 2) },
-            };
-            if r == 0 {
-                return Ok(true);
-            }
-            match Errno::last() {
-                Errno::EAGAIN => return Ok(false),
-                Errno::EINTR => continue,
-                e => {
-                    return Err(SysError::new(
-                        "semop",
-                        format!("SysV set {} semaphores {take} and {give}", self.id),
-                        e,
-                    ))
-                }
-            }
-        }
+        self.semop(&mut sb, timeout).map_err(|e| {
+            SysError::new(
+                "semop",
+                format!("SysV set {} semaphores {take} and {give}", self.id),
+                e,
+            )
+        })
     }
 
     /// Without waiting (IPC_NOWAIT): true if the operation happened.

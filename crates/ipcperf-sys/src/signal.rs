@@ -144,7 +144,7 @@ pub fn pidfd_open(pid: i32) -> crate::error::SysResult<std::os::fd::OwnedFd> {
 /// function writes to), so the measuring thread keeps the kernel's unshared fast
 /// path (see [`crate::fd::own_fd_table`]).
 pub struct ProcessWatch {
-    stop: std::os::fd::OwnedFd,
+    stop: crate::eventfd::Eventfd,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -156,18 +156,11 @@ impl ProcessWatch {
     ) -> crate::error::SysResult<ProcessWatch> {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         let pidfd = pidfd_open(pid)?;
-        // SAFETY: eventfd(2) with no flags beyond CLOEXEC returns a new descriptor or -1.
-        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(crate::error::SysError::new(
-                "eventfd",
-                "process watch",
-                crate::error::Errno::last(),
-            ));
-        }
-        // SAFETY: just made; ours alone.
-        let stop = unsafe { OwnedFd::from_raw_fd(raw) };
-        let (p, s) = (pidfd.as_raw_fd(), stop.as_raw_fd());
+        let stop = crate::eventfd::Eventfd::counter(0)?;
+        let (p, s) = (
+            pidfd.as_raw_fd(),
+            std::os::fd::AsFd::as_fd(&stop).as_raw_fd(),
+        );
         let mut kept = vec![p, s];
         kept.extend_from_slice(keep);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -230,10 +223,7 @@ impl ProcessWatch {
 
 impl Drop for ProcessWatch {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        let one = 1u64.to_ne_bytes();
-        // SAFETY: writes 8 bytes from a live stack buffer to our eventfd.
-        let _ = unsafe { libc::write(self.stop.as_raw_fd(), one.as_ptr().cast(), 8) };
+        let _ = self.stop.write(1);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -61,12 +61,15 @@ fn not_here(line: &str) -> Option<String> {
     if line.contains("--across") && !is_root() {
         return Some("--across needs root".into());
     }
-    let built = Command::new(BIN)
-        .args(["list", "--format", "json"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        Command::new(BIN)
+            .args(["list", "--format", "json"])
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    });
     for lib in ["iceoryx2", "zmq-ipc", "zmq-tcp", "grpc-uds"] {
         if line.split_whitespace().any(|w| w == lib) && !built.contains(&format!("\"{lib}\"")) {
             return Some(format!("{lib} is not in this build (cargo's --features)"));

@@ -9,7 +9,6 @@
 pub mod ends;
 pub mod loops;
 pub mod peer;
-pub mod watch;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -494,7 +493,7 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         // Timed waits look at the other process every tick; untimed ones sleep
         // until a watcher, woken by the other process's end, wakes them.
         let _watch = match pid {
-            Some(pid) if spec.untimed => Some(watch::DeathWatch::start(
+            Some(pid) if spec.untimed => Some(ipcperf_sys::signal::ProcessWatch::start(
                 pid,
                 &chan.poison_fds(),
                 chan.poisoner(),

@@ -24,7 +24,7 @@ pub trait Channel {
     }
 }
 
-/// Untimed waits end when a watcher ([`crate::sync::watch::DeathWatch`]) marks
+/// Untimed waits end when a watcher ([`ipcperf_sys::signal::ProcessWatch`]) marks
 /// the other side dead and gives the waiter a token: the token is then no answer.
 #[derive(Clone, Default)]
 pub struct Dead(pub Arc<std::sync::atomic::AtomicBool>);
@@ -299,7 +299,7 @@ impl AnyChannel {
     /// What a watcher calls when the other process has died: mark this end's
     /// other side dead, then give this end a token so an untimed wait returns
     /// (and sees the mark). A pipe needs none: its end-of-file says it.
-    pub fn poisoner(&self) -> Box<dyn Fn() + Send> {
+    pub fn poisoner(&self) -> Box<dyn FnOnce() + Send> {
         match self {
             AnyChannel::Sysv(c) => {
                 let (set, mine, dead) = (c.set.clone(), c.mine, c.dead.clone());
