@@ -5,9 +5,10 @@
 //! use (its affinity mask, which a cgroup cpuset narrows) are offered for pinning.
 //!
 //! A pair of CPUs falls in exactly one [`PlacementClass`], the closest relation
-//! they have: the same CPU, SMT siblings, a shared L2, a shared L3, the same node
-//! with different last-level caches, different NUMA nodes of one package, or
-//! different packages. Pure functions of a sysfs root, so they are tested on
+//! they have: the same CPU, SMT siblings, a shared L2, different packages,
+//! different NUMA nodes of one package (even where the package's L3 is reported
+//! whole, as under sub-NUMA clustering), a shared L3, or the same node with
+//! different last-level caches. Pure functions of a sysfs root, so they are tested on
 //! recorded trees.
 
 use std::collections::BTreeMap;
@@ -75,7 +76,7 @@ impl PlacementClass {
             PlacementClass::SharedL2 => "two cores sharing an L2 cache",
             PlacementClass::SharedL3 => "two cores sharing the last-level cache",
             PlacementClass::OtherL3 => "one NUMA node, different last-level caches",
-            PlacementClass::OtherNuma => "different NUMA nodes of one package",
+            PlacementClass::OtherNuma => "different NUMA nodes of one package (L3 may be shared)",
             PlacementClass::OtherSocket => "different packages (sockets)",
             PlacementClass::OtherHost => "different machines (--peer)",
         }
@@ -280,12 +281,15 @@ impl Topology {
             PlacementClass::SmtSibling
         } else if pa.l2.as_ref().is_some_and(|l| l.contains(&b)) {
             PlacementClass::SharedL2
-        } else if pa.l3.as_ref().is_some_and(|l| l.contains(&b)) {
-            PlacementClass::SharedL3
         } else if pa.package != pb.package {
             PlacementClass::OtherSocket
         } else if pa.node.is_some() && pb.node.is_some() && pa.node != pb.node {
+            // Before the L3: sub-NUMA clusters (Intel SNC, AMD NPS2/4) split a
+            // package into memory nodes while its L3 is reported whole. Crossing a
+            // node boundary is the relation that matters for where memory lives.
             PlacementClass::OtherNuma
+        } else if pa.l3.as_ref().is_some_and(|l| l.contains(&b)) {
+            PlacementClass::SharedL3
         } else {
             PlacementClass::OtherL3
         })
@@ -549,6 +553,160 @@ mod tests {
         // A CPU this process may not use is never classified (never offered).
         assert_eq!(t.classify(0, 2), None);
         assert_eq!(t.classify(0, 3), None);
+    }
+
+    /// Trees recorded inside QEMU guests (`bench/manycore/run.sh LAYOUT
+    /// --keep-sysfs`): what Debian's kernel reports for each layout QEMU was told
+    /// to make, read as exactly that layout.
+    #[test]
+    fn emulated_servers_read_as_qemu_made_them() {
+        type Want = (
+            usize,
+            usize,
+            usize,
+            bool,
+            usize,
+            &'static [(PlacementClass, (usize, usize))],
+        );
+        let cases: &[(&str, Want)] = &[
+            // -smp 16,sockets=2,cores=4,threads=2, a node per socket.
+            (
+                "qemu-intel16",
+                (
+                    2,
+                    2,
+                    8,
+                    true,
+                    2,
+                    &[
+                        (SameCpu, (0, 0)),
+                        (SmtSibling, (0, 1)),
+                        (SharedL3, (0, 2)),
+                        (OtherSocket, (0, 8)),
+                    ],
+                ),
+            ),
+            // The same with two nodes per socket: the L3 is still reported per
+            // socket, and 0 and 4 are in different nodes of it.
+            (
+                "qemu-numa16",
+                (
+                    2,
+                    4,
+                    8,
+                    true,
+                    2,
+                    &[
+                        (SameCpu, (0, 0)),
+                        (SmtSibling, (0, 1)),
+                        (SharedL3, (0, 2)),
+                        (OtherNuma, (0, 4)),
+                        (OtherSocket, (0, 8)),
+                    ],
+                ),
+            ),
+            // -smp 16,sockets=1,dies=4,cores=2,threads=2: an L3 per die, two nodes.
+            (
+                "qemu-amd16",
+                (
+                    1,
+                    2,
+                    8,
+                    true,
+                    4,
+                    &[
+                        (SameCpu, (0, 0)),
+                        (SmtSibling, (0, 1)),
+                        (SharedL3, (0, 2)),
+                        (OtherL3, (0, 4)),
+                        (OtherNuma, (0, 8)),
+                    ],
+                ),
+            ),
+            // -smp 64,sockets=2,dies=4,cores=4,threads=2, four nodes.
+            (
+                "qemu-big64",
+                (
+                    2,
+                    4,
+                    32,
+                    true,
+                    8,
+                    &[
+                        (SameCpu, (0, 0)),
+                        (SmtSibling, (0, 1)),
+                        (SharedL3, (0, 2)),
+                        (OtherL3, (0, 8)),
+                        (OtherNuma, (0, 16)),
+                        (OtherSocket, (0, 32)),
+                    ],
+                ),
+            ),
+        ];
+        for (name, (packages, nodes, cores, smt, l3, want)) in cases {
+            let t = fixture(name);
+            assert_eq!(
+                (
+                    t.packages(),
+                    t.nodes(),
+                    t.cores(),
+                    t.smt(),
+                    t.l3_domains().len()
+                ),
+                (*packages, *nodes, *cores, *smt, *l3),
+                "{name}"
+            );
+            assert_eq!(classes(&t), want.to_vec(), "{name}");
+        }
+        // Sub-NUMA clustering: the pair shares the package's L3 and still crosses a
+        // memory node, and that is the class it gets (it was `shared-l3`).
+        let t = fixture("qemu-numa16");
+        assert!(t.place(0).unwrap().l3.as_ref().unwrap().contains(&4));
+        assert_eq!(t.classify(0, 4), Some(OtherNuma));
+        assert_eq!(t.classify(5, 2), Some(OtherNuma));
+        assert_eq!(t.classify(4, 7), Some(SharedL3));
+        assert_eq!(t.spread(2, Some(OtherNuma)).unwrap().len(), 2);
+    }
+
+    /// Each hand-written tree beside the guest of its layout: the same files
+    /// per CPU, and read as the same machine (counts, domains, classes present).
+    /// The hand-written ones keep the numbering real servers use (SMT siblings
+    /// c and c+N), which QEMU does not reproduce (it numbers them c and c+1).
+    #[test]
+    fn hand_written_trees_match_the_guests_of_their_layout() {
+        fn files_of_cpu0(name: &str) -> Vec<String> {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/topology")
+                .join(format!("{name}.sysfs"));
+            let text = std::fs::read_to_string(src).unwrap();
+            let mut v: Vec<String> = text
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .filter_map(|(p, _)| p.strip_prefix("devices/system/cpu/cpu0/"))
+                .map(str::to_string)
+                .collect();
+            v.sort();
+            v
+        }
+        for (hand, guest) in [("intel-2s-smt", "qemu-intel16"), ("epyc-ccx", "qemu-amd16")] {
+            assert_eq!(files_of_cpu0(hand), files_of_cpu0(guest), "{hand}");
+            let (h, g) = (fixture(hand), fixture(guest));
+            assert_eq!(
+                (h.packages(), h.nodes(), h.cores(), h.smt()),
+                (g.packages(), g.nodes(), g.cores(), g.smt()),
+                "{hand}"
+            );
+            let sizes = |t: &Topology| {
+                let mut v: Vec<usize> = t.l3_domains().iter().map(Vec::len).collect();
+                v.sort_unstable();
+                (v, t.l2_domains().len())
+            };
+            assert_eq!(sizes(&h), sizes(&g), "{hand}");
+            let present = |t: &Topology| -> Vec<PlacementClass> {
+                t.classes().into_iter().map(|(c, _)| c).collect()
+            };
+            assert_eq!(present(&h), present(&g), "{hand}");
+        }
     }
 
     #[test]

@@ -64,12 +64,20 @@ impl Background {
             };
             busy.extend([w, r]);
         }
-        let free: Vec<usize> = topo
+        // Cores of their own first: a hog on an SMT sibling of a side shares that
+        // side's core (its execution units, L1 and L2), a harsher load than a busy
+        // machine; siblings take hogs only when no free core is left.
+        let mut free: Vec<usize> = topo
             .cpus
             .iter()
             .map(|p| p.cpu)
             .filter(|c| !busy.contains(c))
             .collect();
+        let shares_a_core = |c: &usize| {
+            topo.place(*c)
+                .is_some_and(|p| p.smt_siblings.iter().any(|s| busy.contains(s)))
+        };
+        free.sort_by_key(|c| (shares_a_core(c), *c));
         if !free.is_empty() && self.hogs > free.len() {
             // More hogs than free CPUs would only share them (and memory hogs hold
             // 128 MiB each): one per free CPU at most.
@@ -158,4 +166,53 @@ pub fn apply(
         s.opts.background = Some(text.clone());
     }
     bg.start(&cpus).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::fixture_topology;
+    use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+    use ipcperf_core::mode::{Mode, Placement};
+    use ipcperf_core::payload::Payload;
+    use ipcperf_core::plan::Length;
+
+    fn pinned(w: usize, r: usize) -> CaseSpec {
+        CaseSpec {
+            mechanism: MechanismKind::Pipe,
+            mode: Mode::Processes,
+            block_size: 4096,
+            placement: Placement::pinned(w, r),
+            payload: Payload::Touch,
+            length: Length::Count { blocks: 1 },
+            repeat: 1,
+            include_setup: false,
+            pairs: Vec::new(),
+            clients: 0,
+            subscribers: 0,
+            opts: MechOptions::default(),
+        }
+    }
+
+    /// Hogs go to cores the sides leave whole (an emulated 64-CPU server put the
+    /// first hog on the writer's SMT sibling); siblings of a side come last.
+    #[test]
+    fn hogs_take_cores_of_their_own_before_a_sides_sibling() {
+        // Siblings c and c+8; the sides on 0 and 1, so 8 and 9 share their cores.
+        let t = fixture_topology("intel-2s-smt");
+        let bg = Background {
+            memory: false,
+            hogs: 4,
+        };
+        let cpus = bg.cpus(&[pinned(0, 1)], &t).unwrap();
+        assert_eq!(&cpus[..4], &[2, 3, 4, 5]);
+        assert_eq!(&cpus[cpus.len() - 2..], &[8, 9]);
+        assert!(!cpus.contains(&0) && !cpus.contains(&1));
+        // All 14 free CPUs asked for: the siblings are used, as the last resort.
+        let bg = Background {
+            memory: false,
+            hogs: 14,
+        };
+        assert_eq!(bg.cpus(&[pinned(0, 1)], &t).unwrap().len(), 14);
+    }
 }

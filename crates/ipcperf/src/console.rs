@@ -162,6 +162,11 @@ impl Console {
         }
     }
 
+    /// A note (`ipcperf: ...`) above the bar; none under `-q`.
+    pub fn note(&self, text: &str) {
+        self.say(format!("ipcperf: {text}"));
+    }
+
     /// A case starts: its name goes beside the bar.
     pub fn started(&self, name: String) {
         if let Some(b) = &self.bar {

@@ -84,6 +84,17 @@ fn topology_finds_the_classes_of_each_recorded_machine() {
                 ("shared-l3", 0, 1),
             ],
         ),
+        // Recorded in a QEMU guest with two nodes per socket (sub-NUMA clusters).
+        (
+            "qemu-numa16",
+            &[
+                ("same-cpu", 0, 0),
+                ("smt-sibling", 0, 1),
+                ("shared-l3", 0, 2),
+                ("other-numa", 0, 4),
+                ("other-socket", 0, 8),
+            ],
+        ),
     ];
     for (name, classes_want) in want {
         let root = fixture(name, dir.path());

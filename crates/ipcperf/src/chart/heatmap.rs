@@ -97,7 +97,17 @@ fn order(cpus: &mut [usize], topo: Option<&Topology>) {
 
 fn domain_starts(cpus: &[usize], topo: Option<&Topology>) -> Vec<usize> {
     let Some(t) = topo else { return Vec::new() };
-    let dom = |c: usize| t.place(c).and_then(|p| p.l3.clone());
+    // A block per last-level cache domain, split where a NUMA node or a package
+    // ends inside one (sub-NUMA clusters share a package-wide L3).
+    let dom = |c: usize| {
+        t.place(c).map(|p| {
+            (
+                p.package,
+                p.node,
+                p.l3.as_ref().and_then(|l| l.first().copied()),
+            )
+        })
+    };
     (1..cpus.len())
         .filter(|&i| dom(cpus[i]) != dom(cpus[i - 1]))
         .collect()
@@ -261,12 +271,16 @@ mod tests {
     /// A 16-CPU matrix on the EPYC fixture's layout (SMT pairs c, c+8; CCX of two
     /// cores; a node per CCD), its latencies by class: drawn, ordered by domain.
     pub fn epyc_run() -> RunRecord {
+        run_on(crate::testdata::epyc_topology())
+    }
+
+    fn run_on(topo: Topology) -> RunRecord {
         let mut run = crate::testdata::run();
         let template = run.cases[0].clone();
         run.cases.clear();
-        let topo = crate::testdata::epyc_topology();
-        for w in 0..16 {
-            for r in 0..16 {
+        let cpus: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
+        for &w in &cpus {
+            for &r in &cpus {
                 if w == r {
                     continue;
                 }
@@ -324,5 +338,14 @@ mod tests {
         let mut latency = run.clone();
         latency.command_line[1] = "latency".into();
         assert!(from_run(&latency).is_none());
+    }
+
+    /// Sub-NUMA clusters (recorded in a QEMU guest: an L3 per socket, two nodes
+    /// in each): a block per node, not only per L3.
+    #[test]
+    fn node_boundaries_inside_one_l3_are_drawn() {
+        let m = from_run(&run_on(crate::testdata::fixture_topology("qemu-numa16"))).unwrap();
+        assert_eq!(m.cpus, (0..16).collect::<Vec<_>>());
+        assert_eq!(m.domain_starts, [4, 8, 12]);
     }
 }

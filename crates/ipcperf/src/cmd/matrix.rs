@@ -144,6 +144,12 @@ pub fn estimate_secs(specs: &[CaseSpec]) -> f64 {
         .sum()
 }
 
+/// The whole matrix's time from its first pair's: that pair's time for each
+/// pair, or the planned time when it is longer (a first pair refused at once).
+pub fn estimate_from_first(specs: &[CaseSpec], first_secs: f64) -> f64 {
+    estimate_secs(specs).max(first_secs * specs.len() as f64)
+}
+
 pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     if let Some(p) = &a.heatmap {
         heatmap_is_svg(p)?;
@@ -152,17 +158,27 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     let topo = Topology::current();
     let specs = plan(&a, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    crate::console::note(&format!(
-        "matrix of {} pairs, about {:.1} s",
-        specs.len(),
-        estimate_secs(&specs)
-    ));
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
-    run.cases = runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console));
+    // The estimate is said once the first pair has run: what a pair really costs
+    // here (a peer's start on an emulated or loaded machine can take many times
+    // the series) is only known then.
+    let started = std::time::Instant::now();
+    let mut cases = runner::run_all_latency(&specs[..1], &env, &mut saver.observe(&mut console));
+    let secs = estimate_from_first(&specs, started.elapsed().as_secs_f64());
+    console.note(&format!(
+        "matrix of {} pairs, about {secs:.1} s",
+        specs.len()
+    ));
+    cases.extend(runner::run_all_latency(
+        &specs[1..],
+        &env,
+        &mut saver.observe(&mut console),
+    ));
+    run.cases = cases;
     if let Some(path) = &a.heatmap {
         write_heatmap(&run, path)?;
     }

@@ -411,7 +411,16 @@ mod tests {
     /// with its reason; a CPU outside the process's cpuset is refused.
     #[test]
     fn placements_all_on_every_fixture() {
-        for name in ["vm-2cpu", "intel-2s-smt", "epyc-ccx", "offline-cpuset"] {
+        for name in [
+            "vm-2cpu",
+            "intel-2s-smt",
+            "epyc-ccx",
+            "offline-cpuset",
+            "qemu-intel16",
+            "qemu-numa16",
+            "qemu-amd16",
+            "qemu-big64",
+        ] {
             let t = fixture_topology(name);
             let got: Vec<(Option<&str>, usize, usize)> = placements(&[PinArg::All], false, &t)
                 .unwrap()
