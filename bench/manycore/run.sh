@@ -139,6 +139,7 @@ mount -t mqueue mqueue /dev/mqueue
 mount -t tmpfs tmp /tmp
 ip link set lo up
 cd /tmp
+echo
 echo "@@GUEST nproc=$(nproc) kernel=$(uname -r)"
 # The guest's own sysfs facts, as Linux reports them.
 for n in /sys/devices/system/node/node*; do
@@ -187,22 +188,46 @@ done
 
 echo "run.sh: $layout: -cpu $cpu -smp $smp, nodes $nodes (TCG: emulated timings are not the hardware's)" >&2
 log="$work/console"
+start_guest() {
+  timeout --kill-after=5 "$timeout_s" qemu-system-x86_64 \
+    -machine q35 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem" "${numa[@]}" \
+    -kernel "$kernel" -initrd "$work/initrd" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off ${MANYCORE_APPEND:-}" \
+    -nographic -no-reboot -nodefaults -serial stdio -monitor none </dev/null >"$log" 2>&1 &
+  qpid=$!
+}
+# A TCG guest with many vCPUs now and then stalls while the kernel brings its CPUs
+# up (seen once in about twenty 64-CPU boots): one that has not reached its init
+# within the boot limit is stopped and booted again, once.
+boot_limit="${MANYCORE_BOOT_LIMIT:-120}"
 set +e
-timeout --kill-after=5 "$timeout_s" qemu-system-x86_64 \
-  -machine q35 -accel tcg,thread=multi -cpu "$cpu" -smp "$smp" -m "$mem" "${numa[@]}" \
-  -kernel "$kernel" -initrd "$work/initrd" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off" \
-  -nographic -no-reboot -nodefaults -serial stdio -monitor none </dev/null >"$log" 2>&1 &
-qpid=$!
-# Print the guest's lines as they come, without the archive.
+for try in 1 2; do
+  start_guest
+  waited=0
+  while kill -0 "$qpid" 2>/dev/null && ! grep -aq '@@GUEST nproc' "$log" && [ "$waited" -lt "$boot_limit" ]; do
+    sleep 1
+    waited=$((waited + 1))
+  done
+  if grep -aq '@@GUEST nproc' "$log" || ! kill -0 "$qpid" 2>/dev/null; then
+    break
+  fi
+  kill "$qpid" 2>/dev/null
+  wait "$qpid" 2>/dev/null
+  qpid=""
+  if [ "$try" = 2 ]; then
+    echo "run.sh: the guest did not reach its init within ${boot_limit}s, twice" >&2
+    exit 1
+  fi
+  echo "run.sh: the guest did not reach its init within ${boot_limit}s: booting it again" >&2
+done
 # Print the guest's facts and the job's output as they come; QEMU's and the
 # firmware's own lines stay in the console log (shown when the guest fails).
-tail -n +1 -f --pid=$qpid "$log" 2>/dev/null | tr -d '\r' | awk '
-  /^@@GUEST /{sub(/^@@GUEST /, "guest: "); print; fflush(); next}
+tail -n +1 -f --pid="$qpid" "$log" 2>/dev/null | tr -d '\r' | awk '
+  /@@GUEST /{sub(/^.*@@GUEST /, "guest: "); print; fflush(); next}
   /^@@JOB-BEGIN/{job=1; next}
   /^@@JOB-END/{job=0; next}
   job{print; fflush()}'
-wait $qpid
+wait "$qpid"
 qrc=$?
 qpid=""
 set -e
