@@ -58,7 +58,7 @@ ip -n "$A" link set vbench-a$$ up
 ip -n "$B" link set vbench-b$$ up
 inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
-inA "$BIN" serve --listen 10.236.0.1:7787 >/dev/null 2>&1 &
+inA "$BIN" serve --listen 10.236.0.1:7787 --no-token >/dev/null 2>&1 &
 inA taskset -c 1 iperf3 -s -B 10.236.0.1 >/dev/null 2>&1 &
 inA taskset -c 1 sockperf server --tcp -i 10.236.0.1 -p 11411 >/dev/null 2>&1 &
 sleep 1

@@ -8,15 +8,20 @@
 //!
 //! The handshake, server first:
 //! - `Banner`: the server's ipcperf version and protocol, a fresh 32-byte nonce,
-//!   and whether it wants a token; or `Busy` (one run at a time), then close.
+//!   and whether it wants a token; or `Busy` (too many handshakes at once), then
+//!   close.
 //! - `ClientHello`: the client's version and protocol, and with a token the proof
 //!   that it knows it: HMAC-SHA256(token, nonce ‖ "ipcperf client"), so the token
 //!   itself never crosses the wire.
-//! - `Welcome` with the server's machine, or `Refused` with the reason (a protocol
-//!   mismatch names both versions), then close.
+//! - `Welcome` with the server's machine; `Busy` when another run holds the one
+//!   run slot (taken only by a client that got this far: a connection that never
+//!   proves its token cannot keep runs out); or `Refused` with the reason (a
+//!   protocol mismatch names both versions), then close. A busy server is tried
+//!   again until the client's `--peer-wait` has passed.
 //!
-//! Everything is bounded: each handshake read by [`HANDSHAKE`], a frame by
-//! [`MAX_FRAME`], the whole run by the server's `--max-duration`.
+//! Everything is bounded: each frame's read, whole, by [`HANDSHAKE`] (a byte-a-
+//! second drip cannot stretch it), a frame by [`MAX_FRAME`], the handshakes in
+//! progress by the server's limit, the whole run by its `--max-duration`.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
@@ -129,10 +134,11 @@ pub fn read_frame<T: for<'de> Deserialize<'de>>(
     max: usize,
     timeout: Duration,
 ) -> Result<T> {
-    s.set_read_timeout(Some(timeout))
-        .map_err(|e| Error::Peer(format!("control connection: {e}")))?;
+    // One bound for the whole frame: a peer that drips a byte at a time cannot
+    // stretch it (a per-read timeout would restart with every byte).
+    let deadline = Instant::now() + timeout;
     let mut len = [0u8; 4];
-    read_all(s, &mut len, timeout)?;
+    read_all(s, &mut len, deadline, timeout)?;
     let n = u32::from_be_bytes(len) as usize;
     if n > max {
         return Err(Error::Peer(format!(
@@ -140,22 +146,46 @@ pub fn read_frame<T: for<'de> Deserialize<'de>>(
         )));
     }
     let mut body = vec![0u8; n];
-    read_all(s, &mut body, timeout)?;
+    read_all(s, &mut body, deadline, timeout)?;
     serde_json::from_slice(&body)
         .map_err(|e| Error::Peer(format!("a garbled control message: {e}")))
 }
 
-fn read_all(s: &mut TcpStream, buf: &mut [u8], timeout: Duration) -> Result<()> {
-    s.read_exact(buf).map_err(|e| match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Error::Timeout(format!(
-            "the other side sent nothing for {} ms",
+fn read_all(s: &mut TcpStream, buf: &mut [u8], deadline: Instant, timeout: Duration) -> Result<()> {
+    let late = || {
+        Error::Timeout(format!(
+            "the other side sent nothing for {} ms (or not a whole message within it)",
             timeout.as_millis()
-        )),
-        std::io::ErrorKind::UnexpectedEof => {
-            Error::Peer("the other side closed the control connection".into())
+        ))
+    };
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(late());
         }
-        _ => Error::Peer(format!("the control connection broke: {e}")),
-    })
+        s.set_read_timeout(Some(left))
+            .map_err(|e| Error::Peer(format!("control connection: {e}")))?;
+        match s.read(&mut buf[got..]) {
+            Ok(0) => {
+                return Err(Error::Peer(
+                    "the other side closed the control connection".into(),
+                ))
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(late())
+            }
+            Err(e) => return Err(Error::Peer(format!("the control connection broke: {e}"))),
+        }
+    }
+    Ok(())
 }
 
 /// Where the server is, and the token to prove.
@@ -165,12 +195,28 @@ pub struct Remote {
     pub token: Option<Vec<u8>>,
     /// This run's id, the same on each of its connections.
     pub run: String,
+    /// How long to keep trying a server that says it is busy (`--peer-wait`).
+    pub wait: Duration,
 }
+
+/// How long a client keeps trying a busy server unless told otherwise.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 
 impl Remote {
     pub fn new(addr: SocketAddr, token: Option<Vec<u8>>) -> Remote {
         let run = format!("{}-{}", std::process::id(), ipcperf_sys::clock::now_ns());
-        Remote { addr, token, run }
+        Remote {
+            addr,
+            token,
+            run,
+            wait: DEFAULT_WAIT,
+        }
+    }
+
+    /// Keep trying a busy server this long (zero: fail at once).
+    pub fn with_wait(mut self, wait: Duration) -> Remote {
+        self.wait = wait;
+        self
     }
 
     /// Tell the server the run is over (`serve --once` then ends); best effort.
@@ -249,9 +295,42 @@ impl RemotePeer {
     }
 }
 
+/// A connection that got through the handshake: the stream, the server's
+/// machine and version, the path's round trip.
+type Shaken = (TcpStream, (Machine, String), u64);
+
 /// Connect to the server and shake hands; the connection, the server's machine
-/// and version, and the path's round trip (timed after the welcome).
-fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String), u64)> {
+/// and version, and the path's round trip (timed after the welcome). A server
+/// busy with another run is tried again, with a growing pause (0.1 s doubling to
+/// 2 s), until `r.wait` has passed.
+fn handshake(r: &Remote, over: bool) -> Result<Shaken> {
+    let give_up = Instant::now() + r.wait;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match handshake_once(r, over)? {
+            Some(done) => return Ok(done),
+            None if Instant::now() + pause > give_up => {
+                return Err(Error::Peer(format!(
+                    "ipcperf serve at {} is busy with another run{}; try again when it ends \
+                     (--peer-wait waits longer)",
+                    r.addr,
+                    if r.wait.is_zero() {
+                        String::new()
+                    } else {
+                        format!(", still after {} s", r.wait.as_secs_f64().round())
+                    }
+                )))
+            }
+            None => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+/// One try: None when the server said it is busy.
+fn handshake_once(r: &Remote, over: bool) -> Result<Option<Shaken>> {
     {
         let mut s = TcpStream::connect_timeout(&r.addr, HANDSHAKE)
             .map_err(|e| Error::Peer(format!("cannot reach ipcperf serve at {}: {e}", r.addr)))?;
@@ -275,11 +354,7 @@ fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String), u6
                 }
                 (unhex(&nonce).unwrap_or_default(), token, ipcperf)
             }
-            ServerSays::Busy => {
-                return Err(Error::Peer(format!(
-                    "ipcperf serve at {at} is busy with another run; try again when it ends"
-                )))
-            }
+            ServerSays::Busy => return Ok(None),
             other => return Err(said(Error::Peer(format!("unexpected {other:?}")))),
         };
         if wants && r.token.is_none() {
@@ -298,6 +373,8 @@ fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String), u6
         write_frame(&mut s, &hello).map_err(said)?;
         let machine = match read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)? {
             ServerSays::Welcome { machine } => *machine,
+            // Told after the token was proven: the one run slot is taken.
+            ServerSays::Busy => return Ok(None),
             ServerSays::Refused { why } => {
                 return Err(Error::Peer(format!("ipcperf serve at {at} refused: {why}")))
             }
@@ -312,7 +389,7 @@ fn handshake(r: &Remote, over: bool) -> Result<(TcpStream, (Machine, String), u6
                 rtt = rtt.min(ipcperf_sys::clock::now_ns() - t0);
             }
         }
-        Ok((s, (machine, version), rtt))
+        Ok(Some((s, (machine, version), rtt)))
     }
 }
 

@@ -163,7 +163,10 @@ impl CaseArgs {
     pub fn remote(&self) -> Result<Option<ipcperf_core::mode::remote::Remote>, Fail> {
         self.peer
             .as_deref()
-            .map(|p| crate::cmd::serve::remote(p, self.token_file.as_deref()))
+            .map(|p| {
+                crate::cmd::serve::remote(p, self.token_file.as_deref())
+                    .map(|r| r.with_wait(self.peer_wait))
+            })
             .transpose()
     }
 
@@ -409,6 +412,11 @@ pub struct CaseArgs {
     #[arg(long, value_name = "FILE", requires = "peer")]
     pub token_file: Option<PathBuf>,
 
+    /// With --peer: how long to keep trying a server busy with another run
+    /// (pauses from 0.1 s doubling to 2 s); 0 fails at once.
+    #[arg(long, value_name = "DURATION", requires = "peer", value_parser = parse_wait, default_value = "30s")]
+    pub peer_wait: std::time::Duration,
+
     /// With --peer: the CPU the peer is pinned to on the other machine (this
     /// side's CPU: --pin's first). The placement is named `other-host`.
     #[arg(long, value_name = "CPU", requires = "peer")]
@@ -604,4 +612,12 @@ impl CaseArgs {
             Payload::Touch
         }
     }
+}
+
+/// `--peer-wait`: a duration, or 0 (do not wait).
+fn parse_wait(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    units::parse_duration(s)
 }

@@ -14,20 +14,27 @@ use crate::units;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
-  ipcperf serve                                    # on machine B (port 7787)
+  ipcperf serve --token-file ~/.ipcperf-token      # on machine B (port 7787)
   ipcperf serve --token-file ~/.ipcperf-token --once
-  ipcperf run tcp --peer B --sizes 16..1M          # then, on machine A
-  ipcperf latency tcp --peer B:7787 --token-file ~/.ipcperf-token")]
+  ipcperf serve                                    # no token: loopback only
+  ipcperf run tcp --peer B --token-file ~/.ipcperf-token --sizes 16..1M   # then, on A
+  ipcperf latency tcp --peer B:7787 --token-file ~/.ipcperf-token --peer-wait 2m")]
 pub struct ServeArgs {
-    /// Where to listen for clients (ADDR:PORT).
-    #[arg(long, default_value = "0.0.0.0:7787")]
-    pub listen: SocketAddr,
+    /// Where to listen for clients (ADDR:PORT). Default: every address (port
+    /// 7787) with --token-file or --no-token, else loopback only (127.0.0.1:7787).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
 
     /// A file holding the token clients must prove they know (the token never
-    /// crosses the wire: a challenge is answered with an HMAC of it). Without one,
-    /// anyone who can reach the port may run measurements here.
-    #[arg(long, value_name = "FILE")]
+    /// crosses the wire: a challenge is answered with an HMAC of it). Without one
+    /// `serve` listens on loopback only, unless --no-token.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_token")]
     pub token_file: Option<PathBuf>,
+
+    /// Serve without a token on any address: anyone who can reach the port may
+    /// run measurements here (a closed network, a test bed).
+    #[arg(long)]
+    pub no_token: bool,
 
     /// The longest one run may last.
     #[arg(long, value_parser = units::parse_duration, default_value = "60s")]
@@ -75,18 +82,41 @@ pub fn remote(peer: &str, token_file: Option<&Path>) -> Result<Remote, Fail> {
     Ok(Remote::new(addr, token_file.map(read_token).transpose()?))
 }
 
+/// Where `serve` listens: as asked, or by default every address with a token
+/// (or --no-token) and loopback without; without a token, only a loopback
+/// address unless --no-token.
+pub fn listen_addr(a: &ServeArgs) -> Result<SocketAddr, Fail> {
+    let open = a.token_file.is_some() || a.no_token;
+    let addr = a.listen.unwrap_or_else(|| {
+        let ip: std::net::IpAddr = if open {
+            std::net::Ipv4Addr::UNSPECIFIED.into()
+        } else {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        };
+        SocketAddr::new(ip, DEFAULT_PORT)
+    });
+    if !open && !addr.ip().is_loopback() {
+        return Err(Fail::usage(format!(
+            "--listen {addr} without --token-file: anyone who reaches it could run \
+             measurements here; give --token-file FILE, or --no-token to allow it"
+        )));
+    }
+    Ok(addr)
+}
+
 pub fn run(a: ServeArgs) -> Result<i32, Fail> {
     let token = a.token_file.as_deref().map(read_token).transpose()?;
-    let listener = TcpListener::bind(a.listen)
-        .map_err(|e| Fail::failure(format!("cannot listen on {}: {e}", a.listen)))?;
-    let at = listener.local_addr().unwrap_or(a.listen);
+    let listen = listen_addr(&a)?;
+    let listener = TcpListener::bind(listen)
+        .map_err(|e| Fail::failure(format!("cannot listen on {listen}: {e}")))?;
+    let at = listener.local_addr().unwrap_or(listen);
     eprintln!(
         "ipcperf serve: listening on {at}, one run at a time, each at most {} s",
         a.max_duration.as_secs()
     );
-    if token.is_none() {
+    if token.is_none() && !at.ip().is_loopback() {
         crate::console::warn(&format!(
-            "no --token-file: anyone who can reach {at} may run measurements here"
+            "--no-token: anyone who can reach {at} may run measurements here"
         ));
     }
     let cfg = ServeConfig {
