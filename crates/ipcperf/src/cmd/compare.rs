@@ -47,6 +47,16 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .map_err(|e| Fail::failure(format!("cannot write JSON: {e}")))?;
             crate::outln!("{text}");
         }
+        Format::OpenMetrics | Format::Prometheus => {
+            return Err(Fail::usage(format!(
+                "--format {} is for runs' figures, not a comparison: use json, csv or markdown",
+                if a.format == Format::OpenMetrics {
+                    "openmetrics"
+                } else {
+                    "prometheus"
+                }
+            )))
+        }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
             let fields = [

@@ -85,6 +85,16 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
             });
             crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
+        Format::OpenMetrics | Format::Prometheus => {
+            return Err(Fail::usage(format!(
+                "--format {} is for runs' figures, not a topology: use json, csv or markdown",
+                if a.format == Format::OpenMetrics {
+                    "openmetrics"
+                } else {
+                    "prometheus"
+                }
+            )))
+        }
         Format::Csv => {
             crate::outln!("cpu,package,die,core,node,smt_siblings,l2,l3");
             for p in &t.cpus {

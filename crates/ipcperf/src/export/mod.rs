@@ -8,6 +8,7 @@ pub mod cells;
 mod csv;
 pub mod latency;
 mod markdown;
+pub mod metrics;
 pub mod pairs;
 pub mod sync;
 pub mod table;
@@ -24,6 +25,20 @@ pub enum Format {
     Json,
     Csv,
     Markdown,
+    /// OpenMetrics text, each sample stamped with the run's start (backfill:
+    /// `promtool tsdb create-blocks-from openmetrics`).
+    #[value(name = "openmetrics")]
+    OpenMetrics,
+    /// Prometheus text without timestamps (node_exporter's textfile collector,
+    /// the Pushgateway).
+    Prometheus,
+}
+
+impl Format {
+    /// The metrics formats, which only runs have.
+    pub fn is_metrics(self) -> bool {
+        matches!(self, Format::OpenMetrics | Format::Prometheus)
+    }
 }
 
 /// Render a run in `format`.
@@ -44,6 +59,8 @@ pub fn render_with(run: &RunRecord, format: Format, view: impl FnOnce() -> view:
             s
         }
         Format::Csv => csv::render(run),
+        Format::OpenMetrics => metrics::render(run, metrics::Flavor::OpenMetrics),
+        Format::Prometheus => metrics::render(run, metrics::Flavor::Prometheus),
         Format::Table => table::render(&view()),
         Format::Markdown => markdown::render(&view()),
     }
@@ -114,7 +131,9 @@ fn case_json(c: &ipcperf_core::record::CaseRecord) -> serde_json::Result<serde_j
 /// labelled half-rtt.
 pub fn render_latency(run: &RunRecord, format: Format, half_rtt: bool) -> String {
     match format {
-        Format::Json | Format::Csv => render(run, format, None),
+        Format::Json | Format::Csv | Format::OpenMetrics | Format::Prometheus => {
+            render(run, format, None)
+        }
         Format::Table => table::render(&latency::build(run, half_rtt)),
         Format::Markdown => markdown::render(&latency::build(run, half_rtt)),
     }
@@ -160,6 +179,7 @@ pub fn views(run: &RunRecord, rank_size: Option<usize>) -> Vec<view::View> {
 pub fn render_any(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
     let parts = split(run);
     if format == Format::Json
+        || format.is_metrics()
         || parts.len() <= 1 && parts.first().is_none_or(|p| p.0 == Workload::Stream)
     {
         return render(run, format, rank_size);

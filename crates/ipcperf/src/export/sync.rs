@@ -310,6 +310,7 @@ pub fn render(run: &RunRecord, format: Format) -> String {
     match format {
         Format::Json => super::render(run, Format::Json, None),
         Format::Csv => csv(run),
+        Format::OpenMetrics | Format::Prometheus => super::render(run, format, None),
         Format::Table => super::table::render(&build(run)),
         Format::Markdown => super::markdown::render(&build(run)),
     }
