@@ -29,6 +29,62 @@ pub struct Machine {
     /// What could distort the figures when the run started (absent in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<crate::machine_state::MachineState>,
+    /// The batch scheduler that launched the run (Slurm, Kubernetes), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<Scheduler>,
+}
+
+/// Where a run came from when a scheduler launched it: which one, the job, the
+/// array task, the node (as the scheduler names it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Scheduler {
+    /// `slurm` or `kubernetes`.
+    pub kind: String,
+    /// Slurm: the job id (an array's own job id for each task); Kubernetes: the
+    /// Job's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    /// Slurm: the array's job id and this task's index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_job_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_task_id: Option<String>,
+    /// The node the scheduler ran it on; Kubernetes: also the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+}
+
+impl Scheduler {
+    /// From the environment the scheduler gives its jobs: Slurm's `SLURM_*`, or
+    /// on Kubernetes the pod's `KUBERNETES_SERVICE_HOST` and what the manifests in
+    /// deploy/kubernetes pass down (`IPCPERF_K8S_JOB`, `IPCPERF_K8S_NODE`,
+    /// `IPCPERF_K8S_POD`).
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Option<Scheduler> {
+        let get = |k: &str| get(k).filter(|v| !v.is_empty());
+        if let Some(job) = get("SLURM_JOB_ID") {
+            return Some(Scheduler {
+                kind: "slurm".into(),
+                job_id: Some(job),
+                array_job_id: get("SLURM_ARRAY_JOB_ID"),
+                array_task_id: get("SLURM_ARRAY_TASK_ID"),
+                node: get("SLURMD_NODENAME").or_else(|| get("SLURM_NODENAME")),
+                pod: None,
+            });
+        }
+        if get("KUBERNETES_SERVICE_HOST").is_some() {
+            return Some(Scheduler {
+                kind: "kubernetes".into(),
+                job_id: get("IPCPERF_K8S_JOB"),
+                array_job_id: None,
+                array_task_id: get("JOB_COMPLETION_INDEX"),
+                node: get("IPCPERF_K8S_NODE"),
+                pod: get("IPCPERF_K8S_POD").or_else(|| get("HOSTNAME")),
+            });
+        }
+        None
+    }
 }
 
 fn read(path: &str) -> Option<String> {
@@ -148,6 +204,7 @@ impl Machine {
                 ipcperf_sys::cpu::online_cpus(),
                 hypervisor,
             )),
+            scheduler: Scheduler::from_env(|k| std::env::var(k).ok()),
         }
     }
 }
@@ -155,6 +212,41 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scheduler_is_named_from_its_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let s = Scheduler::from_env(env(&[
+            ("SLURM_JOB_ID", "1043"),
+            ("SLURM_ARRAY_JOB_ID", "1040"),
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURMD_NODENAME", "node17"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (s.kind.as_str(), s.job_id.as_deref(), s.array_task_id.as_deref()),
+            ("slurm", Some("1043"), Some("3"))
+        );
+        assert_eq!(s.node.as_deref(), Some("node17"));
+        let k = Scheduler::from_env(env(&[
+            ("KUBERNETES_SERVICE_HOST", "10.0.0.1"),
+            ("IPCPERF_K8S_NODE", "worker-2"),
+            ("HOSTNAME", "ipcperf-suite-x7"),
+        ]))
+        .unwrap();
+        assert_eq!(k.kind, "kubernetes");
+        assert_eq!(k.node.as_deref(), Some("worker-2"));
+        assert_eq!(k.pod.as_deref(), Some("ipcperf-suite-x7"));
+        assert!(Scheduler::from_env(env(&[("SLURM_JOB_ID", "")])).is_none());
+        assert!(Scheduler::from_env(env(&[])).is_none());
+    }
 
     #[test]
     fn the_record_names_the_tcp_congestion_control_as_the_kernel_says() {
