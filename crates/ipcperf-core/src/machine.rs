@@ -231,7 +231,11 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(
-            (s.kind.as_str(), s.job_id.as_deref(), s.array_task_id.as_deref()),
+            (
+                s.kind.as_str(),
+                s.job_id.as_deref(),
+                s.array_task_id.as_deref()
+            ),
             ("slurm", Some("1043"), Some("3"))
         );
         assert_eq!(s.node.as_deref(), Some("node17"));

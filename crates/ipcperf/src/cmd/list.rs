@@ -209,14 +209,16 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
             });
             crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
-        Format::OpenMetrics | Format::Prometheus => return Err(Fail::usage(format!(
+        Format::OpenMetrics | Format::Prometheus => {
+            return Err(Fail::usage(format!(
             "--format {} is for runs' figures, not the mechanism list: use json, csv or markdown",
             if a.format == Format::OpenMetrics {
                 "openmetrics"
             } else {
                 "prometheus"
             }
-        ))),
+        )))
+        }
         Format::Csv => {
             crate::outln!("name,modes,named_objects,built_on,summary");
             for i in MechanismKind::INFOS {

@@ -1,0 +1,290 @@
+//! deploy/slurm on a real Slurm: `deploy/slurm/testbed.sh` starts munged,
+//! slurmctld and slurmd (Debian's slurm-wlm and munge) with this machine as the
+//! one node; the array job and the pair job are submitted with `sbatch --wait`,
+//! bounded; then the history (PostgreSQL when IPCPERF_TEST_PG names one, as CI
+//! does; else SQLite) must hold one complete run per array task with its job ids,
+//! and the pair's tcp and udp runs through `serve`. Everything started is
+//! stopped. Skips with a reason without root or Slurm.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The cluster, stopped (and its directory removed) on drop.
+struct Testbed {
+    dir: std::path::PathBuf,
+    conf: String,
+}
+
+impl Testbed {
+    fn start(dir: &Path) -> Testbed {
+        let out = Command::new("bash")
+            .arg(repo("deploy/slurm/testbed.sh"))
+            .arg("start")
+            .arg(dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let bed = Testbed {
+            dir: dir.to_path_buf(),
+            conf: text
+                .trim()
+                .strip_prefix("export SLURM_CONF=")
+                .unwrap_or_default()
+                .to_string(),
+        };
+        assert!(
+            out.status.success() && !bed.conf.is_empty(),
+            "testbed.sh start: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        bed
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(repo("deploy/slurm/testbed.sh"))
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `sbatch --wait ARGS SCRIPT`, bounded; its output files' text on failure.
+fn sbatch(bed: &Testbed, work: &Path, env: &[(&str, String)], args: &[&str], script: &str) {
+    let mut c = Command::new("timeout");
+    c.args(["180", "sbatch", "--wait"])
+        .args(args)
+        .arg(repo(script))
+        .current_dir(work)
+        .env("SLURM_CONF", &bed.conf)
+        .env("HOME", work)
+        .env("IPCPERF", BIN);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    if !out.status.success() {
+        let mut logs = String::new();
+        for e in std::fs::read_dir(work).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "out") {
+                logs.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        panic!(
+            "sbatch {script} failed: {}{}\n{logs}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn ipcperf_json(db: &str, args: &[&str]) -> Value {
+    let out = Command::new(BIN)
+        .arg(args[0])
+        .args(["--db", db])
+        .args(&args[1..])
+        .env_remove("IPCPERF_DB")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The runs of the history with `label`, as exported.
+fn runs_labelled(db: &str, label: &str) -> Vec<Value> {
+    let list = ipcperf_json(db, &["history", "--format", "json"]);
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["label"] == label)
+        .map(|r| {
+            let id = r["id"].to_string();
+            ipcperf_json(db, &["export", &id, "--format", "json"])
+        })
+        .collect()
+}
+
+/// A fresh PostgreSQL database, dropped at the end.
+struct PgDb {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl PgDb {
+    fn make(admin: &str) -> PgDb {
+        let name = format!("ipcperf_slurm_{}", std::process::id());
+        let mut c = postgres::Client::connect(admin, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+            .unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap();
+        PgDb {
+            admin: admin.to_string(),
+            url: format!("{base}/{name}"),
+            name,
+        }
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+#[test]
+fn the_array_and_the_pair_jobs_fill_one_history() {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if !root {
+        eprintln!("skipped: the Slurm testbed needs root");
+        return;
+    }
+    if !(have("slurmctld") && have("slurmd") && have("munged") && have("sbatch")) {
+        eprintln!("skipped: no Slurm here (apt-get install slurm-wlm munge)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let bed = Testbed::start(&work.path().join("testbed"));
+    // PostgreSQL: a database of this test's own on the admin URL's server.
+    let pg = std::env::var("IPCPERF_TEST_PG")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let _pgdb = pg.as_ref().map(|admin| PgDb::make(admin));
+    let db = match &_pgdb {
+        Some(p) => p.url.clone(),
+        None => {
+            eprintln!("slurm: IPCPERF_TEST_PG is not set: the history is SQLite");
+            work.path().join("h.db").to_string_lossy().into_owned()
+        }
+    };
+    // The URL in a file only we may read: never on a command line.
+    let dbfile = work.path().join("db");
+    std::fs::write(&dbfile, format!("{db}\n")).unwrap();
+    std::fs::set_permissions(&dbfile, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let label = format!("slurm-test-{}", std::process::id());
+    let t0 = std::time::Instant::now();
+    sbatch(
+        &bed,
+        work.path(),
+        &[
+            ("IPCPERF_DB_FILE", dbfile.to_string_lossy().into_owned()),
+            ("IPCPERF_LABEL", label.clone()),
+            ("IPCPERF_ARGS", "pipe unix -s 64k -d 20ms -r 1".into()),
+        ],
+        &["--array=0-1"],
+        "deploy/slurm/suite.sbatch",
+    );
+    let runs = runs_labelled(&db, &label);
+    assert_eq!(runs.len(), 2, "one run per array task");
+    let mut tasks: Vec<String> = Vec::new();
+    let mut arrays: Vec<String> = Vec::new();
+    for r in &runs {
+        assert_eq!(r["complete"], true, "{}", r["machine"]["scheduler"]);
+        let s = &r["machine"]["scheduler"];
+        assert_eq!(s["kind"], "slurm", "{s}");
+        assert!(s["job_id"].as_str().is_some_and(|j| !j.is_empty()), "{s}");
+        assert_eq!(s["node"], r["machine"]["hostname"], "{s}");
+        tasks.push(s["array_task_id"].as_str().unwrap().to_string());
+        arrays.push(s["array_job_id"].as_str().unwrap().to_string());
+        for c in r["cases"].as_array().unwrap() {
+            assert_eq!(c["status"], "ok", "{c}");
+        }
+    }
+    tasks.sort();
+    assert_eq!(tasks, ["0", "1"]);
+    assert_eq!(arrays[0], arrays[1], "one array job");
+    // The pair job: serve on the first node, run and latency tcp udp --peer from
+    // the second (one node here: both on it).
+    let pair = format!("{label}-pair");
+    sbatch(
+        &bed,
+        work.path(),
+        &[
+            ("IPCPERF_DB_FILE", dbfile.to_string_lossy().into_owned()),
+            ("IPCPERF_LABEL", pair.clone()),
+            ("IPCPERF_PORT", free_port().to_string()),
+            ("IPCPERF_PAIR_ARGS", "-s 4k -d 50ms -r 1".into()),
+        ],
+        &["-N1"],
+        "deploy/slurm/pair.sbatch",
+    );
+    let runs = runs_labelled(&db, &pair);
+    assert_eq!(runs.len(), 2, "run and latency");
+    for r in &runs {
+        assert_eq!(r["machine"]["scheduler"]["kind"], "slurm");
+        let mechs: Vec<&str> = r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                assert_eq!(c["status"], "ok", "{c}");
+                assert_eq!(c["placement"]["label"], "other-host", "{c}");
+                assert!(c["peer_machine"].is_object(), "{c}");
+                c["mechanism"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(mechs, ["tcp", "udp"]);
+    }
+    // The token file the job made: the user's alone.
+    let mode = std::fs::metadata(work.path().join(".ipcperf-token"))
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777)
+        .unwrap();
+    assert_eq!(mode, 0o600);
+    eprintln!(
+        "slurm: two array tasks and a pair job in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(t0.elapsed() < Duration::from_secs(240));
+    drop(bed);
+    // Stopped: no daemon of the testbed left.
+    let left = Command::new("pgrep")
+        .args(["-f", &work.path().join("testbed").to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
