@@ -83,6 +83,9 @@ pub enum Command {
     Report(cmd::report::ReportArgs),
     /// Two runs case by case: what got faster or slower beyond the noise.
     Compare(cmd::compare::CompareArgs),
+    /// Every host of a shared history against its peers (same CPU model and
+    /// kernel): each host's newest figures, outliers beyond the noise first.
+    Fleet(cmd::fleet::FleetArgs),
     /// Which mechanism to use here: measures what the question needs (saved
     /// like any run), ranks the candidates under your constraints, and says why.
     Advise(cmd::advise::AdviseArgs),

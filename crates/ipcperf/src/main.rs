@@ -15,6 +15,7 @@ mod compare;
 mod console;
 mod export;
 mod fail;
+mod fleet;
 mod report;
 #[cfg(test)]
 mod snapshot_tests;
@@ -145,6 +146,7 @@ fn main() {
         cli::Command::Plot(a) => cmd::plot::run(a),
         cli::Command::Report(a) => cmd::report::run(a),
         cli::Command::Compare(a) => cmd::compare::run(a),
+        cli::Command::Fleet(a) => cmd::fleet::run(a),
         cli::Command::Advise(a) => cmd::advise::run(a),
         cli::Command::Serve(a) => cmd::serve::run(a),
         cli::Command::Completions(a) => {

@@ -8,6 +8,7 @@ pub mod completions;
 pub mod db;
 pub mod ending;
 pub mod export;
+pub mod fleet;
 pub mod gen;
 pub mod history;
 pub mod import;

@@ -7,7 +7,7 @@
 //! the run (see `ipcperf_core::runner::run_all`), so each case's spread holds the
 //! drift of the whole run, not only of one second of it. Records in, a view out.
 
-mod stats;
+pub(crate) mod stats;
 pub use stats::{rank_sum_p, ratio_interval, smallest_p};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
@@ -53,7 +53,7 @@ pub struct Row {
 
 /// The identity of a case across runs (options hold facts found at set-up, such
 /// as the pipe size granted, which may differ between machines: left out).
-fn key(c: &CaseRecord) -> String {
+pub(crate) fn key(c: &CaseRecord) -> String {
     let rate = crate::export::latency::offered(c)
         .map(|r| format!(" at {}/s", crate::units::fmt_rate(r as f64)))
         .unwrap_or_default();
@@ -84,10 +84,10 @@ fn key(c: &CaseRecord) -> String {
 }
 
 /// What a case is compared on, series by series, and which way is better.
-struct Figure {
-    values: Vec<f64>,
+pub(crate) struct Figure {
+    pub(crate) values: Vec<f64>,
     /// Lower is better (a latency).
-    lower_better: bool,
+    pub(crate) lower_better: bool,
 }
 
 /// Which of a case's figures a row compares: its main one, or (round trips) the
@@ -116,7 +116,7 @@ fn figure_of(c: &CaseRecord, stat: Stat) -> Figure {
 /// The figure of a case: MB/s for a stream, the p50 round trip (each series' own
 /// p50, tare off) for round trips, cycles/s for a sync primitive (set/clear, else
 /// request/release).
-fn figure(c: &CaseRecord) -> Figure {
+pub(crate) fn figure(c: &CaseRecord) -> Figure {
     match c.workload {
         Workload::Stream => Figure {
             values: c.series.iter().map(|s| s.bytes_per_sec()).collect(),
@@ -531,6 +531,11 @@ fn named(r: &RunRecord) -> String {
 /// A matched pair's name as rows show it: its key, with the placement shown as B
 /// labels it (`shared-l3 0→1`), and A's label beside when it differs (a run saved
 /// before placement classes: `cross-cpu`).
+/// One case as tables name it (its placement as shown: `shared-l3 0→1`).
+pub(crate) fn shown_one(c: &CaseRecord) -> String {
+    shown(c, c)
+}
+
 fn shown(a: &CaseRecord, b: &CaseRecord) -> String {
     let mut k = key(a).replacen(&placement_key(&a.placement), &b.placement.shown(), 1);
     if a.placement.label != b.placement.label {
