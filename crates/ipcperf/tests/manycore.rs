@@ -214,7 +214,10 @@ fn check(layout: &Layout) {
     // heatmap's rows in the topology's order.
     let v = json(dir, "matrix", "matrix.out");
     let cases = v["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), n * (n - 1), "{name}");
+    // Every CPU up to 16; a bigger guest's matrix takes every (n/16)th (checks.sh).
+    let step = if n > 16 { n / 16 } else { 1 };
+    let m = n.div_ceil(step);
+    assert_eq!(cases.len(), m * (m - 1), "{name}");
     for c in cases {
         let pl = &c["placement"];
         let (w, r) = (
@@ -239,7 +242,7 @@ fn check(layout: &Layout) {
     );
     let svg = file(dir, "heatmap.svg");
     let rows = heatmap_rows(&svg);
-    let mut want: Vec<usize> = p.keys().copied().collect();
+    let mut want: Vec<usize> = p.keys().copied().filter(|c| c % step == 0).collect();
     want.sort_by_key(|c| (p[c].package, p[c].node, p[c].l3.first().copied(), *c));
     assert_eq!(rows, want, "{name}: heatmap rows");
 
@@ -396,6 +399,49 @@ fn an_emulated_server_with_sub_numa_clusters() {
             "same-cpu",
             "smt-sibling",
             "shared-l3",
+            "other-numa",
+            "other-socket",
+        ],
+    });
+}
+
+/// EPYC-like: one socket, an L3 per die (four), two nodes: other-l3 inside a
+/// node. Not in CI (two guests are its budget): `cargo test --test manycore --
+/// --ignored`, as bench/manycore/run.sh amd16 does by hand.
+#[test]
+#[ignore = "a third emulated server: run with --ignored"]
+fn an_emulated_epyc_like_server() {
+    check(&Layout {
+        name: "amd16",
+        packages: 1,
+        nodes: 2,
+        cores: 8,
+        l3_domains: 4,
+        classes: &[
+            "same-cpu",
+            "smt-sibling",
+            "shared-l3",
+            "other-l3",
+            "other-numa",
+        ],
+    });
+}
+
+/// 64 CPUs: 2 sockets of 4 dies, 4 nodes: every class but shared-l2.
+#[test]
+#[ignore = "a 64-CPU emulated server: run with --ignored"]
+fn an_emulated_64_cpu_server() {
+    check(&Layout {
+        name: "big64",
+        packages: 2,
+        nodes: 4,
+        cores: 32,
+        l3_domains: 8,
+        classes: &[
+            "same-cpu",
+            "smt-sibling",
+            "shared-l3",
+            "other-l3",
             "other-numa",
             "other-socket",
         ],
