@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::stats::median;
 
-use crate::compare::stats::{rank_sum_p, ratio_interval, smallest_p};
+use crate::compare::stats::{rank_sum_p, ratio_interval, smallest_p, step_up_cutoff};
 use crate::compare::ALPHA;
 
 /// One host's figure for one case.
@@ -157,15 +157,9 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
     }
     // Benjamini–Hochberg over every host and case judged: an outlier stands only
     // within the step-up cutoff.
-    let mut ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
-    ps.sort_by(|a, b| a.total_cmp(b));
+    let ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
     let m = ps.len();
-    let cutoff = ps
-        .iter()
-        .enumerate()
-        .filter(|(k, p)| **p <= (k + 1) as f64 / m as f64 * ALPHA)
-        .map(|(_, p)| *p)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let cutoff = step_up_cutoff(ps, ALPHA);
     for r in rows.iter_mut().filter(|r| r.outlier) {
         if r.p.is_some_and(|p| p > cutoff) {
             r.outlier = false;
@@ -174,20 +168,16 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
             ));
         }
     }
+    // Outliers first, the smallest p first; the rest by case and host.
     rows.sort_by(|a, b| {
-        b.outlier
-            .cmp(&a.outlier)
-            .then(
-                a.p.unwrap_or(1.0)
-                    .total_cmp(&b.p.unwrap_or(1.0))
-                    .then(std::cmp::Ordering::Equal),
-            )
-            .then(a.case.cmp(&b.case))
-            .then(a.host.cmp(&b.host))
+        b.outlier.cmp(&a.outlier).then_with(|| {
+            if a.outlier {
+                a.p.unwrap_or(1.0).total_cmp(&b.p.unwrap_or(1.0))
+            } else {
+                a.case.cmp(&b.case).then(a.host.cmp(&b.host))
+            }
+        })
     });
-    // Outliers by p, the rest by case and host.
-    let split = rows.iter().take_while(|r| r.outlier).count();
-    rows[split..].sort_by(|a, b| a.case.cmp(&b.case).then(a.host.cmp(&b.host)));
     rows
 }
 

@@ -300,7 +300,7 @@ fn check(layout: &Layout) {
         c["placement"]["reader_cpu"].as_u64().unwrap() as usize,
     ];
     let bg = c["options"]["background"].as_str().unwrap();
-    let hogs = ipcperf_core_cpu_list(bg.split(" on ").nth(1).unwrap());
+    let hogs = ipcperf_core::topology::parse_cpu_list(bg.split(" on ").nth(1).unwrap()).unwrap();
     assert_eq!(hogs.len(), 4, "{name}: {bg}");
     for h in &hogs {
         for s in sides {
@@ -322,18 +322,6 @@ fn check(layout: &Layout) {
     assert!(ok.len() >= 5, "{name}: advise ran {} cases", ok.len());
     assert!(ok.iter().all(|c| c["placement"]["label"] == far), "{name}");
     assert!(file(dir, "advise.out").contains("First choice"), "{name}");
-}
-
-/// The CPU numbers of `0-3,8`.
-fn ipcperf_core_cpu_list(s: &str) -> Vec<usize> {
-    let mut v = Vec::new();
-    for part in s.trim().split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => v.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()),
-            None => v.push(part.parse().unwrap()),
-        }
-    }
-    v
 }
 
 /// The heatmap's row labels, top to bottom (the texts left of the grid).

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
 
 fn repo(rel: &str) -> std::path::PathBuf {
@@ -106,20 +108,9 @@ fn sbatch(bed: &Testbed, work: &Path, env: &[(&str, String)], args: &[&str], scr
     }
 }
 
+/// `ipcperf ARGS --db DB` (a path or a PostgreSQL URL); its JSON.
 fn ipcperf_json(db: &str, args: &[&str]) -> Value {
-    let out = Command::new(BIN)
-        .arg(args[0])
-        .args(["--db", db])
-        .args(&args[1..])
-        .env_remove("IPCPERF_DB")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&common::stdout(&mut common::cmd(Path::new(db), args))).unwrap()
 }
 
 /// The runs of the history with `label`, as exported.

@@ -307,15 +307,9 @@ pub const ALPHA: f64 = 0.05;
 /// share of false calls among the calls to [`ALPHA`] (and, when nothing changed,
 /// the chance of any call at all).
 fn hold_false_discoveries(rows: &mut [Row]) {
-    let mut ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
+    let ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
     let m = ps.len();
-    ps.sort_by(|x, y| x.total_cmp(y));
-    let cutoff = ps
-        .iter()
-        .enumerate()
-        .filter(|(k, p)| **p <= (k + 1) as f64 / m as f64 * ALPHA)
-        .map(|(_, p)| *p)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let cutoff = stats::step_up_cutoff(ps, ALPHA);
     for r in rows.iter_mut() {
         let Some(p) = r.p else { continue };
         if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {

@@ -141,3 +141,16 @@ pub fn rank_sum_p(a: &[f64], b: &[f64]) -> f64 {
     // The observed split counts as one of those drawn.
     (hits + 1) as f64 / (DRAWN_SPLITS + 1) as f64
 }
+
+/// Benjamini–Hochberg's step-up cutoff over p-values tested together: the
+/// largest p(k) with p(k) <= k/m * alpha (sorted ascending); a call stands only
+/// at or below it. Minus infinity when none qualifies.
+pub fn step_up_cutoff(mut ps: Vec<f64>, alpha: f64) -> f64 {
+    ps.sort_by(|x, y| x.total_cmp(y));
+    let m = ps.len() as f64;
+    ps.iter()
+        .enumerate()
+        .filter(|(k, p)| **p <= (k + 1) as f64 / m * alpha)
+        .map(|(_, p)| *p)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
