@@ -86,6 +86,9 @@ pub enum Command {
     /// Every host of a shared history against its peers (same CPU model and
     /// kernel): each host's newest figures, outliers beyond the noise first.
     Fleet(cmd::fleet::FleetArgs),
+    /// One case across runs in time (a host, a label, a group of hosts), each
+    /// run with its spread; a step beyond the noise marked.
+    Trend(cmd::trend::TrendArgs),
     /// Which mechanism to use here: measures what the question needs (saved
     /// like any run), ranks the candidates under your constraints, and says why.
     Advise(cmd::advise::AdviseArgs),

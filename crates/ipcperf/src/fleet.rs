@@ -6,13 +6,18 @@
 //! bootstrap interval of the ratio excluding 1, a change past the threshold, and
 //! Benjamini–Hochberg over every host and case judged together.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::record::{CaseRecord, CaseStatus};
 use ipcperf_core::stats::median;
 
-use crate::compare::stats::{rank_sum_p, ratio_interval, smallest_p, step_up_cutoff};
+use crate::compare::stats::{
+    rank_sum_p, rank_sum_p_any, rank_sum_p_normal, ranks_and_ties, ratio_interval_any, smallest_p,
+    step_up_cutoff, SMALL,
+};
 use crate::compare::ALPHA;
+use crate::store::CaseFigures;
 
 /// One host's figure for one case.
 #[derive(Debug, Clone)]
@@ -20,10 +25,8 @@ pub struct Entry {
     pub host: String,
     /// CPU model and kernel: the peers a host is held against.
     pub group: (String, String),
-    pub run_started_ms: u64,
-    /// compare's identity of the case, and how tables show it.
+    /// The case's identity across hosts (`compare::class_key`), as tables show it.
     pub key: String,
-    pub shown: String,
     pub values: Vec<f64>,
     pub lower_better: bool,
 }
@@ -46,49 +49,31 @@ pub struct HostRow {
     pub lower_better: bool,
 }
 
-/// The cases the fleet shows by default: the default suite's 64 KiB streams and
-/// its 512 B round trips.
-pub fn default_case(c: &CaseRecord) -> bool {
-    use ipcperf_core::kind::Workload;
-    match c.workload {
-        Workload::Stream => c.block_size == 64 << 10,
-        Workload::RoundTrip => c.block_size == 512,
-        Workload::Sync => false,
+/// A case's identity across hosts and its figures (one per series), as the
+/// store keeps them for `fleet` and `trend`; None for a case with nothing to
+/// compare (failed, skipped, many pairs, no series).
+pub fn comparable(c: &CaseRecord) -> Option<(String, Vec<f64>)> {
+    if c.status != CaseStatus::Ok || c.pairs.is_some() {
+        return None;
     }
+    let f = crate::compare::figure(c);
+    if f.values.is_empty() || f.values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    Some((crate::compare::class_key(c), f.values))
 }
 
-/// Each host's newest figure for each case `pick` takes, from complete runs.
-pub fn entries(runs: &[RunRecord], pick: &dyn Fn(&CaseRecord) -> bool) -> Vec<Entry> {
-    let mut newest: BTreeMap<(String, String), Entry> = BTreeMap::new();
-    for r in runs.iter().filter(|r| r.complete) {
-        for c in r
-            .cases
-            .iter()
-            .filter(|c| c.status == CaseStatus::Ok && c.pairs.is_none() && pick(c))
-        {
-            let f = crate::compare::figure(c);
-            if f.values.is_empty() {
-                continue;
-            }
-            let e = Entry {
-                host: r.machine.hostname.clone(),
-                group: (r.machine.cpu_model.clone(), r.machine.kernel.clone()),
-                run_started_ms: r.started_ms,
-                key: crate::compare::key(c),
-                shown: crate::compare::shown_one(c),
-                values: f.values,
-                lower_better: f.lower_better,
-            };
-            let slot = (e.host.clone(), e.key.clone());
-            if newest
-                .get(&slot)
-                .is_none_or(|old| old.run_started_ms < e.run_started_ms)
-            {
-                newest.insert(slot, e);
-            }
-        }
-    }
-    newest.into_values().collect()
+/// Each host's newest figures (as the store selected them) as entries.
+pub fn entries(figs: Vec<CaseFigures>) -> Vec<Entry> {
+    figs.into_iter()
+        .map(|f| Entry {
+            lower_better: f.workload == "round-trip",
+            host: f.host,
+            group: (f.cpu_model, f.kernel),
+            key: f.key,
+            values: f.values,
+        })
+        .collect()
 }
 
 /// Every host against its group, case by case; outliers first (the smallest p
@@ -109,12 +94,32 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
             .map(|h| median(&h.values).unwrap_or(0.0))
             .collect();
         let group_median = median(&medians).unwrap_or(0.0);
-        for (h, &fig) in hosts.iter().zip(&medians) {
-            let others: Vec<f64> = hosts
-                .iter()
-                .filter(|o| o.host != h.host)
-                .flat_map(|o| o.values.iter().copied())
-                .collect();
+        // Every host's series against the rest of its group's: the pooled set is
+        // the group's whole, so a large group is ranked once for all its hosts.
+        let pooled: Vec<f64> = hosts
+            .iter()
+            .flat_map(|h| h.values.iter().copied())
+            .collect();
+        let total = pooled.len();
+        let large = total > SMALL;
+        let (ranks, ties) = if large {
+            ranks_and_ties(&pooled)
+        } else {
+            (Vec::new(), 0.0)
+        };
+        let mut at = 0;
+        for (i, (h, &fig)) in hosts.iter().zip(&medians).enumerate() {
+            let n = h.values.len();
+            let mine = at..at + n;
+            at += n;
+            let others = || -> Vec<f64> {
+                hosts
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .flat_map(|(_, o)| o.values.iter().copied())
+                    .collect()
+            };
             let peers = hosts.len() - 1;
             let ratio = if group_median > 0.0 {
                 fig / group_median
@@ -125,7 +130,7 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
                 host: h.host.clone(),
                 cpu_model: cpu.clone(),
                 kernel: kernel.clone(),
-                case: h.shown.clone(),
+                case: h.key.clone(),
                 figure: fig,
                 group_median,
                 ratio,
@@ -138,19 +143,29 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
             };
             if peers < 2 {
                 row.why = format!("{peers} peer(s) of its CPU model and kernel: none to judge by");
-            } else if smallest_p(h.values.len(), others.len()) > ALPHA {
-                row.why = format!(
-                    "{} series: too few to judge (take 4 or more: --repeat)",
-                    h.values.len()
-                );
+            } else if smallest_p(n, total - n) > ALPHA {
+                row.why = format!("{n} series: too few to judge (take 4 or more: --repeat)");
             } else {
-                let p = rank_sum_p(&h.values, &others);
-                let (lo, hi) = ratio_interval(&others, &h.values);
+                let p = if large {
+                    rank_sum_p_normal(ranks[mine].iter().sum(), n, total, ties)
+                } else {
+                    rank_sum_p(&h.values, &others())
+                };
                 row.p = Some(p);
-                row.interval = Some((lo, hi));
                 let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
-                row.outlier = p <= ALPHA && (lo > 1.0 || hi < 1.0) && beyond;
-                row.why = format!("p {}, 95% interval {lo:.2}–{hi:.2}× its peers", fmt_p(p));
+                row.why = format!("p {}", fmt_p(p));
+                // The interval only decides a call the test and the threshold
+                // would make: it is drawn for those alone.
+                if p <= ALPHA && beyond {
+                    let (lo, hi) = ratio_interval_any(&others(), &h.values);
+                    row.interval = Some((lo, hi));
+                    row.outlier = lo > 1.0 || hi < 1.0;
+                    row.why
+                        .push_str(&format!(", 95% interval {lo:.2}–{hi:.2}× its peers"));
+                } else if p <= ALPHA {
+                    row.why
+                        .push_str(&format!(", within {:.0}% of its peers", min_change * 100.0));
+                }
             }
             rows.push(row);
         }
@@ -204,6 +219,222 @@ pub fn outlier_line(r: &HostRow) -> String {
     )
 }
 
+/// Kernel versions in version order: runs of digits compared as numbers, the
+/// rest as text (`6.1.0-28` < `6.1.0-31` < `6.8.0-45` < `6.10.2`).
+pub fn version_cmp(a: &str, b: &str) -> Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for (x, y) in ca.iter().zip(&cb) {
+        let o = match (x, y) {
+            ((true, x), (true, y)) => {
+                let (x, y) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+                x.len().cmp(&y.len()).then_with(|| x.cmp(y))
+            }
+            ((_, x), (_, y)) => x.cmp(y),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
+}
+
+/// One kernel's figure for one CPU model and case: the median of its hosts' own.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KernelRow {
+    pub cpu_model: String,
+    pub case: String,
+    pub kernel: String,
+    pub hosts: usize,
+    pub median: f64,
+    /// Against the kernel before it (None for the first).
+    pub ratio: Option<f64>,
+    pub p: Option<f64>,
+    pub interval: Option<(f64, f64)>,
+    /// A change from the kernel before it beyond the noise.
+    pub step: bool,
+    pub why: String,
+    pub lower_better: bool,
+}
+
+/// `fleet --by kernel`: for each CPU model and case, its kernels in version order,
+/// each with its hosts' median; a change between neighbours is a step only beyond
+/// the noise (the rank-sum test of their pooled series, the bootstrap interval of
+/// the ratio excluding 1, past `min_change`; Benjamini–Hochberg over every
+/// neighbour compared).
+pub fn by_kernel(entries: &[Entry], min_change: f64) -> Vec<KernelRow> {
+    let mut groups: BTreeMap<(String, String), BTreeMap<String, Vec<&Entry>>> = BTreeMap::new();
+    for e in entries {
+        groups
+            .entry((e.group.0.clone(), e.key.clone()))
+            .or_default()
+            .entry(e.group.1.clone())
+            .or_default()
+            .push(e);
+    }
+    let mut rows = Vec::new();
+    for ((cpu, _), kernels) in groups {
+        let mut kernels: Vec<(String, Vec<&Entry>)> = kernels.into_iter().collect();
+        kernels.sort_by(|a, b| version_cmp(&a.0, &b.0));
+        let mut before: Option<(f64, Vec<f64>)> = None;
+        for (kernel, hosts) in kernels {
+            let medians: Vec<f64> = hosts
+                .iter()
+                .map(|h| median(&h.values).unwrap_or(0.0))
+                .collect();
+            let med = median(&medians).unwrap_or(0.0);
+            let pooled: Vec<f64> = hosts
+                .iter()
+                .flat_map(|h| h.values.iter().copied())
+                .collect();
+            let mut row = KernelRow {
+                cpu_model: cpu.clone(),
+                case: hosts[0].key.clone(),
+                kernel,
+                hosts: hosts.len(),
+                median: med,
+                ratio: None,
+                p: None,
+                interval: None,
+                step: false,
+                why: String::new(),
+                lower_better: hosts[0].lower_better,
+            };
+            if let Some((prev_med, prev)) = &before {
+                let ratio = med / prev_med;
+                row.ratio = Some(ratio);
+                if smallest_p(pooled.len(), prev.len()) > ALPHA {
+                    row.why = "too few series to judge".into();
+                } else {
+                    let p = rank_sum_p_any(&pooled, prev);
+                    let (lo, hi) = ratio_interval_any(prev, &pooled);
+                    let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
+                    row.p = Some(p);
+                    row.interval = Some((lo, hi));
+                    row.step = p <= ALPHA && (lo > 1.0 || hi < 1.0) && beyond;
+                    row.why = format!("p {}, 95% interval {lo:.2}–{hi:.2}×", fmt_p(p));
+                }
+            }
+            before = Some((med, pooled));
+            rows.push(row);
+        }
+    }
+    let ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
+    let m = ps.len();
+    let cutoff = step_up_cutoff(ps, ALPHA);
+    for r in rows.iter_mut().filter(|r| r.step) {
+        if r.p.is_some_and(|p| p > cutoff) {
+            r.step = false;
+            r.why.push_str(&format!(
+                " (alone, but not over the {m} steps judged together)"
+            ));
+        }
+    }
+    rows
+}
+
+/// One run's figure in a trend.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TrendPoint {
+    pub case: String,
+    pub run_id: i64,
+    pub started_ms: u64,
+    pub host: String,
+    pub label: Option<String>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub series: usize,
+    /// Against the run before it (None for the first).
+    pub ratio: Option<f64>,
+    pub p: Option<f64>,
+    pub interval: Option<(f64, f64)>,
+    /// A change from the run before beyond the noise.
+    pub step: bool,
+    pub why: String,
+    pub lower_better: bool,
+}
+
+/// `ipcperf trend`: each case's runs in time (as the store gives them, oldest
+/// first), each against the one before by compare's rules, Benjamini–Hochberg
+/// over every neighbour compared.
+pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
+    let mut by_key: BTreeMap<&str, Vec<&CaseFigures>> = BTreeMap::new();
+    for f in figs {
+        by_key.entry(&f.key).or_default().push(f);
+    }
+    let mut out = Vec::new();
+    for (key, mut runs) in by_key {
+        runs.sort_by_key(|f| (f.started_ms, f.run_id));
+        let mut prev: Option<&CaseFigures> = None;
+        for f in runs {
+            let med = median(&f.values).unwrap_or(0.0);
+            let mut pt = TrendPoint {
+                case: key.to_string(),
+                run_id: f.run_id,
+                started_ms: f.started_ms,
+                host: f.host.clone(),
+                label: f.label.clone(),
+                median: med,
+                min: f.values.iter().copied().fold(f64::INFINITY, f64::min),
+                max: f.values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                series: f.values.len(),
+                ratio: None,
+                p: None,
+                interval: None,
+                step: false,
+                why: String::new(),
+                lower_better: f.workload == "round-trip",
+            };
+            if let Some(b) = prev {
+                let ratio = med / median(&b.values).unwrap_or(f64::NAN);
+                pt.ratio = Some(ratio);
+                if smallest_p(f.values.len(), b.values.len()) > ALPHA {
+                    pt.why = format!(
+                        "{}+{} series: too few to judge (take 4 or more: --repeat)",
+                        b.values.len(),
+                        f.values.len()
+                    );
+                } else {
+                    let p = rank_sum_p_any(&f.values, &b.values);
+                    let (lo, hi) = ratio_interval_any(&b.values, &f.values);
+                    let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
+                    pt.p = Some(p);
+                    pt.interval = Some((lo, hi));
+                    pt.step = p <= ALPHA && (lo > 1.0 || hi < 1.0) && beyond;
+                    pt.why = format!("p {}, 95% interval {lo:.2}–{hi:.2}×", fmt_p(p));
+                }
+            }
+            prev = Some(f);
+            out.push(pt);
+        }
+    }
+    let ps: Vec<f64> = out.iter().filter_map(|r| r.p).collect();
+    let m = ps.len();
+    let cutoff = step_up_cutoff(ps, ALPHA);
+    for r in out.iter_mut().filter(|r| r.step) {
+        if r.p.is_some_and(|p| p > cutoff) {
+            r.step = false;
+            r.why.push_str(&format!(
+                " (alone, but not over the {m} neighbours judged together: more series per \
+                 run, --repeat, can carry it)"
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,9 +455,7 @@ mod tests {
                 Entry {
                     host: format!("node{i:02}"),
                     group: ("Xeon 8480".into(), "6.8.0".into()),
-                    run_started_ms: 1,
                     key: "stream pipe 64 KiB".into(),
-                    shown: "pipe 64 KiB".into(),
                     values: (0..5).map(|_| 1e9 * k * (0.97 + 0.06 * next())).collect(),
                     lower_better: false,
                 }
@@ -251,7 +480,7 @@ mod tests {
         assert_eq!(rows.iter().filter(|r| r.outlier).count(), 1, "{rows:#?}");
         let line = outlier_line(&rows[0]);
         assert!(
-            line.starts_with("node07: pipe 64 KiB 0.5")
+            line.starts_with("node07: stream pipe 64 KiB 0.5")
                 && line.contains("its 12 peers (Xeon 8480, 6.8.0), p "),
             "{line}"
         );
@@ -271,5 +500,101 @@ mod tests {
             rows.iter().all(|r| !r.outlier && r.why.contains("too few")),
             "{rows:#?}"
         );
+    }
+
+    #[test]
+    fn kernels_sort_by_version() {
+        let mut k = vec![
+            "6.10.2",
+            "6.8.0-45-generic",
+            "6.1.0-31-amd64",
+            "6.1.0-28-amd64",
+            "5.15.0",
+        ];
+        k.sort_by(|a, b| version_cmp(a, b));
+        assert_eq!(
+            k,
+            [
+                "5.15.0",
+                "6.1.0-28-amd64",
+                "6.1.0-31-amd64",
+                "6.8.0-45-generic",
+                "6.10.2"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kernel_step_is_called_and_a_steady_kernel_is_not() {
+        // Kernels a, b at the same speed; c 20% slower; 8 hosts each.
+        let mut all = Vec::new();
+        for (kernel, k) in [("6.1.0", 1.0), ("6.5.0", 1.0), ("6.8.0", 0.8)] {
+            for mut e in fleet(8, None) {
+                e.group.1 = kernel.into();
+                for v in &mut e.values {
+                    *v *= k;
+                }
+                all.push(e);
+            }
+        }
+        // The same seeds for every kernel would make a and b identical: vary b.
+        for e in all.iter_mut().filter(|e| e.group.1 == "6.5.0") {
+            for v in &mut e.values {
+                *v *= 1.001;
+            }
+        }
+        let rows = by_kernel(&all, 0.05);
+        let kernels: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
+        assert_eq!(kernels, ["6.1.0", "6.5.0", "6.8.0"]);
+        assert!(!rows[0].step && rows[0].ratio.is_none());
+        assert!(!rows[1].step, "{:?}", rows[1]);
+        assert!(rows[2].step, "{:?}", rows[2]);
+        assert!((rows[2].ratio.unwrap() - 0.8).abs() < 0.02);
+    }
+
+    #[test]
+    fn a_large_group_is_judged_as_a_small_one_is() {
+        // 400 hosts (2000 pooled figures: the normal form), one at 0.9×.
+        let rows = judge(&fleet(400, Some((123, 0.9))), 0.05);
+        let outliers: Vec<&HostRow> = rows.iter().filter(|r| r.outlier).collect();
+        assert_eq!(outliers.len(), 1, "{:?}", &rows[..3]);
+        assert_eq!(outliers[0].host, "node123");
+        assert!(outliers[0].p.unwrap() < 0.001);
+        let big = judge(&fleet(400, None), 0.05);
+        assert!(big.iter().all(|r| !r.outlier));
+    }
+
+    #[test]
+    fn a_trend_marks_the_step_and_nothing_else() {
+        // One host's nightly runs of 10 series each (±3%): from night 7 on, half
+        // speed. (Five series a night cannot carry a call over 11 neighbours:
+        // their smallest p, 0.008, is above Benjamini–Hochberg's cutoff.)
+        let mut seed = 0x5eed_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 10_000) as f64 / 10_000.0
+        };
+        let figs: Vec<CaseFigures> = (0..12)
+            .map(|i| {
+                let k = if i >= 7 { 0.5 } else { 1.0 };
+                CaseFigures {
+                    run_id: i,
+                    started_ms: 1_000 * i as u64,
+                    host: "node01".into(),
+                    cpu_model: "x".into(),
+                    kernel: "k".into(),
+                    label: None,
+                    key: "stream pipe 64 KiB".into(),
+                    workload: "stream".into(),
+                    values: (0..10).map(|_| 1e9 * k * (0.97 + 0.06 * next())).collect(),
+                }
+            })
+            .collect();
+        let pts = trend(&figs, 0.05);
+        assert_eq!(pts.len(), 12);
+        let steps: Vec<i64> = pts.iter().filter(|p| p.step).map(|p| p.run_id).collect();
+        assert_eq!(steps, [7], "{pts:#?}");
     }
 }

@@ -147,6 +147,7 @@ fn main() {
         cli::Command::Report(a) => cmd::report::run(a),
         cli::Command::Compare(a) => cmd::compare::run(a),
         cli::Command::Fleet(a) => cmd::fleet::run(a),
+        cli::Command::Trend(a) => cmd::trend::run(a),
         cli::Command::Advise(a) => cmd::advise::run(a),
         cli::Command::Serve(a) => cmd::serve::run(a),
         cli::Command::Completions(a) => {

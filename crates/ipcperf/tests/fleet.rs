@@ -36,44 +36,82 @@ fn real_run(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out).unwrap()).unwrap()
 }
 
-/// Import `n` copies of `run` as hosts node00.., host `slow` (if any) at half speed.
-fn make_fleet(dir: &Path, db: &Path, run: &serde_json::Value, n: usize, slow: Option<usize>) {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut jitter = move || {
+/// A seeded jitter of ±2%.
+fn jitter_from(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         0.98 + 0.04 * ((seed % 10_000) as f64 / 10_000.0)
-    };
-    for i in 0..n {
-        let mut r = run.clone();
-        r["machine"]["hostname"] = format!("node{i:02}").into();
-        // Each host's run a second apart, all in the past.
-        let back = 1000 * (n - i) as u64;
-        for t in ["started_ms", "finished_ms"] {
-            r[t] = (r[t].as_u64().unwrap() - back).into();
-        }
-        let slowdown = if Some(i) == slow { 2.0 } else { 1.0 };
-        // Every series at the real case's median rate, times the host's own
-        // jitter (the real series' own spread on this shared VM is left out: the
-        // fleet's noise is the one made here).
-        for c in r["cases"].as_array_mut().unwrap() {
-            let median = c["median_bytes_per_sec"].as_f64().unwrap();
-            for s in c["series"].as_array_mut().unwrap() {
-                let bytes = s["bytes"].as_f64().unwrap();
-                let e = bytes / median * 1e9 * slowdown * jitter();
-                s["elapsed_ns"] = (e as u64).into();
-            }
-        }
-        let f = dir.join(format!("node{i:02}.json"));
-        std::fs::write(&f, serde_json::to_vec(&r).unwrap()).unwrap();
-        let out = common::cmd(db, &["import"]).arg(&f).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
+}
+
+/// `run` as host `host` on `kernel`, started `back_ms` before it was, every series
+/// at the real case's median rate divided by `slowdown`, times the jitter (the
+/// real series' own spread on this shared VM is left out: the fleet's noise is
+/// the one made here).
+fn host_run(
+    run: &serde_json::Value,
+    host: &str,
+    kernel: Option<&str>,
+    back_ms: u64,
+    slowdown: f64,
+    jitter: &mut dyn FnMut() -> f64,
+) -> serde_json::Value {
+    let mut r = run.clone();
+    r["machine"]["hostname"] = host.into();
+    if let Some(k) = kernel {
+        r["machine"]["kernel"] = k.into();
+    }
+    for t in ["started_ms", "finished_ms"] {
+        r[t] = (r[t].as_u64().unwrap() - back_ms).into();
+    }
+    for c in r["cases"].as_array_mut().unwrap() {
+        let median = c["median_bytes_per_sec"].as_f64().unwrap();
+        for s in c["series"].as_array_mut().unwrap() {
+            let bytes = s["bytes"].as_f64().unwrap();
+            let e = bytes / median * 1e9 * slowdown * jitter();
+            s["elapsed_ns"] = (e as u64).into();
+        }
+    }
+    r
+}
+
+/// Import `runs` into `db` in one command.
+fn import(dir: &Path, db: &Path, runs: &[serde_json::Value]) {
+    let mut c = common::cmd(db, &["import"]);
+    for (i, r) in runs.iter().enumerate() {
+        let f = dir.join(format!("import-{i:03}.json"));
+        std::fs::write(&f, serde_json::to_vec(r).unwrap()).unwrap();
+        c.arg(f);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Import `n` copies of `run` as hosts node00.., host `slow` (if any) at half speed,
+/// each host's run a second apart, all in the past.
+fn make_fleet(dir: &Path, db: &Path, run: &serde_json::Value, n: usize, slow: Option<usize>) {
+    let mut jitter = jitter_from(0x9e37_79b9_7f4a_7c15);
+    let runs: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let slowdown = if Some(i) == slow { 2.0 } else { 1.0 };
+            let host = format!("node{i:02}");
+            host_run(
+                run,
+                &host,
+                None,
+                1000 * (n - i) as u64,
+                slowdown,
+                &mut jitter,
+            )
+        })
+        .collect();
+    import(dir, db, &runs);
 }
 
 fn fleet_json(db: &Path) -> Vec<serde_json::Value> {
@@ -124,4 +162,123 @@ fn a_halved_host_is_named_first_and_an_a_a_fleet_names_none() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// Three kernels (8 hosts each; the second and third 20% slower) and one host
+/// whose nightly runs halve: `--by kernel` names the step at the second kernel
+/// alone, in version order (6.10 after 6.8); `trend` marks the night the host
+/// halved; the fleet page holds the heat table, the outlier, the kernel step and
+/// its trend, and Chromium shows it.
+#[test]
+fn kernels_trends_and_the_fleet_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = real_run(dir.path());
+    let db = dir.path().join("kernels.db");
+    let mut jitter = jitter_from(0x2545_f491_4f6c_dd1d);
+    let mut runs = Vec::new();
+    let kernels = [
+        ("6.1.0-28-amd64", 1.0),
+        ("6.8.0-45-generic", 1.25),
+        ("6.10.1", 1.25),
+    ];
+    for (k, (kernel, slowdown)) in kernels.iter().enumerate() {
+        for i in 0..8 {
+            let host = format!("node{:02}", k * 8 + i);
+            // node03's last four nights: the first two at full speed, then half.
+            let nights: &[(u64, f64)] = if host == "node03" {
+                &[(4, 1.0), (3, 1.0), (2, 2.0), (1, 2.0)]
+            } else {
+                &[(1, 1.0)]
+            };
+            for &(back, slower) in nights {
+                runs.push(host_run(
+                    &run,
+                    &host,
+                    Some(kernel),
+                    back * 86_400_000 + 1000 * i as u64,
+                    slowdown * slower,
+                    &mut jitter,
+                ));
+            }
+        }
+    }
+    import(dir.path(), &db, &runs);
+
+    let text = common::stdout(&mut common::cmd(
+        &db,
+        &["fleet", "--by", "kernel", "--format", "json"],
+    ));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(rows.len(), 2 * 3, "2 cases × 3 kernels: {rows:#?}");
+    for case in rows.chunks(3) {
+        let order: Vec<&str> = case.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+        assert_eq!(order, ["6.1.0-28-amd64", "6.8.0-45-generic", "6.10.1"]);
+        assert_eq!(case[0]["step"], false);
+        assert_eq!(case[1]["step"], true, "{case:#?}");
+        let ratio = case[1]["ratio"].as_f64().unwrap();
+        assert!((ratio - 0.8).abs() < 0.03, "{ratio}");
+        assert_eq!(case[2]["step"], false, "{case:#?}");
+    }
+    let table = common::stdout(&mut common::cmd(&db, &["fleet", "--by", "kernel"]));
+    assert!(table.contains("2 steps between kernels"), "{table}");
+
+    // node03's nights: the third is a step, the others are not.
+    let text = common::stdout(&mut common::cmd(
+        &db,
+        &[
+            "trend", "pipe", "--size", "64k", "--host", "node03", "--format", "json",
+        ],
+    ));
+    let pts: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(pts.len(), 4, "{pts:#?}");
+    let steps: Vec<bool> = pts.iter().map(|p| p["step"] == true).collect();
+    assert_eq!(steps, [false, false, true, false], "{pts:#?}");
+    let png = dir.path().join("trend.png");
+    common::cmd(
+        &db,
+        &["trend", "pipe", "--size", "64k", "--host", "node03", "-o"],
+    )
+    .arg(&png)
+    .output()
+    .unwrap();
+    let img = image::open(&png).unwrap().to_rgb8();
+    let red = img
+        .pixels()
+        .filter(|p| p.0[0] > 200 && p.0[1] < 60 && p.0[2] < 60)
+        .count();
+    assert!(red > 50, "the step is ringed in red ({red} red pixels)");
+    // Bad input: one line, exit 2.
+    for bad in [
+        vec!["trend", "pipe", "-o", "x.txt"],
+        vec!["fleet", "--by", "rack"],
+        vec!["trend", "pipe", "--size", "huge"],
+    ] {
+        let out = common::cmd(&db, &bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+    let out = common::cmd(&db, &["trend", "nosuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no complete run of nosuch"));
+
+    // The page.
+    let html = dir.path().join("fleet.html");
+    common::stdout(common::cmd(&db, &["fleet", "-o"]).arg(&html));
+    let page = std::fs::read_to_string(&html).unwrap();
+    common::assert_self_contained(&page);
+    assert_eq!(
+        page.matches("<tr><td>node").count(),
+        24,
+        "one heat row per host"
+    );
+    assert!(page.contains("class=\"h\""), "an outlined outlier cell");
+    assert!(page.contains("node03: stream pipe"), "the outlier line");
+    assert!(page.contains("STEP: "), "the kernel step");
+    assert!(page.contains("<h3>node03: stream"), "node03's trend chart");
+    let Some(chromium) = common::chromium() else {
+        return;
+    };
+    let shot = common::screenshot(chromium, dir.path(), &html, (1200, 2700));
+    let img = image::open(&shot).unwrap().to_rgb8();
+    let n = common::colored_pixels(&img);
+    assert!(n > 2000, "the heat table is coloured ({n} coloured pixels)");
 }

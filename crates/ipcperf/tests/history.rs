@@ -205,27 +205,9 @@ fn compare_reports_a_summary() {
     cmd(&db, &["compare", "1", "3"]).assert().code(2);
 }
 
-/// Saturated pixels: chart lines, not the black and grey of text and tables.
-fn colored_pixels(img: &image::RgbImage) -> usize {
-    img.pixels()
-        .filter(|p| {
-            let (mx, mn) = (p.0.iter().max().unwrap(), p.0.iter().min().unwrap());
-            mx - mn > 80
-        })
-        .count()
-}
-
 #[test]
 fn the_report_opens_in_headless_chromium_with_its_charts() {
-    let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }) else {
-        eprintln!(
-            "skipped: chromium is not installed (Debian: apt-get install chromium; .ci/run does)"
-        );
+    let Some(chromium) = common::chromium() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -237,69 +219,16 @@ fn the_report_opens_in_headless_chromium_with_its_charts() {
         .arg(&html)
         .assert()
         .success();
-    // Nothing in it can make a request: no scripts, links, imports or URLs but the
-    // SVG namespace.
-    let text = std::fs::read_to_string(&html).unwrap();
-    for outside in [
-        "<script", "<link", "<img", "<iframe", "@import", "url(", "https://",
-    ] {
-        assert!(!text.contains(outside), "the report holds {outside}");
-    }
-    assert_eq!(
-        text.matches("http://").count(),
-        text.matches("http://www.w3.org/").count()
-    );
-    let shot = dir.path().join("shot.png");
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--hide-scrollbars",
-            "--window-size=1200,2600",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.path().join("profile").display()
-        ))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", html.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let out = child.wait_with_output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed: {log}");
-    // Chromium logs every console message as `...:INFO:CONSOLE:<line>] "text", source: ...`.
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
+    common::assert_self_contained(&std::fs::read_to_string(&html).unwrap());
+    let shot = common::screenshot(chromium, dir.path(), &html, (1200, 2600));
     let img = image::open(&shot).unwrap().to_rgb8();
     // The summary (its A-against-B dots may all be grey) and the first run's
     // throughput chart are on the first screen: thousands of pixels of coloured lines.
-    let n = colored_pixels(&img);
+    let n = common::colored_pixels(&img);
     assert!(
         n > 2000,
         "the screenshot shows no chart ({n} coloured pixels)"
     );
-    // Keep it for a person to look at when asked.
-    if let Ok(keep) = std::env::var("IPCPERF_KEEP_SCREENSHOT") {
-        std::fs::copy(&shot, keep).unwrap();
-    }
 }
 
 #[test]

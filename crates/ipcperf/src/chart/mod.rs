@@ -5,6 +5,7 @@
 
 pub mod ab;
 pub mod heatmap;
+pub mod trend;
 pub mod xy;
 
 use std::path::Path;

@@ -1,17 +1,24 @@
 //! `ipcperf fleet`: every host of a shared history against its peers (same CPU
 //! model and kernel), case by case; outliers first, each with its reason.
+//! `--by kernel`: each CPU model's kernels in version order, steps between them
+//! called beyond the noise. `-o fleet.html`: the page of both, with trends.
 
-use clap::Args;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
 
 use super::db::DbArgs;
 use crate::export::Format;
 use crate::fail::Fail;
-use crate::fleet;
+use crate::fleet::{self, HostRow, KernelRow};
+use crate::store::FigureFilter;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
   ipcperf fleet --db postgres://ipcperf@db/ipcperf     # each host's newest figures, outliers first
   ipcperf fleet --label campaign-1040 --mechanisms pipe,unix
+  ipcperf fleet --by kernel --mechanisms pipe,unix     # one CPU model's kernels in order: steps
+  ipcperf fleet -o fleet.html                          # the page: heat table, outliers, kernels, trends
   ipcperf fleet --format json > fleet.json")]
 pub struct FleetArgs {
     #[command(flatten)]
@@ -25,13 +32,31 @@ pub struct FleetArgs {
     /// Every case, not only the default suite's 64 KiB streams and 512 B round trips.
     #[arg(long)]
     pub all_cases: bool,
+    /// host: each host against its peers; kernel: each CPU model's kernels in
+    /// version order, a change between neighbours called beyond the noise.
+    #[arg(long, value_enum, default_value_t = By::Host)]
+    pub by: By,
     /// Smallest ratio to its group's median called an outlier, beyond the noise.
     #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
     pub threshold: f64,
-    /// Output format: table, markdown, json or csv (one record per host and case).
+    /// Output format: table, markdown, json or csv (one record per host and case,
+    /// or per CPU model, case and kernel with --by kernel).
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also write the fleet page (HTML): hosts × cases as a heat table, the
+    /// outliers, the kernel steps and trend charts.
+    #[arg(long, short, value_name = "FILE.html")]
+    pub output: Option<PathBuf>,
 }
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum By {
+    Host,
+    Kernel,
+}
+
+/// Most trend charts on the page.
+const PAGE_TRENDS: usize = 6;
 
 pub fn run(a: FleetArgs) -> Result<i32, Fail> {
     if a.format.is_metrics() {
@@ -40,28 +65,21 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
              or markdown",
         ));
     }
-    let mut store = a.db.open_read()?;
-    let list = store
-        .list_runs()
-        .map_err(|e| Fail::failure(format!("run history: {e}")))?;
-    let mut runs = Vec::new();
-    for s in list
-        .iter()
-        .filter(|s| s.complete && (a.label.is_none() || s.label == a.label))
-    {
-        if let Some(r) = store
-            .load_run(s.id)
-            .map_err(|e| Fail::failure(format!("run history: {e}")))?
-        {
-            runs.push(r);
-        }
+    if let Some(o) = &a.output {
+        crate::fail::check_writable(o)?;
     }
-    let pick = |c: &ipcperf_core::record::CaseRecord| {
-        (a.all_cases || fleet::default_case(c))
-            && (a.mechanisms.is_empty() || a.mechanisms.contains(&c.mechanism))
+    let mut store = a.db.open_read()?;
+    let filter = FigureFilter {
+        label: a.label.as_deref(),
+        mechanisms: &a.mechanisms,
+        default_cases: !a.all_cases,
+        newest: true,
+        ..FigureFilter::default()
     };
-    let entries = fleet::entries(&runs, &pick);
-    if entries.is_empty() {
+    let figs = store
+        .figures(&filter)
+        .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+    if figs.is_empty() {
         return Err(Fail::failure(format!(
             "no complete run{} with a case to compare in {}",
             a.label
@@ -71,17 +89,136 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
             a.db.location()?.display()
         )));
     }
+    let entries = fleet::entries(figs);
     let rows = fleet::judge(&entries, a.threshold);
-    match a.format {
+    let kernels = fleet::by_kernel(&entries, a.threshold);
+    if let Some(path) = &a.output {
+        let trends = page_trends(&mut store, &a, &rows)?;
+        let source = format!(
+            "{}{}",
+            a.db.location()?.display(),
+            a.label
+                .as_ref()
+                .map(|l| format!(", label {l}"))
+                .unwrap_or_default()
+        );
+        let html = crate::report::fleet::html(&crate::report::fleet::Page {
+            source,
+            rows: &rows,
+            kernels: &kernels,
+            trends,
+        });
+        std::fs::write(path, html)
+            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("ipcperf: fleet page written to {}", path.display());
+    }
+    match a.by {
+        By::Host => print_hosts(&rows, a.format),
+        By::Kernel => print_kernels(&kernels, a.format),
+    }
+}
+
+/// The page's trend charts: each outlier's case on its host across its runs;
+/// with no outlier, each case on the host with the most runs.
+fn page_trends(
+    store: &mut crate::store::Store,
+    a: &FleetArgs,
+    rows: &[HostRow],
+) -> Result<Vec<(String, String)>, Fail> {
+    let mut wanted: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r.outlier)
+        .map(|r| (r.host.clone(), r.case.clone()))
+        .collect();
+    if wanted.is_empty() {
+        let all = store
+            .figures(&FigureFilter {
+                label: a.label.as_deref(),
+                mechanisms: &a.mechanisms,
+                default_cases: !a.all_cases,
+                ..FigureFilter::default()
+            })
+            .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+        let mut count: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+        for f in &all {
+            *count.entry((&f.host, &f.key)).or_default() += 1;
+        }
+        if let Some(most) = count.values().copied().max().filter(|&n| n > 1) {
+            wanted = count
+                .iter()
+                .filter(|(_, &n)| n == most)
+                .map(|((h, k), _)| (h.to_string(), k.to_string()))
+                .collect();
+        }
+    }
+    let mut out = Vec::new();
+    for (host, key) in wanted.into_iter().take(PAGE_TRENDS) {
+        let figs = store
+            .figures(&FigureFilter {
+                label: a.label.as_deref(),
+                host: Some(&host),
+                key: Some(&key),
+                ..FigureFilter::default()
+            })
+            .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+        if figs.len() < 2 {
+            continue;
+        }
+        let points = fleet::trend(&figs, a.threshold);
+        let title = format!("{host}: {key}");
+        let svg = crate::chart::trend::svg(&title, &points).map_err(Fail::failure)?;
+        out.push((title, svg));
+    }
+    Ok(out)
+}
+
+fn figure(v: f64, lower_better: bool, case: &str) -> String {
+    if lower_better {
+        format!("{:.2} µs", v / 1e3)
+    } else if case.starts_with("sync") {
+        format!("{} cycles/s", crate::units::fmt_rate(v))
+    } else {
+        format!("{:.0} MB/s", v / 1e6)
+    }
+}
+
+fn csv_text(head: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(head);
+    for r in rows {
+        let _ = w.write_record(r);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default())
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+fn table(format: Format, header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(if format == Format::Markdown {
+        comfy_table::presets::ASCII_MARKDOWN
+    } else {
+        comfy_table::presets::UTF8_FULL_CONDENSED
+    });
+    t.set_header(header);
+    t
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|p| p.to_string()).unwrap_or_default()
+}
+
+fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
+    match format {
         Format::Json => {
             crate::outln!(
                 "{}",
-                serde_json::to_string_pretty(&rows).map_err(|e| Fail::failure(e.to_string()))?
+                serde_json::to_string_pretty(rows).map_err(|e| Fail::failure(e.to_string()))?
             );
         }
         Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record([
+            let head = [
                 "host",
                 "cpu_model",
                 "kernel",
@@ -93,36 +230,35 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
                 "p",
                 "outlier",
                 "why",
-            ]);
-            for r in &rows {
-                let _ = w.write_record([
-                    r.host.clone(),
-                    r.cpu_model.clone(),
-                    r.kernel.clone(),
-                    r.case.clone(),
-                    r.figure.to_string(),
-                    r.group_median.to_string(),
-                    r.ratio.to_string(),
-                    r.peers.to_string(),
-                    r.p.map(|p| p.to_string()).unwrap_or_default(),
-                    r.outlier.to_string(),
-                    r.why.clone(),
-                ]);
-            }
+            ];
             crate::outln!(
                 "{}",
-                String::from_utf8(w.into_inner().unwrap_or_default())
-                    .unwrap_or_default()
-                    .trim_end()
+                csv_text(
+                    &head,
+                    rows.iter().map(|r| vec![
+                        r.host.clone(),
+                        r.cpu_model.clone(),
+                        r.kernel.clone(),
+                        r.case.clone(),
+                        r.figure.to_string(),
+                        r.group_median.to_string(),
+                        r.ratio.to_string(),
+                        r.peers.to_string(),
+                        opt(r.p),
+                        r.outlier.to_string(),
+                        r.why.clone(),
+                    ])
+                )
             );
         }
         _ => {
             let hosts: std::collections::BTreeSet<&str> =
                 rows.iter().map(|r| r.host.as_str()).collect();
-            let outliers: Vec<&fleet::HostRow> = rows.iter().filter(|r| r.outlier).collect();
+            let outliers: Vec<&HostRow> = rows.iter().filter(|r| r.outlier).collect();
             let mut out = format!(
-                "{} hosts, {} host-and-case figures; {} outlier{}\n",
+                "{} host{}, {} host-and-case figures; {} outlier{}\n",
                 hosts.len(),
+                if hosts.len() == 1 { "" } else { "s" },
                 rows.len(),
                 outliers.len(),
                 if outliers.len() == 1 { "" } else { "s" }
@@ -130,38 +266,122 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
             for r in &outliers {
                 out.push_str(&format!("  {}\n", fleet::outlier_line(r)));
             }
-            let mut t = comfy_table::Table::new();
-            t.load_style(if a.format == Format::Markdown {
-                comfy_table::presets::ASCII_MARKDOWN
-            } else {
-                comfy_table::presets::UTF8_FULL_CONDENSED
-            });
-            t.set_header([
-                "host",
-                "case",
-                "figure",
-                "group median",
-                "ratio",
-                "peers",
-                "verdict",
-            ]);
-            for r in &rows {
-                let fig = |v: f64| {
-                    if r.lower_better {
-                        format!("{:.2} µs", v / 1e3)
-                    } else {
-                        format!("{:.0} MB/s", v / 1e6)
-                    }
-                };
+            let mut t = table(
+                format,
+                &[
+                    "host",
+                    "case",
+                    "figure",
+                    "group median",
+                    "ratio",
+                    "peers",
+                    "verdict",
+                ],
+            );
+            for r in rows {
                 t.add_row([
                     r.host.clone(),
                     r.case.clone(),
-                    fig(r.figure),
-                    fig(r.group_median),
+                    figure(r.figure, r.lower_better, &r.case),
+                    figure(r.group_median, r.lower_better, &r.case),
                     format!("{:.2}×", r.ratio),
                     r.peers.to_string(),
                     if r.outlier {
                         format!("OUTLIER: {}", r.why)
+                    } else {
+                        r.why.clone()
+                    },
+                ]);
+            }
+            crate::console::fit(&mut t);
+            out.push_str(&t.to_string());
+            crate::outln!("{out}");
+        }
+    }
+    Ok(0)
+}
+
+fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
+    match format {
+        Format::Json => {
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(rows).map_err(|e| Fail::failure(e.to_string()))?
+            );
+        }
+        Format::Csv => {
+            let head = [
+                "cpu_model",
+                "case",
+                "kernel",
+                "hosts",
+                "median",
+                "ratio",
+                "p",
+                "step",
+                "why",
+            ];
+            crate::outln!(
+                "{}",
+                csv_text(
+                    &head,
+                    rows.iter().map(|r| vec![
+                        r.cpu_model.clone(),
+                        r.case.clone(),
+                        r.kernel.clone(),
+                        r.hosts.to_string(),
+                        r.median.to_string(),
+                        opt(r.ratio),
+                        opt(r.p),
+                        r.step.to_string(),
+                        r.why.clone(),
+                    ])
+                )
+            );
+        }
+        _ => {
+            let steps: Vec<&KernelRow> = rows.iter().filter(|r| r.step).collect();
+            let models: std::collections::BTreeSet<&str> =
+                rows.iter().map(|r| r.cpu_model.as_str()).collect();
+            let mut out = format!(
+                "{} CPU model{}, {} kernel-and-case figures; {} step{} between kernels\n",
+                models.len(),
+                if models.len() == 1 { "" } else { "s" },
+                rows.len(),
+                steps.len(),
+                if steps.len() == 1 { "" } else { "s" }
+            );
+            for r in &steps {
+                out.push_str(&format!(
+                    "  {} on {}: {:.2}× from the kernel before, {}\n",
+                    r.case,
+                    r.kernel,
+                    r.ratio.unwrap_or(f64::NAN),
+                    r.why
+                ));
+            }
+            let mut t = table(
+                format,
+                &[
+                    "CPU model",
+                    "case",
+                    "kernel",
+                    "hosts",
+                    "median",
+                    "ratio",
+                    "verdict",
+                ],
+            );
+            for r in rows {
+                t.add_row([
+                    r.cpu_model.clone(),
+                    r.case.clone(),
+                    r.kernel.clone(),
+                    r.hosts.to_string(),
+                    figure(r.median, r.lower_better, &r.case),
+                    r.ratio.map(|x| format!("{x:.2}×")).unwrap_or_default(),
+                    if r.step {
+                        format!("STEP: {}", r.why)
                     } else {
                         r.why.clone()
                     },

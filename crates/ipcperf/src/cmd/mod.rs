@@ -25,4 +25,5 @@ pub mod show;
 pub mod sink;
 pub mod sync;
 pub mod topology;
+pub mod trend;
 pub mod values;

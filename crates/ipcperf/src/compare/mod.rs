@@ -54,6 +54,17 @@ pub struct Row {
 /// The identity of a case across runs (options hold facts found at set-up, such
 /// as the pipe size granted, which may differ between machines: left out).
 pub(crate) fn key(c: &CaseRecord) -> String {
+    key_at(c, &placement_key(&c.placement))
+}
+
+/// A case's identity across hosts: as [`key`], with the placement's class
+/// (`shared-l3`, `smt-sibling`, `unpinned`) in place of its CPU numbers, which
+/// differ from one host to the next. What `fleet` and `trend` match cases by.
+pub(crate) fn class_key(c: &CaseRecord) -> String {
+    key_at(c, &c.placement.label)
+}
+
+fn key_at(c: &CaseRecord, placement: &str) -> String {
     let rate = crate::export::latency::offered(c)
         .map(|r| format!(" at {}/s", crate::units::fmt_rate(r as f64)))
         .unwrap_or_default();
@@ -72,7 +83,7 @@ pub(crate) fn key(c: &CaseRecord) -> String {
         c.mechanism,
         c.mode.name(),
         fmt_size(c.block_size),
-        placement_key(&c.placement),
+        placement,
         c.payload.name(),
         if c.wait == "block" {
             String::new()
@@ -520,14 +531,6 @@ fn named(r: &RunRecord) -> String {
         .as_ref()
         .map(|l| format!(" ({l})"))
         .unwrap_or_default()
-}
-
-/// A matched pair's name as rows show it: its key, with the placement shown as B
-/// labels it (`shared-l3 0→1`), and A's label beside when it differs (a run saved
-/// before placement classes: `cross-cpu`).
-/// One case as tables name it (its placement as shown: `shared-l3 0→1`).
-pub(crate) fn shown_one(c: &CaseRecord) -> String {
-    shown(c, c)
 }
 
 fn shown(a: &CaseRecord, b: &CaseRecord) -> String {

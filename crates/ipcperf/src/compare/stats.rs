@@ -154,3 +154,207 @@ pub fn step_up_cutoff(mut ps: Vec<f64>, alpha: f64) -> f64 {
         .map(|(_, p)| *p)
         .fold(f64::NEG_INFINITY, f64::max)
 }
+
+/// At or below this many pooled figures, [`judge_pair`] uses the exact (or drawn)
+/// rank-sum test and the full bootstrap; beyond, their large-sample forms.
+pub const SMALL: usize = 80;
+
+/// The two-sided p-value of the rank-sum test from a rank sum already taken: `w`
+/// the sum of the `n` ranks of one sample among `total` pooled figures, `ties`
+/// the sum of t³ − t over the pooled figures' groups of ties. The normal
+/// approximation with its tie and continuity corrections (as scipy's
+/// `mannwhitneyu` uses beyond 8 a side): for pooled samples past [`SMALL`].
+pub fn rank_sum_p_normal(w: f64, n: usize, total: usize, ties: f64) -> f64 {
+    let (n, m, t) = (n as f64, (total - n) as f64, total as f64);
+    if n == 0.0 || m == 0.0 {
+        return 1.0;
+    }
+    let mean = n * (t + 1.0) / 2.0;
+    let var = n * m / 12.0 * ((t + 1.0) - ties / (t * (t - 1.0)));
+    if var <= 0.0 {
+        return 1.0;
+    }
+    let z = ((w - mean).abs() - 0.5).max(0.0) / var.sqrt();
+    statrs::function::erf::erfc(z / std::f64::consts::SQRT_2).min(1.0)
+}
+
+/// Mid-ranks of `xs` (from 1) and the tie term Σ(t³ − t) over its groups of ties.
+pub fn ranks_and_ties(xs: &[f64]) -> (Vec<f64>, f64) {
+    let ranks = mid_ranks(xs);
+    let mut sorted: Vec<f64> = xs.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let mut ties = 0.0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[i] {
+            j += 1;
+        }
+        let t = (j - i + 1) as f64;
+        ties += t * t * t - t;
+        i = j + 1;
+    }
+    (ranks, ties)
+}
+
+/// A seeded xorshift, the same for the same figures.
+struct Rng(u64);
+
+impl Rng {
+    fn from(xs: &[f64], ys: &[f64]) -> Rng {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for x in xs.iter().chain(ys) {
+            seed = (seed ^ x.to_bits()).wrapping_mul(0x0100_0000_01b3) | 1;
+        }
+        Rng(seed)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in (0, 1).
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// The median of one bootstrap resample of `sorted` (ascending). Up to [`SMALL`]
+/// figures it resamples them; beyond, it draws the resample's middle order
+/// statistic directly: the k-th smallest of m uniform draws is Beta(k, m−k+1),
+/// taken here by its normal approximation (k > 40), and mapped to an index.
+fn boot_median(sorted: &[f64], rng: &mut Rng, buf: &mut Vec<f64>) -> f64 {
+    let m = sorted.len();
+    if m <= SMALL {
+        buf.clear();
+        for _ in 0..m {
+            buf.push(sorted[(rng.next() % m as u64) as usize]);
+        }
+        return median(buf).unwrap_or(0.0);
+    }
+    let mf = m as f64;
+    let at = |k: f64, rng: &mut Rng| {
+        let (a, b) = (k, mf - k + 1.0);
+        let mean = a / (a + b);
+        let sd = (a * b / ((a + b) * (a + b) * (a + b + 1.0))).sqrt();
+        let u = (mean + sd * rng.normal()).clamp(0.0, 1.0 - f64::EPSILON);
+        sorted[((u * mf) as usize).min(m - 1)]
+    };
+    if m % 2 == 1 {
+        at(mf.div_euclid(2.0) + 1.0, rng)
+    } else {
+        (at(mf / 2.0, rng) + at(mf / 2.0 + 1.0, rng)) / 2.0
+    }
+}
+
+/// The 95% bootstrap interval of median(b)/median(a), for samples of any size:
+/// [`ratio_interval`] itself when both are small, else each side's resampled
+/// median drawn as [`boot_median`] does.
+pub fn ratio_interval_any(a: &[f64], b: &[f64]) -> (f64, f64) {
+    if a.len() <= SMALL && b.len() <= SMALL {
+        return ratio_interval(a, b);
+    }
+    let mut rng = Rng::from(a, b);
+    let (mut sa, mut sb) = (a.to_vec(), b.to_vec());
+    sa.sort_by(|x, y| x.total_cmp(y));
+    sb.sort_by(|x, y| x.total_cmp(y));
+    let (mut ba, mut bb) = (Vec::new(), Vec::new());
+    let mut ratios: Vec<f64> = (0..BOOT)
+        .filter_map(|_| {
+            let ma = boot_median(&sa, &mut rng, &mut ba);
+            let mb = boot_median(&sb, &mut rng, &mut bb);
+            (ma > 0.0).then(|| mb / ma)
+        })
+        .collect();
+    ratios.sort_by(|x, y| x.total_cmp(y));
+    if ratios.is_empty() {
+        return (0.0, f64::INFINITY);
+    }
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// The rank-sum p of `a` against `b` for samples of any size: [`rank_sum_p`] up to
+/// [`SMALL`] pooled figures, its normal approximation beyond.
+pub fn rank_sum_p_any(a: &[f64], b: &[f64]) -> f64 {
+    let total = a.len() + b.len();
+    if total <= SMALL {
+        return rank_sum_p(a, b);
+    }
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let (ranks, ties) = ranks_and_ties(&pooled);
+    rank_sum_p_normal(ranks[..a.len()].iter().sum(), a.len(), total, ties)
+}
+
+#[cfg(test)]
+mod large {
+    use super::*;
+
+    /// `n` figures around `centre` with a seeded ±3% spread.
+    fn sample(n: usize, centre: f64, seed: u64) -> Vec<f64> {
+        let mut r = Rng(seed | 1);
+        (0..n).map(|_| centre * (0.97 + 0.06 * r.unit())).collect()
+    }
+
+    #[test]
+    fn the_large_sample_forms_agree_with_the_exact_ones() {
+        // Sizes where both can be computed: 8 against 150.
+        for (shift, seed) in [(1.0, 3), (1.01, 5), (1.02, 7), (0.97, 11)] {
+            let a = sample(150, 1.0, seed);
+            let b = sample(8, shift, seed * 13);
+            let exact = rank_sum_p(&b, &a);
+            let normal = rank_sum_p_any(&b, &a);
+            assert!(
+                (exact - normal).abs() < 0.02 + 0.1 * exact,
+                "shift {shift}: exact {exact} normal {normal}"
+            );
+            // The full bootstrap of both against the drawn order statistic.
+            let full = {
+                // ratio_interval itself, forced to resample all 150.
+                let mut rng = Rng::from(&a, &b);
+                let (mut ba, mut bb) = (Vec::new(), Vec::new());
+                let mut rs: Vec<f64> = (0..BOOT)
+                    .map(|_| {
+                        ba.clear();
+                        bb.clear();
+                        for _ in 0..a.len() {
+                            ba.push(a[(rng.next() % a.len() as u64) as usize]);
+                        }
+                        for _ in 0..b.len() {
+                            bb.push(b[(rng.next() % b.len() as u64) as usize]);
+                        }
+                        median(&bb).unwrap() / median(&ba).unwrap()
+                    })
+                    .collect();
+                rs.sort_by(|x, y| x.total_cmp(y));
+                (
+                    rs[(BOOT as f64 * 0.025) as usize],
+                    rs[(BOOT as f64 * 0.975) as usize],
+                )
+            };
+            let drawn = ratio_interval_any(&a, &b);
+            assert!(
+                (full.0 - drawn.0).abs() < 0.004 && (full.1 - drawn.1).abs() < 0.004,
+                "shift {shift}: full {full:?} drawn {drawn:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ties_and_sides() {
+        let (r, t) = ranks_and_ties(&[1.0, 2.0, 2.0, 3.0]);
+        assert_eq!(r, vec![1.0, 2.5, 2.5, 4.0]);
+        assert_eq!(t, 6.0);
+        // All of one sample beyond all of the other: a tiny p; identical: 1.
+        let a: Vec<f64> = (0..100).map(|i| i as f64).collect();
+        let b: Vec<f64> = (0..10).map(|i| 1000.0 + i as f64).collect();
+        assert!(rank_sum_p_any(&b, &a) < 1e-6);
+        assert_eq!(rank_sum_p_any(&[5.0; 50], &[5.0; 50]), 1.0);
+    }
+}

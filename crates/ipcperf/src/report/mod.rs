@@ -4,6 +4,7 @@
 //! of how many network links this host's loopback rate would fill. Records in,
 //! text out.
 
+pub mod fleet;
 pub mod summary;
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
@@ -13,7 +14,7 @@ use crate::compare;
 use crate::export::view::Table;
 use crate::units::{fmt_mbps, fmt_size};
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -527,7 +528,7 @@ fn limits_table(run: &RunRecord) -> Table {
     }
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}\
 th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right}\
 .note{font-size:90%;color:#555;margin:.2em 0 1em}.chart svg{max-width:100%;height:auto;border:1px solid #ddd}\

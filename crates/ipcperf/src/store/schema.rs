@@ -83,6 +83,83 @@ fn v3(_: Dialect) -> String {
         .to_string()
 }
 
+/// Version 4: what `fleet` and `trend` select by. Each run's CPU model; and a
+/// narrow table of each comparable case's identity across hosts (its placement
+/// class, not its CPU numbers) and figures (one per series, as `compare` judges
+/// them), kept apart from the wide case records so that selecting a thousand
+/// hosts' figures never reads the records; indexes for a host's runs in time and
+/// one case across runs.
+fn v4(_: Dialect) -> String {
+    "ALTER TABLE runs ADD COLUMN cpu_model TEXT;
+    CREATE TABLE case_figures (
+        run_id BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        class_key TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        block_size BIGINT NOT NULL,
+        figure_values TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq),
+        FOREIGN KEY (run_id, seq) REFERENCES cases(run_id, seq) ON DELETE CASCADE
+    );
+    CREATE INDEX case_figures_by_class ON case_figures (class_key, run_id);
+    CREATE INDEX runs_by_host ON runs (hostname, started_ms);"
+        .to_string()
+}
+
+/// Fill version 4's column and table from the runs and cases kept before it.
+fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
+    for r in c.query(
+        "SELECT id, machine FROM runs",
+        &[],
+        &[Kind::Int, Kind::Text],
+    )? {
+        // Only the CPU model is read: a machine of any age has it or not.
+        let m: serde_json::Value = unjson(r[1].text().unwrap_or("{}"), "machine")?;
+        c.exec(
+            "UPDATE runs SET cpu_model = $1 WHERE id = $2",
+            &[
+                Val::Text(Some(m["cpu_model"].as_str().unwrap_or("").to_string())),
+                Val::Int(r[0].int()),
+            ],
+        )?;
+    }
+    let rows = c.query(
+        "SELECT run_id, seq, record FROM cases ORDER BY run_id, seq",
+        &[],
+        &[Kind::Int, Kind::Int, Kind::Text],
+    )?;
+    for r in rows {
+        let case: CaseRecord = unjson(r[2].text().unwrap_or(""), "case")?;
+        insert_figures(c, r[0].int().unwrap_or(0), r[1].int().unwrap_or(0), &case)?;
+    }
+    Ok(())
+}
+
+/// The figures of case (`run_id`, `seq`), if the fleet has any to compare
+/// (none for a failed case or a many-pairs one).
+pub fn insert_figures(c: &mut dyn Conn, run_id: i64, seq: i64, case: &CaseRecord) -> Result<()> {
+    let Some((key, values)) = crate::fleet::comparable(case) else {
+        return Ok(());
+    };
+    let values = serde_json::to_string(&values)
+        .map_err(|e| StoreError::new(format!("cannot encode a case's figures: {e}")))?;
+    c.exec(
+        "INSERT INTO case_figures (run_id, seq, class_key, workload, mechanism, block_size, \
+         figure_values) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            Val::Int(Some(run_id)),
+            Val::Int(Some(seq)),
+            Val::Text(Some(key)),
+            Val::Text(Some(case.workload.name().to_string())),
+            Val::Text(Some(case.mechanism.clone())),
+            Val::Int(Some(i64::try_from(case.block_size).unwrap_or(i64::MAX))),
+            Val::Text(Some(values)),
+        ],
+    )?;
+    Ok(())
+}
+
 /// Fill `series` from the case records kept before version 2.
 fn v2_backfill(c: &mut dyn Conn) -> Result<()> {
     let rows = c.query(
@@ -116,6 +193,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "run labels",
         ddl: v3,
         backfill: None,
+    },
+    Migration {
+        version: 4,
+        what: "fleet columns and indexes",
+        ddl: v4,
+        backfill: Some(v4_backfill),
     },
 ];
 

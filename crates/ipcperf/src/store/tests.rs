@@ -273,9 +273,104 @@ fn migrations_on_a_database_made_by_the_previous_schema() {
                 .map(|s| s.bytes as i64)
                 .sum::<i64>()
         );
+        // Version 4 filled the CPU model and the figures of every comparable case
+        // (18 measured; the refused and failed ones have none).
+        assert_eq!(
+            count(
+                c.as_mut(),
+                "SELECT COUNT(*) FROM runs WHERE cpu_model IS NOT NULL AND cpu_model <> ''"
+            ),
+            1
+        );
+        assert_eq!(count(c.as_mut(), "SELECT COUNT(*) FROM case_figures"), 18);
+        let all = s
+            .figures(&FigureFilter {
+                newest: true,
+                ..FigureFilter::default()
+            })
+            .unwrap();
+        assert_eq!(all.len(), 18);
+        let pipe = all
+            .iter()
+            .find(|f| f.key.starts_with("stream pipe") && f.key.contains("64 KiB"))
+            .unwrap();
+        assert_eq!(pipe.values.len(), 5);
+        assert_eq!(pipe.cpu_model, run.machine.cpu_model);
         // And new runs go in as usual.
         let id2 = s.insert_run(&run).unwrap();
         assert_eq!(s.load_run(id2).unwrap().unwrap(), run);
+    });
+}
+
+#[test]
+fn figures_are_each_hosts_newest_and_filtered_in_sql() {
+    both("figures", |db| {
+        let mut s = db.store();
+        let base = testdata::run();
+        // Two hosts; node-a ran twice (the second run 10% faster), node-b once,
+        // labelled; one incomplete run on node-b that must not count.
+        let mut runs = Vec::new();
+        for (host, t, k, label, complete) in [
+            ("node-a", 0u64, 1.0, None, true),
+            ("node-a", 1000, 1.1, None, true),
+            ("node-b", 500, 1.0, Some("c1"), true),
+            ("node-b", 2000, 3.0, None, false),
+        ] {
+            let mut r = base.clone();
+            r.machine.hostname = host.into();
+            r.started_ms += t;
+            r.label = label.map(str::to_string);
+            r.complete = complete;
+            for c in &mut r.cases {
+                for x in &mut c.series {
+                    x.elapsed_ns = (x.elapsed_ns as f64 / k) as u64;
+                }
+            }
+            runs.push(s.insert_run(&r).unwrap());
+        }
+        let newest = s
+            .figures(&FigureFilter {
+                newest: true,
+                default_cases: true,
+                ..FigureFilter::default()
+            })
+            .unwrap();
+        // 64 KiB streams only: 3 mechanisms × 2 placements, per host.
+        assert_eq!(newest.len(), 12, "{newest:#?}");
+        assert!(newest
+            .iter()
+            .filter(|f| f.host == "node-a")
+            .all(|f| f.run_id == runs[1]));
+        assert!(newest
+            .iter()
+            .filter(|f| f.host == "node-b")
+            .all(|f| f.run_id == runs[2]));
+        let mechs = ["unix".to_string()];
+        let labelled = s
+            .figures(&FigureFilter {
+                label: Some("c1"),
+                mechanisms: &mechs,
+                block_size: Some(4096),
+                ..FigureFilter::default()
+            })
+            .unwrap();
+        assert_eq!(labelled.len(), 2);
+        assert!(labelled
+            .iter()
+            .all(|f| f.host == "node-b" && f.key.starts_with("stream unix")));
+        // Every run of one case on one host, oldest first.
+        let key = newest[0].key.clone();
+        let trend = s
+            .figures(&FigureFilter {
+                host: Some("node-a"),
+                key: Some(&key),
+                ..FigureFilter::default()
+            })
+            .unwrap();
+        assert_eq!(
+            trend.iter().map(|f| f.run_id).collect::<Vec<_>>(),
+            [runs[0], runs[1]]
+        );
     });
 }
 

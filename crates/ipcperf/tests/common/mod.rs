@@ -43,3 +43,99 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// Chromium's command (`chromium` or `chromium-browser`), or None with the reason
+/// printed for a test that skips.
+pub fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if found.is_none() {
+        eprintln!(
+            "skipped: chromium is not installed (Debian: apt-get install chromium; .ci/run does)"
+        );
+    }
+    found
+}
+
+/// `html` opened in headless Chromium (a profile of its own under `dir`), its first
+/// `window` (width, height) captured as a PNG; bounded at 120 s. Panics if Chromium
+/// fails or logs a console message. Returns the screenshot's path.
+pub fn screenshot(
+    chromium: &str,
+    dir: &Path,
+    html: &Path,
+    window: (u32, u32),
+) -> std::path::PathBuf {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let shot = dir.join("shot.png");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--window-size={},{}", window.0, window.1))
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {log}");
+    // Chromium logs every console message as `...:INFO:CONSOLE:<line>] "text", source: ...`.
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    // Keep it for a person to look at when asked.
+    if let Ok(keep) = std::env::var("IPCPERF_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+    shot
+}
+
+/// Saturated pixels: chart lines and coloured cells, not the black and grey of
+/// text and tables.
+pub fn colored_pixels(img: &image::RgbImage) -> usize {
+    img.pixels()
+        .filter(|p| {
+            let (mx, mn) = (p.0.iter().max().unwrap(), p.0.iter().min().unwrap());
+            mx - mn > 80
+        })
+        .count()
+}
+
+/// A page that can make no request: no scripts, links, imports or URLs but the
+/// SVG namespace.
+pub fn assert_self_contained(text: &str) {
+    for outside in [
+        "<script", "<link", "<img", "<iframe", "@import", "url(", "https://",
+    ] {
+        assert!(!text.contains(outside), "the page holds {outside}");
+    }
+    assert_eq!(
+        text.matches("http://").count(),
+        text.matches("http://www.w3.org/").count()
+    );
+}

@@ -1,0 +1,300 @@
+//! `ipcperf trend MECH`: one case across runs in time (a host's nightly runs, a
+//! label, a group of hosts), each run with its spread; a step from one run to the
+//! next called only beyond the noise, by compare's rules.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::db::DbArgs;
+use crate::export::Format;
+use crate::fail::Fail;
+use crate::fleet::{self, TrendPoint};
+use crate::store::FigureFilter;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  ipcperf trend pipe --size 64k                        # this host's runs of pipe at 64 KiB
+  ipcperf trend pipe --size 64k --host node17 -o node17-pipe.png
+  ipcperf trend unix --workload round-trip --size 512 --label nightly --format csv")]
+pub struct TrendArgs {
+    /// The mechanism (as `ipcperf list` names it).
+    pub mechanism: String,
+    /// Block size of the case (64k, 512); default every size measured.
+    #[arg(long, short, value_parser = crate::units::parse_size)]
+    pub size: Option<usize>,
+    /// stream, round-trip or sync; default every workload measured.
+    #[arg(long, value_enum)]
+    pub workload: Option<TrendWorkload>,
+    /// Only this host's runs. Default: this machine's, unless --label, --cpu-model
+    /// or --kernel selects.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only hosts of this CPU model (a group, with --kernel).
+    #[arg(long)]
+    pub cpu_model: Option<String>,
+    /// Only hosts running this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Smallest change from one run to the next called a step, beyond the noise.
+    #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
+    pub threshold: f64,
+    /// Output format: table, markdown, json or csv (one record per run and case).
+    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also draw the trend: FILE.png or FILE.svg.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrendWorkload {
+    Stream,
+    RoundTrip,
+    Sync,
+}
+
+impl TrendWorkload {
+    fn name(self) -> &'static str {
+        match self {
+            TrendWorkload::Stream => "stream",
+            TrendWorkload::RoundTrip => "round-trip",
+            TrendWorkload::Sync => "sync",
+        }
+    }
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+pub fn run(a: TrendArgs) -> Result<i32, Fail> {
+    if a.format.is_metrics() {
+        return Err(Fail::usage(
+            "--format openmetrics and prometheus are for one run's figures: use table, json, csv \
+             or markdown",
+        ));
+    }
+    let svg = match &a.output {
+        Some(p) => {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !matches!(ext, "png" | "svg") {
+                return Err(Fail::usage(format!(
+                    "--output {}: name a .png or .svg file",
+                    p.display()
+                )));
+            }
+            crate::fail::check_writable(p)?;
+            ext == "svg"
+        }
+        None => false,
+    };
+    let default_host =
+        (a.host.is_none() && a.label.is_none() && a.cpu_model.is_none() && a.kernel.is_none())
+            .then(this_host);
+    let host = a.host.clone().or(default_host);
+    let mut store = a.db.open_read()?;
+    let mechanisms = [a.mechanism.clone()];
+    let figs = store
+        .figures(&FigureFilter {
+            label: a.label.as_deref(),
+            host: host.as_deref(),
+            cpu_model: a.cpu_model.as_deref(),
+            kernel: a.kernel.as_deref(),
+            workload: a.workload.map(TrendWorkload::name),
+            block_size: a.size.map(|s| s as u64),
+            mechanisms: &mechanisms,
+            ..FigureFilter::default()
+        })
+        .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+    if figs.is_empty() {
+        let mut what = vec![a.mechanism.clone()];
+        if let Some(s) = a.size {
+            what.push(crate::units::fmt_size(s as u64));
+        }
+        if let Some(w) = a.workload {
+            what.push(w.name().into());
+        }
+        for (k, v) in [
+            ("host", &host),
+            ("label", &a.label),
+            ("CPU model", &a.cpu_model),
+            ("kernel", &a.kernel),
+        ] {
+            if let Some(v) = v {
+                what.push(format!("{k} {v}"));
+            }
+        }
+        return Err(Fail::failure(format!(
+            "no complete run of {} in {}",
+            what.join(", "),
+            a.db.location()?.display()
+        )));
+    }
+    let points = fleet::trend(&figs, a.threshold);
+    if let Some(p) = &a.output {
+        let title = format!(
+            "{}{}",
+            host.as_deref()
+                .or(a.label.as_deref())
+                .map(|h| format!("{h}: "))
+                .unwrap_or_default(),
+            a.mechanism
+        );
+        if svg {
+            let text = crate::chart::trend::svg(&title, &points).map_err(Fail::failure)?;
+            std::fs::write(p, text)
+                .map_err(|e| Fail::failure(format!("cannot write {}: {e}", p.display())))?;
+        } else {
+            crate::chart::trend::png(&title, &points, p).map_err(Fail::failure)?;
+        }
+        eprintln!("ipcperf: trend drawn in {}", p.display());
+    }
+    print(&points, a.format)
+}
+
+fn when(ms: u64) -> String {
+    jiff::Timestamp::from_millisecond(ms as i64)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|_| ms.to_string())
+}
+
+fn figure(p: &TrendPoint, v: f64) -> String {
+    if p.lower_better {
+        format!("{:.2} µs", v / 1e3)
+    } else if p.case.starts_with("sync") {
+        format!("{}/s", crate::units::fmt_rate(v))
+    } else {
+        format!("{:.0} MB/s", v / 1e6)
+    }
+}
+
+fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
+    match format {
+        Format::Json => crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(points).map_err(|e| Fail::failure(e.to_string()))?
+        ),
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let _ = w.write_record([
+                "case",
+                "run_id",
+                "started_ms",
+                "host",
+                "label",
+                "median",
+                "min",
+                "max",
+                "series",
+                "ratio",
+                "p",
+                "step",
+                "why",
+            ]);
+            for p in points {
+                let _ = w.write_record([
+                    p.case.clone(),
+                    p.run_id.to_string(),
+                    p.started_ms.to_string(),
+                    p.host.clone(),
+                    p.label.clone().unwrap_or_default(),
+                    p.median.to_string(),
+                    p.min.to_string(),
+                    p.max.to_string(),
+                    p.series.to_string(),
+                    p.ratio.map(|v| v.to_string()).unwrap_or_default(),
+                    p.p.map(|v| v.to_string()).unwrap_or_default(),
+                    p.step.to_string(),
+                    p.why.clone(),
+                ]);
+            }
+            crate::outln!(
+                "{}",
+                String::from_utf8(w.into_inner().unwrap_or_default())
+                    .unwrap_or_default()
+                    .trim_end()
+            );
+        }
+        _ => {
+            let steps: Vec<&TrendPoint> = points.iter().filter(|p| p.step).collect();
+            let cases: std::collections::BTreeSet<&str> =
+                points.iter().map(|p| p.case.as_str()).collect();
+            let one = cases.len() == 1;
+            let mut out = format!(
+                "{} run{} of {}; {} step{}\n",
+                points.len(),
+                if points.len() == 1 { "" } else { "s" },
+                if one {
+                    points[0].case.clone()
+                } else {
+                    format!("{} cases", cases.len())
+                },
+                steps.len(),
+                if steps.len() == 1 { "" } else { "s" }
+            );
+            for p in &steps {
+                out.push_str(&format!(
+                    "  run {} ({}, {}): {} {:.2}× the run before, {}\n",
+                    p.run_id,
+                    when(p.started_ms),
+                    p.host,
+                    p.case,
+                    p.ratio.unwrap_or(f64::NAN),
+                    p.why
+                ));
+            }
+            let mut t = comfy_table::Table::new();
+            t.load_style(if format == Format::Markdown {
+                comfy_table::presets::ASCII_MARKDOWN
+            } else {
+                comfy_table::presets::UTF8_FULL_CONDENSED
+            });
+            let mut head = vec![
+                "case",
+                "run",
+                "started (UTC)",
+                "host",
+                "median",
+                "range",
+                "ratio",
+                "verdict",
+            ];
+            if one {
+                head.remove(0);
+            }
+            t.set_header(head);
+            for p in points {
+                let mut row = vec![
+                    p.case.clone(),
+                    p.run_id.to_string(),
+                    when(p.started_ms),
+                    p.host.clone(),
+                    figure(p, p.median),
+                    format!("{}–{}", figure(p, p.min), figure(p, p.max)),
+                    p.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default(),
+                    if p.step {
+                        format!("STEP: {}", p.why)
+                    } else {
+                        p.why.clone()
+                    },
+                ];
+                if one {
+                    row.remove(0);
+                }
+                t.add_row(row);
+            }
+            crate::console::fit(&mut t);
+            out.push_str(&t.to_string());
+            crate::outln!("{out}");
+        }
+    }
+    Ok(0)
+}
