@@ -264,6 +264,10 @@ fn kernels_trends_and_the_fleet_page() {
     let html = dir.path().join("fleet.html");
     common::stdout(common::cmd(&db, &["fleet", "-o"]).arg(&html));
     let page = std::fs::read_to_string(&html).unwrap();
+    // Kept for a person (and the book's screenshot) when asked.
+    if let Ok(keep) = std::env::var("IPCPERF_KEEP_PAGE") {
+        std::fs::copy(&html, keep).unwrap();
+    }
     common::assert_self_contained(&page);
     assert_eq!(
         page.matches("<tr><td>node").count(),

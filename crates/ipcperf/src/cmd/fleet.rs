@@ -91,7 +91,12 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
     }
     let entries = fleet::entries(figs);
     let rows = fleet::judge(&entries, a.threshold);
-    let kernels = fleet::by_kernel(&entries, a.threshold);
+    // Kernels only where they are shown (the page, --by kernel).
+    let kernels = if a.output.is_some() || a.by == By::Kernel {
+        fleet::by_kernel(&entries, a.threshold)
+    } else {
+        Vec::new()
+    };
     if let Some(path) = &a.output {
         let trends = page_trends(&mut store, &a, &rows)?;
         let source = format!(

@@ -82,6 +82,12 @@ fn mid_ranks(xs: &[f64]) -> Vec<f64> {
     ranks
 }
 
+/// Whether [`rank_sum_p`] counts every split of `total` figures into `n` and the
+/// rest (else it draws them).
+pub fn exact_splits(n: usize, total: usize) -> bool {
+    choose(total, n) <= EXACT_SPLITS
+}
+
 /// Splits enumerated one by one up to this many; beyond, drawn at random.
 const EXACT_SPLITS: u64 = 200_000;
 const DRAWN_SPLITS: u64 = 20_000;
