@@ -89,6 +89,9 @@ pub enum Command {
     /// One case across runs in time (a host, a label, a group of hosts), each
     /// run with its spread; a step beyond the noise marked.
     Trend(cmd::trend::TrendArgs),
+    /// What an application's traffic looks like, from an strace trace or a CSV:
+    /// its conversations, sizes, gaps and rates, and a fitted pattern.
+    Pattern(cmd::pattern::PatternArgs),
     /// Which mechanism to use here: measures what the question needs (saved
     /// like any run), ranks the candidates under your constraints, and says why.
     Advise(cmd::advise::AdviseArgs),

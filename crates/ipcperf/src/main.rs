@@ -16,6 +16,7 @@ mod console;
 mod export;
 mod fail;
 mod fleet;
+mod pattern;
 mod report;
 #[cfg(test)]
 mod snapshot_tests;
@@ -148,6 +149,7 @@ fn main() {
         cli::Command::Compare(a) => cmd::compare::run(a),
         cli::Command::Fleet(a) => cmd::fleet::run(a),
         cli::Command::Trend(a) => cmd::trend::run(a),
+        cli::Command::Pattern(a) => cmd::pattern::run(a),
         cli::Command::Advise(a) => cmd::advise::run(a),
         cli::Command::Serve(a) => cmd::serve::run(a),
         cli::Command::Completions(a) => {

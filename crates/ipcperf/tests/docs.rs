@@ -421,6 +421,7 @@ doc_tests! {
     book_advise => "docs/src/advise.md",
     book_history => "docs/src/history.md",
     book_fleets => "docs/src/fleets.md",
+    book_traffic => "docs/src/traffic.md",
     book_json => "docs/src/json.md",
     book_benchmarks => "docs/src/benchmarks.md",
     book_troubleshooting => "docs/src/troubleshooting.md",

@@ -16,6 +16,7 @@ pub mod latency;
 pub mod list;
 pub mod man;
 pub mod matrix;
+pub mod pattern;
 pub mod pipeline;
 pub mod plot;
 pub mod report;
