@@ -200,6 +200,18 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
     rows
 }
 
+/// A figure as tables say it: µs for a round trip, cycles/s for a sync
+/// primitive, MB/s for a stream.
+pub fn fmt_figure(v: f64, lower_better: bool, case: &str) -> String {
+    if lower_better {
+        format!("{:.2} µs", v / 1e3)
+    } else if case.starts_with("sync") {
+        format!("{}/s", crate::units::fmt_rate(v))
+    } else {
+        format!("{:.0} MB/s", v / 1e6)
+    }
+}
+
 /// A p-value as the tables say it: three places, or `< 0.001`.
 fn fmt_p(p: f64) -> String {
     if p < 0.001 {
@@ -254,6 +266,65 @@ pub fn version_cmp(a: &str, b: &str) -> Ordering {
     ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
 }
 
+/// One figure against the one before it (a kernel against the kernel before,
+/// a run against the run before), by compare's rules.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Change {
+    /// Against the one before (None for the first).
+    pub ratio: Option<f64>,
+    pub p: Option<f64>,
+    pub interval: Option<(f64, f64)>,
+    /// A change beyond the noise.
+    pub step: bool,
+    pub why: String,
+}
+
+/// `now` (its figure `ratio` times the one before) against `before`: the
+/// rank-sum test of their series, and, only where the test and `min_change`
+/// would call it, the 95% bootstrap interval of the ratio, which must exclude 1.
+fn change(before: &[f64], now: &[f64], ratio: f64, min_change: f64) -> Change {
+    let mut c = Change {
+        ratio: Some(ratio),
+        ..Change::default()
+    };
+    if smallest_p(now.len(), before.len()) > ALPHA {
+        c.why = format!(
+            "{}+{} series: too few to judge (take 4 or more: --repeat)",
+            before.len(),
+            now.len()
+        );
+        return c;
+    }
+    let p = rank_sum_p_any(now, before);
+    c.p = Some(p);
+    c.why = format!("p {}", fmt_p(p));
+    let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
+    if p <= ALPHA && beyond {
+        let (lo, hi) = ratio_interval_any(before, now);
+        c.interval = Some((lo, hi));
+        c.step = lo > 1.0 || hi < 1.0;
+        c.why.push_str(&format!(", 95% interval {lo:.2}–{hi:.2}×"));
+    }
+    c
+}
+
+/// Benjamini–Hochberg over every change judged: a step stands only within the
+/// step-up cutoff. `what`: what was judged, for the reason.
+fn step_up(changes: Vec<&mut Change>, what: &str) {
+    let ps: Vec<f64> = changes.iter().filter_map(|c| c.p).collect();
+    let m = ps.len();
+    let cutoff = step_up_cutoff(ps, ALPHA);
+    for c in changes.into_iter().filter(|c| c.step) {
+        if c.p.is_some_and(|p| p > cutoff) {
+            c.step = false;
+            c.why.push_str(&format!(
+                " (alone, but not over the {m} {what} judged together: more series per run, \
+                 --repeat, can carry it)"
+            ));
+        }
+    }
+}
+
 /// One kernel's figure for one CPU model and case: the median of its hosts' own.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct KernelRow {
@@ -262,13 +333,9 @@ pub struct KernelRow {
     pub kernel: String,
     pub hosts: usize,
     pub median: f64,
-    /// Against the kernel before it (None for the first).
-    pub ratio: Option<f64>,
-    pub p: Option<f64>,
-    pub interval: Option<(f64, f64)>,
-    /// A change from the kernel before it beyond the noise.
-    pub step: bool,
-    pub why: String,
+    /// Against the kernel before it.
+    #[serde(flatten)]
+    pub change: Change,
     pub lower_better: bool,
 }
 
@@ -308,49 +375,17 @@ pub fn by_kernel(entries: &[Entry], min_change: f64) -> Vec<KernelRow> {
                 kernel,
                 hosts: hosts.len(),
                 median: med,
-                ratio: None,
-                p: None,
-                interval: None,
-                step: false,
-                why: String::new(),
+                change: Change::default(),
                 lower_better: hosts[0].lower_better,
             };
             if let Some((prev_med, prev)) = &before {
-                let ratio = med / prev_med;
-                row.ratio = Some(ratio);
-                if smallest_p(pooled.len(), prev.len()) > ALPHA {
-                    row.why = "too few series to judge".into();
-                } else {
-                    let p = rank_sum_p_any(&pooled, prev);
-                    let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
-                    row.p = Some(p);
-                    row.why = format!("p {}", fmt_p(p));
-                    // The interval decides only a call the test and the
-                    // threshold would make: drawn for those alone.
-                    if p <= ALPHA && beyond {
-                        let (lo, hi) = ratio_interval_any(prev, &pooled);
-                        row.interval = Some((lo, hi));
-                        row.step = lo > 1.0 || hi < 1.0;
-                        row.why
-                            .push_str(&format!(", 95% interval {lo:.2}–{hi:.2}×"));
-                    }
-                }
+                row.change = change(prev, &pooled, med / prev_med, min_change);
             }
             before = Some((med, pooled));
             rows.push(row);
         }
     }
-    let ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
-    let m = ps.len();
-    let cutoff = step_up_cutoff(ps, ALPHA);
-    for r in rows.iter_mut().filter(|r| r.step) {
-        if r.p.is_some_and(|p| p > cutoff) {
-            r.step = false;
-            r.why.push_str(&format!(
-                " (alone, but not over the {m} steps judged together)"
-            ));
-        }
-    }
+    step_up(rows.iter_mut().map(|r| &mut r.change).collect(), "steps");
     rows
 }
 
@@ -366,13 +401,9 @@ pub struct TrendPoint {
     pub min: f64,
     pub max: f64,
     pub series: usize,
-    /// Against the run before it (None for the first).
-    pub ratio: Option<f64>,
-    pub p: Option<f64>,
-    pub interval: Option<(f64, f64)>,
-    /// A change from the run before beyond the noise.
-    pub step: bool,
-    pub why: String,
+    /// Against the run before it.
+    #[serde(flatten)]
+    pub change: Change,
     pub lower_better: bool,
 }
 
@@ -400,48 +431,21 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
                 min: f.values.iter().copied().fold(f64::INFINITY, f64::min),
                 max: f.values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 series: f.values.len(),
-                ratio: None,
-                p: None,
-                interval: None,
-                step: false,
-                why: String::new(),
+                change: Change::default(),
                 lower_better: f.workload == "round-trip",
             };
             if let Some(b) = prev {
                 let ratio = med / median(&b.values).unwrap_or(f64::NAN);
-                pt.ratio = Some(ratio);
-                if smallest_p(f.values.len(), b.values.len()) > ALPHA {
-                    pt.why = format!(
-                        "{}+{} series: too few to judge (take 4 or more: --repeat)",
-                        b.values.len(),
-                        f.values.len()
-                    );
-                } else {
-                    let p = rank_sum_p_any(&f.values, &b.values);
-                    let (lo, hi) = ratio_interval_any(&b.values, &f.values);
-                    let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
-                    pt.p = Some(p);
-                    pt.interval = Some((lo, hi));
-                    pt.step = p <= ALPHA && (lo > 1.0 || hi < 1.0) && beyond;
-                    pt.why = format!("p {}, 95% interval {lo:.2}–{hi:.2}×", fmt_p(p));
-                }
+                pt.change = change(&b.values, &f.values, ratio, min_change);
             }
             prev = Some(f);
             out.push(pt);
         }
     }
-    let ps: Vec<f64> = out.iter().filter_map(|r| r.p).collect();
-    let m = ps.len();
-    let cutoff = step_up_cutoff(ps, ALPHA);
-    for r in out.iter_mut().filter(|r| r.step) {
-        if r.p.is_some_and(|p| p > cutoff) {
-            r.step = false;
-            r.why.push_str(&format!(
-                " (alone, but not over the {m} neighbours judged together: more series per \
-                 run, --repeat, can carry it)"
-            ));
-        }
-    }
+    step_up(
+        out.iter_mut().map(|r| &mut r.change).collect(),
+        "neighbours",
+    );
     out
 }
 
@@ -556,10 +560,10 @@ mod tests {
         let rows = by_kernel(&all, 0.05);
         let kernels: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
         assert_eq!(kernels, ["6.1.0", "6.5.0", "6.8.0"]);
-        assert!(!rows[0].step && rows[0].ratio.is_none());
-        assert!(!rows[1].step, "{:?}", rows[1]);
-        assert!(rows[2].step, "{:?}", rows[2]);
-        assert!((rows[2].ratio.unwrap() - 0.8).abs() < 0.02);
+        assert!(!rows[0].change.step && rows[0].change.ratio.is_none());
+        assert!(!rows[1].change.step, "{:?}", rows[1]);
+        assert!(rows[2].change.step, "{:?}", rows[2]);
+        assert!((rows[2].change.ratio.unwrap() - 0.8).abs() < 0.02);
     }
 
     #[test]
@@ -604,7 +608,11 @@ mod tests {
             .collect();
         let pts = trend(&figs, 0.05);
         assert_eq!(pts.len(), 12);
-        let steps: Vec<i64> = pts.iter().filter(|p| p.step).map(|p| p.run_id).collect();
+        let steps: Vec<i64> = pts
+            .iter()
+            .filter(|p| p.change.step)
+            .map(|p| p.run_id)
+            .collect();
         assert_eq!(steps, [7], "{pts:#?}");
     }
 }

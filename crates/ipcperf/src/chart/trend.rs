@@ -101,7 +101,7 @@ fn draw<DB: DrawingBackend>(
                 4,
                 col.filled(),
             )))?;
-            if p.step {
+            if p.change.step {
                 chart.draw_series(std::iter::once(Circle::new(
                     (t(p), p.median * k),
                     10,
@@ -111,7 +111,7 @@ fn draw<DB: DrawingBackend>(
                 chart.draw_series(std::iter::once(
                     EmptyElement::at((t(p), p.max * k))
                         + Text::new(
-                            format!("step {:.2}×", p.ratio.unwrap_or(f64::NAN)),
+                            format!("step {:.2}×", p.change.ratio.unwrap_or(f64::NAN)),
                             (-30, -28),
                             (FAMILY, 15).into_font().color(&RED),
                         ),

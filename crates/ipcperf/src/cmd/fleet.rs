@@ -177,16 +177,6 @@ fn page_trends(
     Ok(out)
 }
 
-fn figure(v: f64, lower_better: bool, case: &str) -> String {
-    if lower_better {
-        format!("{:.2} µs", v / 1e3)
-    } else if case.starts_with("sync") {
-        format!("{} cycles/s", crate::units::fmt_rate(v))
-    } else {
-        format!("{:.0} MB/s", v / 1e6)
-    }
-}
-
 fn csv_text(head: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(head);
@@ -287,8 +277,8 @@ fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
                 t.add_row([
                     r.host.clone(),
                     r.case.clone(),
-                    figure(r.figure, r.lower_better, &r.case),
-                    figure(r.group_median, r.lower_better, &r.case),
+                    fleet::fmt_figure(r.figure, r.lower_better, &r.case),
+                    fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
                     format!("{:.2}×", r.ratio),
                     r.peers.to_string(),
                     if r.outlier {
@@ -336,16 +326,16 @@ fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
                         r.kernel.clone(),
                         r.hosts.to_string(),
                         r.median.to_string(),
-                        opt(r.ratio),
-                        opt(r.p),
-                        r.step.to_string(),
-                        r.why.clone(),
+                        opt(r.change.ratio),
+                        opt(r.change.p),
+                        r.change.step.to_string(),
+                        r.change.why.clone(),
                     ])
                 )
             );
         }
         _ => {
-            let steps: Vec<&KernelRow> = rows.iter().filter(|r| r.step).collect();
+            let steps: Vec<&KernelRow> = rows.iter().filter(|r| r.change.step).collect();
             let models: std::collections::BTreeSet<&str> =
                 rows.iter().map(|r| r.cpu_model.as_str()).collect();
             let mut out = format!(
@@ -361,8 +351,8 @@ fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
                     "  {} on {}: {:.2}× from the kernel before, {}\n",
                     r.case,
                     r.kernel,
-                    r.ratio.unwrap_or(f64::NAN),
-                    r.why
+                    r.change.ratio.unwrap_or(f64::NAN),
+                    r.change.why
                 ));
             }
             let mut t = table(
@@ -383,12 +373,15 @@ fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
                     r.case.clone(),
                     r.kernel.clone(),
                     r.hosts.to_string(),
-                    figure(r.median, r.lower_better, &r.case),
-                    r.ratio.map(|x| format!("{x:.2}×")).unwrap_or_default(),
-                    if r.step {
-                        format!("STEP: {}", r.why)
+                    fleet::fmt_figure(r.median, r.lower_better, &r.case),
+                    r.change
+                        .ratio
+                        .map(|x| format!("{x:.2}×"))
+                        .unwrap_or_default(),
+                    if r.change.step {
+                        format!("STEP: {}", r.change.why)
                     } else {
-                        r.why.clone()
+                        r.change.why.clone()
                     },
                 ]);
             }

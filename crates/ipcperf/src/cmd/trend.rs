@@ -167,13 +167,7 @@ fn when(ms: u64) -> String {
 }
 
 fn figure(p: &TrendPoint, v: f64) -> String {
-    if p.lower_better {
-        format!("{:.2} µs", v / 1e3)
-    } else if p.case.starts_with("sync") {
-        format!("{}/s", crate::units::fmt_rate(v))
-    } else {
-        format!("{:.0} MB/s", v / 1e6)
-    }
+    fleet::fmt_figure(v, p.lower_better, &p.case)
 }
 
 fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
@@ -210,10 +204,10 @@ fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
                     p.min.to_string(),
                     p.max.to_string(),
                     p.series.to_string(),
-                    p.ratio.map(|v| v.to_string()).unwrap_or_default(),
-                    p.p.map(|v| v.to_string()).unwrap_or_default(),
-                    p.step.to_string(),
-                    p.why.clone(),
+                    p.change.ratio.map(|v| v.to_string()).unwrap_or_default(),
+                    p.change.p.map(|v| v.to_string()).unwrap_or_default(),
+                    p.change.step.to_string(),
+                    p.change.why.clone(),
                 ]);
             }
             crate::outln!(
@@ -224,7 +218,7 @@ fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
             );
         }
         _ => {
-            let steps: Vec<&TrendPoint> = points.iter().filter(|p| p.step).collect();
+            let steps: Vec<&TrendPoint> = points.iter().filter(|p| p.change.step).collect();
             let cases: std::collections::BTreeSet<&str> =
                 points.iter().map(|p| p.case.as_str()).collect();
             let one = cases.len() == 1;
@@ -247,8 +241,8 @@ fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
                     when(p.started_ms),
                     p.host,
                     p.case,
-                    p.ratio.unwrap_or(f64::NAN),
-                    p.why
+                    p.change.ratio.unwrap_or(f64::NAN),
+                    p.change.why
                 ));
             }
             let mut t = comfy_table::Table::new();
@@ -279,11 +273,14 @@ fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
                     p.host.clone(),
                     figure(p, p.median),
                     format!("{}–{}", figure(p, p.min), figure(p, p.max)),
-                    p.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default(),
-                    if p.step {
-                        format!("STEP: {}", p.why)
+                    p.change
+                        .ratio
+                        .map(|r| format!("{r:.2}×"))
+                        .unwrap_or_default(),
+                    if p.change.step {
+                        format!("STEP: {}", p.change.why)
                     } else {
-                        p.why.clone()
+                        p.change.why.clone()
                     },
                 ];
                 if one {

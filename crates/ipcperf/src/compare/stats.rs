@@ -29,12 +29,18 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> (f64, f64) {
         median(buf).unwrap_or(0.0)
     };
     let (mut ba, mut bb) = (Vec::new(), Vec::new());
-    let mut ratios: Vec<f64> = (0..BOOT)
+    let ratios: Vec<f64> = (0..BOOT)
         .filter_map(|_| {
             let (ma, mb) = (resample(a, &mut ba), resample(b, &mut bb));
             (ma > 0.0).then(|| mb / ma)
         })
         .collect();
+    central_95(ratios)
+}
+
+/// The 2.5th and 97.5th percentiles of bootstrap ratios (0 to infinity when
+/// none could be taken).
+fn central_95(mut ratios: Vec<f64>) -> (f64, f64) {
     ratios.sort_by(|x, y| x.total_cmp(y));
     if ratios.is_empty() {
         return (0.0, f64::INFINITY);
@@ -271,19 +277,14 @@ pub fn ratio_interval_any(a: &[f64], b: &[f64]) -> (f64, f64) {
     sa.sort_by(|x, y| x.total_cmp(y));
     sb.sort_by(|x, y| x.total_cmp(y));
     let (mut ba, mut bb) = (Vec::new(), Vec::new());
-    let mut ratios: Vec<f64> = (0..BOOT)
+    let ratios: Vec<f64> = (0..BOOT)
         .filter_map(|_| {
             let ma = boot_median(&sa, &mut rng, &mut ba);
             let mb = boot_median(&sb, &mut rng, &mut bb);
             (ma > 0.0).then(|| mb / ma)
         })
         .collect();
-    ratios.sort_by(|x, y| x.total_cmp(y));
-    if ratios.is_empty() {
-        return (0.0, f64::INFINITY);
-    }
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    (at(0.025), at(0.975))
+    central_95(ratios)
 }
 
 /// The rank-sum p of `a` against `b` for samples of any size: [`rank_sum_p`] up to

@@ -42,16 +42,6 @@ fn shade(r: &HostRow) -> String {
     format!("#{r_:02x}{g:02x}{b:02x}{ink}")
 }
 
-fn fig(v: f64, lower_better: bool, case: &str) -> String {
-    if lower_better {
-        format!("{:.2} µs", v / 1e3)
-    } else if case.starts_with("sync") {
-        format!("{} cycles/s", crate::units::fmt_rate(v))
-    } else {
-        format!("{:.0} MB/s", v / 1e6)
-    }
-}
-
 /// The page as HTML.
 pub fn html(p: &Page<'_>) -> String {
     let hosts: BTreeSet<&str> = p.rows.iter().map(|r| r.host.as_str()).collect();
@@ -120,8 +110,8 @@ pub fn html(p: &Page<'_>) -> String {
                     if r.outlier { " class=\"h\"" } else { "" },
                     shade(r),
                     esc(&r.case),
-                    esc(&fig(r.figure, r.lower_better, &r.case)),
-                    esc(&fig(r.group_median, r.lower_better, &r.case)),
+                    esc(&crate::fleet::fmt_figure(r.figure, r.lower_better, &r.case)),
+                    esc(&crate::fleet::fmt_figure(r.group_median, r.lower_better, &r.case)),
                     esc(&r.why),
                     r.ratio
                 )),
@@ -179,13 +169,16 @@ pub fn html(p: &Page<'_>) -> String {
                  <td class=\"n\">{}</td><td{}>{}</td></tr>\n",
                 esc(&k.kernel),
                 k.hosts,
-                esc(&fig(k.median, k.lower_better, &k.case)),
-                k.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default(),
-                if k.step { " class=\"h\"" } else { "" },
-                esc(&if k.step {
-                    format!("STEP: {}", k.why)
+                esc(&crate::fleet::fmt_figure(k.median, k.lower_better, &k.case)),
+                k.change
+                    .ratio
+                    .map(|r| format!("{r:.2}×"))
+                    .unwrap_or_default(),
+                if k.change.step { " class=\"h\"" } else { "" },
+                esc(&if k.change.step {
+                    format!("STEP: {}", k.change.why)
                 } else {
-                    k.why.clone()
+                    k.change.why.clone()
                 })
             ));
         }
