@@ -9,7 +9,6 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use ipcperf_core::record::{CaseRecord, CaseStatus};
 use ipcperf_core::stats::median;
 
 use crate::compare::stats::{
@@ -47,20 +46,6 @@ pub struct HostRow {
     pub outlier: bool,
     pub why: String,
     pub lower_better: bool,
-}
-
-/// A case's identity across hosts and its figures (one per series), as the
-/// store keeps them for `fleet` and `trend`; None for a case with nothing to
-/// compare (failed, skipped, many pairs, no series).
-pub fn comparable(c: &CaseRecord) -> Option<(String, Vec<f64>)> {
-    if c.status != CaseStatus::Ok || c.pairs.is_some() {
-        return None;
-    }
-    let f = crate::compare::figure(c);
-    if f.values.is_empty() || f.values.iter().any(|v| !v.is_finite()) {
-        return None;
-    }
-    Some((crate::compare::class_key(c), f.values))
 }
 
 /// Each host's newest figures (as the store selected them) as entries.

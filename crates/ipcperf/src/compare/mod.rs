@@ -64,6 +64,20 @@ pub(crate) fn class_key(c: &CaseRecord) -> String {
     key_at(c, &c.placement.label)
 }
 
+/// A case's identity across hosts and its figures (one per series), as the
+/// store keeps them for `fleet` and `trend`; None for a case with nothing to
+/// compare (failed, skipped, many pairs, no series).
+pub(crate) fn comparable(c: &CaseRecord) -> Option<(String, Vec<f64>)> {
+    if c.status != ipcperf_core::record::CaseStatus::Ok || c.pairs.is_some() {
+        return None;
+    }
+    let f = figure(c);
+    if f.values.is_empty() || f.values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    Some((class_key(c), f.values))
+}
+
 fn key_at(c: &CaseRecord, placement: &str) -> String {
     let rate = crate::export::latency::offered(c)
         .map(|r| format!(" at {}/s", crate::units::fmt_rate(r as f64)))

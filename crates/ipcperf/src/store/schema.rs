@@ -139,7 +139,7 @@ fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
 /// The figures of case (`run_id`, `seq`), if the fleet has any to compare
 /// (none for a failed case or a many-pairs one).
 pub fn insert_figures(c: &mut dyn Conn, run_id: i64, seq: i64, case: &CaseRecord) -> Result<()> {
-    let Some((key, values)) = crate::fleet::comparable(case) else {
+    let Some((key, values)) = crate::compare::comparable(case) else {
         return Ok(());
     };
     let values = serde_json::to_string(&values)
