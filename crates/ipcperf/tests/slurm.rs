@@ -1,10 +1,11 @@
 //! deploy/slurm on a real Slurm: `deploy/slurm/testbed.sh` starts munged,
-//! slurmctld and slurmd (Debian's slurm-wlm and munge) with this machine as the
-//! one node; the array job and the pair job are submitted with `sbatch --wait`,
+//! slurmctld and slurmd (Debian's slurm-wlm and munge) with this machine as one
+//! node and two more nodes in network namespaces of their own (partition
+//! `pair`); the array job and the pair job are submitted with `sbatch --wait`,
 //! bounded; then the history (PostgreSQL when IPCPERF_TEST_PG names one, as CI
 //! does; else SQLite) must hold one complete run per array task with its job ids,
-//! and the pair's tcp and udp runs through `serve`. Everything started is
-//! stopped. Skips with a reason without root or Slurm.
+//! and the pair's tcp and udp runs from one node to the other through `serve`.
+//! Everything started is stopped. Skips with a reason without root or Slurm.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,11 +37,13 @@ struct Testbed {
 }
 
 impl Testbed {
-    fn start(dir: &Path) -> Testbed {
+    /// This machine as one node, and `more` nodes in namespaces (partition `pair`).
+    fn start(dir: &Path, more: usize) -> Testbed {
         let out = Command::new("bash")
             .arg(repo("deploy/slurm/testbed.sh"))
             .arg("start")
             .arg(dir)
+            .arg(more.to_string())
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -176,7 +179,13 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let bed = Testbed::start(&work.path().join("testbed"));
+    let before = namespaces();
+    let bed = Testbed::start(&work.path().join("testbed"), 2);
+    let ours: Vec<String> = namespaces()
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .collect();
+    assert_eq!(ours.len(), 2, "one namespace per extra node: {ours:?}");
     // PostgreSQL: a database of this test's own on the admin URL's server.
     let pg = std::env::var("IPCPERF_TEST_PG")
         .ok()
@@ -225,25 +234,40 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
     tasks.sort();
     assert_eq!(tasks, ["0", "1"]);
     assert_eq!(arrays[0], arrays[1], "one array job");
-    // The pair job: serve on the first node, run and latency tcp udp --peer from
-    // the second (one node here: both on it).
+    // The pair job on the two namespace nodes: serve on the first, run and latency
+    // tcp udp --peer from the second, over the bridge between them. Their history
+    // is an SQLite file: the namespaces do not reach the PostgreSQL server, which
+    // listens on this machine's loopback only.
     let pair = format!("{label}-pair");
+    let pair_db = work.path().join("pair.db").to_string_lossy().into_owned();
+    let pair_dbfile = work.path().join("pair-db");
+    std::fs::write(&pair_dbfile, format!("{pair_db}\n")).unwrap();
     sbatch(
         &bed,
         work.path(),
         &[
-            ("IPCPERF_DB_FILE", dbfile.to_string_lossy().into_owned()),
+            (
+                "IPCPERF_DB_FILE",
+                pair_dbfile.to_string_lossy().into_owned(),
+            ),
             ("IPCPERF_LABEL", pair.clone()),
             ("IPCPERF_PORT", free_port().to_string()),
             ("IPCPERF_PAIR_ARGS", "-s 4k -d 50ms -r 1".into()),
         ],
-        &["-N1"],
+        &["-p", "pair", "-N2"],
         "deploy/slurm/pair.sbatch",
     );
-    let runs = runs_labelled(&db, &pair);
+    let runs = runs_labelled(&pair_db, &pair);
     assert_eq!(runs.len(), 2, "run and latency");
     for r in &runs {
-        assert_eq!(r["machine"]["scheduler"]["kind"], "slurm");
+        let s = &r["machine"]["scheduler"];
+        assert_eq!(s["kind"], "slurm");
+        let me = r["machine"]["hostname"].as_str().unwrap();
+        assert_eq!(s["node"], me, "{s}");
+        assert!(
+            me.starts_with("ipn") && me.ends_with("-2"),
+            "the client on node 2: {me}"
+        );
         let mechs: Vec<&str> = r["cases"]
             .as_array()
             .unwrap()
@@ -251,7 +275,11 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
             .map(|c| {
                 assert_eq!(c["status"], "ok", "{c}");
                 assert_eq!(c["placement"]["label"], "other-host", "{c}");
-                assert!(c["peer_machine"].is_object(), "{c}");
+                let peer = c["peer_machine"]["hostname"].as_str().unwrap();
+                assert!(
+                    peer.starts_with("ipn") && peer.ends_with("-1"),
+                    "the server on node 1: {peer}"
+                );
                 c["mechanism"].as_str().unwrap()
             })
             .collect();
@@ -278,4 +306,20 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
         "{}",
         String::from_utf8_lossy(&left.stdout)
     );
+    let left: Vec<String> = namespaces()
+        .into_iter()
+        .filter(|n| ours.contains(n))
+        .collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+}
+
+/// The testbeds' network namespaces now (`ipcperf-sl…`).
+fn namespaces() -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("ipcperf-sl"))
+        .map(str::to_string)
+        .collect()
 }
