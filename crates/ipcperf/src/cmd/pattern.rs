@@ -18,13 +18,25 @@ use crate::units::{fmt_rate, fmt_size};
   ipcperf pattern app.trace                # its conversations, the busiest first
   ipcperf pattern app.trace --format json
   ipcperf pattern pattern.csv              # time_ns,direction,size per line (> A to B, < B to A)
+  ipcperf pattern --sizes lognormal:300,2 --gaps poisson:20k --for 1s   # a described pattern
 
 strace's -yy names what each descriptor is, so both ends of a pipe or socket pair are
 found as one conversation; without it, each process's descriptor is one, seen from
 its side. -ff traces (FILE.PID) are read by naming FILE.")]
 pub struct PatternArgs {
     /// The trace: strace's output (-f or -ff, with -t, -tt, -ttt or -r), or a CSV.
-    pub trace: PathBuf,
+    #[arg(required_unless_present = "sizes")]
+    pub trace: Option<PathBuf>,
+    /// Instead of a trace, a fitted pattern's sizes: fixed:512, uniform:64,4k,
+    /// lognormal:MEDIAN,SPREAD (with --gaps).
+    #[arg(long, requires = "gaps", conflicts_with = "trace", value_parser = clap::value_parser!(pattern::fitted::Sizes))]
+    pub sizes: Option<pattern::fitted::Sizes>,
+    /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND.
+    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(pattern::fitted::Gaps))]
+    pub gaps: Option<pattern::fitted::Gaps>,
+    /// How long a fitted pattern runs (at most 10 million messages).
+    #[arg(long = "for", default_value = "1s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
+    pub for_: std::time::Duration,
     /// Show at most this many conversations (the busiest).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -58,7 +70,7 @@ struct Row {
 
 fn ends(e: &[(u32, i32)]) -> String {
     if e.is_empty() {
-        return "(not traced)".into();
+        return "-".into();
     }
     e.iter()
         .map(|(p, f)| format!("pid {p} fd {f}"))
@@ -148,7 +160,17 @@ pub fn run(a: PatternArgs) -> Result<i32, Fail> {
              or markdown",
         ));
     }
-    let p = pattern::read(&a.trace).map_err(|e| Fail::usage(e.to_string()))?;
+    let (p, name) = match (&a.trace, &a.sizes, &a.gaps) {
+        (_, Some(s), Some(g)) => (
+            pattern::generate(s, g, a.for_.as_secs_f64(), 1),
+            "a fitted pattern".to_string(),
+        ),
+        (Some(t), _, _) => (
+            pattern::read(t).map_err(|e| Fail::usage(e.to_string()))?,
+            t.display().to_string(),
+        ),
+        _ => return Err(Fail::usage("give a trace, or --sizes and --gaps")),
+    };
     let shown: Vec<Row> = p
         .conversations
         .iter()
@@ -173,13 +195,17 @@ pub fn run(a: PatternArgs) -> Result<i32, Fail> {
             );
         }
         _ => {
+            let read = if p.clock == "generated" {
+                format!("{} messages drawn (seed 1)", p.calls)
+            } else {
+                format!(
+                    "{} lines, {} calls that moved bytes (timestamps: {})",
+                    p.lines, p.calls, p.clock
+                )
+            };
             let mut out = format!(
-                "{}: {} lines, {} calls that moved bytes (timestamps: {}); {} conversation{}, \
-                 the busiest first{}\n",
-                a.trace.display(),
-                p.lines,
-                p.calls,
-                p.clock,
+                "{}: {read}; {} conversation{}, the busiest first{}\n",
+                name,
                 p.conversations.len(),
                 if p.conversations.len() == 1 { "" } else { "s" },
                 if p.conversations.len() > a.top {

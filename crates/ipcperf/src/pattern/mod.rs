@@ -9,6 +9,7 @@
 //! descriptor) is a channel of its own seen from one side: its writes go A→B, its
 //! reads are the messages B→A.
 
+pub mod fitted;
 pub mod strace;
 
 use std::collections::HashMap;
@@ -82,35 +83,63 @@ impl Flow {
         self.ln_sq += o.ln_sq;
     }
 
-    /// The sizes as the fitted-pattern syntax says them: `fixed:N` when every
-    /// message had one size, else `lognormal:MEDIAN,SPREAD` (the geometric mean
-    /// and the geometric standard deviation).
-    pub fn size_fit(&self) -> Option<String> {
+    /// The sizes fitted: [`fitted::Sizes::Fixed`] when every message had one
+    /// size, else a lognormal (the geometric mean and geometric standard deviation).
+    pub fn size_fit(&self) -> Option<fitted::Sizes> {
         if self.count == 0 {
             return None;
         }
         if self.sizes.min() == self.sizes.max() {
-            return Some(format!("fixed:{}", self.sizes.min()));
+            return Some(fitted::Sizes::Fixed(self.sizes.min()));
         }
         let n = self.count as f64;
         let mean = self.ln_sum / n;
         let var = (self.ln_sq / n - mean * mean).max(0.0);
-        Some(format!(
-            "lognormal:{:.0},{:.2}",
-            mean.exp(),
-            var.sqrt().exp()
-        ))
+        Some(fitted::Sizes::LogNormal {
+            median: mean.exp(),
+            spread: var.sqrt().exp(),
+        })
     }
 
-    /// The gaps as the fitted-pattern syntax says them: `poisson:RATE` (the
-    /// mean rate of messages, arrivals at random).
-    pub fn gap_fit(&self) -> Option<String> {
+    /// The gaps fitted: Poisson arrivals at the mean rate.
+    pub fn gap_fit(&self) -> Option<fitted::Gaps> {
         let span = self.last_ns.saturating_sub(self.first_ns?);
         if self.count < 2 || span == 0 {
             return None;
         }
         let rate = (self.count - 1) as f64 / (span as f64 / 1e9);
-        Some(format!("poisson:{}", crate::units::fmt_rate(rate)))
+        Some(fitted::Gaps::Poisson(rate.clamp(0.001, 1e7)))
+    }
+}
+
+/// A fitted pattern's messages (A to B) for `secs` seconds, as a pattern of one
+/// conversation: what a description looks like before it is replayed.
+pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64) -> Pattern {
+    let mut d = fitted::Draw::new(seed);
+    let mut f = Flow::new();
+    let end = (secs * 1e9) as u64;
+    let mut t = 0u64;
+    // At most 10 million messages: a description, not a load.
+    while t <= end && f.count < 10_000_000 {
+        f.add(t, d.size(sizes));
+        t += d.gap_ns(gaps).max(1);
+    }
+    let calls = f.count;
+    Pattern {
+        conversations: vec![Conversation {
+            number: 1,
+            what: Some(format!("--sizes {sizes} --gaps {gaps}")),
+            a: Vec::new(),
+            b: Vec::new(),
+            both_sides: true,
+            a_to_b: f,
+            b_to_a: Flow::new(),
+            first_seen: 0,
+        }],
+        calls,
+        lines: 0,
+        clock: "generated",
+        unfinished: 0,
     }
 }
 
@@ -264,6 +293,9 @@ fn csv_direction(s: &str) -> Option<bool> {
     }
 }
 
+/// The longest line read: strace's lines are short unless -s is huge.
+const MAX_LINE: usize = 1 << 20;
+
 /// Read a trace (every file of it), one line at a time.
 pub fn read(path: &Path) -> Result<Pattern, TraceError> {
     let mut channels: HashMap<String, Channel> = HashMap::new();
@@ -278,20 +310,34 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
             why: e.to_string(),
         };
         let mut r = std::io::BufReader::new(std::fs::File::open(&file).map_err(io)?);
-        let mut buf = String::new();
+        let mut bytes: Vec<u8> = Vec::new();
         let mut parser = strace::Parser::new(pid);
         let mut csv: Option<bool> = None;
         let mut n = 0usize;
         loop {
-            buf.clear();
-            if r.read_line(&mut buf).map_err(|e| TraceError::Io {
-                file: file.clone(),
-                why: format!("line {}: {e}", n + 1),
-            })? == 0
-            {
+            bytes.clear();
+            // One line, at most MAX_LINE bytes: a device or a file with no line
+            // ends (/dev/zero) is refused, never read whole.
+            let got = std::io::Read::take(&mut r, MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut bytes)
+                .map_err(|e| TraceError::Io {
+                    file: file.clone(),
+                    why: format!("line {}: {e}", n + 1),
+                })?;
+            if got == 0 {
                 break;
             }
             n += 1;
+            if bytes.len() > MAX_LINE {
+                return Err(TraceError::Bad {
+                    file: file.clone(),
+                    line: BadLine {
+                        line: n,
+                        why: "longer than 1 MiB: not a trace strace writes".into(),
+                    },
+                });
+            }
+            let buf = String::from_utf8_lossy(&bytes);
             let text = buf.trim_end_matches(['\n', '\r']);
             let csv_now = *csv.get_or_insert_with(|| is_csv(text));
             let call = if csv_now {

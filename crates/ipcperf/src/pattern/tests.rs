@@ -35,7 +35,7 @@ fn a_socket_pair_and_a_pipe_seen_from_both_ends() {
     assert_eq!((c.b_to_a.count, c.b_to_a.bytes), (2, 400));
     // A write's time is when it began (the unfinished line's).
     assert_eq!(c.b_to_a.first_ns, Some(1_795_676_566_520_276_000));
-    assert_eq!(c.a_to_b.size_fit().as_deref(), Some("fixed:100"));
+    assert_eq!(c.a_to_b.size_fit().unwrap().to_string(), "fixed:100");
     // The pipe: one write, the read of it and the end-of-file read not counted.
     let pipe = p
         .conversations
@@ -92,8 +92,13 @@ fn a_csv_pattern() {
     assert!(c.both_sides);
     assert_eq!((c.a_to_b.count, c.a_to_b.bytes), (2, 180));
     assert_eq!((c.b_to_a.count, c.b_to_a.bytes), (2, 2_000_200));
-    assert!(c.b_to_a.size_fit().unwrap().starts_with("lognormal:"));
-    assert_eq!(c.a_to_b.gap_fit().as_deref(), Some("poisson:20.0k"));
+    assert!(c
+        .b_to_a
+        .size_fit()
+        .unwrap()
+        .to_string()
+        .starts_with("lognormal:"));
+    assert_eq!(c.a_to_b.gap_fit().unwrap().to_string(), "poisson:20.0k");
 }
 
 #[test]
@@ -124,4 +129,25 @@ fn bad_traces_say_which_line_and_why() {
         let e = parser.line(line).unwrap_err();
         assert!(e.why.contains(why), "{line}: {}", e.why);
     }
+}
+
+#[test]
+fn a_generated_pattern_fits_back_to_its_description() {
+    let sizes: fitted::Sizes = "lognormal:300,2".parse().unwrap();
+    let gaps: fitted::Gaps = "poisson:20k".parse().unwrap();
+    let p = generate(&sizes, &gaps, 1.0, 1);
+    let f = &p.conversations[0].a_to_b;
+    assert!(
+        (f.count as f64 / 20_000.0 - 1.0).abs() < 0.03,
+        "{}",
+        f.count
+    );
+    let Some(fitted::Sizes::LogNormal { median, spread }) = f.size_fit() else {
+        panic!("{:?}", f.size_fit())
+    };
+    assert!((median / 300.0 - 1.0).abs() < 0.03 && (spread / 2.0 - 1.0).abs() < 0.03);
+    let Some(fitted::Gaps::Poisson(r)) = f.gap_fit() else {
+        panic!()
+    };
+    assert!((r / 20_000.0 - 1.0).abs() < 0.03, "{r}");
 }
