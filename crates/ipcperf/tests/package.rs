@@ -6,19 +6,14 @@
 use std::path::Path;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+mod common;
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
 
 #[test]
 fn the_deb_installs_into_a_scratch_root_and_its_binary_and_man_pages_work() {
     for tool in ["dpkg", "cargo-deb", "man"] {
-        if !have(tool) {
+        if !common::have(tool) {
             eprintln!("skipped: {tool} is not installed (.ci/run installs it)");
             return;
         }

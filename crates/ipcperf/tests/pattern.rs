@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
 
 /// 25 requests of 90 bytes from the parent, each answered with 200 bytes by the
@@ -58,13 +60,6 @@ int main(int argc, char **argv) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 4;
 }
 "#;
-
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// The program, compiled into `dir`.
 fn program(dir: &Path) -> std::path::PathBuf {
@@ -139,7 +134,7 @@ fn flows(rows: &[serde_json::Value], n: usize) -> Vec<(u64, u64, u64, String)> {
 
 #[test]
 fn request_reply_programs_traced_by_strace() {
-    if !have("strace") || !have("cc") {
+    if !common::have("strace") || !common::have("cc") {
         eprintln!("skipped: needs strace and cc (apt-get install strace gcc; .ci/run does)");
         return;
     }
@@ -226,8 +221,15 @@ fn bad_traces_are_refused_with_the_line() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want) && err.lines().count() == 1, "{text}: {err}");
     }
-    // A missing file; a device that never ends a line (refused at 1 MiB, at once).
-    for path in ["/nonexistent/trace", "/dev/zero"] {
+    // A missing file; a device that never ends; a FIFO nobody writes to (opening
+    // it would wait forever): each refused at once.
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for path in ["/nonexistent/trace", "/dev/zero", fifo.to_str().unwrap()] {
         let t0 = std::time::Instant::now();
         let out = Command::new(BIN).args(["pattern", path]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{path}");

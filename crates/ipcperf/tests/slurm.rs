@@ -23,13 +23,6 @@ fn repo(rel: &str) -> std::path::PathBuf {
         .join(rel)
 }
 
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The cluster, stopped (and its directory removed) on drop.
 struct Testbed {
     dir: std::path::PathBuf,
@@ -174,7 +167,11 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
         eprintln!("skipped: the Slurm testbed needs root");
         return;
     }
-    if !(have("slurmctld") && have("slurmd") && have("munged") && have("sbatch")) {
+    if !(common::have("slurmctld")
+        && common::have("slurmd")
+        && common::have("munged")
+        && common::have("sbatch"))
+    {
         eprintln!("skipped: no Slurm here (apt-get install slurm-wlm munge)");
         return;
     }

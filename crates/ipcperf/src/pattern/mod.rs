@@ -309,6 +309,16 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
             file: file.clone(),
             why: e.to_string(),
         };
+        // A regular file only: opening a FIFO with no writer would wait forever,
+        // and a device (/dev/zero) never ends.
+        let meta = std::fs::metadata(&file).map_err(io)?;
+        if !meta.is_file() {
+            return Err(TraceError::Io {
+                file: file.clone(),
+                why: "not a regular file: save the trace to a file (strace -o FILE) and name it"
+                    .into(),
+            });
+        }
         let mut r = std::io::BufReader::new(std::fs::File::open(&file).map_err(io)?);
         let mut bytes: Vec<u8> = Vec::new();
         let mut parser = strace::Parser::new(pid);

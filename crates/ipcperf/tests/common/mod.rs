@@ -139,3 +139,11 @@ pub fn assert_self_contained(text: &str) {
         text.matches("http://www.w3.org/").count()
     );
 }
+
+/// Whether `tool` is on the PATH.
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
