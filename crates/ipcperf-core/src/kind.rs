@@ -101,6 +101,8 @@ pub enum Workload {
     Sync,
     /// Round-trip latency: S bytes there, the same S bytes back, each timed.
     RoundTrip,
+    /// A recorded or fitted message pattern, both ways, at its times.
+    Replay,
 }
 
 impl Workload {
@@ -109,6 +111,7 @@ impl Workload {
             Workload::Stream => "stream",
             Workload::Sync => "sync",
             Workload::RoundTrip => "round-trip",
+            Workload::Replay => "replay",
         }
     }
 }

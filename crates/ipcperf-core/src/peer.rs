@@ -12,7 +12,7 @@ fn dispatch(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
         PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => {
             crate::sync::peer::serve(ch, setup)
         }
-        PeerRole::StreamReader | PeerRole::Echo | PeerRole::EchoMany => {
+        PeerRole::StreamReader | PeerRole::Echo | PeerRole::EchoMany | PeerRole::Replay => {
             crate::workload::jobs::serve(ch, setup)
         }
     }

@@ -167,6 +167,7 @@ impl CaseRecord {
             datagrams: None,
             pairs: None,
             peer_machine: None,
+            replay: None,
         }
     }
 }

@@ -141,6 +141,79 @@ pub struct CaseRecord {
     /// `--peer`: the other machine, as its `ipcperf serve` described itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_machine: Option<Box<Machine>>,
+    /// Workload `replay`: what was replayed and how the schedule was kept. Its
+    /// latency (the flattened summary) is each message's, one way, from when
+    /// it was due; `round_trips` there counts messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Box<ReplayRecord>>,
+}
+
+/// A replayed pattern and what became of its schedule (workload `replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ReplayRecord {
+    /// The trace's file name, or the fitted pattern (`--sizes .. --gaps ..`).
+    pub source: String,
+    /// The trace's SHA-256 (every file of it, in order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<usize>,
+    /// What strace named the channel (`pipe:[123]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// The pattern in `--sizes .. --gaps ..` form, as `pattern` fits it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<String>,
+    /// One pass of the script: messages each way and their bytes.
+    pub a_to_b: u64,
+    pub a_to_b_bytes: u64,
+    pub b_to_a: u64,
+    pub b_to_a_bytes: u64,
+    pub largest_bytes: u64,
+    /// `--speed`: how much faster than recorded.
+    pub speed: f64,
+    /// `--loop`: times round the script in a pass.
+    pub loops: u64,
+    /// One pass's recorded length (every loop, after --speed).
+    pub recorded_ns: u64,
+    /// Each pass's schedule kept: its recorded length over the time its sends
+    /// took (1.0: every message went on time).
+    pub kept: Vec<f64>,
+    /// Sends more than 1 ms behind their time, and the lateness of all sends.
+    pub late_sends: u64,
+    pub late_p99_ns: u64,
+    pub late_max_ns: u64,
+    /// The worst stretch of sends behind the schedule (trace time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind: Option<BehindRecord>,
+    /// Latency each way (A→B, B→A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_to_b_latency: Option<crate::latency::Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_to_a_latency: Option<crate::latency::Percentiles>,
+    /// Latency against time in the trace, over every pass.
+    pub timeline: Vec<TimelineBin>,
+}
+
+/// Sends behind the schedule, from `from_ns` to `to_ns` of the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BehindRecord {
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub messages: u64,
+    pub max_late_ns: u64,
+}
+
+/// One stretch of trace time: its messages' latency (within 1%) and late sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineBin {
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub messages: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub late: u64,
 }
 
 /// Every pair of a many-pair case. Each pair runs the same count of blocks (or

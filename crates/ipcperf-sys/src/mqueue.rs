@@ -116,6 +116,11 @@ impl Mq {
         })
     }
 
+    /// The largest message the queue holds (a receive needs a buffer this long).
+    pub fn msg_size(&self) -> Result<usize, Errno> {
+        nix::mqueue::mq_getattr(self.mqd()).map(|a| a.msgsize() as usize)
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }

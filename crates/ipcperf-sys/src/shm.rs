@@ -215,6 +215,15 @@ fn reserve(fd: &OwnedFd, len: usize, what: &str) -> SysResult<()> {
         .ctx("reserve", &format_args!("{len} bytes for {what}"))
 }
 
+/// An anonymous file in memory (a memfd, no name anywhere): data handed to a
+/// peer by descriptor and read with `pread`/`pwrite`, never mapped, so it counts
+/// in neither side's resident memory.
+pub fn memfd_file(tag: &str) -> SysResult<std::fs::File> {
+    let name = unique(tag);
+    let fd = memfd_create(name.as_str(), MFdFlags::MFD_CLOEXEC).ctx("memfd_create", &name)?;
+    Ok(std::fs::File::from(fd))
+}
+
 /// Create a named POSIX shared-memory object `/ipcperf-<pid>-<n>-<tag>` of `len`
 /// bytes (exclusive, mode 0600) and map it.
 pub fn shm_create(tag: &str, len: usize) -> SysResult<(ShmName, SharedMem)> {

@@ -92,6 +92,10 @@ pub enum Command {
     /// What an application's traffic looks like, from an strace trace or a CSV:
     /// its conversations, sizes, gaps and rates, and a fitted pattern.
     Pattern(cmd::pattern::PatternArgs),
+    /// Replay an application's traffic (a trace's conversation, a CSV or a fitted
+    /// pattern) over each mechanism at its recorded times: each message's
+    /// latency, the schedule kept, CPU of both sides.
+    Replay(Box<cmd::replay::ReplayArgs>),
     /// Which mechanism to use here: measures what the question needs (saved
     /// like any run), ranks the candidates under your constraints, and says why.
     Advise(cmd::advise::AdviseArgs),

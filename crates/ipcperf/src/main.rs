@@ -150,6 +150,7 @@ fn main() {
         cli::Command::Fleet(a) => cmd::fleet::run(a),
         cli::Command::Trend(a) => cmd::trend::run(a),
         cli::Command::Pattern(a) => cmd::pattern::run(a),
+        cli::Command::Replay(a) => cmd::replay::run(*a),
         cli::Command::Advise(a) => cmd::advise::run(a),
         cli::Command::Serve(a) => cmd::serve::run(a),
         cli::Command::Completions(a) => {

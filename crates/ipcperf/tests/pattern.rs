@@ -1,8 +1,9 @@
-//! `ipcperf pattern` on traces of a real program made here: a request/reply
-//! program (C, compiled with cc) over two pipes and over a Unix socket pair,
-//! traced by Debian's strace with -yy (both ends found as one conversation),
-//! without it (each side's descriptors), and with -ff (a file per process). The
-//! conversations must be found with the program's sizes and counts.
+//! `ipcperf pattern` and `ipcperf replay` on traces of a real program made
+//! here: a request/reply program (C, compiled with cc) over two pipes and over a
+//! Unix socket pair, traced by Debian's strace with -yy (both ends found as one
+//! conversation), without it (each side's descriptors), and with -ff (a file
+//! per process). The conversations must be found with the program's sizes and
+//! counts, and replay every message of one, verified, over each mechanism.
 
 use std::path::Path;
 use std::process::Command;
@@ -234,5 +235,212 @@ fn bad_traces_are_refused_with_the_line() {
         let out = Command::new(BIN).args(["pattern", path]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{path}");
         assert!(t0.elapsed() < std::time::Duration::from_secs(10), "{path}");
+    }
+}
+
+/// `ipcperf ARGS`, which must succeed: its standard output.
+fn ok(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "ipcperf {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_traced_program_replayed_over_pipe_and_unix_with_every_byte_checked() {
+    if !common::have("strace") || !common::have("cc") {
+        eprintln!("skipped: needs strace and cc (apt-get install strace gcc; .ci/run does)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = program(dir.path());
+    let t = dir.path().join("unix.trace");
+    trace(&exe, "unix", &["-f", "-ttt", "-yy"], &t);
+    let db = dir.path().join("h.db");
+    let png = dir.path().join("replay.png");
+    let (t_s, db_s, png_s) = (
+        t.to_str().unwrap(),
+        db.to_str().unwrap(),
+        png.to_str().unwrap(),
+    );
+    let args = [
+        "replay",
+        t_s,
+        "--conversation",
+        "1",
+        "pipe",
+        "unix",
+        "--verify",
+        "-r",
+        "2",
+        "--db",
+        db_s,
+        "--format",
+        "json",
+        "-o",
+        png_s,
+    ];
+    let run: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    let sha = Command::new("sha256sum").arg(&t).output().unwrap();
+    let sha = String::from_utf8_lossy(&sha.stdout);
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    for c in cases {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(
+            (c["workload"].as_str(), c["mode"].as_str()),
+            (Some("replay"), Some("processes"))
+        );
+        assert_eq!(c["payload"], "verify");
+        // 25 requests and 25 answers, both passes: every message arrived whole.
+        assert_eq!(c["round_trips"], 100, "{c}");
+        assert_eq!(c["round_trips_lost"], 0);
+        assert_eq!(c["series"][0]["bytes"], 25 * 290);
+        let r = &c["replay"];
+        assert_eq!(
+            (r["a_to_b"].as_u64(), r["b_to_a"].as_u64()),
+            (Some(25), Some(25))
+        );
+        assert_eq!(
+            (r["a_to_b_bytes"].as_u64(), r["b_to_a_bytes"].as_u64()),
+            (Some(2250), Some(5000))
+        );
+        assert_eq!(r["conversation"], 1);
+        assert!(
+            r["channel"].as_str().unwrap().starts_with("UNIX-STREAM"),
+            "{r}"
+        );
+        assert_eq!(r["source"], "unix.trace");
+        assert!(sha.starts_with(r["sha256"].as_str().unwrap()), "{sha} {r}");
+        assert!(r["fitted"].as_str().unwrap().contains("fixed:90"), "{r}");
+        // The traced program's gaps are strace's (tens of µs and more): a replay
+        // keeps them.
+        for k in r["kept"].as_array().unwrap() {
+            assert!(k.as_f64().unwrap() > 0.9, "{r}");
+        }
+        assert_eq!(
+            r["timeline"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["messages"].as_u64().unwrap())
+                .sum::<u64>(),
+            100
+        );
+        // Both sides' CPU time.
+        assert!(c["series"][0]["writer_cpu_ns"].as_u64().unwrap() > 0);
+        assert!(c["series"][0]["reader_cpu_ns"].as_u64().unwrap() > 0);
+    }
+    let head = std::fs::read(&png).unwrap();
+    assert!(head.starts_with(b"\x89PNG"), "not a PNG");
+    // Saved like every run: shown, exported, compared.
+    let shown = ok(&["show", "1", "--db", db_s]);
+    assert!(
+        shown.contains("Replay") && shown.contains("unix.trace"),
+        "{shown}"
+    );
+    let csv = ok(&["export", "1", "--db", db_s, "--format", "csv"]);
+    assert_eq!(
+        csv.lines().filter(|l| l.contains("replay")).count(),
+        2,
+        "{csv}"
+    );
+    ok(&[
+        "replay", t_s, "pipe", "unix", "-r", "2", "--db", db_s, "--format", "json",
+    ]);
+    let cmp = ok(&["compare", "1", "2", "--db", db_s]);
+    assert!(cmp.contains("pipe") && cmp.contains("unix"), "{cmp}");
+}
+
+#[test]
+fn a_fitted_pattern_keeps_its_schedule_at_speed_and_in_loops() {
+    // 400 messages of 64 B at 2,000/s, in threads: the schedule kept (a busy
+    // machine may wake a sleeper late: three tries).
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec![
+            "replay",
+            "--sizes",
+            "fixed:64",
+            "--gaps",
+            "fixed:2k",
+            "--for",
+            "200ms",
+            "unix",
+            "--mode",
+            "threads",
+            "--no-save",
+            "-r",
+            "1",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        serde_json::from_str(&ok(&a)).unwrap()
+    };
+    let mut last = String::new();
+    let kept = (0..3).any(|_| {
+        let r = run(&[]);
+        let c = &r["cases"][0];
+        let k = c["replay"]["kept"][0].as_f64().unwrap();
+        last = format!("{c}");
+        c["round_trips"] == 401 && k > 0.98
+    });
+    assert!(kept, "{last}");
+    let one = run(&[]);
+    let fast = run(&["--speed", "2"]);
+    let rec = |v: &serde_json::Value| v["cases"][0]["replay"]["recorded_ns"].as_u64().unwrap();
+    assert_eq!(rec(&one), 200_000_000);
+    assert_eq!(rec(&fast), 100_000_000);
+    let looped = run(&["--loop", "450ms"]);
+    let r = &looped["cases"][0]["replay"];
+    assert_eq!(r["loops"], 3, "{r}");
+    assert_eq!(looped["cases"][0]["round_trips"], 3 * 401);
+}
+
+#[test]
+fn bad_replays_are_refused_and_nothing_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db_s = db.to_str().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "time_ns,direction,size\n0,>,10\n5,<,ten\n").unwrap();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, "0,>,10\n1000,<,20\n").unwrap();
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, "").unwrap();
+    let (bad_s, good_s, empty_s) = (
+        bad.to_str().unwrap(),
+        good.to_str().unwrap(),
+        empty.to_str().unwrap(),
+    );
+    for (args, want) in [
+        (vec!["replay", bad_s, "pipe"], "line 3: size"),
+        (vec!["replay", empty_s, "pipe"], "no conversation"),
+        (
+            vec!["replay", good_s, "--conversation", "9", "pipe"],
+            "no conversation 9",
+        ),
+        (vec!["replay", good_s, "--speed", "0", "pipe"], "speed"),
+        (vec!["replay", good_s, "memcpy"], "no way back"),
+        (
+            vec!["replay", good_s, "pipe", "-o", "x.gif"],
+            ".png or .svg",
+        ),
+        (
+            vec!["replay", "--sizes", "fixed:0", "--gaps", "fixed:1k", "pipe"],
+            "size",
+        ),
+        (vec!["replay"], "give a trace"),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--db", db_s]);
+        let out = Command::new(BIN).args(&a).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(want), "{a:?}: {err}");
+        assert!(!db.exists(), "{a:?} saved a run");
     }
 }

@@ -287,6 +287,9 @@ pub struct MqEnd {
     q: Mq,
     prio: u32,
     write: bool,
+    /// A receive into a buffer shorter than the queue's messages (a replay's
+    /// message of its own size) goes through this, as long as the queue's.
+    spare: Vec<u8>,
 }
 
 impl MqEnd {
@@ -305,7 +308,30 @@ impl MqEnd {
             q,
             prio: opts.mq_priority.unwrap_or(0),
             write,
+            spare: Vec::new(),
         })
+    }
+
+    /// A message into a buffer shorter than the queue's size: received whole
+    /// into `spare`, then copied (it must fit: a message is never split).
+    #[cold]
+    fn read_short(&mut self, buf: &mut [u8]) -> Result<usize> {
+        if self.spare.is_empty() {
+            let size = self.q.msg_size().map_err(|e| Self::err("mq_getattr", e))?;
+            self.spare = vec![0u8; size.max(1)];
+        }
+        let n = self
+            .q
+            .receive(&mut self.spare)
+            .map_err(|e| Self::err("mq_receive", e))?;
+        if n > buf.len() {
+            return Err(Error::Peer(format!(
+                "posix-mq: a message of {n} bytes where {} were expected",
+                buf.len()
+            )));
+        }
+        buf[..n].copy_from_slice(&self.spare[..n]);
+        Ok(n)
     }
 
     #[cold]
@@ -330,7 +356,10 @@ impl ByteStream for MqEnd {
 
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
-        self.q.receive(buf).map_err(|e| Self::err("mq_receive", e))
+        match self.q.receive(buf) {
+            Err(Errno::EMSGSIZE) => self.read_short(buf),
+            r => r.map_err(|e| Self::err("mq_receive", e)),
+        }
     }
 }
 

@@ -180,6 +180,10 @@ impl ProcessPeer {
                 fds.append(&mut b.fds);
             }
         }
+        // A replay's script: its file's descriptor last.
+        if let Some(f) = setup.script.as_mut().and_then(|s| s.file.take()) {
+            fds.push(OwnedFd::from(f));
+        }
         let msg = serde_json::to_vec(&ToPeer::Hello(setup)).expect("setup serializes");
         let borrowed: Vec<_> = fds.iter().map(|f| f.as_fd()).collect();
         let watch = Arc::new(Watch {
@@ -401,6 +405,12 @@ pub fn peer_main(job: Job) -> Result<()> {
         return Err(Error::Peer("the first message was not a handoff".into()));
     };
     let mut fds = fds;
+    if let Some(s) = setup.script.as_mut() {
+        let f = fds.pop().ok_or_else(|| {
+            Error::Peer("the handoff lost the script's descriptor on the way".into())
+        })?;
+        s.file = Some(std::fs::File::from(f));
+    }
     let more: usize = setup.more.iter().map(|m| m.fwd_fds + m.back_fds).sum();
     if more > fds.len() {
         return Err(Error::Peer(

@@ -29,6 +29,9 @@ pub enum PeerRole {
     /// answers `n` messages in all, each to the client it came from, whichever
     /// is ready first (poll over every client's end), then reports `Echoed`.
     EchoMany,
+    /// Replay: receive the script's A→B messages and send its B→A ones when due
+    /// (`Replay { .. }`), then report `Echoed` with its times in the script's file.
+    Replay,
 }
 
 /// One more client's ends for a fan-in server (role `EchoMany`): the end it reads
@@ -72,6 +75,19 @@ pub struct PeerSetup {
     /// and `back`). Their descriptors follow `handoff`'s and `back`'s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more: Vec<MoreHandoff>,
+    /// Role `Replay`: the script, in a file handed over with the setup (its
+    /// descriptor travels last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<ScriptHandoff>,
+}
+
+/// A replay's script for the peer: `steps` steps at the start of `file`; the peer
+/// writes its `times` (one 8-byte time per step and pass) after them.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ScriptHandoff {
+    pub steps: u64,
+    #[serde(skip)]
+    pub file: Option<std::fs::File>,
 }
 
 /// Owner to peer. (`Hello` is large but sent once per case.)
@@ -85,6 +101,14 @@ pub enum ToPeer {
     /// Echo `n` messages (role `Echo`).
     Rounds {
         n: u64,
+    },
+    /// Replay the script (role `Replay`) from `start_ns` (monotonic), `reps`
+    /// times, each `period_ns` after the last; `spin` to each send time.
+    Replay {
+        start_ns: u64,
+        reps: u64,
+        period_ns: u64,
+        spin: bool,
     },
     Quit,
 }

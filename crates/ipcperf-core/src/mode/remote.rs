@@ -502,6 +502,7 @@ mod tests {
         use crate::mode::protocol::PeerRole;
         let client: IpAddr = "10.0.0.2".parse().unwrap();
         let setup = |addr: PeerAddr, opts: MechOptions| PeerSetup {
+            script: None,
             role: PeerRole::Echo,
             handoff: PeerHandoff {
                 kind: MechanismKind::Tcp,

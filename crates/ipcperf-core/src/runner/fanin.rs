@@ -194,6 +194,7 @@ pub(crate) fn run<M: Mechanism>(
         return Err(Error::Invalid("no client".into()));
     };
     let setup = PeerSetup {
+        script: None,
         role: PeerRole::EchoMany,
         handoff: first,
         block_size: spec.block_size,

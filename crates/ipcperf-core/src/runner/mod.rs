@@ -3,6 +3,7 @@
 pub mod fanin;
 pub mod fanout;
 pub mod pairs;
+pub mod replay;
 
 use ipcperf_sys::clock::now_ns;
 

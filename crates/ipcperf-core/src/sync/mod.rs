@@ -182,6 +182,7 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
         datagrams: None,
         pairs: None,
         peer_machine: None,
+        replay: None,
         series: Vec::new(),
         median_bytes_per_sec: None,
         min_bytes_per_sec: None,
@@ -320,6 +321,7 @@ pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Ve
 fn partner_setup(objs: &mut Objects, role: PeerRole, cpu: Option<usize>) -> Result<PeerSetup> {
     let fds = objs.peer_fds()?;
     Ok(PeerSetup {
+        script: None,
         more: Vec::new(),
         one_way: false,
         role,

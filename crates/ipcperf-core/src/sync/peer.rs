@@ -26,7 +26,7 @@ fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Resu
             }
             ToPeer::Quit => return Ok(()),
             ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-            ToPeer::Rounds { .. } => {
+            ToPeer::Rounds { .. } | ToPeer::Replay { .. } => {
                 return Err(Error::Peer("round trips asked of a sync peer".into()))
             }
         }
@@ -44,7 +44,7 @@ fn holder<L: super::ends::Lock>(ch: &mut dyn PeerChannel, l: &mut L) -> Result<(
             ToPeer::Quit => return l.release(),
             ToPeer::Go { .. } => {}
             ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-            ToPeer::Rounds { .. } => {
+            ToPeer::Rounds { .. } | ToPeer::Replay { .. } => {
                 return Err(Error::Peer("round trips asked of a sync peer".into()))
             }
         }
@@ -90,7 +90,7 @@ fn serve_inner(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Result<()> {
                 )))
             })
         }
-        PeerRole::StreamReader | PeerRole::Echo | PeerRole::EchoMany => {
+        PeerRole::StreamReader | PeerRole::Echo | PeerRole::EchoMany | PeerRole::Replay => {
             Err(Error::Peer("not a sync role".into()))
         }
     }

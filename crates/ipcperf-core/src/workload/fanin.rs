@@ -367,8 +367,10 @@ impl Server<'_> {
                 }
                 ToPeer::Quit => return Ok(()),
                 ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-                ToPeer::Go { .. } => {
-                    return Err(Error::Peer("a stream asked of a fan-in server".into()))
+                ToPeer::Go { .. } | ToPeer::Replay { .. } => {
+                    return Err(Error::Peer(
+                        "a stream or a replay asked of a fan-in server".into(),
+                    ))
                 }
             }
         }

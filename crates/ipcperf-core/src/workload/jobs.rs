@@ -26,6 +26,7 @@ fn serve_inner(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
 fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Result<()> {
     match setup.role {
         PeerRole::EchoMany => super::fanin::serve::<M>(ch, setup),
+        PeerRole::Replay => super::replay_peer::follow::<M>(ch, setup),
         PeerRole::SyncPartner | PeerRole::SyncHolder | PeerRole::SyncHolderNoUndo => Err(
             Error::Invalid("a sync role was handed to the stream and echo job".into()),
         ),
@@ -61,7 +62,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                     }
                     ToPeer::Quit => return Ok(()),
                     ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-                    ToPeer::Rounds { .. } => {
+                    ToPeer::Rounds { .. } | ToPeer::Replay { .. } => {
                         return Err(Error::Peer("round trips asked of a stream reader".into()))
                     }
                 }
@@ -116,8 +117,10 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                     }
                     ToPeer::Quit => return Ok(()),
                     ToPeer::Hello(_) => return Err(Error::Peer("a second hello".into())),
-                    ToPeer::Go { .. } => {
-                        return Err(Error::Peer("a stream asked of an echo peer".into()))
+                    ToPeer::Go { .. } | ToPeer::Replay { .. } => {
+                        return Err(Error::Peer(
+                            "a stream or a replay asked of an echo peer".into(),
+                        ))
                     }
                 }
             }

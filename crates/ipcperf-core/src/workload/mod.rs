@@ -6,6 +6,9 @@
 pub mod duplex;
 pub mod fanin;
 pub mod jobs;
+pub mod replay;
+pub mod replay_peer;
+pub mod replay_session;
 pub mod roundtrip;
 pub mod roundtrip_session;
 pub mod stream;

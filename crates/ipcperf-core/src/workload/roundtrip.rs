@@ -181,16 +181,23 @@ impl Schedule for Paced {
     #[inline]
     fn origin(&self, i: u64) -> u64 {
         let due = self.start + i * self.interval_ns;
-        let mut now = now_ns();
-        while now < due {
-            if !self.spin && due - now > PACE_SPIN_NS {
-                ipcperf_sys::clock::sleep_until_ns(due - PACE_SPIN_NS);
-            } else {
-                std::hint::spin_loop();
-            }
-            now = now_ns();
-        }
+        wait_until(due, self.spin);
         due
+    }
+}
+
+/// Wait until `due` (monotonic nanoseconds): sleep until [`PACE_SPIN_NS`] before
+/// it, then spin (`spin`: spin all the way); at once when it has passed.
+#[inline]
+pub fn wait_until(due: u64, spin: bool) {
+    let mut now = now_ns();
+    while now < due {
+        if !spin && due - now > PACE_SPIN_NS {
+            ipcperf_sys::clock::sleep_until_ns(due - PACE_SPIN_NS);
+        } else {
+            std::hint::spin_loop();
+        }
+        now = now_ns();
     }
 }
 

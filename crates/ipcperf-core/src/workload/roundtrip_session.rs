@@ -62,11 +62,11 @@ pub struct RoundTripOutcome {
 }
 
 pub struct RoundTripSession<M: Mechanism> {
-    spec: CaseSpec,
-    end: Duplex<M::End>,
-    peer: Box<dyn PeerHandle>,
-    wbuf: AlignedBuf,
-    rbuf: AlignedBuf,
+    pub(crate) spec: CaseSpec,
+    pub(crate) end: Duplex<M::End>,
+    pub(crate) peer: Box<dyn PeerHandle>,
+    pub(crate) wbuf: AlignedBuf,
+    pub(crate) rbuf: AlignedBuf,
     /// Raw samples of the last series (clock cost included).
     pub samples: Vec<u64>,
     /// The median cost of one clock read, measured at open: the tare.
@@ -83,6 +83,17 @@ pub struct RoundTripSession<M: Mechanism> {
 
 impl<M: Mechanism> RoundTripSession<M> {
     pub fn open(spec: &CaseSpec, env: &RunEnv) -> Result<RoundTripSession<M>> {
+        Self::open_as(spec, env, PeerRole::Echo, None)
+    }
+
+    /// Set the mechanism up both ways and start a peer in `role` (`script`: a
+    /// replay's, handed over with the setup).
+    pub(crate) fn open_as(
+        spec: &CaseSpec,
+        env: &RunEnv,
+        role: PeerRole,
+        script: Option<crate::mode::protocol::ScriptHandoff>,
+    ) -> Result<RoundTripSession<M>> {
         let info = &M::INFO;
         let Some(shape) = M::round_trip() else {
             return Err(Error::Refused(format!(
@@ -129,9 +140,10 @@ impl<M: Mechanism> RoundTripSession<M> {
             }
         };
         let setup = PeerSetup {
+            script,
             more: Vec::new(),
             one_way: spec.opts.one_way,
-            role: PeerRole::Echo,
+            role,
             handoff: fwd.take_peer()?,
             block_size: spec.block_size,
             payload: spec.payload,

@@ -134,6 +134,7 @@ impl<M: Mechanism> StreamSession<M> {
             }
             Mode::Threads | Mode::Processes => {
                 let setup = PeerSetup {
+                    script: None,
                     more: Vec::new(),
                     one_way: false,
                     role: PeerRole::StreamReader,

@@ -5,6 +5,7 @@
 
 pub mod ab;
 pub mod heatmap;
+pub mod replay;
 pub mod trend;
 pub mod xy;
 

@@ -19,6 +19,7 @@ pub mod matrix;
 pub mod pattern;
 pub mod pipeline;
 pub mod plot;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod serve;

@@ -91,8 +91,31 @@ fn key_at(c: &CaseRecord, placement: &str) -> String {
     } else {
         ""
     };
+    // A replay is the same case only for the same pattern, speed and loops.
+    let pattern = c
+        .replay
+        .as_ref()
+        .map(|r| {
+            let id = r.sha256.as_deref().map_or_else(
+                || r.source.clone(),
+                |h| format!("{} {}", r.source, &h[..h.len().min(12)]),
+            );
+            let conv = r.conversation.map(|n| format!(" #{n}")).unwrap_or_default();
+            let speed = if r.speed == 1.0 {
+                String::new()
+            } else {
+                format!(" {}×", r.speed)
+            };
+            let loops = if r.loops > 1 {
+                format!(" ×{}", r.loops)
+            } else {
+                String::new()
+            };
+            format!(" [{id}{conv}{speed}{loops}]")
+        })
+        .unwrap_or_default();
     format!(
-        "{} {}{zero_copy} {} {} {} {}{}{}{rate}",
+        "{}{pattern} {}{zero_copy} {} {} {} {}{}{}{rate}",
         c.workload.name(),
         c.mechanism,
         c.mode.name(),
@@ -147,7 +170,7 @@ pub(crate) fn figure(c: &CaseRecord) -> Figure {
             values: c.series.iter().map(|s| s.bytes_per_sec()).collect(),
             lower_better: false,
         },
-        Workload::RoundTrip => Figure {
+        Workload::RoundTrip | Workload::Replay => Figure {
             values: c
                 .latency
                 .as_ref()
@@ -181,7 +204,7 @@ pub(crate) fn figure(c: &CaseRecord) -> Figure {
 fn unit(c: &CaseRecord) -> &'static str {
     match c.workload {
         Workload::Stream => "MB/s",
-        Workload::RoundTrip => "µs p50",
+        Workload::RoundTrip | Workload::Replay => "µs p50",
         Workload::Sync => "cycles/s",
     }
 }

@@ -10,6 +10,7 @@ pub mod latency;
 mod markdown;
 pub mod metrics;
 pub mod pairs;
+pub mod replay;
 pub mod sync;
 pub mod table;
 pub mod view;
@@ -170,6 +171,7 @@ pub fn views(run: &RunRecord, rank_size: Option<usize>) -> Vec<view::View> {
             Workload::Stream => view::build(r, rank_size),
             Workload::RoundTrip => latency::build(r, false),
             Workload::Sync => sync::build(r),
+            Workload::Replay => replay::build(r),
         })
         .collect()
 }
@@ -190,6 +192,7 @@ pub fn render_any(run: &RunRecord, format: Format, rank_size: Option<usize>) -> 
             Workload::Stream => render(r, format, rank_size),
             Workload::RoundTrip => render_latency(r, format, false),
             Workload::Sync => sync::render(r, format),
+            Workload::Replay => replay::render(r, format),
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -10,6 +10,7 @@
 //! reads are the messages B→A.
 
 pub mod fitted;
+pub mod script;
 pub mod strace;
 
 use std::collections::HashMap;
@@ -128,6 +129,7 @@ pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64
     Pattern {
         conversations: vec![Conversation {
             number: 1,
+            key: String::new(),
             what: Some(format!("--sizes {sizes} --gaps {gaps}")),
             a: Vec::new(),
             b: Vec::new(),
@@ -158,6 +160,8 @@ pub struct Conversation {
     pub b_to_a: Flow,
     /// Where it came from in the trace (its first message's place), for ties.
     first_seen: u64,
+    /// Its channel's key (see [`channel_key`]): how its calls are found again.
+    key: String,
 }
 
 impl Conversation {
@@ -168,6 +172,7 @@ impl Conversation {
 
 /// The calls of one channel, by (pid, descriptor) and way, as they come.
 struct Channel {
+    key: String,
     what: Option<String>,
     paired: bool,
     first_seen: u64,
@@ -296,10 +301,16 @@ fn csv_direction(s: &str) -> Option<bool> {
 /// The longest line read: strace's lines are short unless -s is huge.
 const MAX_LINE: usize = 1 << 20;
 
-/// Read a trace (every file of it), one line at a time.
-pub fn read(path: &Path) -> Result<Pattern, TraceError> {
-    let mut channels: HashMap<String, Channel> = HashMap::new();
-    let mut seen = 0u64;
+/// What reading a trace's lines found besides its calls.
+struct Lines {
+    lines: usize,
+    clock: &'static str,
+    unfinished: usize,
+}
+
+/// Every call of a trace (every file of it) that moved bytes, in the order of
+/// its files and lines, read one line at a time.
+fn each_call(path: &Path, mut visit: impl FnMut(Call)) -> Result<Lines, TraceError> {
     let mut lines = 0usize;
     let mut clock = "none";
     let mut unfinished = 0;
@@ -393,30 +404,9 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
                     line,
                 })?
             };
-            let Some(call) = call else { continue };
-            seen += 1;
-            let Some((key, paired)) = channel_key(&call) else {
-                continue;
-            };
-            let ch = channels.entry(key).or_insert_with(|| Channel {
-                what: call.what.clone(),
-                paired,
-                first_seen: seen,
-                first_sender: None,
-                ends: Vec::new(),
-                flows: HashMap::new(),
-            });
-            let end = (call.pid, call.fd);
-            if !ch.ends.contains(&end) {
-                ch.ends.push(end);
+            if let Some(call) = call {
+                visit(call);
             }
-            if call.way == Way::Send && ch.first_sender.is_none() {
-                ch.first_sender = Some(end);
-            }
-            ch.flows
-                .entry((call.pid, call.fd, call.way == Way::Send))
-                .or_insert_with(Flow::new)
-                .add(call.time_ns, call.bytes);
         }
         lines += n;
         if !csv.unwrap_or(false) {
@@ -432,6 +422,47 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
             path.display()
         )));
     }
+    Ok(Lines {
+        lines,
+        clock,
+        unfinished,
+    })
+}
+
+/// Read a trace (every file of it), one line at a time.
+pub fn read(path: &Path) -> Result<Pattern, TraceError> {
+    let mut channels: HashMap<String, Channel> = HashMap::new();
+    let mut seen = 0u64;
+    let Lines {
+        lines,
+        clock,
+        unfinished,
+    } = each_call(path, |call| {
+        seen += 1;
+        let Some((key, paired)) = channel_key(&call) else {
+            return;
+        };
+        let ch = channels.entry(key.clone()).or_insert_with(|| Channel {
+            key,
+            what: call.what.clone(),
+            paired,
+            first_seen: seen,
+            first_sender: None,
+            ends: Vec::new(),
+            flows: HashMap::new(),
+        });
+        let end = (call.pid, call.fd);
+        if !ch.ends.contains(&end) {
+            ch.ends.push(end);
+        }
+        if call.way == Way::Send && ch.first_sender.is_none() {
+            ch.first_sender = Some(end);
+        }
+        ch.flows
+            .entry((call.pid, call.fd, call.way == Way::Send))
+            .or_insert_with(Flow::new)
+            .add(call.time_ns, call.bytes);
+    })?;
     let mut conversations: Vec<Conversation> = channels
         .into_values()
         .filter_map(|ch| {
@@ -443,6 +474,7 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
             }
             let mut c = Conversation {
                 number: 0,
+                key: ch.key.clone(),
                 what: ch.what.clone(),
                 a: Vec::new(),
                 b: Vec::new(),

@@ -1,0 +1,242 @@
+//! Running replay cases: a script over one mechanism, `series` passes on one
+//! set-up, put together into the case's record (see [`crate::workload::replay`]).
+
+use super::{fail_record, keep};
+use crate::error::{Error, Result};
+use crate::kind::Workload;
+use crate::latency;
+use crate::mechanism::{with_mechanism, Mechanism};
+use crate::observer::Observer;
+use crate::plan::{CaseSpec, RunEnv};
+use crate::record::{BehindRecord, CaseRecord, ReplayRecord, TimelineBin};
+use crate::workload::replay::{Figures, Script};
+use crate::workload::replay_session::ReplaySession;
+use crate::workload::stream_session::SeriesOutcome;
+
+/// What to replay and how.
+pub struct ReplayPlan<'a> {
+    pub script: &'a Script,
+    /// Passes (series) per mechanism.
+    pub series: u32,
+    /// Times round the script in a pass (`--loop`).
+    pub reps: u64,
+    /// Spin to each send time (`--busy-poll`).
+    pub spin: bool,
+    /// What the record says of the pattern (its figures are filled in here).
+    pub about: ReplayRecord,
+}
+
+impl ReplayPlan<'_> {
+    /// The most messages a series holds.
+    pub fn check(&self) -> Result<()> {
+        let total = (self.script.len() as u64).checked_mul(self.reps);
+        if self.reps == 0 || total.is_none_or(|t| t > crate::workload::replay::MAX_STEPS) {
+            return Err(Error::Invalid(format!(
+                "{} messages × {} loops: a pass holds at most {} messages",
+                self.script.len(),
+                self.reps,
+                crate::workload::replay::MAX_STEPS
+            )));
+        }
+        if self.series == 0 {
+            return Err(Error::Invalid("--series 0".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Run one replay case. Never fails: a refusal or failure is recorded with its reason.
+pub fn run_replay_case(
+    spec: &CaseSpec,
+    plan: &ReplayPlan,
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+) -> CaseRecord {
+    let mut rec = CaseRecord::for_spec(spec);
+    rec.workload = Workload::Replay;
+    let r = with_mechanism!(spec.mechanism, M => run_inner::<M>(spec, plan, env, obs, &mut rec));
+    match r {
+        Ok(()) => rec.summarize(),
+        Err(e) => fail_record(&mut rec, e),
+    }
+    obs.case_done(&rec);
+    rec
+}
+
+fn run_inner<M: Mechanism>(
+    spec: &CaseSpec,
+    plan: &ReplayPlan,
+    env: &RunEnv,
+    obs: &mut dyn Observer,
+    rec: &mut CaseRecord,
+) -> Result<()> {
+    plan.check()?;
+    crate::crossing::check(
+        M::INFO.kind,
+        spec.mode == crate::mode::Mode::Processes,
+        &spec.opts.across,
+        spec.opts.across_probe,
+    )?;
+    let script = plan.script;
+    let mut s = ReplaySession::<M>::open(spec, env, script)?;
+    rec.options.extend(s.facts());
+    let tare = s.clock_cost_ns();
+    let period = script.period_ns();
+    let mut fig = Figures::new((plan.reps - 1) * period + script.span_ns() + 1);
+    let mut about = plan.about.clone();
+    let (mut series_p50, mut series_p99, mut elapsed) = (Vec::new(), Vec::new(), 0u64);
+    for _ in 0..plan.series {
+        let p = s.pass(plan.reps, period, plan.spin, env.stall_ns)?;
+        let pass = fig.add(&script.steps, &p.timing, p.a, p.b, tare);
+        let outcome = SeriesOutcome {
+            start_ns: p.timing.start_ns,
+            elapsed_ns: pass.elapsed_ns,
+            writer_cpu: p.owner_cpu,
+            reader_cpu: p.peer_cpu,
+            writer_cpu_ns: p.owner_cpu_ns,
+            reader_cpu_ns: Some(p.peer_cpu_ns),
+            delivered_bytes: Some(pass.bytes),
+            datagrams: None,
+        };
+        keep(rec, spec, pass.delivered, outcome, obs);
+        // Messages, not blocks of one size.
+        if let Some(last) = rec.series.last_mut() {
+            last.blocks = pass.delivered;
+        }
+        series_p50.push(pass.p50_ns);
+        series_p99.push(pass.p99_ns);
+        elapsed += pass.elapsed_ns;
+        if let Some(k) = pass.kept {
+            about.kept.push(k);
+        }
+    }
+    s.close()?;
+    if fig.all.is_empty() {
+        return Err(Error::Peer(format!(
+            "no message arrived ({} lost)",
+            fig.lost
+        )));
+    }
+    let mut summary = latency::summarize(
+        &fig.all,
+        elapsed,
+        fig.lost,
+        tare,
+        series_p50,
+        fig.over_range,
+    );
+    summary.series_p99_ns = series_p99;
+    rec.latency = Some(summary);
+    about.late_sends = fig.late_sends;
+    about.late_p99_ns = fig.late.value_at_quantile(0.99);
+    about.late_max_ns = fig.late.max();
+    about.behind = fig.behind.map(|b| BehindRecord {
+        from_ns: b.from_ns,
+        to_ns: b.to_ns,
+        messages: b.messages,
+        max_late_ns: b.max_late_ns,
+    });
+    about.a_to_b_latency = Figures::way(&fig.a_to_b);
+    about.b_to_a_latency = Figures::way(&fig.b_to_a);
+    about.loops = plan.reps;
+    about.recorded_ns = (plan.reps - 1) * period + script.span_ns();
+    let (a, ab, b, bb) = script.counts();
+    (
+        about.a_to_b,
+        about.a_to_b_bytes,
+        about.b_to_a,
+        about.b_to_a_bytes,
+    ) = (a, ab, b, bb);
+    about.largest_bytes = script.largest() as u64;
+    about.timeline = fig
+        .bins
+        .iter()
+        .map(|b| TimelineBin {
+            from_ns: b.from_ns,
+            to_ns: b.to_ns,
+            messages: b.latency.len(),
+            p50_ns: b.latency.value_at_quantile(0.5),
+            p99_ns: b.latency.value_at_quantile(0.99),
+            max_ns: b.latency.max(),
+            late: b.late,
+        })
+        .collect();
+    rec.replay = Some(Box::new(about));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanism::{MechOptions, MechanismKind};
+    use crate::mode::Mode;
+    use crate::payload::Payload;
+    use crate::plan::Length;
+
+    fn spec(m: MechanismKind, mode: Mode, script: &Script) -> CaseSpec {
+        CaseSpec {
+            mechanism: m,
+            mode,
+            block_size: script.largest(),
+            placement: crate::kind::Placement::UNPINNED,
+            payload: Payload::Verify,
+            length: Length::Count { blocks: 1 },
+            repeat: 1,
+            include_setup: false,
+            pairs: Vec::new(),
+            clients: 0,
+            subscribers: 0,
+            opts: MechOptions {
+                shm_messages: true,
+                ..MechOptions::default()
+            },
+        }
+    }
+
+    /// Requests of 100 B every 500 µs answered 100 µs later by 1,000 B.
+    fn script() -> Script {
+        let mut m = Vec::new();
+        for i in 0..200u64 {
+            m.push((i * 500_000, true, 100));
+            m.push((i * 500_000 + 100_000, false, 1_000));
+        }
+        Script::new(m, 1.0).unwrap()
+    }
+
+    #[test]
+    fn every_message_of_a_replay_arrives_verified_over_each_kind_of_end() {
+        let s = script();
+        // A byte stream, a pair of one-way objects, messages and a ring.
+        for m in [
+            MechanismKind::Unix,
+            MechanismKind::Pipe,
+            MechanismKind::PosixMq,
+            MechanismKind::Shm,
+        ] {
+            let plan = ReplayPlan {
+                script: &s,
+                series: 2,
+                reps: 1,
+                spin: false,
+                about: ReplayRecord::default(),
+            };
+            let env = RunEnv::new(crate::kind::PeerCommand::current_exe().unwrap());
+            let rec = run_replay_case(
+                &spec(m, Mode::Threads, &s),
+                &plan,
+                &env,
+                &mut crate::observer::Quiet,
+            );
+            assert!(rec.is_ok(), "{}: {:?}", m.name(), rec.message);
+            let l = rec.latency.as_ref().unwrap();
+            assert_eq!(l.round_trips, 800, "{}", m.name());
+            assert_eq!(rec.series.len(), 2);
+            assert_eq!(rec.series[0].bytes, 200 * 1_100);
+            let r = rec.replay.as_ref().unwrap();
+            assert_eq!((r.a_to_b, r.b_to_a), (200, 200));
+            assert_eq!(r.kept.len(), 2);
+            assert_eq!(r.timeline.iter().map(|b| b.messages).sum::<u64>(), 800);
+            assert!(r.a_to_b_latency.is_some() && r.b_to_a_latency.is_some());
+        }
+    }
+}

@@ -1,0 +1,178 @@
+use super::*;
+use crate::payload::Verify;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+
+/// A socket pair as a message end: a message is `len` bytes, read whole.
+struct Sock(UnixStream);
+
+impl MessageEnd for Sock {
+    fn send_msg(&mut self, buf: &[u8]) -> Result<()> {
+        self.0
+            .write_all(buf)
+            .map_err(|e| Error::Peer(e.to_string()))
+    }
+    fn recv_msg(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.0
+            .read_exact(buf)
+            .map_err(|e| Error::Peer(e.to_string()))
+    }
+}
+
+/// Requests of 90 B every 2 ms, each answered 300 µs later by 200 B and then
+/// 5,000 B, and one B→A notice before the first request.
+fn request_reply(n: u64) -> Vec<(u64, bool, u64)> {
+    let mut m = vec![(0, false, 16)];
+    for i in 0..n {
+        let t = 1_000_000 + i * 2_000_000;
+        m.push((t, true, 90));
+        m.push((t + 300_000, false, 200));
+        m.push((t + 310_000, false, 5_000));
+    }
+    m
+}
+
+#[test]
+fn a_script_anchors_each_answer_to_the_request_before_it() {
+    let mut msgs = request_reply(3);
+    msgs.reverse(); // any order: sorted by time
+    let s = Script::new(msgs, 2.0).unwrap();
+    assert_eq!(s.len(), 10);
+    assert_eq!(s.steps[0].anchor, OWN_TIME);
+    assert!(s.steps[1].forward());
+    assert_eq!((s.steps[2].anchor, s.steps[3].anchor), (1, 1));
+    assert_eq!((s.steps[5].anchor, s.steps[6].anchor), (4, 4));
+    // --speed 2: half the recorded times.
+    assert_eq!(s.steps[1].at_ns, 500_000);
+    assert_eq!(s.span_ns(), (1_000_000 + 2 * 2_000_000 + 310_000) / 2);
+    assert_eq!(s.counts(), (3, 270, 7, 15_616));
+    assert_eq!(s.largest(), 5_000);
+}
+
+#[test]
+fn bad_scripts_are_refused() {
+    assert!(Script::new(Vec::new(), 1.0).is_err());
+    assert!(Script::new(vec![(0, true, 0)], 1.0).is_err());
+    assert!(Script::new(vec![(0, true, MAX_MESSAGE + 1)], 1.0).is_err());
+    assert!(Script::new(vec![(0, true, 1)], 0.0).is_err());
+    assert!(Script::new(vec![(0, true, 1)], f64::NAN).is_err());
+}
+
+#[test]
+fn a_script_travels_through_a_file_and_a_damaged_one_is_refused() {
+    let s = Script::new(request_reply(5000), 1.0).unwrap();
+    let f = ipcperf_sys::shm::memfd_file("t-script").unwrap();
+    s.write_to(&f).unwrap();
+    assert_eq!(Script::read_from(&f, s.len()).unwrap(), s);
+    // An answer pointing at itself.
+    let mut bad = s.clone();
+    bad.steps[3].anchor = 3;
+    bad.write_to(&f).unwrap();
+    assert!(Script::read_from(&f, s.len()).is_err());
+    // Fewer steps in the file than asked.
+    assert!(Script::read_from(&f, s.len() + 1).is_err());
+}
+
+/// Replay `script` over a socket pair, A in this thread and B in another.
+fn replay(script: &Script, reps: u64) -> (Figures, Pass) {
+    let (x, y) = UnixStream::pair().unwrap();
+    let n = script.len() * reps as usize;
+    let t = Timing {
+        start_ns: now_ns() + 5_000_000,
+        reps,
+        period_ns: script.period_ns(),
+        spin: false,
+    };
+    let steps = script.steps.clone();
+    let big = script.largest();
+    let peer = std::thread::spawn(move || {
+        let mut times = vec![0u64; n];
+        let (mut w, mut r) = (vec![0u8; big], vec![0u8; big]);
+        follow_loop::<_, Verify>(&mut Sock(y), &steps, &t, &mut w, &mut r, &mut times)
+            .map(|lost| (lost, times))
+    });
+    let mut a = vec![0u64; n];
+    let (mut w, mut r) = (vec![0u8; big], vec![0u8; big]);
+    let lost = lead_loop::<_, Verify>(&mut Sock(x), &script.steps, &t, &mut w, &mut r, &mut a);
+    let (blost, b) = peer.join().unwrap().unwrap();
+    assert_eq!((lost.unwrap(), blost), (0, 0));
+    let mut f = Figures::new(reps * t.period_ns);
+    let p = f.add(&script.steps, &t, &a, &b, 0);
+    (f, p)
+}
+
+#[test]
+fn both_sides_walk_the_script_and_keep_its_schedule() {
+    // 100 requests 2 ms apart: 0.2 s. Other tests run beside this one: three
+    // tries, so only a schedule never kept fails.
+    let script = Script::new(request_reply(100), 1.0).unwrap();
+    let mut last = String::new();
+    for _ in 0..3 {
+        let (f, p) = replay(&script, 1);
+        assert_eq!(p.delivered, 301);
+        assert_eq!(p.bytes, 16 + 100 * 5290);
+        assert_eq!(f.all.len(), 301);
+        assert_eq!((f.a_to_b.len(), f.b_to_a.len()), (100, 201));
+        // Every message went, and each answer left about 300 µs after its request
+        // arrived: the answers' latency counts from then, not from the request.
+        let kept = p.kept.unwrap();
+        if kept > 0.98 && f.late_sends == 0 && p.p50_ns < 1_000_000 {
+            assert!(f.bins.iter().map(|b| b.latency.len()).sum::<u64>() == 301);
+            return;
+        }
+        last = format!("kept {kept}, {} late, p50 {}", f.late_sends, p.p50_ns);
+    }
+    panic!("the schedule was not kept in 3 tries: {last}");
+}
+
+#[test]
+fn a_loop_goes_round_the_script_again_each_period() {
+    let script = Script::new(request_reply(20), 4.0).unwrap();
+    let (f, p) = replay(&script, 3);
+    assert_eq!(p.delivered, 3 * 61);
+    assert_eq!(f.all.len(), 3 * 61);
+    let t_last = 2 * script.period_ns() + script.span_ns();
+    assert!(p.elapsed_ns >= t_last, "{} < {t_last}", p.elapsed_ns);
+}
+
+#[test]
+fn a_stall_shows_as_a_stretch_behind_the_schedule() {
+    // Steps as the peer would time them: A→B at 0, 1, 2, ... ms; the sends from
+    // 10 to 14 ms went 5 ms late.
+    let steps: Vec<Step> = (0..30)
+        .map(|i| Step {
+            at_ns: i * 1_000_000,
+            size: 8,
+            anchor: FORWARD,
+        })
+        .collect();
+    let t = Timing {
+        start_ns: 1_000_000_000,
+        reps: 1,
+        period_ns: 31_000_000,
+        spin: false,
+    };
+    let a: Vec<u64> = (0..30u64)
+        .map(|i| {
+            let due = t.due(0, i * 1_000_000);
+            if (10..15).contains(&i) {
+                due + 5_000_000
+            } else {
+                due + 1_000
+            }
+        })
+        .collect();
+    let b: Vec<u64> = a.iter().map(|x| x + 2_000).collect();
+    let mut f = Figures::new(t.period_ns);
+    let p = f.add(&steps, &t, &a, &b, 0);
+    let behind = f.behind.unwrap();
+    assert_eq!(
+        (behind.from_ns, behind.to_ns, behind.messages),
+        (10_000_000, 14_000_000, 5)
+    );
+    assert_eq!(behind.max_late_ns, 5_000_000);
+    assert_eq!(f.late_sends, 5);
+    // The latency of a late message counts from when it was due.
+    assert!(f.all.max() >= 5_000_000);
+    assert!(p.kept.unwrap() > 0.99);
+}

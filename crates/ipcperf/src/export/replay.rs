@@ -1,0 +1,186 @@
+//! Replay cases arranged for people: what was replayed, then one table with
+//! every mechanism side by side (each message's latency from when it was due,
+//! the schedule kept, late sends, CPU of both sides, the time a pass took), then
+//! where each fell behind, and the cases that were skipped or failed.
+
+use ipcperf_core::record::{CaseRecord, CaseStatus, ReplayRecord, RunRecord};
+use ipcperf_core::workload::Workload;
+
+use super::cells::{mechanism_label, Table, View};
+use super::latency::fmt_us;
+use super::Format;
+use crate::units::fmt_size;
+
+/// Seconds of trace time, to the millisecond.
+pub fn fmt_secs(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+/// The pattern, in one line: where it came from and what it holds.
+pub fn describe(r: &ReplayRecord) -> String {
+    let mut s = r.source.clone();
+    if let Some(n) = r.conversation {
+        s.push_str(&format!(", conversation {n}"));
+    }
+    if let Some(c) = &r.channel {
+        s.push_str(&format!(" ({c})"));
+    }
+    s.push_str(&format!(
+        ": {} messages A→B ({}), {} B→A ({}), largest {}, {} recorded",
+        r.a_to_b,
+        fmt_size(r.a_to_b_bytes),
+        r.b_to_a,
+        fmt_size(r.b_to_a_bytes),
+        fmt_size(r.largest_bytes),
+        fmt_secs(r.recorded_ns)
+    ));
+    if r.speed != 1.0 {
+        s.push_str(&format!(" at {}× speed", r.speed));
+    }
+    if r.loops > 1 {
+        s.push_str(&format!(", {} loops", r.loops));
+    }
+    s
+}
+
+/// The schedule kept: the median pass, with the range when there are several.
+fn kept(r: &ReplayRecord) -> String {
+    let mut k = r.kept.clone();
+    if k.is_empty() {
+        return "-".into();
+    }
+    k.sort_by(f64::total_cmp);
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let mid = k[k.len() / 2];
+    if k.len() > 1 && k[0] < k[k.len() - 1] - 0.0005 {
+        format!("{} ({}–{})", pct(mid), pct(k[0]), pct(k[k.len() - 1]))
+    } else {
+        pct(mid)
+    }
+}
+
+/// The worst stretch behind the schedule, for the notes.
+pub fn behind_note(c: &CaseRecord) -> Option<String> {
+    let r = c.replay.as_ref()?;
+    let b = r.behind?;
+    Some(format!(
+        "{}: fell behind from {} to {} of the trace ({} send{}, up to {:.1} ms late)",
+        mechanism_label(c),
+        fmt_secs(b.from_ns),
+        fmt_secs(b.to_ns),
+        b.messages,
+        if b.messages == 1 { "" } else { "s" },
+        b.max_late_ns as f64 / 1e6
+    ))
+}
+
+/// The replay table of a run (None when it has no replay cases).
+pub fn table(run: &RunRecord) -> Option<Table> {
+    let cases: Vec<&CaseRecord> = run
+        .cases
+        .iter()
+        .filter(|c| c.workload == Workload::Replay)
+        .collect();
+    if cases.is_empty() {
+        return None;
+    }
+    let header = [
+        "mechanism",
+        "mode",
+        "placement",
+        "messages",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+        "kept",
+        "late >1ms",
+        "CPU",
+        "pass",
+    ];
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(r) = cases.iter().find_map(|c| c.replay.as_ref()) {
+        notes.push(format!("replayed {}", describe(r)));
+    }
+    for c in &cases {
+        let label = mechanism_label(c);
+        let (lat, rep) = match (&c.latency, &c.replay, &c.status) {
+            (Some(l), Some(r), CaseStatus::Ok) => (l, r),
+            _ => {
+                let word = if c.status == CaseStatus::Refused {
+                    "skipped"
+                } else {
+                    "FAILED"
+                };
+                notes.push(format!(
+                    "{label} {word}: {}",
+                    c.message.as_deref().unwrap_or("no figures")
+                ));
+                continue;
+            }
+        };
+        let pass = c
+            .series
+            .iter()
+            .map(|s| s.elapsed_ns)
+            .max()
+            .map_or("-".into(), fmt_secs);
+        let cpu = c
+            .median_cpu_load
+            .map_or("-".into(), |l| format!("{:.0}%", l * 100.0));
+        rows.push(vec![
+            label,
+            c.mode.name().to_string(),
+            c.placement.shown(),
+            lat.round_trips.to_string(),
+            fmt_us(lat.p50_ns as f64),
+            fmt_us(lat.p99_ns as f64),
+            fmt_us(lat.max_ns as f64),
+            kept(rep),
+            rep.late_sends.to_string(),
+            cpu,
+            pass,
+        ]);
+        if lat.round_trips_lost > 0 {
+            notes.push(format!(
+                "{}: {} messages lost",
+                mechanism_label(c),
+                lat.round_trips_lost
+            ));
+        }
+        if let Some(n) = behind_note(c) {
+            notes.push(n);
+        }
+    }
+    notes.push(
+        "latency: each message's, one way, from when it was due (its recorded time) to when \
+         all of it had arrived; kept: the recorded time of a pass over the time its sends took; \
+         CPU: both sides' CPU time over the pass"
+            .into(),
+    );
+    Some(Table {
+        title: "Replay".into(),
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows,
+        notes,
+    })
+}
+
+pub fn build(run: &RunRecord) -> View {
+    let m = &run.machine;
+    View {
+        heading: format!(
+            "ipcperf {} replay on {} (Linux {}, {} CPUs, {})",
+            run.ipcperf_version, m.hostname, m.kernel, m.cpus, m.cpu_model
+        ),
+        tables: table(run).into_iter().collect(),
+    }
+}
+
+pub fn render(run: &RunRecord, format: Format) -> String {
+    match format {
+        Format::Table => super::table::render(&build(run)),
+        Format::Markdown => super::markdown::render(&build(run)),
+        _ => super::render(run, format, None),
+    }
+}
