@@ -258,6 +258,14 @@ fn bad_questions_are_one_line_exit_2() {
             &["advise", "--throughput", "--latency", "p50"][..],
             "--throughput",
         ),
+        (
+            &["advise", "--pattern-file", "/nonexistent/app.trace"][..],
+            "no such file",
+        ),
+        (
+            &["advise", "--pattern-file", "x.csv", "--pattern", "stream"][..],
+            "--pattern",
+        ),
     ] {
         let out = cmd(&db, args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -266,4 +274,76 @@ fn bad_questions_are_one_line_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn a_replayed_pattern_is_ranked_with_the_pattern_beside_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    // A client's 90 B queries every 2 ms, each answered 200 µs later by 2 KiB.
+    let csv = dir.path().join("app.csv");
+    let mut text = String::from("time_ns,direction,size\n");
+    for i in 0..100u64 {
+        text.push_str(&format!(
+            "{},>,90\n{},<,2048\n",
+            i * 2_000_000,
+            i * 2_000_000 + 200_000
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--pattern-file",
+            csv.to_str().unwrap(),
+            "--only",
+            "pipe,unix,tcp",
+            "--quick",
+        ],
+    ));
+    assert!(
+        out.contains("Which to use here: the replayed pattern, ranked by the p99 message latency"),
+        "{out}"
+    );
+    assert!(out.contains("First choice: "), "{out}");
+    assert!(
+        out.contains("The pattern: app.csv, conversation 1 (csv): 100 messages A→B (9000 B), 100 B→A (200 KiB)"),
+        "{out}"
+    );
+    // Every candidate ranked, and each figure is a saved replay case's.
+    let run: serde_json::Value =
+        serde_json::from_str(&stdout(&mut cmd(&db, &["show", "1", "--format", "json"]))).unwrap();
+    let cases = run["cases"].as_array().unwrap();
+    assert!(
+        cases
+            .iter()
+            .all(|c| c["workload"] == "replay" && c["status"] == "ok"),
+        "{run}"
+    );
+    for m in ["pipe", "unix", "tcp"] {
+        assert!(cases.iter().any(|c| c["mechanism"] == m), "{m}");
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("┆ {m} ")))
+            .unwrap_or_else(|| panic!("{m}: {out}"));
+        let p99 = ns(line.split('┆').nth(2).unwrap());
+        let worst = cases
+            .iter()
+            .filter(|c| c["mechanism"] == m)
+            .map(|c| c["p99_ns"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert!(
+            (p99 - worst).abs() <= worst * 0.01 + 100.0,
+            "{m}: {p99} vs {worst}"
+        );
+    }
+    // TCP as programs that send small messages in a row use it: no Nagle.
+    assert!(
+        cases
+            .iter()
+            .filter(|c| c["mechanism"] == "tcp")
+            .all(|c| c["options"]["nodelay"] == "true"),
+        "{run}"
+    );
 }

@@ -86,7 +86,16 @@ fn run_inner<M: Mechanism>(
     let mut about = plan.about.clone();
     let (mut series_p50, mut series_p99, mut elapsed) = (Vec::new(), Vec::new(), 0u64);
     for _ in 0..plan.series {
-        let p = s.pass(plan.reps, period, plan.spin, env.stall_ns)?;
+        let p = s
+            .pass(plan.reps, period, plan.spin, env.stall_ns)
+            .map_err(|e| match e {
+                Error::Timeout(m) => Error::Timeout(format!(
+                    "the replay fell too far behind its schedule (twice its recorded length \
+                     and {} s more): {m}",
+                    env.stall_ns / 1_000_000_000
+                )),
+                e => e,
+            })?;
         let pass = fig.add(&script.steps, &p.timing, p.a, p.b, tare);
         let outcome = SeriesOutcome {
             start_ns: p.timing.start_ns,

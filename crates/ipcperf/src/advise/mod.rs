@@ -20,6 +20,10 @@ pub enum Pattern {
     FanIn,
     /// One writer, every block to each of many readers (ranked by the slowest reader).
     FanOut,
+    /// A recorded or fitted pattern replayed (`advise --pattern-file`): ranked by
+    /// its messages' latency from when each was due.
+    #[value(skip)]
+    Replay,
 }
 
 /// Which figure decides, for round trips.
@@ -215,6 +219,8 @@ fn constraint(name: &str, mech: &str, cpu_load: f64, ask: &Ask) -> Option<String
 pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     let want = if streams(ask.pattern) {
         Workload::Stream
+    } else if ask.pattern == Pattern::Replay {
+        Workload::Replay
     } else {
         Workload::RoundTrip
     };
@@ -348,6 +354,7 @@ fn what(ask: &Ask) -> String {
         Pattern::Notify => format!("{} wake-up round trip", ask.figure.name()),
         Pattern::FanIn => format!("{} round trip over every client", ask.figure.name()),
         Pattern::FanOut => "slowest reader's throughput".into(),
+        Pattern::Replay => format!("{} message latency from when due", ask.figure.name()),
     }
 }
 

@@ -88,6 +88,15 @@ pub struct AdviseArgs {
     #[arg(long)]
     pub from_history: bool,
 
+    /// Rank on your application's traffic instead: replay this trace's
+    /// conversation (strace's output or a CSV; see `ipcperf replay`) over each
+    /// candidate, ranked by its messages' latency from when each was due.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["pattern", "size", "fan", "throughput", "from_history", "sizes"])]
+    pub pattern_file: Option<std::path::PathBuf>,
+
+    #[command(flatten)]
+    pub source: crate::cmd::replay::PatternSource,
+
     #[command(flatten)]
     pub save: SaveArgs,
 }
@@ -96,14 +105,14 @@ pub struct AdviseArgs {
 const NOT_IPC: &[&str] = &["memcpy", "null"];
 
 /// The candidates for a pattern, by name.
-fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
+pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
     let pick = |k: &MechanismKind| -> bool {
         if NOT_IPC.contains(&k.name()) {
             return false;
         }
         match a.pattern {
             // Fixed-size wake-up mechanisms carry no request of a size.
-            Pattern::RequestReply => {
+            Pattern::RequestReply | Pattern::Replay => {
                 k.round_trip().is_some() && k.default_round_trip_sizes().is_none()
             }
             Pattern::Notify => k.round_trip().is_some(),
@@ -136,7 +145,7 @@ fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
 }
 
 /// Why mechanism `m` cannot be measured across the boundaries asked (None: it can).
-fn across_refusal(a: &AdviseArgs, m: &str) -> Option<String> {
+pub(crate) fn across_refusal(a: &AdviseArgs, m: &str) -> Option<String> {
     let k = MechanismKind::from_name(m)?;
     a.across
         .as_ref()?
@@ -167,6 +176,8 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
     let mut specs = Vec::new();
     // Each group of candidates with the same size rule is one plan.
     let groups: Vec<(Vec<String>, Option<String>)> = match a.pattern {
+        // Planned by `advise_pattern`.
+        Pattern::Replay => Vec::new(),
         Pattern::RequestReply | Pattern::FanIn => {
             vec![(mechs, Some(a.size.unwrap_or(512).to_string()))]
         }
@@ -238,7 +249,7 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
     Ok(specs)
 }
 
-fn first_line(s: &str) -> String {
+pub(crate) fn first_line(s: &str) -> String {
     s.lines()
         .next()
         .unwrap_or_default()
@@ -251,6 +262,9 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         return Err(Fail::usage(
             "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
         ));
+    }
+    if a.pattern_file.is_some() || a.source.sizes.is_some() {
+        return crate::cmd::advise_pattern::run(a);
     }
     let specs = plan(&a)?;
     let streams = matches!(a.pattern, Pattern::Stream | Pattern::FanOut);
@@ -412,7 +426,7 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
 }
 
 /// The candidates `--across` leaves out, with why.
-fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
+pub(crate) fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
     MechanismKind::ALL
         .iter()
         .filter(|k| a.only.is_empty() || a.only.iter().any(|m| m == k.name()))
@@ -421,7 +435,7 @@ fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
         .collect()
 }
 
-fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
+pub(crate) fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
     let mut out = String::new();
     let by = if ask.figure == Figure::Rate {
         "round trips per second".to_string()
@@ -449,6 +463,10 @@ fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
             "fan-out, one writer to {} readers, {} B blocks, ranked by the slowest reader",
             a.fan,
             a.size.unwrap_or(64 * 1024)
+        ),
+        Pattern::Replay => format!(
+            "the replayed pattern, ranked by the {} message latency from when due",
+            ask.figure.name()
         ),
     };
     let mut title = format!("Which to use here: {what}; placement {}", a.placement);

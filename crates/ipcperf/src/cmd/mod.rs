@@ -1,6 +1,7 @@
 //! One file per subcommand.
 
 pub mod advise;
+pub mod advise_pattern;
 pub mod args;
 pub mod clean;
 pub mod compare;

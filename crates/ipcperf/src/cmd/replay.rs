@@ -118,6 +118,14 @@ pub fn load(trace: Option<&Path>, src: &PatternSource) -> Result<Loaded, Fail> {
         _ => return Err(Fail::usage("give a trace, or --sizes and --gaps")),
     };
     let script = Script::new(msgs, src.speed).map_err(|e| Fail::usage(e.to_string()))?;
+    (
+        about.a_to_b,
+        about.a_to_b_bytes,
+        about.b_to_a,
+        about.b_to_a_bytes,
+    ) = script.counts();
+    about.largest_bytes = script.largest() as u64;
+    about.recorded_ns = script.span_ns();
     Ok(Loaded { script, about })
 }
 

@@ -1,0 +1,143 @@
+//! `ipcperf advise --pattern-file TRACE` (or `--sizes .. --gaps ..`): the
+//! ranking for your own traffic. Every candidate replays the pattern (see
+//! `ipcperf replay`) at every placement class asked, the run is saved as any
+//! run is, and the mechanisms are ranked by the same rules as every answer
+//! (worst placement, CPU budget, ties), by their messages' latency from when
+//! each was due; the pattern is shown beside the answer.
+
+use clap::Parser;
+
+use crate::advise::{self, Ask, Figure, Pattern};
+use crate::cmd::advise::{candidates, first_line, left_across, render, AdviseArgs};
+use crate::cmd::db::Saver;
+use crate::console::Console;
+use crate::fail::Fail;
+use ipcperf_core::mode::process::PeerCommand;
+use ipcperf_core::plan::RunEnv;
+use ipcperf_core::record::RunRecord;
+use ipcperf_core::runner::replay::{run_replay_case, ReplayPlan};
+
+pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
+    #[derive(Parser)]
+    struct Replay {
+        #[command(flatten)]
+        a: crate::cmd::replay::ReplayArgs,
+    }
+    if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
+        return Err(Fail::usage(
+            "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
+        ));
+    }
+    let loaded = crate::cmd::replay::load(a.pattern_file.as_deref(), &a.source)?;
+    let mut ask_args = a;
+    ask_args.pattern = Pattern::Replay;
+    let a = ask_args;
+    let mechs = candidates(&a)?;
+    // The same cases `ipcperf replay` plans from these arguments.
+    let mut argv: Vec<String> = vec!["ipcperf".into(), "--sizes".into(), "fixed:1".into()];
+    argv.extend(["--gaps".into(), "fixed:1".into()]);
+    argv.extend(mechs.iter().cloned());
+    if a.placement == "unknown" {
+        argv.extend(["--pin".into(), "all".into()]);
+    } else {
+        argv.extend(["--pin".into(), a.placement.clone()]);
+    }
+    if let Some(ns) = &a.across {
+        argv.extend([
+            "--across".into(),
+            ipcperf_core::crossing::Namespace::list_name(&ns.0),
+        ]);
+    }
+    if mechs.iter().any(|m| m == "shm") {
+        argv.extend(["--wake".into(), "futex,spin".into()]);
+    }
+    // A program that sends several small messages in a row over TCP sets
+    // TCP_NODELAY, or Nagle holds each back for the last one's ACK.
+    if mechs.iter().any(|m| m.ends_with("tcp")) {
+        argv.push("--nodelay".into());
+    }
+    let r = Replay::try_parse_from(&argv).map_err(|e| Fail::usage(first_line(&e.to_string())))?;
+    let largest = loaded.script.largest();
+    let specs = crate::cmd::replay::plan(
+        &r.a.args
+            .iter()
+            .filter_map(|m| ipcperf_core::mechanism::MechanismKind::from_name(m))
+            .collect::<Vec<_>>(),
+        &[],
+        &r.a.pin,
+        &r.a.mech,
+        ipcperf_core::payload::Payload::Touch,
+        largest,
+    )?;
+    let passes = if a.quick { 1 } else { 3 };
+    let plan = ReplayPlan {
+        script: &loaded.script,
+        series: passes,
+        reps: 1,
+        spin: false,
+        about: loaded.about.clone(),
+    };
+    plan.check().map_err(|e| Fail::usage(e.to_string()))?;
+    let secs = (loaded.script.span_ns() as f64 / 1e9 + 0.05) * passes as f64 + 0.3;
+    crate::console::note(&format!(
+        "replaying {} over {} cases ({passes} pass{} each), about {:.0} s",
+        crate::export::replay::describe(&loaded.about),
+        specs.len(),
+        if passes == 1 { "" } else { "es" },
+        secs * specs.len() as f64
+    ));
+    let ask = Ask {
+        pattern: Pattern::Replay,
+        figure: a.latency,
+        cpu_budget: a.cpu_budget,
+        posix_only: a.posix_only,
+        messages: a.messages,
+    };
+    debug_assert!(ask.figure != Figure::Rate);
+    let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
+    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut saver = Saver::start(&a.save, &mut run)?;
+    crate::console::machine_warnings(&run.machine);
+    let mut console = Console::new(specs.len());
+    {
+        let mut obs = saver.observe(&mut console);
+        for (i, spec) in specs.iter().enumerate() {
+            ipcperf_core::observer::Observer::case_started(&mut obs, spec, i, specs.len());
+            run.cases.push(run_replay_case(spec, &plan, &env, &mut obs));
+        }
+    }
+    let answered = std::cell::Cell::new(false);
+    let code = crate::cmd::ending::finish(
+        run,
+        saver,
+        &mut console,
+        |r| {
+            let mut ans = advise::rank(r, &ask);
+            ans.excluded.extend(left_across(&a));
+            answered.set(ans.first.is_some());
+            let mut out = render(&ans, &ask, &a);
+            out.push_str(&format!(
+                "\nThe pattern: {}\n",
+                crate::export::replay::describe(&loaded.about)
+            ));
+            if let Some(f) = &loaded.about.fitted {
+                out.push_str(&format!("  fitted: {f}\n"));
+            }
+            // Stretches of several sends behind (one late send is a hiccup).
+            let long = |c: &&ipcperf_core::record::CaseRecord| {
+                c.replay
+                    .as_ref()
+                    .and_then(|x| x.behind)
+                    .is_some_and(|b| b.messages >= 5)
+            };
+            for c in r.cases.iter().filter(long) {
+                if let Some(n) = crate::export::replay::behind_note(c) {
+                    out.push_str(&format!("  {n} ({})\n", c.placement.shown()));
+                }
+            }
+            out
+        },
+        false,
+    )?;
+    Ok(if answered.get() { 0 } else { code.max(1) })
+}
