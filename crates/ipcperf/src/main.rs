@@ -151,6 +151,10 @@ fn main() {
         cli::Command::Trend(a) => cmd::trend::run(a),
         cli::Command::Pattern(a) => cmd::pattern::run(a),
         cli::Command::Replay(a) => cmd::replay::run(*a),
+        // Your own traffic, replayed, or a pattern named by kind.
+        cli::Command::Advise(a) if a.pattern_file.is_some() || a.source.sizes.is_some() => {
+            cmd::advise_pattern::run(a)
+        }
         cli::Command::Advise(a) => cmd::advise::run(a),
         cli::Command::Serve(a) => cmd::serve::run(a),
         cli::Command::Completions(a) => {

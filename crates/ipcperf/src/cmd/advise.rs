@@ -263,9 +263,6 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
         ));
     }
-    if a.pattern_file.is_some() || a.source.sizes.is_some() {
-        return crate::cmd::advise_pattern::run(a);
-    }
     let specs = plan(&a)?;
     let streams = matches!(a.pattern, Pattern::Stream | Pattern::FanOut);
     let ask = Ask {
