@@ -120,6 +120,7 @@ fn quick(segment: &str, port: u16) -> String {
             kept.extend(["-d", "10ms", "-r", "1"].map(String::from))
         }
         "matrix" => kept.extend(["-d", "10ms"].map(String::from)),
+        "replay" if !kept.iter().any(|w| w == "-r") => kept.extend(["-r", "1"].map(String::from)),
         "advise" if !kept.iter().any(|w| w == "--quick" || w == "--from-history") => {
             kept.push("--quick".into())
         }
