@@ -348,6 +348,22 @@ fn a_traced_program_replayed_over_pipe_and_unix_with_every_byte_checked() {
         2,
         "{csv}"
     );
+    // Plotted from the history, and in the report: the timeline.
+    let svg = dir.path().join("t.svg");
+    ok(&["plot", "1", "--db", db_s, "-o", svg.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("latency against time in the trace"));
+    let html = dir.path().join("r.html");
+    ok(&["report", "1", "--db", db_s, "-o", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Replay: latency against time in the trace") && page.contains("unix.trace")
+    );
+    assert!(
+        !page.contains("Latency percentiles"),
+        "a replay is not a round trip"
+    );
     ok(&[
         "replay", t_s, "pipe", "unix", "-r", "2", "--db", db_s, "--format", "json",
     ]);

@@ -332,7 +332,8 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
     // Round trips (the latency workload): p50 to p99.99 from the full histogram's summary.
     for c in &run.cases {
         let Some(l) = &c.latency else { continue };
-        if l.round_trips == 0 {
+        // A replay's latencies are one way, from when due: its own timeline.
+        if l.round_trips == 0 || c.workload == Workload::Replay {
             continue;
         }
         let pts = [

@@ -134,6 +134,20 @@ fn draw<DB: DrawingBackend>(
     root.present()
 }
 
+/// The timeline as an SVG document (None: the run replayed nothing).
+pub fn svg(run: &RunRecord) -> Option<Result<String, String>> {
+    let n = cases(run).len();
+    if n == 0 {
+        return None;
+    }
+    let mut out = String::new();
+    let r = {
+        let root = SVGBackend::with_string(&mut out, size_with_legend(n)).into_drawing_area();
+        draw(root, run).map_err(|e| format!("cannot draw the chart: {e}"))
+    };
+    Some(r.map(|()| out))
+}
+
 /// Draw the timeline of `run`'s replay cases to `path` (.png or .svg).
 pub fn write(run: &RunRecord, path: &Path) -> Result<(), Fail> {
     let n = cases(run).len();
@@ -145,11 +159,9 @@ pub fn write(run: &RunRecord, path: &Path) -> Result<(), Fail> {
     }
     let size = size_with_legend(n);
     let r = if path.extension().and_then(|e| e.to_str()) == Some("svg") {
-        let mut out = String::new();
-        {
-            let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-            draw(root, run).map_err(|e| Fail::failure(format!("cannot draw the chart: {e}")))?;
-        }
+        let out = svg(run)
+            .unwrap_or_else(|| Ok(String::new()))
+            .map_err(Fail::failure)?;
         std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
     } else {
         let root = BitMapBackend::new(path, size).into_drawing_area();

@@ -57,6 +57,15 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
         eprintln!("ipcperf: run {id}: heatmap drawn in {}", a.output.display());
         return Ok(0);
     }
+    // A replay: its timeline (latency against time in the trace).
+    if run.cases.iter().any(|c| c.replay.is_some()) {
+        crate::chart::replay::write(&run, &a.output)?;
+        eprintln!(
+            "ipcperf: run {id}: replay timeline drawn in {}",
+            a.output.display()
+        );
+        return Ok(0);
+    }
     let charts = crate::chart::xy::charts(&run);
     if charts.is_empty() {
         return Err(Fail::usage(format!(

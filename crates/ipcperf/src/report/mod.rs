@@ -579,6 +579,13 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             }
             o.push_str("</div>\n");
         }
+        if let Some(svg) = crate::chart::replay::svg(run) {
+            o.push_str(
+                "<h3>Replay: latency against time in the trace</h3>\n<div class=\"chart\">\n",
+            );
+            o.push_str(&svg.unwrap_or_else(|e| format!("<p>{}</p>", esc(&e))));
+            o.push_str("</div>\n");
+        }
         // What `ipcperf advise` would answer from this run's figures.
         for t in crate::advise::report_answers(run) {
             o.push_str(&table_html(&t));
