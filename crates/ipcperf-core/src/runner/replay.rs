@@ -78,6 +78,15 @@ fn run_inner<M: Mechanism>(
         spec.opts.across_probe,
     )?;
     let script = plan.script;
+    let pairs_answers = matches!(M::INFO.name, "udp" | "zmq-ipc" | "zmq-tcp" | "grpc-uds")
+        || (M::INFO.name == "iceoryx2" && spec.opts.iox2_request_response);
+    if pairs_answers && !script.alternates() {
+        return Err(Error::Refused(format!(
+            "{} pairs each answer with its request: it carries a pattern of one answer per \
+             request, and this one is not",
+            M::INFO.name
+        )));
+    }
     let mut s = ReplaySession::<M>::open(spec, env, script)?;
     rec.options.extend(s.facts());
     let tare = s.clock_cost_ns();

@@ -160,6 +160,18 @@ impl Script {
         self.span_ns() + gap.max(1)
     }
 
+    /// Whether it is strict request/reply: A→B, then its one answer B→A, and so
+    /// on (what a mechanism that pairs each answer with its request can carry).
+    pub fn alternates(&self) -> bool {
+        self.steps.iter().enumerate().all(|(i, s)| {
+            if i % 2 == 0 {
+                s.forward()
+            } else {
+                s.anchor as usize == i - 1
+            }
+        })
+    }
+
     pub fn largest(&self) -> usize {
         self.steps
             .iter()

@@ -11,9 +11,13 @@ use super::latency::fmt_us;
 use super::Format;
 use crate::units::fmt_size;
 
-/// Seconds of trace time, to the millisecond.
+/// Trace time: seconds to the millisecond, or below a millisecond in µs.
 pub fn fmt_secs(ns: u64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
+    if ns == 0 || ns >= 1_000_000 {
+        format!("{:.3} s", ns as f64 / 1e9)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
 }
 
 /// The pattern, in one line: where it came from and what it holds.

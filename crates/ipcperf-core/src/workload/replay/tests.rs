@@ -47,6 +47,15 @@ fn a_script_anchors_each_answer_to_the_request_before_it() {
     assert_eq!(s.span_ns(), (1_000_000 + 2 * 2_000_000 + 310_000) / 2);
     assert_eq!(s.counts(), (3, 270, 7, 15_616));
     assert_eq!(s.largest(), 5_000);
+    assert!(!s.alternates());
+    let strict = Script::new(
+        vec![(0, true, 9), (5, false, 9), (9, true, 9), (12, false, 1)],
+        1.0,
+    );
+    assert!(strict.unwrap().alternates());
+    assert!(!Script::new(vec![(0, true, 9), (5, true, 9)], 1.0)
+        .unwrap()
+        .alternates());
 }
 
 #[test]
@@ -116,7 +125,9 @@ fn both_sides_walk_the_script_and_keep_its_schedule() {
         // Every message went, and each answer left about 300 µs after its request
         // arrived: the answers' latency counts from then, not from the request.
         let kept = p.kept.unwrap();
-        if kept > 0.98 && f.late_sends == 0 && p.p50_ns < 1_000_000 {
+        // A loaded machine (other tests beside this one) wakes a sleeper late
+        // now and then: a few late sends, never most.
+        if kept > 0.98 && f.late_sends <= 15 && p.p50_ns < 1_000_000 {
             assert!(f.bins.iter().map(|b| b.latency.len()).sum::<u64>() == 301);
             return;
         }
