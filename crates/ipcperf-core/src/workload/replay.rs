@@ -272,39 +272,20 @@ pub fn lead_loop<E: MessageEnd, P: PayloadOps>(
     times: &mut [u64],
 ) -> Result<Lost> {
     let n = steps.len();
-    let (mut sent, mut got, mut lost) = (0u64, 0u64, 0u64);
+    let mut c = Cursors::default();
     for rep in 0..t.reps {
         let base = rep as usize * n;
         for (i, s) in steps.iter().enumerate() {
             let len = s.size as usize;
-            if s.forward() {
-                let w = &mut wbuf[..len];
-                P::fill(w, sent, (base + i) as u64);
-                sent += len as u64;
-                wait_until(t.due(rep, s.at_ns), t.spin);
-                times[base + i] = now_ns();
-                e.send_msg(w)?;
+            times[base + i] = if s.forward() {
+                let due = t.due(rep, s.at_ns);
+                give::<E, P>(e, &mut wbuf[..len], &mut c, (base + i) as u64, due, t.spin)?
             } else {
-                let r = &mut rbuf[..len];
-                match e.recv_msg(r) {
-                    Ok(()) => {}
-                    Err(Error::Lost(_)) => {
-                        lost += 1;
-                        got += len as u64;
-                        times[base + i] = 0;
-                        continue;
-                    }
-                    Err(err) => return Err(err),
-                }
-                times[base + i] = now_ns();
-                // B sent this after reading every A→B message before it.
-                e.answered();
-                P::check(r, got)?;
-                got += len as u64;
-            }
+                take::<E, P>(e, &mut rbuf[..len], &mut c)?
+            };
         }
     }
-    Ok(lost)
+    Ok(c.lost)
 }
 
 /// Side B: receive the A→B messages, send each B→A one when due (its recorded
@@ -319,38 +300,68 @@ pub fn follow_loop<E: MessageEnd, P: PayloadOps>(
     times: &mut [u64],
 ) -> Result<Lost> {
     let n = steps.len();
-    let (mut sent, mut got, mut lost) = (0u64, 0u64, 0u64);
+    let mut c = Cursors::default();
     for rep in 0..t.reps {
         let base = rep as usize * n;
         for (i, s) in steps.iter().enumerate() {
             let len = s.size as usize;
-            if s.forward() {
-                let r = &mut rbuf[..len];
-                match e.recv_msg(r) {
-                    Ok(()) => {}
-                    Err(Error::Lost(_)) => {
-                        lost += 1;
-                        got += len as u64;
-                        times[base + i] = 0;
-                        continue;
-                    }
-                    Err(err) => return Err(err),
-                }
-                times[base + i] = now_ns();
-                e.answered();
-                P::check(r, got)?;
-                got += len as u64;
+            times[base + i] = if s.forward() {
+                take::<E, P>(e, &mut rbuf[..len], &mut c)?
             } else {
-                let w = &mut wbuf[..len];
-                P::fill(w, sent, (base + i) as u64);
-                sent += len as u64;
-                wait_until(due_back(steps, t, times, rep, base, s), t.spin);
-                times[base + i] = now_ns();
-                e.send_msg(w)?;
-            }
+                let due = due_back(steps, t, times, rep, base, s);
+                give::<E, P>(e, &mut wbuf[..len], &mut c, (base + i) as u64, due, t.spin)?
+            };
         }
     }
-    Ok(lost)
+    Ok(c.lost)
+}
+
+/// Where a side is in each way's byte stream (what `--verify` checks against),
+/// and the messages it waited for that never came.
+#[derive(Default)]
+struct Cursors {
+    sent: u64,
+    got: u64,
+    lost: u64,
+}
+
+/// Fill message `seq` (the payload before the wait: not timed), wait until it
+/// is due, send it; its send time.
+#[inline(always)]
+fn give<E: MessageEnd, P: PayloadOps>(
+    e: &mut E,
+    w: &mut [u8],
+    c: &mut Cursors,
+    seq: u64,
+    due: u64,
+    spin: bool,
+) -> Result<u64> {
+    P::fill(w, c.sent, seq);
+    c.sent += w.len() as u64;
+    wait_until(due, spin);
+    let at = now_ns();
+    e.send_msg(w)?;
+    Ok(at)
+}
+
+/// Receive the next message whole; its arrival time (0: lost, lossy mechanisms only).
+#[inline(always)]
+fn take<E: MessageEnd, P: PayloadOps>(e: &mut E, r: &mut [u8], c: &mut Cursors) -> Result<u64> {
+    let at_stream = c.got;
+    c.got += r.len() as u64;
+    match e.recv_msg(r) {
+        Ok(()) => {}
+        Err(Error::Lost(_)) => {
+            c.lost += 1;
+            return Ok(0);
+        }
+        Err(err) => return Err(err),
+    }
+    let at = now_ns();
+    // The other side sent this after reading every message of ours before it.
+    e.answered();
+    P::check(r, at_stream)?;
+    Ok(at)
 }
 
 /// When B→A message `s` is due: its offset after the arrival (in B's `times`) of
