@@ -266,6 +266,17 @@ fn bad_questions_are_one_line_exit_2() {
             &["advise", "--pattern-file", "x.csv", "--pattern", "stream"][..],
             "--pattern",
         ),
+        (
+            &[
+                "advise",
+                "--sizes",
+                "fixed:64",
+                "--gaps",
+                "fixed:1k",
+                "--throughput",
+            ][..],
+            "--throughput",
+        ),
     ] {
         let out = cmd(&db, args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

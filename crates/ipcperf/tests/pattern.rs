@@ -425,6 +425,10 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
     std::fs::write(&bad, "time_ns,direction,size\n0,>,10\n5,<,ten\n").unwrap();
     let good = dir.path().join("good.csv");
     std::fs::write(&good, "0,>,10\n1000,<,20\n").unwrap();
+    // Two messages 40 days apart.
+    let far = dir.path().join("far.csv");
+    std::fs::write(&far, "0,>,10\n3456000000000000,<,20\n").unwrap();
+    let far_s = far.to_str().unwrap();
     let empty = dir.path().join("empty.trace");
     std::fs::write(&empty, "").unwrap();
     let (bad_s, good_s, empty_s) = (
@@ -450,6 +454,7 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
             "size",
         ),
         (vec!["replay"], "give a trace"),
+        (vec!["replay", far_s, "pipe"], "at most 30 days"),
     ] {
         let mut a = args.clone();
         a.extend(["--db", db_s]);

@@ -38,6 +38,16 @@ impl ReplayPlan<'_> {
                 crate::workload::replay::MAX_STEPS
             )));
         }
+        let length = (self.reps - 1)
+            .checked_mul(self.script.period_ns())
+            .and_then(|l| l.checked_add(self.script.span_ns()));
+        if length.is_none_or(|l| l > crate::workload::replay::MAX_SPAN_NS) {
+            return Err(Error::Invalid(format!(
+                "{} loops of {} s: a pass lasts at most 30 days",
+                self.reps,
+                self.script.period_ns() / 1_000_000_000
+            )));
+        }
         if self.series == 0 {
             return Err(Error::Invalid("--series 0".into()));
         }

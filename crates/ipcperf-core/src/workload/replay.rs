@@ -41,6 +41,9 @@ pub const MAX_MESSAGE: u64 = 64 << 20;
 /// The most messages one replay series holds (its passes together): two 8-byte
 /// times each, on each side.
 pub const MAX_STEPS: u64 = 50_000_000;
+/// The longest a replay's pass may last (its loops together): 30 days, so
+/// that no time in it can overflow.
+pub const MAX_SPAN_NS: u64 = 30 * 86_400 * 1_000_000_000;
 /// A send this late is behind the schedule.
 pub const BEHIND_NS: u64 = 1_000_000;
 /// Bins of the timeline (latency against time in the trace).
@@ -126,8 +129,16 @@ impl Script {
             } else {
                 last_forward.unwrap_or(OWN_TIME)
             };
+            let at_ns = ((t - t0) as f64 / speed) as u64;
+            if at_ns > MAX_SPAN_NS {
+                return Err(Error::Invalid(format!(
+                    "message {} comes {} s after the first: a replay lasts at most 30 days",
+                    i + 1,
+                    at_ns / 1_000_000_000
+                )));
+            }
             steps.push(Step {
-                at_ns: ((t - t0) as f64 / speed) as u64,
+                at_ns,
                 size: size as u32,
                 anchor,
             });
@@ -151,6 +162,7 @@ impl Script {
     /// `--loop`: one pass's place in the next, its span and one mean gap (1 ms
     /// for a single message).
     pub fn period_ns(&self) -> u64 {
+        // No overflow: the span is at most MAX_SPAN_NS.
         let n = self.steps.len() as u64;
         let gap = if n > 1 {
             self.span_ns() / (n - 1)
@@ -262,7 +274,6 @@ pub type Lost = u64;
 
 /// Side A: send the A→B messages when due, receive the B→A ones. `times` (one
 /// per step and pass, allocated beforehand) gets each send time or arrival.
-#[inline(never)]
 pub fn lead_loop<E: MessageEnd, P: PayloadOps>(
     e: &mut E,
     steps: &[Step],
@@ -271,27 +282,26 @@ pub fn lead_loop<E: MessageEnd, P: PayloadOps>(
     rbuf: &mut [u8],
     times: &mut [u64],
 ) -> Result<Lost> {
-    let n = steps.len();
-    let mut c = Cursors::default();
-    for rep in 0..t.reps {
-        let base = rep as usize * n;
-        for (i, s) in steps.iter().enumerate() {
-            let len = s.size as usize;
-            times[base + i] = if s.forward() {
-                let due = t.due(rep, s.at_ns);
-                give::<E, P>(e, &mut wbuf[..len], &mut c, (base + i) as u64, due, t.spin)?
-            } else {
-                take::<E, P>(e, &mut rbuf[..len], &mut c)?
-            };
-        }
-    }
-    Ok(c.lost)
+    walk::<E, P, true>(e, steps, t, wbuf, rbuf, times)
 }
 
 /// Side B: receive the A→B messages, send each B→A one when due (its recorded
 /// offset after the arrival of the message it answers). `times` as [`lead_loop`].
-#[inline(never)]
 pub fn follow_loop<E: MessageEnd, P: PayloadOps>(
+    e: &mut E,
+    steps: &[Step],
+    t: &Timing,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    times: &mut [u64],
+) -> Result<Lost> {
+    walk::<E, P, false>(e, steps, t, wbuf, rbuf, times)
+}
+
+/// One side's walk of the script (`LEAD`: side A), monomorphized per side: it
+/// sends its own way's messages when due and receives the other's.
+#[inline(never)]
+fn walk<E: MessageEnd, P: PayloadOps, const LEAD: bool>(
     e: &mut E,
     steps: &[Step],
     t: &Timing,
@@ -305,11 +315,15 @@ pub fn follow_loop<E: MessageEnd, P: PayloadOps>(
         let base = rep as usize * n;
         for (i, s) in steps.iter().enumerate() {
             let len = s.size as usize;
-            times[base + i] = if s.forward() {
-                take::<E, P>(e, &mut rbuf[..len], &mut c)?
-            } else {
-                let due = due_back(steps, t, times, rep, base, s);
+            times[base + i] = if s.forward() == LEAD {
+                let due = if LEAD {
+                    t.due(rep, s.at_ns)
+                } else {
+                    due_back(steps, t, times, rep, base, s)
+                };
                 give::<E, P>(e, &mut wbuf[..len], &mut c, (base + i) as u64, due, t.spin)?
+            } else {
+                take::<E, P>(e, &mut rbuf[..len], &mut c)?
             };
         }
     }

@@ -7,7 +7,7 @@
 
 use clap::Parser;
 
-use crate::advise::{self, Ask, Figure, Pattern};
+use crate::advise::{self, Ask, Pattern};
 use crate::cmd::advise::{candidates, first_line, left_across, render, AdviseArgs};
 use crate::cmd::db::Saver;
 use crate::console::Console;
@@ -26,6 +26,11 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
         return Err(Fail::usage(
             "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
+        ));
+    }
+    if a.throughput {
+        return Err(Fail::usage(
+            "--throughput: a replayed pattern goes at its own rate; rank it by --latency",
         ));
     }
     let loaded = crate::cmd::replay::load(a.pattern_file.as_deref(), &a.source)?;
@@ -93,7 +98,6 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         posix_only: a.posix_only,
         messages: a.messages,
     };
-    debug_assert!(ask.figure != Figure::Rate);
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;

@@ -296,7 +296,8 @@ pub fn plan(
 /// Times round the script for `--loop`.
 fn reps(script: &Script, loop_for: Option<std::time::Duration>) -> u64 {
     match loop_for {
-        Some(d) => (d.as_nanos() as u64)
+        Some(d) => u64::try_from(d.as_nanos())
+            .unwrap_or(u64::MAX)
             .div_ceil(script.period_ns().max(1))
             .max(1),
         None => 1,
