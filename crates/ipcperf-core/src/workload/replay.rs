@@ -50,6 +50,17 @@ pub const BEHIND_NS: u64 = 1_000_000;
 pub const TIMELINE_BINS: usize = 100;
 const STEP_BYTES: usize = 16;
 
+/// Which A→B message a B→A message answers, for [`Script::answering`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    /// The last A→B message before it (none before it: its own time).
+    Previous,
+    /// The A→B message with this place among them (0: the first), in time order.
+    Request(u32),
+    /// None: due at its own recorded time.
+    Nothing,
+}
+
 /// One message of a script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
@@ -98,7 +109,20 @@ impl Script {
     /// A script from `(time_ns, a_to_b, size)` messages in any order (sorted here
     /// by time, stably: a trace merged from strace -ff's files). `speed` 2 replays
     /// twice as fast.
-    pub fn new(mut msgs: Vec<(u64, bool, u64)>, speed: f64) -> Result<Script> {
+    pub fn new(msgs: Vec<(u64, bool, u64)>, speed: f64) -> Result<Script> {
+        Script::answering(
+            msgs.into_iter()
+                .map(|(t, ab, size)| (t, ab, size, Answers::Previous))
+                .collect(),
+            speed,
+        )
+    }
+
+    /// A script whose B→A messages say which A→B message each answers (see
+    /// [`Answers`]): a trace that shows when B read each request gives the one
+    /// each answer followed, so requests sent several at a time (pipelining)
+    /// replay as they ran.
+    pub fn answering(mut msgs: Vec<(u64, bool, u64, Answers)>, speed: f64) -> Result<Script> {
         if msgs.is_empty() {
             return Err(Error::Invalid("no message to replay".into()));
         }
@@ -114,8 +138,10 @@ impl Script {
         msgs.sort_by_key(|m| m.0);
         let t0 = msgs[0].0;
         let mut last_forward = None;
+        // The step index of each A→B message, by its place among them.
+        let mut forwards: Vec<u32> = Vec::new();
         let mut steps = Vec::with_capacity(msgs.len());
-        for (i, &(t, ab, size)) in msgs.iter().enumerate() {
+        for (i, &(t, ab, size, answers)) in msgs.iter().enumerate() {
             if size == 0 || size > MAX_MESSAGE {
                 return Err(Error::Invalid(format!(
                     "message {} has {size} bytes: a replay carries 1 B to {} MiB",
@@ -125,9 +151,18 @@ impl Script {
             }
             let anchor = if ab {
                 last_forward = Some(i as u32);
+                forwards.push(i as u32);
                 FORWARD
             } else {
-                last_forward.unwrap_or(OWN_TIME)
+                match answers {
+                    Answers::Previous => last_forward.unwrap_or(OWN_TIME),
+                    Answers::Nothing => OWN_TIME,
+                    // One not yet sent (a clock that disagrees) counts as the last sent.
+                    Answers::Request(k) => forwards
+                        .get(k as usize)
+                        .copied()
+                        .unwrap_or(last_forward.unwrap_or(OWN_TIME)),
+                }
             };
             let at_ns = ((t - t0) as f64 / speed) as u64;
             if at_ns > MAX_SPAN_NS {

@@ -10,7 +10,7 @@ use clap::Args;
 use crate::export::Format;
 use crate::fail::Fail;
 use crate::pattern::{self, Conversation, Flow};
-use crate::units::{fmt_rate, fmt_size};
+use crate::units::fmt_rate;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -49,7 +49,10 @@ pub struct PatternArgs {
 #[derive(serde::Serialize)]
 struct Row {
     conversation: usize,
+    /// Its channels joined by ` + ` (JSON lists them apart, in `channels`).
     channel: String,
+    #[serde(skip)]
+    channels: Vec<String>,
     both_sides: bool,
     way: &'static str,
     from: String,
@@ -114,6 +117,7 @@ fn row(
     Row {
         conversation: c.number,
         channel,
+        channels: c.channels.clone(),
         both_sides: c.both_sides,
         way,
         from,
@@ -171,20 +175,28 @@ pub fn run(a: PatternArgs) -> Result<i32, Fail> {
         ),
         _ => return Err(Fail::usage("give a trace, or --sizes and --gaps")),
     };
-    let shown: Vec<Row> = p
-        .conversations
-        .iter()
-        .take(a.top.max(1))
-        .flat_map(rows)
-        .collect();
+    let shown: Vec<&Conversation> = p.conversations.iter().take(a.top.max(1)).collect();
+    let rows: Vec<Row> = shown.iter().flat_map(|c| rows(c)).collect();
     match a.format {
-        Format::Json => crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(&shown).map_err(|e| Fail::failure(e.to_string()))?
-        ),
+        Format::Json => {
+            // Each record lists its conversation's channels.
+            let mut v = serde_json::to_value(&rows).map_err(|e| Fail::failure(e.to_string()))?;
+            if let Some(list) = v.as_array_mut() {
+                for (j, r) in list.iter_mut().zip(&rows) {
+                    j["channels"] = serde_json::json!(r.channels);
+                }
+            }
+            crate::outln!(
+                "{}",
+                serde_json::to_string_pretty(&v).map_err(|e| Fail::failure(e.to_string()))?
+            );
+            for n in &p.notes {
+                crate::console::note(n);
+            }
+        }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
-            for r in &shown {
+            for r in &rows {
                 w.serialize(r).map_err(|e| Fail::failure(e.to_string()))?;
             }
             crate::outln!(
@@ -193,79 +205,169 @@ pub fn run(a: PatternArgs) -> Result<i32, Fail> {
                     .unwrap_or_default()
                     .trim_end()
             );
-        }
-        _ => {
-            let read = if p.clock == "generated" {
-                format!("{} messages drawn (seed 1)", p.calls)
-            } else {
-                format!(
-                    "{} lines, {} calls that moved bytes (timestamps: {})",
-                    p.lines, p.calls, p.clock
-                )
-            };
-            let mut out = format!(
-                "{}: {read}; {} conversation{}, the busiest first{}\n",
-                name,
-                p.conversations.len(),
-                if p.conversations.len() == 1 { "" } else { "s" },
-                if p.conversations.len() > a.top {
-                    format!(" (the first {} shown: --top)", a.top)
-                } else {
-                    String::new()
-                }
-            );
-            if p.unfinished > 0 {
-                out.push_str(&format!(
-                    "  note: {} calls began and never returned (the trace was cut off): left out\n",
-                    p.unfinished
-                ));
+            for n in &p.notes {
+                crate::console::note(n);
             }
-            let mut t = comfy_table::Table::new();
-            t.load_style(if a.format == Format::Markdown {
-                comfy_table::presets::ASCII_MARKDOWN
-            } else {
-                comfy_table::presets::UTF8_FULL_CONDENSED
-            });
-            t.set_header([
-                "#",
-                "channel",
-                "way",
-                "from → to",
-                "messages",
-                "size p50 / p99 / max",
-                "gap p50 / p99",
-                "over",
-                "rate",
-                "fitted",
-            ]);
-            for r in &shown {
-                t.add_row([
-                    r.conversation.to_string(),
-                    r.channel.clone(),
-                    r.way.to_string(),
-                    format!("{} → {}", r.from, r.to),
-                    r.messages.to_string(),
-                    format!(
-                        "{} / {} / {}",
-                        fmt_size(r.size_p50),
-                        fmt_size(r.size_p99),
-                        fmt_size(r.size_max)
-                    ),
-                    match (r.gap_p50_ns, r.gap_p99_ns) {
-                        (Some(a), Some(b)) => format!("{} / {}", fmt_ns(a), fmt_ns(b)),
-                        _ => "-".into(),
-                    },
-                    fmt_ns(r.duration_ns),
-                    r.rate_per_sec
-                        .map(|v| format!("{}/s", fmt_rate(v)))
-                        .unwrap_or_else(|| "-".into()),
-                    r.fitted.clone(),
-                ]);
-            }
-            crate::console::fit(&mut t);
-            out.push_str(&t.to_string());
-            crate::outln!("{out}");
         }
+        _ => crate::outln!("{}", table(&p, &shown, &name, a.top, a.format)),
     }
     Ok(0)
+}
+
+/// A size in at most three figures and a unit: 300 B, 1.5 KiB, 2 MiB.
+fn short_size(n: u64) -> String {
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < 3 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    let u = ["B", "KiB", "MiB", "GiB"][unit];
+    if unit == 0 || v >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0} {u}")
+    } else {
+        format!("{v:.1} {u}")
+    }
+}
+
+/// One way's cell: `400 × 100 B`, the largest where sizes differ, the p50 gap.
+fn way_cell(f: &Flow) -> String {
+    if f.count == 0 {
+        return "-".into();
+    }
+    let mut cell = format!(
+        "{} × {}",
+        f.count,
+        short_size(f.sizes.value_at_quantile(0.5))
+    );
+    if f.sizes.max() != f.sizes.min() {
+        cell.push_str(&format!("\nmax {}", short_size(f.sizes.max())));
+    }
+    if f.count > 1 {
+        cell.push_str(&format!("\ngap {}", fmt_ns(f.gaps.value_at_quantile(0.5))));
+    }
+    cell
+}
+
+/// The channel cell: each channel on its line, then the processes.
+fn channel_cell(c: &Conversation) -> String {
+    let pids = |e: &[(u32, i32)]| {
+        let mut p: Vec<u32> = e.iter().map(|x| x.0).collect();
+        p.dedup();
+        p.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    };
+    let mut lines: Vec<String> = c.channels.clone();
+    if c.both_sides {
+        lines.push(format!("pid {} ⇄ {}", pids(&c.a), pids(&c.b)));
+    } else {
+        lines.extend(c.a.iter().map(|(p, f)| format!("pid {p} fd {f}")));
+        lines.push("(one side)".into());
+    }
+    lines.join("\n")
+}
+
+/// The table: one row a conversation, both ways in it, within 80 columns for
+/// the usual names; the fitted pattern and the notes under it.
+fn table(
+    p: &pattern::Pattern,
+    shown: &[&Conversation],
+    name: &str,
+    top: usize,
+    format: Format,
+) -> String {
+    let read = if p.clock == "generated" {
+        format!("{} messages drawn (seed 1)", p.calls)
+    } else {
+        format!(
+            "{} lines, {} calls that moved bytes (timestamps: {})",
+            p.lines, p.calls, p.clock
+        )
+    };
+    let n = p.conversations.len();
+    // Wrapped to the terminal, 80 columns into a pipe or a file.
+    let width = crate::console::terminal_width().map_or(80, usize::from);
+    let mut out = String::new();
+    for l in textwrap::wrap(&format!("{name}: {read}"), width) {
+        out.push_str(&format!("{l}\n"));
+    }
+    out.push_str(&format!(
+        "{n} conversation{}{}\n",
+        if n == 1 { "" } else { "s, the busiest first" },
+        if n > top {
+            format!(" (the first {top} shown: --top)")
+        } else {
+            String::new()
+        }
+    ));
+    let mut t = comfy_table::Table::new();
+    t.load_style(if format == Format::Markdown {
+        comfy_table::presets::ASCII_MARKDOWN
+    } else {
+        comfy_table::presets::UTF8_FULL_CONDENSED
+    });
+    t.set_header(["#", "channel", "A→B", "B→A", "over\nrate"]);
+    for c in shown {
+        let span = |f: &Flow| f.first_ns.map(|s| (s, f.last_ns));
+        let (first, last) = [span(&c.a_to_b), span(&c.b_to_a)]
+            .into_iter()
+            .flatten()
+            .fold((u64::MAX, 0), |(a, b), (s, e)| (a.min(s), b.max(e)));
+        let over = last.saturating_sub(first.min(last));
+        let rate = if c.messages() > 1 && over > 0 {
+            let r = (c.messages() - 1) as f64 / (over as f64 / 1e9);
+            format!("{}/s", fmt_rate(r))
+        } else {
+            "-".into()
+        };
+        let (mut chan, mut ab, mut ba) =
+            (channel_cell(c), way_cell(&c.a_to_b), way_cell(&c.b_to_a));
+        if format == Format::Markdown {
+            for cell in [&mut chan, &mut ab, &mut ba] {
+                *cell = cell.replace('\n', "<br>");
+            }
+        }
+        t.add_row([
+            c.number.to_string(),
+            chan,
+            ab,
+            ba,
+            format!("{}\n{rate}", fmt_ns(over)),
+        ]);
+    }
+    crate::console::fit(&mut t);
+    out.push_str(&t.to_string());
+    out.push('\n');
+    for c in shown {
+        for (way, f) in [("A→B", &c.a_to_b), ("B→A", &c.b_to_a)] {
+            let fit = [
+                f.size_fit().map(|s| format!("--sizes {s}")),
+                f.gap_fit().map(|g| format!("--gaps {g}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>();
+            if !fit.is_empty() {
+                out.push_str(&format!("  {} {way} fitted: {}\n", c.number, fit.join(" ")));
+            }
+        }
+    }
+    let mut notes = p.notes.clone();
+    if p.unfinished > 0 {
+        notes.insert(
+            0,
+            format!(
+                "{} calls began and never returned (the trace was cut off): left out",
+                p.unfinished
+            ),
+        );
+    }
+    let wrap = textwrap::Options::new(width)
+        .initial_indent("  note: ")
+        .subsequent_indent("        ");
+    for n in &notes {
+        for l in textwrap::wrap(n, &wrap) {
+            out.push_str(&format!("{l}\n"));
+        }
+    }
+    out.trim_end().to_string()
 }

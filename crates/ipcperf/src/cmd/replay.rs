@@ -12,7 +12,7 @@ use ipcperf_core::mode::Mode;
 use ipcperf_core::plan::CaseSpec;
 use ipcperf_core::record::{ReplayRecord, RunRecord};
 use ipcperf_core::runner::replay::{run_replay_case, ReplayPlan};
-use ipcperf_core::workload::replay::Script;
+use ipcperf_core::workload::replay::{Answers, Script};
 
 use crate::cmd::args::{PinArg, TwoSides};
 use crate::cmd::run::{parse_mechanisms, placements};
@@ -32,6 +32,10 @@ pub struct PatternSource {
     /// busiest first).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub conversation: u64,
+    /// Instead, one channel alone, by the name `ipcperf pattern` shows
+    /// (`pipe:[335]`, `pipe[100:3,4]`, a FIFO's path), never joined to another.
+    #[arg(long, conflicts_with = "conversation", value_name = "NAME")]
+    pub channel: Option<String>,
     /// Instead of a trace, a fitted pattern's sizes: fixed:512, uniform:64,4k,
     /// lognormal:MEDIAN,SPREAD (with --gaps; its messages all go A to B).
     #[arg(long, requires = "gaps", value_parser = clap::value_parser!(fitted::Sizes))]
@@ -85,12 +89,18 @@ pub fn load(trace: Option<&Path>, src: &PatternSource) -> Result<Loaded, Fail> {
             return Err(Fail::usage("give a trace or --sizes and --gaps, not both"))
         }
         (Some(t), None, _) => {
-            let p = pattern::read(t).map_err(|e| Fail::usage(e.to_string()))?;
+            let p = pattern::read_with(t, src.channel.as_deref())
+                .map_err(|e| Fail::usage(e.to_string()))?;
+            let wanted = if src.channel.is_some() {
+                1
+            } else {
+                src.conversation
+            };
             let n = p.conversations.len();
             let c = p
                 .conversations
                 .iter()
-                .find(|c| c.number as u64 == src.conversation)
+                .find(|c| c.number as u64 == wanted)
                 .ok_or_else(|| {
                     Fail::usage(format!(
                         "{}: no conversation {} (it has {n}; see ipcperf pattern {})",
@@ -114,10 +124,13 @@ pub fn load(trace: Option<&Path>, src: &PatternSource) -> Result<Loaded, Fail> {
             about.source = format!("--sizes {s} --gaps {g} --for {:?}", src.for_);
             about.fitted = Some(format!("--sizes {s} --gaps {g}"));
             pattern::script::fitted_messages(s, g, src.for_.as_secs_f64(), src.seed, FITTED_MOST)
+                .into_iter()
+                .map(|(t, ab, size)| (t, ab, size, Answers::Previous))
+                .collect()
         }
         _ => return Err(Fail::usage("give a trace, or --sizes and --gaps")),
     };
-    let script = Script::new(msgs, src.speed).map_err(|e| Fail::usage(e.to_string()))?;
+    let script = Script::answering(msgs, src.speed).map_err(|e| Fail::usage(e.to_string()))?;
     (
         about.a_to_b,
         about.a_to_b_bytes,

@@ -9,109 +9,20 @@
 //! descriptor) is a channel of its own seen from one side: its writes go A→B, its
 //! reads are the messages B→A.
 
+pub mod ends;
+mod fdcalls;
 pub mod fitted;
+mod flow;
+mod join;
 pub mod script;
 pub mod strace;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use hdrhistogram::Histogram;
-
-use strace::{BadLine, Call, Way};
-
-/// Sizes and gaps of the messages one way.
-#[derive(Clone)]
-pub struct Flow {
-    pub count: u64,
-    pub bytes: u64,
-    pub sizes: Histogram<u64>,
-    /// Nanoseconds between one message and the next.
-    pub gaps: Histogram<u64>,
-    pub first_ns: Option<u64>,
-    pub last_ns: u64,
-    /// Σ ln(size) and Σ ln(size)², for the lognormal fit.
-    ln_sum: f64,
-    ln_sq: f64,
-}
-
-impl Flow {
-    fn new() -> Flow {
-        Flow {
-            count: 0,
-            bytes: 0,
-            // 3 significant figures: sizes and gaps to 0.1%.
-            sizes: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 figures is valid")),
-            gaps: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 figures is valid")),
-            first_ns: None,
-            last_ns: 0,
-            ln_sum: 0.0,
-            ln_sq: 0.0,
-        }
-    }
-
-    fn add(&mut self, time_ns: u64, bytes: u64) {
-        if self.first_ns.is_none() {
-            self.first_ns = Some(time_ns);
-        } else {
-            // Out of order (a -ff merge, a resumed read): a gap of 0.
-            let _ = self.gaps.record(time_ns.saturating_sub(self.last_ns));
-        }
-        self.last_ns = self.last_ns.max(time_ns);
-        self.count += 1;
-        self.bytes += bytes;
-        let _ = self.sizes.record(bytes);
-        let l = (bytes as f64).ln();
-        self.ln_sum += l;
-        self.ln_sq += l * l;
-    }
-
-    fn merge(&mut self, o: &Flow) {
-        if o.count == 0 {
-            return;
-        }
-        self.count += o.count;
-        self.bytes += o.bytes;
-        let _ = self.sizes.add(&o.sizes);
-        let _ = self.gaps.add(&o.gaps);
-        self.first_ns = Some(match self.first_ns {
-            Some(f) => f.min(o.first_ns.unwrap_or(f)),
-            None => o.first_ns.unwrap_or(0),
-        });
-        self.last_ns = self.last_ns.max(o.last_ns);
-        self.ln_sum += o.ln_sum;
-        self.ln_sq += o.ln_sq;
-    }
-
-    /// The sizes fitted: [`fitted::Sizes::Fixed`] when every message had one
-    /// size, else a lognormal (the geometric mean and geometric standard deviation).
-    pub fn size_fit(&self) -> Option<fitted::Sizes> {
-        if self.count == 0 {
-            return None;
-        }
-        if self.sizes.min() == self.sizes.max() {
-            return Some(fitted::Sizes::Fixed(self.sizes.min()));
-        }
-        let n = self.count as f64;
-        let mean = self.ln_sum / n;
-        let var = (self.ln_sq / n - mean * mean).max(0.0);
-        Some(fitted::Sizes::LogNormal {
-            median: mean.exp(),
-            spread: var.sqrt().exp(),
-        })
-    }
-
-    /// The gaps fitted: Poisson arrivals at the mean rate.
-    pub fn gap_fit(&self) -> Option<fitted::Gaps> {
-        let span = self.last_ns.saturating_sub(self.first_ns?);
-        if self.count < 2 || span == 0 {
-            return None;
-        }
-        let rate = (self.count - 1) as f64 / (span as f64 / 1e9);
-        Some(fitted::Gaps::Poisson(rate.clamp(0.001, 1e7)))
-    }
-}
+pub use flow::Flow;
+use strace::{BadLine, Call, Event, Way};
 
 /// A fitted pattern's messages (A to B) for `secs` seconds, as a pattern of one
 /// conversation: what a description looks like before it is replayed.
@@ -129,7 +40,8 @@ pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64
     Pattern {
         conversations: vec![Conversation {
             number: 1,
-            key: String::new(),
+            keys: Vec::new(),
+            channels: Vec::new(),
             what: Some(format!("--sizes {sizes} --gaps {gaps}")),
             a: Vec::new(),
             b: Vec::new(),
@@ -142,6 +54,7 @@ pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64
         lines: 0,
         clock: "generated",
         unfinished: 0,
+        notes: Vec::new(),
     }
 }
 
@@ -149,8 +62,13 @@ pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64
 pub struct Conversation {
     /// From 1, the busiest first.
     pub number: usize,
-    /// What strace named the channel (`pipe:[123]`, `UNIX-STREAM:[5->6]`), if it did.
+    /// What strace named the channel (`pipe:[123]`, `UNIX-STREAM:[5->6]`), or
+    /// what the trace's calls made it (`pipe[100:3,4]`), if either did; the
+    /// channels joined by ` + ` where two carry one conversation.
     pub what: Option<String>,
+    /// Each channel's name, where the channel has one (two where joined: the
+    /// requests' first).
+    pub channels: Vec<String>,
     /// Side A's and side B's (pid, descriptor)s.
     pub a: Vec<(u32, i32)>,
     pub b: Vec<(u32, i32)>,
@@ -160,8 +78,8 @@ pub struct Conversation {
     pub b_to_a: Flow,
     /// Where it came from in the trace (its first message's place), for ties.
     first_seen: u64,
-    /// Its channel's key (see [`channel_key`]): how its calls are found again.
-    key: String,
+    /// Its channels' keys (see [`channel_key`]): how its calls are found again.
+    keys: Vec<String>,
 }
 
 impl Conversation {
@@ -175,42 +93,81 @@ struct Channel {
     key: String,
     what: Option<String>,
     paired: bool,
+    /// A path opened by name: a file unless one process writes it and another reads it.
+    path: bool,
     first_seen: u64,
     /// The first (pid, fd) to send: side A.
     first_sender: Option<(u32, i32)>,
     ends: Vec<(u32, i32)>,
     flows: HashMap<(u32, i32, bool), Flow>,
+    /// The pids that wrote to it and that read from it.
+    writers: BTreeSet<u32>,
+    readers: BTreeSet<u32>,
+    /// Its writes, by pid.
+    writes_by: HashMap<u32, u64>,
 }
 
-/// The channel a call belongs to: what -y names when both ends share it, else
-/// its (pid, descriptor). None for a device (`/dev/null<char 1:3>`, a tty): not
-/// a conversation between processes.
-fn channel_key(c: &Call) -> Option<(String, bool)> {
-    Some(if let Some(w) = &c.what {
+/// A channel's key and what it is.
+pub(crate) struct ChannelKey {
+    key: String,
+    /// The same from every end (a pipe, a socket pair, a path, the CSV).
+    paired: bool,
+    path: bool,
+    /// Its name where `-yy` gave none (the calls that made it did).
+    name: Option<String>,
+}
+
+/// A `-yy` name as a key: `UNIX-STREAM:[5->6]` from one end is `[6->5]` from
+/// the other; a pipe and a path are their own key. None for one end's name.
+fn named_key(w: &str) -> Option<String> {
+    if let Some((kind, ends)) = w.split_once(":[") {
+        if let Some((x, y)) = ends.trim_end_matches(']').split_once("->") {
+            let (lo, hi) = if x <= y { (x, y) } else { (y, x) };
+            return Some(format!("{kind}:[{lo}<->{hi}]"));
+        }
+        if kind == "pipe" {
+            return Some(w.to_string());
+        }
+    }
+    (w.starts_with('/') || w == "csv").then(|| w.to_string())
+}
+
+/// The channel a call belongs to: what -yy names when both ends share it, or
+/// what the trace's own pipe/socketpair/fork/dup calls say it is ([`ends`]),
+/// else its (pid, descriptor). None for a device (`/dev/null<char 1:3>`, a
+/// tty) and a regular file opened by name that -yy does not show: not a
+/// conversation between processes.
+fn channel_key(c: &Call, e: &mut ends::Ends) -> Option<ChannelKey> {
+    let own = || ChannelKey {
+        key: format!("{}/{}", c.pid, c.fd),
+        paired: false,
+        path: false,
+        name: None,
+    };
+    if let Some(w) = &c.what {
         if w.contains("<char ") || w.contains("<block ") {
             return None;
         }
-        if w == "csv" {
-            return Some((w.clone(), true));
-        }
-        // `UNIX-STREAM:[5->6]` from one end is `[6->5]` from the other.
-        if let Some((kind, ends)) = w.split_once(":[") {
-            if let Some((x, y)) = ends.trim_end_matches(']').split_once("->") {
-                let (lo, hi) = if x <= y { (x, y) } else { (y, x) };
-                return Some((format!("{kind}:[{lo}<->{hi}]"), true));
-            }
-            if kind == "pipe" {
-                return Some((w.clone(), true));
-            }
-        }
         // A FIFO by its path (strace shows a FIFO and a file alike: a path
-        // counts only when processes on both ends of it were seen).
-        if w.starts_with('/') {
-            return Some((w.clone(), true));
-        }
-        (format!("{}/{}", c.pid, c.fd), false)
-    } else {
-        (format!("{}/{}", c.pid, c.fd), false)
+        // counts only when one process writes it and another reads it).
+        return Some(match named_key(w) {
+            Some(key) => ChannelKey {
+                key,
+                paired: true,
+                path: w.starts_with('/'),
+                name: None,
+            },
+            None => own(),
+        });
+    }
+    Some(match e.key(c.pid, c.fd) {
+        Some(k) => ChannelKey {
+            key: k.name.clone(),
+            paired: k.both_ends,
+            path: k.path,
+            name: Some(k.name),
+        },
+        None => own(),
     })
 }
 
@@ -224,6 +181,9 @@ pub struct Pattern {
     pub clock: &'static str,
     /// Calls begun and never returned (a trace cut off).
     pub unfinished: usize,
+    /// What the reader has to say of the whole: channels left apart and why,
+    /// how to trace so that both ends can be paired.
+    pub notes: Vec<String>,
 }
 
 /// Why a trace cannot be used: a bad line, a file that cannot be read, or nothing in it.
@@ -277,7 +237,8 @@ pub fn trace_files(path: &Path) -> Result<Vec<(PathBuf, u32)>, TraceError> {
             why: "no such file (nor strace -ff's FILE.PID files)".into(),
         });
     }
-    files.sort();
+    // By pid: a parent (whose fork hands its descriptors on) before its children.
+    files.sort_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0)));
     Ok(files)
 }
 
@@ -306,15 +267,25 @@ struct Lines {
     lines: usize,
     clock: &'static str,
     unfinished: usize,
+    /// Whether -y/-yy named any descriptor.
+    named: bool,
+    /// Whether the trace made pipes or socket pairs, or forked (see [`ends`]).
+    followed: bool,
 }
 
-/// Every call of a trace (every file of it) that moved bytes, in the order of
-/// its files and lines, read one line at a time.
-fn each_call(path: &Path, mut visit: impl FnMut(Call)) -> Result<Lines, TraceError> {
+/// Every call of a trace (every file of it) that moved bytes, with its channel
+/// (None: not a conversation's), in the order of its files and lines, read one
+/// line at a time.
+fn each_call(
+    path: &Path,
+    mut visit: impl FnMut(Call, Option<ChannelKey>),
+) -> Result<Lines, TraceError> {
     let mut lines = 0usize;
     let mut clock = "none";
     let mut unfinished = 0;
     let mut untimed = 0;
+    let mut named = false;
+    let mut tables = ends::Ends::default();
     for (file, pid) in trace_files(path)? {
         let io = |e: std::io::Error| TraceError::Io {
             file: file.clone(),
@@ -390,22 +361,46 @@ fn each_call(path: &Path, mut visit: impl FnMut(Call)) -> Result<Lines, TraceErr
                         bad(format!("size `{}` is not a byte count above 0", f[2]))
                     })?;
                 clock = "nanoseconds (CSV)";
-                Some(Call {
+                Some(Event::Io(Call {
                     pid: if ab { 1 } else { 2 },
                     time_ns: t,
                     way: Way::Send,
                     fd: 0,
                     what: Some("csv".into()),
                     bytes: size,
-                })
+                }))
             } else {
                 parser.line(text).map_err(|line| TraceError::Bad {
                     file: file.clone(),
                     line,
                 })?
             };
-            if let Some(call) = call {
-                visit(call);
+            match call {
+                Some(Event::Io(call)) => {
+                    if csv_now {
+                        let key = ChannelKey {
+                            key: "csv".into(),
+                            paired: true,
+                            path: false,
+                            name: None,
+                        };
+                        visit(call, Some(key));
+                        continue;
+                    }
+                    if !tables.knows(call.pid) {
+                        tables.meet(call.pid, &parser.forking());
+                    }
+                    named |= call.what.is_some();
+                    let key = channel_key(&call, &mut tables);
+                    visit(call, key);
+                }
+                Some(Event::Fd { pid, op }) => {
+                    if !tables.knows(pid) {
+                        tables.meet(pid, &parser.forking());
+                    }
+                    tables.apply(pid, &op);
+                }
+                None => {}
             }
         }
         lines += n;
@@ -426,90 +421,97 @@ fn each_call(path: &Path, mut visit: impl FnMut(Call)) -> Result<Lines, TraceErr
         lines,
         clock,
         unfinished,
+        named,
+        followed: tables.followed,
     })
 }
 
 /// Read a trace (every file of it), one line at a time.
 pub fn read(path: &Path) -> Result<Pattern, TraceError> {
+    read_with(path, None)
+}
+
+/// Read a trace; with `only`, the one channel of that name (`pipe:[335]`,
+/// `pipe[100:3,4]`, `/tmp/fifo`, `PID/FD`) as a conversation of its own, never
+/// joined to another.
+pub fn read_with(path: &Path, only: Option<&str>) -> Result<Pattern, TraceError> {
+    let only_key = only.map(|o| named_key(o).unwrap_or_else(|| o.to_string()));
     let mut channels: HashMap<String, Channel> = HashMap::new();
+    let mut order = join::Order::default();
     let mut seen = 0u64;
-    let Lines {
-        lines,
-        clock,
-        unfinished,
-    } = each_call(path, |call| {
+    let lines = each_call(path, |call, key| {
         seen += 1;
-        let Some((key, paired)) = channel_key(&call) else {
+        let Some(key) = key else {
             return;
         };
-        let ch = channels.entry(key.clone()).or_insert_with(|| Channel {
-            key,
-            what: call.what.clone(),
-            paired,
+        let send = call.way == Way::Send;
+        if !send {
+            order.read(call.pid, &key.key, |x| {
+                channels
+                    .get(x)
+                    .and_then(|c| c.writes_by.get(&call.pid))
+                    .copied()
+                    .unwrap_or(0)
+            });
+        }
+        let ch = channels.entry(key.key.clone()).or_insert_with(|| Channel {
+            key: key.key.clone(),
+            what: call.what.clone().or(key.name),
+            paired: key.paired,
+            path: key.path,
             first_seen: seen,
             first_sender: None,
             ends: Vec::new(),
             flows: HashMap::new(),
+            writers: BTreeSet::new(),
+            readers: BTreeSet::new(),
+            writes_by: HashMap::new(),
         });
         let end = (call.pid, call.fd);
         if !ch.ends.contains(&end) {
             ch.ends.push(end);
         }
-        if call.way == Way::Send && ch.first_sender.is_none() {
-            ch.first_sender = Some(end);
+        if send {
+            if ch.first_sender.is_none() {
+                ch.first_sender = Some(end);
+            }
+            ch.writers.insert(call.pid);
+            *ch.writes_by.entry(call.pid).or_default() += 1;
+            order.wrote(call.pid, &key.key);
+        } else {
+            ch.readers.insert(call.pid);
         }
         ch.flows
-            .entry((call.pid, call.fd, call.way == Way::Send))
+            .entry((call.pid, call.fd, send))
             .or_insert_with(Flow::new)
             .add(call.time_ns, call.bytes);
     })?;
-    let mut conversations: Vec<Conversation> = channels
-        .into_values()
-        .filter_map(|ch| {
-            let pids: std::collections::BTreeSet<u32> = ch.ends.iter().map(|e| e.0).collect();
-            let both = ch.paired && pids.len() > 1;
-            // A path read or written by one process: a file, not a conversation.
-            if !both && ch.what.as_deref().is_some_and(|w| w.starts_with('/')) {
-                return None;
-            }
-            let mut c = Conversation {
-                number: 0,
-                key: ch.key.clone(),
-                what: ch.what.clone(),
-                a: Vec::new(),
-                b: Vec::new(),
-                both_sides: both,
-                a_to_b: Flow::new(),
-                b_to_a: Flow::new(),
-                first_seen: ch.first_seen,
-            };
-            // A CSV's `>` is A's, whichever line comes first.
-            let a_pid = if ch.what.as_deref() == Some("csv") {
-                Some(1)
-            } else {
-                ch.first_sender.map(|e| e.0)
-            };
-            for ((pid, fd, send), f) in &ch.flows {
-                let on_a = if both { Some(*pid) == a_pid } else { true };
-                let side = if on_a { &mut c.a } else { &mut c.b };
-                if !side.contains(&(*pid, *fd)) {
-                    side.push((*pid, *fd));
-                }
-                match (both, send, on_a) {
-                    // Both ends traced: the writes are the messages.
-                    (true, true, true) => c.a_to_b.merge(f),
-                    (true, true, false) => c.b_to_a.merge(f),
-                    (true, false, _) => {}
-                    // One side: its writes go out, its reads came in.
-                    (false, true, _) => c.a_to_b.merge(f),
-                    (false, false, _) => c.b_to_a.merge(f),
-                }
-            }
-            c.a.sort();
-            c.b.sort();
-            (c.messages() > 0).then_some(c)
-        })
-        .collect();
+    let Lines {
+        lines,
+        clock,
+        unfinished,
+        named,
+        followed,
+    } = lines;
+    let mut notes = Vec::new();
+    if let Some(o) = &only_key {
+        channels.retain(|k, ch| k == o || ch.what.as_deref() == only);
+        if channels.is_empty() {
+            return Err(TraceError::Empty(format!(
+                "{}: no channel {} (ipcperf pattern {} names them)",
+                path.display(),
+                only.unwrap_or_default(),
+                path.display()
+            )));
+        }
+    }
+    let groups = if only.is_some() {
+        channels.into_values().map(|c| vec![c]).collect()
+    } else {
+        join::join(channels, &order, &mut notes)
+    };
+    let mut conversations: Vec<Conversation> =
+        groups.into_iter().filter_map(conversation).collect();
     conversations.sort_by(|x, y| {
         y.messages()
             .cmp(&x.messages())
@@ -525,13 +527,83 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
             path.display()
         )));
     }
+    if clock != "nanoseconds (CSV)" && !named && !followed {
+        notes.push(
+            "no -yy names and no pipe, socketpair or fork calls in the trace: each process's \
+             descriptor is a conversation seen from its side; to pair both ends trace with \
+             strace -f -ttt -yy"
+                .into(),
+        );
+    }
     Ok(Pattern {
         conversations,
         calls: seen,
         lines,
         clock,
         unfinished,
+        notes,
     })
+}
+
+/// One conversation from its channels (one, or two joined: the requests' first).
+fn conversation(chs: Vec<Channel>) -> Option<Conversation> {
+    let first = chs.first()?;
+    let joined = chs.len() > 1;
+    let pids: BTreeSet<u32> = chs
+        .iter()
+        .flat_map(|c| c.ends.iter().map(|e| e.0))
+        .collect();
+    let both = joined || (first.paired && pids.len() > 1);
+    // A path that no process wrote for another to read: a file, not a conversation.
+    if !joined
+        && first.path
+        && !first
+            .writers
+            .iter()
+            .any(|w| first.readers.iter().any(|r| r != w))
+    {
+        return None;
+    }
+    let names: Vec<String> = chs.iter().filter_map(|c| c.what.clone()).collect();
+    let mut c = Conversation {
+        number: 0,
+        keys: chs.iter().map(|c| c.key.clone()).collect(),
+        what: (!names.is_empty()).then(|| names.join(" + ")),
+        channels: names,
+        a: Vec::new(),
+        b: Vec::new(),
+        both_sides: both,
+        a_to_b: Flow::new(),
+        b_to_a: Flow::new(),
+        first_seen: chs.iter().map(|c| c.first_seen).min().unwrap_or(0),
+    };
+    // A CSV's `>` is A's, whichever line comes first; joined, the requests' writer.
+    let a_pid = if first.what.as_deref() == Some("csv") {
+        Some(1)
+    } else {
+        first.first_sender.map(|e| e.0)
+    };
+    for ch in &chs {
+        for ((pid, fd, send), f) in &ch.flows {
+            let on_a = if both { Some(*pid) == a_pid } else { true };
+            let side = if on_a { &mut c.a } else { &mut c.b };
+            if !side.contains(&(*pid, *fd)) {
+                side.push((*pid, *fd));
+            }
+            match (both, send, on_a) {
+                // Both ends traced: the writes are the messages.
+                (true, true, true) => c.a_to_b.merge(f),
+                (true, true, false) => c.b_to_a.merge(f),
+                (true, false, _) => {}
+                // One side: its writes go out, its reads came in.
+                (false, true, _) => c.a_to_b.merge(f),
+                (false, false, _) => c.b_to_a.merge(f),
+            }
+        }
+    }
+    c.a.sort();
+    c.b.sort();
+    (c.messages() > 0).then_some(c)
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@
 
 use std::collections::HashMap;
 
+pub use super::fdcalls::FdOp;
+use super::fdcalls::{fd_call, fd_op, lead_num};
+
 /// Which way a call moved bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Way {
@@ -27,6 +30,15 @@ pub struct Call {
     /// `UNIX-STREAM:[5->6]`), if shown.
     pub what: Option<String>,
     pub bytes: u64,
+}
+
+/// What a line holds that matters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A call that moved bytes.
+    Io(Call),
+    /// A call of [`FdOp`], in process `pid`.
+    Fd { pid: u32, op: FdOp },
 }
 
 /// A line that cannot be read: its number (from 1) and why.
@@ -65,12 +77,11 @@ fn way_of(name: &str) -> Option<Way> {
     }
 }
 
-/// A call begun and not yet returned (`<unfinished ...>`).
+/// A call begun and not yet returned (`<unfinished ...>`): its first half.
 struct Pending {
     name: String,
-    fd: i32,
-    what: Option<String>,
-    time_ns: u64,
+    args: String,
+    time_ns: Option<u64>,
 }
 
 /// The reader's state across lines.
@@ -114,7 +125,7 @@ impl Parser {
 
     /// The next line: a call that moved bytes, nothing (any other line), or why
     /// it cannot be read.
-    pub fn line(&mut self, text: &str) -> Result<Option<Call>, BadLine> {
+    pub fn line(&mut self, text: &str) -> Result<Option<Event>, BadLine> {
         self.line += 1;
         let mut rest = text.trim_end_matches(['\n', '\r']).trim_start();
         if rest.is_empty() || rest.starts_with("strace: ") {
@@ -151,37 +162,30 @@ impl Parser {
         if rest.starts_with("---") || rest.starts_with("+++") {
             return Ok(None); // a signal, an exit
         }
-        // `<... NAME resumed> ...) = RET`
+        // `<... NAME resumed> ...) = RET`: the call's two halves made one.
         if let Some(r) = rest.strip_prefix("<... ") {
             let (name, tail) = r
                 .split_once(" resumed>")
                 .ok_or_else(|| self.bad("`<...` without `resumed>`"))?;
-            if way_of(name).is_none() {
+            if way_of(name).is_none() && !fd_call(name) {
                 self.pending.remove(&pid);
                 return Ok(None);
             }
             let Some(p) = self.pending.remove(&pid).filter(|p| p.name == name) else {
+                if way_of(name).is_none() {
+                    return Ok(None);
+                }
                 return Err(self.bad(format!(
                     "`{name}` resumed in pid {pid}, which began no `{name}`"
                 )));
             };
-            let Some(bytes) = self.ret(tail)? else {
-                return Ok(None);
-            };
-            let way = way_of(name).unwrap_or(Way::Recv);
+            let args = format!("{}{tail}", p.args);
             // A read's message arrived when it returned; a write's left when it began.
-            let t = match way {
-                Way::Send => p.time_ns,
-                Way::Recv => time_ns.unwrap_or(p.time_ns),
+            let t = match way_of(name) {
+                Some(Way::Recv) => time_ns.or(p.time_ns),
+                _ => p.time_ns,
             };
-            return Ok(Some(Call {
-                pid,
-                time_ns: t,
-                way,
-                fd: p.fd,
-                what: p.what,
-                bytes,
-            }));
+            return self.call(pid, name, &args, t);
         }
         let (name, args) = rest
             .split_once('(')
@@ -189,19 +193,51 @@ impl Parser {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(self.bad(format!("`{name}` is not a syscall's name")));
         }
-        let Some(way) = way_of(name) else {
+        if way_of(name).is_none() && !fd_call(name) {
             if rest.ends_with("<unfinished ...>") {
                 self.pending.insert(
                     pid,
                     Pending {
                         name: name.to_string(),
-                        fd: -1,
-                        what: None,
-                        time_ns: 0,
+                        args: String::new(),
+                        time_ns: None,
                     },
                 );
             }
             return Ok(None);
+        }
+        if let Some(first) = args.strip_suffix("<unfinished ...>") {
+            self.pending.insert(
+                pid,
+                Pending {
+                    name: name.to_string(),
+                    args: first.to_string(),
+                    time_ns,
+                },
+            );
+            return Ok(None);
+        }
+        self.call(pid, name, args, time_ns)
+    }
+
+    /// A whole call (`NAME(` already read): `args` runs from after the `(` to
+    /// the line's end.
+    fn call(
+        &mut self,
+        pid: u32,
+        name: &str,
+        args: &str,
+        time_ns: Option<u64>,
+    ) -> Result<Option<Event>, BadLine> {
+        let Some(way) = way_of(name) else {
+            // A descriptor call: its result, if it succeeded.
+            let Some(ret) = self.result(args)? else {
+                return Ok(None);
+            };
+            if ret < 0 {
+                return Ok(None);
+            }
+            return Ok(fd_op(name, args, ret).map(|op| Event::Fd { pid, op }));
         };
         let t = match time_ns {
             Some(t) => t,
@@ -211,29 +247,17 @@ impl Parser {
             }
         };
         let (fd, what) = self.fd(args)?;
-        if rest.ends_with("<unfinished ...>") {
-            self.pending.insert(
-                pid,
-                Pending {
-                    name: name.to_string(),
-                    fd,
-                    what,
-                    time_ns: t,
-                },
-            );
-            return Ok(None);
-        }
-        let Some(bytes) = self.ret(args)? else {
+        let Some(bytes) = self.result(args)?.filter(|&n| n > 0) else {
             return Ok(None);
         };
-        Ok(Some(Call {
+        Ok(Some(Event::Io(Call {
             pid,
             time_ns: t,
             way,
             fd,
             what,
-            bytes,
-        }))
+            bytes: bytes as u64,
+        })))
     }
 
     /// A timestamp in nanoseconds on the trace's clock.
@@ -328,21 +352,39 @@ impl Parser {
         Ok((fd, what))
     }
 
-    /// The bytes a call returned; None for a failure, end of file or an unknown
-    /// result (`= ?`).
-    fn ret(&self, tail: &str) -> Result<Option<u64>, BadLine> {
-        let (_, r) = tail
-            .rsplit_once(") = ")
-            .or_else(|| tail.rsplit_once(")= "))
-            .ok_or_else(|| self.bad("a call without its result (`) = N`)"))?;
+    /// What a call returned: None for an unknown result (`= ?`), a negative
+    /// number for a failure. strace pads short calls to a column
+    /// (`read(3, "", 1)                   = 0`), so any blanks may stand between
+    /// the `)` and the `=`.
+    fn result(&self, tail: &str) -> Result<Option<i64>, BadLine> {
+        let Some((call, r)) = tail.rsplit_once(" = ").or_else(|| tail.rsplit_once(")= ")) else {
+            return Err(self.bad("a call without its result (`) = N`)"));
+        };
+        if !(call.trim_end().ends_with(')') || tail.contains(")= ")) {
+            return Err(self.bad("a call without its result (`) = N`)"));
+        }
         let tok = r.split_whitespace().next().unwrap_or("");
-        if tok == "?" || tok.starts_with('-') {
+        if tok == "?" {
             return Ok(None);
         }
-        let n: u64 = tok
-            .parse()
-            .map_err(|_| self.bad(format!("the result `{tok}` is not a byte count")))?;
-        Ok((n > 0).then_some(n))
+        // `3</tmp/f>` (-y), `0x7f..` (an address), `-1 ENOENT (...)`.
+        let n = if let Some(h) = tok.strip_prefix("0x") {
+            i64::from_str_radix(h, 16).ok()
+        } else {
+            lead_num(tok)
+        };
+        n.map(Some)
+            .ok_or_else(|| self.bad(format!("the result `{tok}` is not a byte count")))
+    }
+
+    /// The processes whose fork (`clone`, `fork`, `vfork`, `clone3`) is under
+    /// way: a new pid seen now is one of their children.
+    pub fn forking(&self) -> Vec<u32> {
+        self.pending
+            .iter()
+            .filter(|(_, p)| matches!(p.name.as_str(), "clone" | "clone3" | "fork" | "vfork"))
+            .map(|(pid, _)| *pid)
+            .collect()
     }
 
     /// The calls begun and never returned (a trace cut off).

@@ -151,3 +151,180 @@ fn a_generated_pattern_fits_back_to_its_description() {
     };
     assert!((r / 20_000.0 - 1.0).abs() < 0.03, "{r}");
 }
+
+/// A trace written to a file of its own.
+fn written(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.trace");
+    std::fs::write(&p, text).unwrap();
+    (d, p)
+}
+
+#[test]
+fn aligned_results_and_descriptor_calls_are_read() {
+    let mut parser = strace::Parser::new(0);
+    let mut line = |l: &str| parser.line(l).unwrap();
+    // strace pads a short call's result to a column.
+    assert_eq!(
+        line("7 1.000001 read(3, \"\", 1)                          = 0"),
+        None
+    );
+    assert!(matches!(
+        line("7 1.000002 read(3<pipe:[9]>, \"ab\", 2)   = 2"),
+        Some(Event::Io(Call {
+            bytes: 2,
+            fd: 3,
+            ..
+        }))
+    ));
+    let fd = |e: Option<Event>| match e {
+        Some(Event::Fd { op, .. }) => op,
+        e => panic!("{e:?}"),
+    };
+    assert_eq!(
+        fd(line(
+            "7 1.1 pipe2([3<pipe:[9]>, 4<pipe:[9]>], O_CLOEXEC) = 0"
+        )),
+        strace::FdOp::Pipe {
+            r: 3,
+            w: 4,
+            cloexec: true
+        }
+    );
+    assert_eq!(
+        fd(line(
+            "7 1.2 socketpair(AF_UNIX, SOCK_STREAM, 0, [5, 6]) = 0"
+        )),
+        strace::FdOp::SocketPair {
+            a: 5,
+            b: 6,
+            cloexec: false
+        }
+    );
+    // A call in two halves.
+    assert_eq!(line("7 1.3 dup2(3, 0 <unfinished ...>"), None);
+    assert_eq!(
+        fd(line("7 1.4 <... dup2 resumed>) = 0")),
+        strace::FdOp::Dup {
+            old: 3,
+            new: 0,
+            cloexec: false
+        }
+    );
+    assert_eq!(
+        fd(line("7 1.5 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD, child_tidptr=0x7f) = 8")),
+        strace::FdOp::Fork { child: 8, shared: false }
+    );
+    assert_eq!(
+        fd(line(
+            "7 1.6 openat(AT_FDCWD, \"/tmp/a, b\", O_RDONLY|O_CLOEXEC) = 9</tmp/a, b>"
+        )),
+        strace::FdOp::Open {
+            fd: 9,
+            path: "/tmp/a, b".into(),
+            cloexec: true
+        }
+    );
+    assert_eq!(
+        fd(line(
+            "7 1.7 execve(\"/bin/cat\", [\"cat\"], 0x7ffd /* 3 vars */) = 0"
+        )),
+        strace::FdOp::Exec
+    );
+    assert_eq!(
+        fd(line("7 1.8 close(3)        = 0")),
+        strace::FdOp::Close(3)
+    );
+    // A failed call changes nothing.
+    assert_eq!(
+        line("7 1.9 close(3) = -1 EBADF (Bad file descriptor)"),
+        None
+    );
+}
+
+/// A coprocess traced without -yy: the shell's two pipes moved onto the child's
+/// 0 and 1, the child's first lines before the parent's clone returned, and
+/// the library the child reads (opened by name) left out.
+const COPROC: &str = "\
+10 1795696634.000000 pipe2([3, 4], 0) = 0
+10 1795696634.000010 pipe2([5, 6], O_CLOEXEC) = 0
+10 1795696634.000020 clone(child_stack=NULL, flags=SIGCHLD <unfinished ...>
+11 1795696634.000030 dup2(3, 0) = 0
+10 1795696634.000031 <... clone resumed>) = 11
+10 1795696634.000032 close(3) = 0
+11 1795696634.000040 dup2(6, 1)                 = 1
+11 1795696634.000050 close(3) = 0
+11 1795696634.000051 close(4) = 0
+11 1795696634.000060 execve(\"/usr/bin/answer\", [\"answer\"], 0x1 /* 1 var */) = 0
+11 1795696634.000070 openat(AT_FDCWD, \"/lib/libc.so.6\", O_RDONLY|O_CLOEXEC) = 3
+11 1795696634.000080 read(3, \"ELF\", 832) = 832
+10 1795696634.000100 write(4, \"q\"..., 100) = 100
+10 1795696634.000101 write(4, \"q\"..., 100) = 100
+11 1795696634.000110 read(0, \"q\"..., 4096) = 200
+11 1795696634.000120 write(1, \"a\"..., 300) = 300
+11 1795696634.000121 write(1, \"a\"..., 300) = 300
+10 1795696634.000130 read(5, \"a\"..., 600) = 600
+11 1795696634.000140 read(0, \"\", 4096)                  = 0
+";
+
+#[test]
+fn a_coprocess_without_yy_is_one_conversation_answered_in_order() {
+    let (_d, t) = written(COPROC);
+    let p = read(&t).unwrap();
+    assert_eq!(p.conversations.len(), 1, "{:?}", p.notes);
+    let c = &p.conversations[0];
+    assert!(c.both_sides);
+    assert_eq!(c.channels, ["pipe[10:3,4]", "pipe[10:5,6]"]);
+    assert_eq!((c.a_to_b.count, c.a_to_b.bytes), (2, 200));
+    assert_eq!((c.b_to_a.count, c.b_to_a.bytes), (2, 600));
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
+    // Two requests sent before either answer (pipelining): B read both at once,
+    // so both answers follow the second request.
+    let m = script::messages(&t, c).unwrap();
+    use ipcperf_core::workload::replay::Answers;
+    let answers: Vec<Answers> = m.iter().filter(|m| !m.1).map(|m| m.3).collect();
+    assert_eq!(answers, [Answers::Request(1), Answers::Request(1)]);
+    // One channel alone, by its name.
+    let one = read_with(&t, Some("pipe[10:5,6]")).unwrap();
+    assert_eq!(one.conversations.len(), 1);
+    assert_eq!(one.conversations[0].channels, ["pipe[10:5,6]"]);
+    assert_eq!(one.conversations[0].messages(), 2);
+    assert!(read_with(&t, Some("pipe:[1]")).is_err());
+}
+
+#[test]
+fn answers_follow_the_request_read_whole() {
+    // Three requests of 10 B in one go; B reads them 10 B at a time and answers
+    // each before reading the next: each answer follows its own request.
+    let text = "\
+1 1795696634.000000 write(3<pipe:[1]>, \"q\", 10) = 10
+1 1795696634.000001 write(3<pipe:[1]>, \"q\", 10) = 10
+1 1795696634.000002 write(3<pipe:[1]>, \"q\", 10) = 10
+2 1795696634.000010 read(0<pipe:[1]>, \"q\", 10) = 10
+2 1795696634.000011 write(1<pipe:[2]>, \"a\", 5) = 5
+2 1795696634.000012 read(0<pipe:[1]>, \"q\", 10) = 10
+2 1795696634.000013 write(1<pipe:[2]>, \"a\", 5) = 5
+2 1795696634.000014 read(0<pipe:[1]>, \"q\", 10) = 10
+2 1795696634.000015 write(1<pipe:[2]>, \"a\", 5) = 5
+1 1795696634.000020 read(4<pipe:[2]>, \"a\", 15) = 15
+";
+    let (_d, t) = written(text);
+    let p = read(&t).unwrap();
+    assert_eq!(p.conversations.len(), 1);
+    let c = &p.conversations[0];
+    assert_eq!(c.what.as_deref(), Some("pipe:[1] + pipe:[2]"));
+    let m = script::messages(&t, c).unwrap();
+    use ipcperf_core::workload::replay::{Answers, Script};
+    let answers: Vec<Answers> = m.iter().filter(|m| !m.1).map(|m| m.3).collect();
+    assert_eq!(
+        answers,
+        [
+            Answers::Request(0),
+            Answers::Request(1),
+            Answers::Request(2)
+        ]
+    );
+    let s = Script::answering(m, 1.0).unwrap();
+    let anchors: Vec<u32> = s.steps.iter().map(|s| s.anchor).collect();
+    assert_eq!(&anchors[3..], [0, 1, 2]);
+}

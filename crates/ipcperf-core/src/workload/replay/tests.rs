@@ -59,6 +59,30 @@ fn a_script_anchors_each_answer_to_the_request_before_it() {
 }
 
 #[test]
+fn answers_named_by_their_request_keep_a_pipelined_order() {
+    // Three requests at once, then their three answers, each answering its own
+    // request in order; one answer before any request; one left to the rule.
+    let msgs = vec![
+        (5, false, 4, Answers::Nothing),
+        (10, true, 8, Answers::Previous),
+        (11, true, 8, Answers::Previous),
+        (12, true, 8, Answers::Previous),
+        (20, false, 4, Answers::Request(0)),
+        (21, false, 4, Answers::Request(1)),
+        (22, false, 4, Answers::Request(2)),
+        (23, false, 4, Answers::Previous),
+        // A request that was never sent: the last one sent.
+        (24, false, 4, Answers::Request(9)),
+    ];
+    let s = Script::answering(msgs, 1.0).unwrap();
+    let anchors: Vec<u32> = s.steps.iter().map(|s| s.anchor).collect();
+    assert_eq!(
+        anchors,
+        [OWN_TIME, FORWARD, FORWARD, FORWARD, 1, 2, 3, 3, 3]
+    );
+}
+
+#[test]
 fn bad_scripts_are_refused() {
     assert!(Script::new(Vec::new(), 1.0).is_err());
     assert!(Script::new(vec![(0, true, 0)], 1.0).is_err());

@@ -1,0 +1,99 @@
+//! One way of a conversation: how many messages, their sizes and the gaps
+//! between them, kept as histograms (never the messages), and the patterns
+//! fitted to them.
+
+use hdrhistogram::Histogram;
+
+use super::fitted;
+
+/// Sizes and gaps of the messages one way.
+#[derive(Clone)]
+pub struct Flow {
+    pub count: u64,
+    pub bytes: u64,
+    pub sizes: Histogram<u64>,
+    /// Nanoseconds between one message and the next.
+    pub gaps: Histogram<u64>,
+    pub first_ns: Option<u64>,
+    pub last_ns: u64,
+    /// Σ ln(size) and Σ ln(size)², for the lognormal fit.
+    ln_sum: f64,
+    ln_sq: f64,
+}
+
+impl Flow {
+    pub(super) fn new() -> Flow {
+        Flow {
+            count: 0,
+            bytes: 0,
+            // 3 significant figures: sizes and gaps to 0.1%.
+            sizes: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 figures is valid")),
+            gaps: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 figures is valid")),
+            first_ns: None,
+            last_ns: 0,
+            ln_sum: 0.0,
+            ln_sq: 0.0,
+        }
+    }
+
+    pub(super) fn add(&mut self, time_ns: u64, bytes: u64) {
+        if self.first_ns.is_none() {
+            self.first_ns = Some(time_ns);
+        } else {
+            // Out of order (a -ff merge, a resumed read): a gap of 0.
+            let _ = self.gaps.record(time_ns.saturating_sub(self.last_ns));
+        }
+        self.last_ns = self.last_ns.max(time_ns);
+        self.count += 1;
+        self.bytes += bytes;
+        let _ = self.sizes.record(bytes);
+        let l = (bytes as f64).ln();
+        self.ln_sum += l;
+        self.ln_sq += l * l;
+    }
+
+    pub(super) fn merge(&mut self, o: &Flow) {
+        if o.count == 0 {
+            return;
+        }
+        self.count += o.count;
+        self.bytes += o.bytes;
+        let _ = self.sizes.add(&o.sizes);
+        let _ = self.gaps.add(&o.gaps);
+        self.first_ns = Some(match self.first_ns {
+            Some(f) => f.min(o.first_ns.unwrap_or(f)),
+            None => o.first_ns.unwrap_or(0),
+        });
+        self.last_ns = self.last_ns.max(o.last_ns);
+        self.ln_sum += o.ln_sum;
+        self.ln_sq += o.ln_sq;
+    }
+
+    /// The sizes fitted: [`fitted::Sizes::Fixed`] when every message had one
+    /// size, else a lognormal (the geometric mean and geometric standard deviation).
+    pub fn size_fit(&self) -> Option<fitted::Sizes> {
+        if self.count == 0 {
+            return None;
+        }
+        if self.sizes.min() == self.sizes.max() {
+            return Some(fitted::Sizes::Fixed(self.sizes.min()));
+        }
+        let n = self.count as f64;
+        let mean = self.ln_sum / n;
+        let var = (self.ln_sq / n - mean * mean).max(0.0);
+        Some(fitted::Sizes::LogNormal {
+            median: mean.exp(),
+            spread: var.sqrt().exp(),
+        })
+    }
+
+    /// The gaps fitted: Poisson arrivals at the mean rate.
+    pub fn gap_fit(&self) -> Option<fitted::Gaps> {
+        let span = self.last_ns.saturating_sub(self.first_ns?);
+        if self.count < 2 || span == 0 {
+            return None;
+        }
+        let rate = (self.count - 1) as f64 / (span as f64 / 1e9);
+        Some(fitted::Gaps::Poisson(rate.clamp(0.001, 1e7)))
+    }
+}
