@@ -21,6 +21,7 @@ far="$(grep -o '"class": "[a-z0-9-]*"' /out/topology.out | tail -1 | cut -d'"' -
 # A matrix of at most 16 CPUs (240 pairs): every n/16th CPU on a bigger guest.
 n="$(nproc)"
 if [ "$n" -gt 16 ]; then cpus="0-$((n - 1)):$((n / 16))"; else cpus="0-$((n - 1))"; fi
+check measure ipcperf topology --measure --only "$cpus" --no-save --format json
 check placements ipcperf latency pipe --mode threads --placements all -n 200 -r 1 --format json
 check matrix ipcperf matrix shm --wake spin --cpus "$cpus" -d 10ms --heatmap /out/heatmap.svg --format json
 check pairs ipcperf run pipe --pairs 1,2,4,8,16 -s 4k -d 20ms -r 1 --export-json /out/pairs.json

@@ -49,6 +49,9 @@ pub struct Placement {
     /// How the two CPUs relate (see [`crate::topology`]), when it is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<PlacementClass>,
+    /// Their one-way latency as measured (`--pin measured:...`), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_ns: Option<u32>,
 }
 
 impl Placement {
@@ -56,6 +59,7 @@ impl Placement {
         writer_cpu: None,
         reader_cpu: None,
         class: None,
+        measured_ns: None,
     };
 
     pub fn pinned(writer: usize, reader: usize) -> Placement {
@@ -63,7 +67,14 @@ impl Placement {
             writer_cpu: Some(writer),
             reader_cpu: Some(reader),
             class: None,
+            measured_ns: None,
         }
+    }
+
+    /// The same placement with its CPUs' measured one-way latency.
+    pub fn with_measured(mut self, ns: Option<u32>) -> Placement {
+        self.measured_ns = ns;
+        self
     }
 
     /// The same placement with the relation of its CPUs named.

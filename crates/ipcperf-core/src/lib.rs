@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod c2c;
 pub mod calibrate;
 pub mod conformance;
 pub mod crossing;

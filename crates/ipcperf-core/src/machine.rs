@@ -32,6 +32,10 @@ pub struct Machine {
     /// The batch scheduler that launched the run (Slurm, Kubernetes), when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<Scheduler>,
+    /// The CPUs' one-way latencies as measured (`topology --measure`), with when
+    /// and in which boot: in a VM a snapshot of where the host ran the vCPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<crate::c2c::Measured>,
 }
 
 /// Where a run came from when a scheduler launched it: which one, the job, the
@@ -205,6 +209,7 @@ impl Machine {
                 hypervisor,
             )),
             scheduler: Scheduler::from_env(|k| std::env::var(k).ok()),
+            measured: None,
         }
     }
 }

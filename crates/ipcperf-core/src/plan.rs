@@ -149,6 +149,7 @@ impl CaseRecord {
                 reader_cpu: spec.placement.reader_cpu,
                 seen_writer_cpu: None,
                 seen_reader_cpu: None,
+                measured_one_way_ns: spec.placement.measured_ns,
             },
             payload: spec.payload,
             wait: spec.opts.wait_label(spec.mechanism),

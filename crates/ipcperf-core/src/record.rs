@@ -34,6 +34,10 @@ pub struct PlacementRecord {
     /// Where each side was when the last series ended (telling for unpinned runs).
     pub seen_writer_cpu: Option<usize>,
     pub seen_reader_cpu: Option<usize>,
+    /// The two CPUs' one-way latency as measured (a `--pin measured:...`
+    /// placement), ns, beside the sysfs class its label names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_one_way_ns: Option<u32>,
 }
 
 impl CaseRecord {
@@ -59,8 +63,10 @@ impl PlacementRecord {
     /// The placement as every table, legend and report row shows it: its label
     /// and, when pinned, both CPUs (`shared-l3 0→8`).
     pub fn shown(&self) -> String {
-        match (self.writer_cpu, self.reader_cpu) {
-            (Some(w), Some(r)) => format!("{} {w}→{r}", self.label),
+        match (self.writer_cpu, self.reader_cpu, self.measured_one_way_ns) {
+            // Placed by measurement: the sysfs class, and the distance measured.
+            (Some(w), Some(r), Some(ns)) => format!("{} {w}→{r} (measured {ns} ns)", self.label),
+            (Some(w), Some(r), None) => format!("{} {w}→{r}", self.label),
             _ => self.label.clone(),
         }
     }

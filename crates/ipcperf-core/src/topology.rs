@@ -406,14 +406,14 @@ impl Topology {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use PlacementClass::*;
 
     /// A recorded tree (`tests/fixtures/topology/NAME.sysfs`, `path: content` lines)
     /// laid out under a fresh directory, read as a process limited to the CPUs in
     /// its `ipcperf-allowed` line (when it has one) would read it.
-    fn fixture(name: &str) -> Topology {
+    pub(crate) fn fixture(name: &str) -> Topology {
         let src = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/topology")
             .join(format!("{name}.sysfs"));
@@ -438,6 +438,23 @@ mod tests {
 
     fn classes(t: &Topology) -> Vec<(PlacementClass, (usize, usize))> {
         t.classes()
+    }
+
+    #[test]
+    fn the_recorded_16_cpu_xeon_guest_is_one_l3() {
+        // ../shared/measure/xeon16-sysfs.tgz: a KVM guest's own view of itself.
+        let t = fixture("xeon16");
+        assert_eq!(t.cpus.len(), 16);
+        assert_eq!(
+            (t.packages(), t.nodes(), t.cores(), t.smt()),
+            (1, 1, 16, false)
+        );
+        assert_eq!(t.l3_domains(), vec![(0..16).collect::<Vec<_>>()]);
+        // Every pair of two CPUs is shared-l3: --pin all is two placements.
+        assert_eq!(classes(&t), vec![(SameCpu, (0, 0)), (SharedL3, (0, 1))]);
+        assert_eq!(t.classify(0, 2), Some(SharedL3));
+        assert_eq!(t.classify(15, 11), Some(SharedL3));
+        assert_eq!(t.spread(8, Some(SharedL3)).unwrap().len(), 8);
     }
 
     #[test]

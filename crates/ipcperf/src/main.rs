@@ -16,6 +16,7 @@ mod console;
 mod export;
 mod fail;
 mod fleet;
+mod measured;
 mod pattern;
 mod report;
 #[cfg(test)]
@@ -124,7 +125,12 @@ fn main() {
             cmd::latency::run(*a)
         }
         cli::Command::List(a) => cmd::list::run(a),
-        cli::Command::Topology(a) => cmd::topology::run(a),
+        cli::Command::Topology(a) => {
+            if a.measure {
+                ipcperf_sys::signal::cleanup_on_interrupt();
+            }
+            cmd::topology::run(a)
+        }
         cli::Command::Matrix(a) => {
             ipcperf_sys::signal::cleanup_on_interrupt();
             cmd::matrix::run(*a)

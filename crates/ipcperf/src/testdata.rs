@@ -39,6 +39,7 @@ pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) ->
             reader_cpu: Some(r),
             seen_writer_cpu: Some(w),
             seen_reader_cpu: Some(r),
+            measured_one_way_ns: None,
         },
         payload: Payload::Touch,
         wait: "block".into(),

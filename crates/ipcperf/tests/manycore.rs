@@ -311,6 +311,27 @@ fn check(layout: &Layout) {
         }
     }
 
+    // The topology measured (emulated timings: the groups are reported, not checked).
+    let v = json(dir, "measure", "measure.out");
+    let m = &v["measured"];
+    let measured = m["cpus"].as_array().unwrap().len();
+    assert!(measured >= 2, "{name}: {m}");
+    assert_eq!(
+        m["pairs"].as_array().unwrap().len(),
+        measured * (measured - 1),
+        "{name}"
+    );
+    let levels = m["levels"].as_array().unwrap();
+    assert!(!levels.is_empty(), "{name}");
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["pairs"].as_array().unwrap().len())
+            .sum::<usize>(),
+        measured * (measured - 1),
+        "{name}: every pair in one level"
+    );
+
     // advise on the farthest class this layout has.
     let v = json(dir, "advise", "advise.json");
     let ok: Vec<&Value> = v["cases"]

@@ -171,6 +171,7 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
             reader_cpu: spec.placement.reader_cpu,
             seen_writer_cpu: None,
             seen_reader_cpu: None,
+            measured_one_way_ns: None,
         },
         payload: Payload::NoTouch,
         wait: "block".into(),

@@ -22,8 +22,73 @@ pub struct Matrix {
     pub cells: BTreeMap<(usize, usize), (u64, u64)>,
     /// What was measured: `shm (spin) processes 64 B`.
     pub what: String,
+    /// The picture's title.
+    pub title: String,
     /// Indices into `cpus` where a new last-level cache domain starts.
     pub domain_starts: Vec<usize>,
+    /// Cells far from their placement class's median, outlined.
+    pub outlined: Vec<(usize, usize)>,
+}
+
+impl Matrix {
+    /// A matrix of `cells` over `cpus` (ordered here by where they sit).
+    pub fn of(
+        mut cpus: Vec<usize>,
+        cells: BTreeMap<(usize, usize), (u64, u64)>,
+        title: String,
+        what: String,
+        outlined: Vec<(usize, usize)>,
+        topo: Option<&Topology>,
+    ) -> Matrix {
+        order(&mut cpus, topo);
+        let domain_starts = domain_starts(&cpus, topo);
+        Matrix {
+            cpus,
+            cells,
+            what,
+            title,
+            domain_starts,
+            outlined,
+        }
+    }
+}
+
+/// The cells of `m` whose p50 is under a third, or over three times, the median
+/// p50 of their placement class (by `topo`): (writer, reader, p50, class, its median).
+pub fn outside_class(
+    m: &Matrix,
+    topo: &Topology,
+) -> Vec<(
+    usize,
+    usize,
+    u64,
+    ipcperf_core::topology::PlacementClass,
+    u64,
+)> {
+    let mut by: BTreeMap<ipcperf_core::topology::PlacementClass, Vec<u64>> = BTreeMap::new();
+    for (&(w, r), &(p50, _)) in &m.cells {
+        if let Some(c) = topo.classify(w, r) {
+            by.entry(c).or_default().push(p50);
+        }
+    }
+    let medians: BTreeMap<_, u64> = by
+        .into_iter()
+        .map(|(c, mut v)| {
+            v.sort_unstable();
+            (c, v[v.len() / 2])
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (&(w, r), &(p50, _)) in &m.cells {
+        let Some(c) = topo.classify(w, r) else {
+            continue;
+        };
+        let med = medians[&c];
+        if p50.saturating_mul(3) < med || p50 > med.saturating_mul(3) {
+            out.push((w, r, p50, c, med));
+        }
+    }
+    out
 }
 
 /// The matrix in `run`, when it is one: a run `ipcperf matrix` made (round trips of
@@ -71,14 +136,18 @@ pub fn from_run(run: &RunRecord) -> Option<Matrix> {
         return None;
     }
     let topo = run.machine.topology.as_ref();
-    order(&mut cpus, topo);
-    let domain_starts = domain_starts(&cpus, topo);
-    Some(Matrix {
+    let mut m = Matrix::of(
         cpus,
         cells,
+        format!("p50 round trip, {what} (writer ↓, reader →)"),
         what,
-        domain_starts,
-    })
+        Vec::new(),
+        topo,
+    );
+    if let Some(t) = topo {
+        m.outlined = outside_class(&m, t).iter().map(|o| (o.0, o.1)).collect();
+    }
+    Some(m)
 }
 
 /// Order CPUs by where they sit, so that neighbours are neighbours.
@@ -138,7 +207,7 @@ pub fn table(m: &Matrix) -> comfy_table::Table {
 /// Heatmap size in pixels for `n` CPUs.
 fn size(n: usize) -> (u32, u32) {
     let side = cell(n) as u32 * n as u32;
-    ((side + 260).max(760), (side + 150).max(380))
+    ((side + 260).max(760), (side + 190).max(420))
 }
 
 /// A cell's side in pixels.
@@ -169,11 +238,17 @@ fn draw<DB: DrawingBackend>(
     let cell = cell(n);
     let (x0, y0) = (70i32, 80i32);
     let vals: Vec<f64> = m.cells.values().map(|v| (v.0.max(1) as f64).ln()).collect();
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let span = if hi > lo { hi - lo } else { 1.0 };
+    let mut lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // A scale at least 1.5× wide: cells a few percent apart keep one colour.
+    let least = 1.5f64.ln();
+    if hi - lo < least {
+        let mid = (hi + lo) / 2.0;
+        (lo, hi) = (mid - least / 2.0, mid + least / 2.0);
+    }
+    let span = hi - lo;
     root.draw(&Text::new(
-        format!("p50 round trip, {} (writer ↓, reader →)", m.what),
+        m.title.clone(),
         (20, 20),
         (FAMILY, 18).into_font(),
     ))?;
@@ -202,6 +277,20 @@ fn draw<DB: DrawingBackend>(
             ))?;
         }
     }
+    // Cells far from their class: outlined.
+    for &(w, r) in &m.outlined {
+        let (Some(i), Some(j)) = (
+            m.cpus.iter().position(|&c| c == w),
+            m.cpus.iter().position(|&c| c == r),
+        ) else {
+            continue;
+        };
+        let (x, y) = (x0 + j as i32 * cell, y0 + i as i32 * cell);
+        root.draw(&Rectangle::new(
+            [(x + 1, y + 1), (x + cell - 1, y + cell - 1)],
+            RGBColor(200, 0, 200).stroke_width(3),
+        ))?;
+    }
     // Cache-domain boundaries.
     let end = y0 + n as i32 * cell;
     for &s in &m.domain_starts {
@@ -227,7 +316,14 @@ fn draw<DB: DrawingBackend>(
             heat(f).filled(),
         ))?;
     }
-    let us = |v: f64| format!("{:.2} µs", v.exp() / 1e3);
+    let us = |v: f64| {
+        let ns = v.exp();
+        if ns < 1000.0 {
+            format!("{ns:.0} ns")
+        } else {
+            format!("{:.2} µs", ns / 1e3)
+        }
+    };
     let small = (FAMILY, 14).into_font();
     root.draw(&Text::new(us(hi), (sx + 30, y0), small.clone()))?;
     root.draw(&Text::new(us(lo), (sx + 30, y0 + sh - 14), small.clone()))?;
@@ -239,8 +335,16 @@ fn draw<DB: DrawingBackend>(
     root.draw(&Text::new(
         "dark grey: did not run",
         (sx, y0 + sh + 32),
-        small,
+        small.clone(),
     ))?;
+    if !m.outlined.is_empty() {
+        root.draw(&Text::new(
+            "outlined: 3× off the",
+            (sx, y0 + sh + 50),
+            small.clone(),
+        ))?;
+        root.draw(&Text::new("median of its class", (sx, y0 + sh + 68), small))?;
+    }
     root.present()
 }
 
@@ -261,6 +365,52 @@ pub fn png(m: &Matrix, path: &Path) -> Result<(), String> {
     std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let root = BitMapBackend::new(path, size(m.cpus.len())).into_drawing_area();
     draw(root, m).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
+
+/// The cells far from their class's median (outlined in the heatmap), named;
+/// and, in a VM, that vCPUs may move between runs.
+pub fn outside_notes(r: &RunRecord, m: &Matrix) -> String {
+    let mut out = String::new();
+    let in_vm = r.machine.virtualization.is_some();
+    if let Some(t) = &r.machine.topology {
+        let cells = outside_class(m, t);
+        for (w, rd, p50, class, med) in cells.iter().take(12) {
+            let faster = p50 < med;
+            let x = if faster {
+                *med as f64 / (*p50).max(1) as f64
+            } else {
+                *p50 as f64 / (*med).max(1) as f64
+            };
+            let why = match (faster, in_vm) {
+                (true, true) => ": these vCPUs likely share a core on the host",
+                (true, false) => ": closer than sysfs says (see ipcperf topology --measure)",
+                (false, true) => {
+                    ": the host likely ran these vCPUs far apart, or one was preempted"
+                }
+                (false, false) => ": a pair slower than its class (a busy CPU, an interrupt?)",
+            };
+            out.push_str(&format!(
+                "  note: {w}→{rd} {:.2} µs: {x:.1}× {} than {}'s median {:.2} µs{why}\n",
+                *p50 as f64 / 1e3,
+                if faster { "faster" } else { "slower" },
+                class.name(),
+                *med as f64 / 1e3,
+            ));
+        }
+        if cells.len() > 12 {
+            out.push_str(&format!(
+                "  note: and {} more cells outside their class (outlined in --heatmap)\n",
+                cells.len() - 12
+            ));
+        }
+    }
+    if in_vm {
+        out.push_str(
+            "  note: a virtual machine: the host may move vCPUs between runs, so a cell fast in \
+             one run may not be in the next (ipcperf topology --measure takes a snapshot)\n",
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -314,6 +464,63 @@ mod tests {
         run.machine.topology = Some(topo);
         run.command_line = ["ipcperf", "matrix", "shm"].map(String::from).to_vec();
         run
+    }
+
+    /// `matrix shm --wake spin --sizes 64` on the 16-CPU Xeon guest
+    /// (../shared/measure/xeon16-run.txt) with that guest's topology: sysfs calls
+    /// every pair shared-l3, and three cells ran at 0.09 µs against 0.73.
+    fn xeon16_run() -> RunRecord {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("fixtures/xeon16-topology.json")).unwrap();
+        let topo: Topology = serde_json::from_value(v["topology"].clone()).unwrap();
+        let mut run = run_on(topo);
+        let table = include_str!("fixtures/xeon16-matrix-shm-spin.txt");
+        for line in table.lines().filter(|l| l.starts_with("│ ")) {
+            let cells: Vec<&str> = line.trim_matches('│').split('┆').map(str::trim).collect();
+            let Ok(w) = cells[0].parse::<usize>() else {
+                continue;
+            };
+            for (r, cell) in cells[1..].iter().enumerate() {
+                let Some((p50, _)) = cell.split_once(' ') else {
+                    continue;
+                };
+                let ns = (p50.parse::<f64>().unwrap() * 1e3).round() as u64;
+                let c = run
+                    .cases
+                    .iter_mut()
+                    .find(|c| {
+                        (c.placement.writer_cpu, c.placement.reader_cpu) == (Some(w), Some(r))
+                    })
+                    .unwrap();
+                c.latency.as_mut().unwrap().p50_ns = ns;
+            }
+        }
+        run.machine.virtualization = Some("KVM".into());
+        run
+    }
+
+    #[test]
+    fn cells_far_from_their_class_are_named_and_outlined() {
+        let run = xeon16_run();
+        let m = from_run(&run).unwrap();
+        let mut out: Vec<(usize, usize)> = m.outlined.clone();
+        out.sort();
+        assert_eq!(out, [(2, 0), (2, 12), (15, 11)]);
+        let notes = outside_notes(&run, &m);
+        assert!(
+            notes.contains(
+                "2→0 0.09 µs: 8.1× faster than shared-l3's median 0.73 µs: these \
+                 vCPUs likely share a core on the host"
+            ),
+            "{notes}"
+        );
+        assert_eq!(notes.matches("faster than shared-l3").count(), 3, "{notes}");
+        assert!(notes.contains("may move vCPUs between runs"), "{notes}");
+        let svg = svg(&m).unwrap();
+        assert!(svg.contains("outlined"));
+        if let Some(dir) = std::env::var_os("IPCPERF_KEEP_HEATMAP") {
+            png(&m, &std::path::Path::new(&dir).join("heatmap-xeon16.png")).unwrap();
+        }
     }
 
     #[test]

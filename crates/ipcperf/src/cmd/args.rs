@@ -228,6 +228,7 @@ impl CaseArgs {
                 writer_cpu: s.placement.writer_cpu,
                 reader_cpu: self.peer_pin,
                 class: Some(ipcperf_core::topology::PlacementClass::OtherHost),
+                measured_ns: None,
             };
         }
         let mut seen = Vec::new();

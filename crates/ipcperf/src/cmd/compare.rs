@@ -92,6 +92,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         Format::Table | Format::Markdown => {
             let v = compare::view(&ia.to_string(), &ra, &ib.to_string(), &rb, a.threshold);
             crate::console::out(&export::render_view(&v, a.format));
+            // Two measured topologies: what moved between the snapshots.
+            if let (Some(x), Some(y), Some(t)) = (
+                &ra.machine.measured,
+                &rb.machine.measured,
+                &rb.machine.topology,
+            ) {
+                crate::console::out(&format!("\n{}", crate::measured::compare_text(x, y, t)));
+            }
         }
     }
     let slower = rows.iter().any(|r| r.verdict == compare::Verdict::Slower);

@@ -68,7 +68,7 @@ pub struct MatrixArgs {
 #[derive(Debug, Clone)]
 pub struct CpuList(pub Vec<usize>);
 
-fn parse_cpus(s: &str) -> Result<CpuList, String> {
+pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
     match parse_cpu_list(s) {
         Some(v) if v.len() >= 2 => Ok(CpuList(v)),
         Some(_) => Err(format!("'{s}': a matrix needs at least two CPUs")),
@@ -219,6 +219,7 @@ fn render_table(r: &RunRecord, m: &crate::chart::heatmap::Matrix) -> String {
             if v.len() == 1 { "" } else { "s" }
         ));
     }
+    out.push_str(&crate::chart::heatmap::outside_notes(r, m));
     let failed = r.cases.iter().filter(|c| c.latency.is_none()).count();
     if failed > 0 {
         out.push_str(&format!(
@@ -241,7 +242,7 @@ fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
 }
 
 /// Whether the heatmap goes to an SVG (else a PNG); another name is bad input.
-fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
+pub fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
     match path
         .extension()
         .and_then(|e| e.to_str())
@@ -254,5 +255,51 @@ fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
             "{}: name the heatmap file .svg or .png",
             path.display()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        a: MatrixArgs,
+    }
+
+    /// The 16-CPU Xeon guest's own sysfs (`xeon16.sysfs`), laid out and read.
+    fn xeon16() -> Topology {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ipcperf-core/tests/fixtures/topology/xeon16.sysfs");
+        let dir = tempfile::tempdir().unwrap();
+        for line in std::fs::read_to_string(src).unwrap().lines() {
+            let (p, content) = line.split_once(':').unwrap();
+            let p = dir.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, format!("{}\n", content.trim())).unwrap();
+        }
+        Topology::read(dir.path(), None)
+    }
+
+    #[test]
+    fn a_matrix_of_the_16_cpu_guest_plans_every_ordered_pair_as_shared_l3() {
+        let topo = xeon16();
+        let a = Wrap::try_parse_from(["x", "shm", "--wake", "spin", "-d", "30ms"])
+            .unwrap()
+            .a;
+        let specs = plan(&a, &topo).unwrap();
+        assert_eq!(specs.len(), 240);
+        assert!(specs.iter().all(|s| s.placement.class
+            == Some(ipcperf_core::topology::PlacementClass::SharedL3)
+            && s.placement.writer_cpu != s.placement.reader_cpu));
+        // About 240 × (30 ms and its warm-up): under a minute, said before it starts.
+        let secs = estimate_secs(&specs);
+        assert!((7.0..60.0).contains(&secs), "{secs}");
+        let some = Wrap::try_parse_from(["x", "pipe", "--cpus", "0,2,12"])
+            .unwrap()
+            .a;
+        assert_eq!(plan(&some, &topo).unwrap().len(), 6);
     }
 }

@@ -154,6 +154,15 @@ pub fn placements(
                 None => return Err(Fail::usage(topo_one_cpu(&usable))),
             },
             PinArg::None => vec![Placement::UNPINNED],
+            PinArg::Measured(which) => {
+                let m = crate::measured::current(topo)?;
+                match crate::measured::pick(&m, which) {
+                    Some((w, r, ns)) => {
+                        vec![pair(check(w)?, check(r)?).with_measured(Some(ns.round() as u32))]
+                    }
+                    None => return Err(Fail::failure("the measurement holds no pair")),
+                }
+            }
             PinArg::Class(c) => match topo.representative(c) {
                 Some((w, r)) => vec![pair(w, r)],
                 None => return Err(Fail::usage(topo.absent_reason(c))),
@@ -268,6 +277,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                                 writer_cpu: pl.writer_cpu,
                                 reader_cpu: pl.writer_cpu,
                                 class: pl.writer_cpu.map(|_| PlacementClass::SameCpu),
+                                measured_ns: None,
                             }
                         } else {
                             pl

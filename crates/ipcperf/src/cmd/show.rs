@@ -39,6 +39,31 @@ pub fn run(a: ShowArgs) -> Result<i32, Fail> {
     } else {
         export::render_any(&run, a.format, a.rank_size)
     };
+    // A run that measured the topology (`topology --measure`) shows it.
+    let out =
+        match (&run.machine.measured, a.format) {
+            (Some(m), Format::Table | Format::Markdown) => {
+                let topo = run.machine.topology.clone().unwrap_or_else(|| {
+                    ipcperf_core::topology::Topology {
+                        cpus: Vec::new(),
+                        offline: Vec::new(),
+                        not_allowed: Vec::new(),
+                        isolated: Vec::new(),
+                    }
+                });
+                format!(
+                    "{out}\n{}\n",
+                    crate::measured::text(
+                        m,
+                        &topo,
+                        run.machine.virtualization.is_some(),
+                        a.format == Format::Markdown
+                    )
+                    .trim_end()
+                )
+            }
+            _ => out,
+        };
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();

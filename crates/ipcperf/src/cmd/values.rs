@@ -22,6 +22,9 @@ pub enum PinArg {
     Class(ipcperf_core::topology::PlacementClass),
     /// One pair of every class this machine has.
     All,
+    /// The pair a measurement of this boot finds closest, farthest or median
+    /// (`measured:closest`; see `ipcperf topology --measure`).
+    Measured(crate::measured::Which),
 }
 
 pub fn parse_pin(s: &str) -> Result<PinArg, String> {
@@ -35,9 +38,17 @@ pub fn parse_pin(s: &str) -> Result<PinArg, String> {
     if let Some(c) = ipcperf_core::topology::PlacementClass::from_name(s) {
         return Ok(PinArg::Class(c));
     }
+    if let Some(w) = s.strip_prefix("measured:") {
+        return crate::measured::Which::parse(w)
+            .map(PinArg::Measured)
+            .ok_or_else(|| {
+                format!("'{s}': measured:closest, measured:farthest or measured:median")
+            });
+    }
     let (w, r) = s.split_once(',').ok_or_else(|| {
         format!(
-            "'{s}': give two CPU numbers like 0,1, a placement class ({}), all, same, cross or none",
+            "'{s}': give two CPU numbers like 0,1, a placement class ({}), measured:closest \
+             (farthest, median), all, same, cross or none",
             ipcperf_core::topology::PlacementClass::ALL
                 .iter()
                 .map(|c| c.name())

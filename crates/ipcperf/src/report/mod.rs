@@ -564,6 +564,7 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             }
             o.push_str("</div>\n");
         }
+        o.push_str(&crate::measured::report_html(run, esc));
         // Every chart the run has (a matrix's percentiles are its heatmap).
         for c in crate::chart::xy::charts(run)
             .into_iter()
