@@ -32,7 +32,8 @@ fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let clean = text.contains("0 faster, 0 slower, 4 unchanged");
+        // Nothing called (a row may be "could not tell": not a call).
+        let clean = text.contains("0 faster, 0 slower,");
         assert_eq!(
             out.status.code(),
             Some(i32::from(text.contains("SLOWER"))),
@@ -45,7 +46,7 @@ fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
     }
     assert!(
         seen.last()
-            .is_some_and(|t| t.contains("0 faster, 0 slower, 4 unchanged")),
+            .is_some_and(|t| t.contains("0 faster, 0 slower,")),
         "A/A pairs marked a change:\n{}",
         seen.join("\n")
     );

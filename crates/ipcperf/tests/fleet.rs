@@ -184,9 +184,24 @@ fn kernels_trends_and_the_fleet_page() {
     for (k, (kernel, slowdown)) in kernels.iter().enumerate() {
         for i in 0..8 {
             let host = format!("node{:02}", k * 8 + i);
-            // node03's last four nights: the first two at full speed, then half.
+            // node03's last twelve nights: six at full speed, then six at half (a
+            // change point needs three runs on each side, and enough runs in all
+            // for its permutation test to reach p <= 0.01).
             let nights: &[(u64, f64)] = if host == "node03" {
-                &[(4, 1.0), (3, 1.0), (2, 2.0), (1, 2.0)]
+                &[
+                    (12, 1.0),
+                    (11, 1.0),
+                    (10, 1.0),
+                    (9, 1.0),
+                    (8, 1.0),
+                    (7, 1.0),
+                    (6, 2.0),
+                    (5, 2.0),
+                    (4, 2.0),
+                    (3, 2.0),
+                    (2, 2.0),
+                    (1, 2.0),
+                ]
             } else {
                 &[(1, 1.0)]
             };
@@ -222,7 +237,7 @@ fn kernels_trends_and_the_fleet_page() {
     let table = common::stdout(&mut common::cmd(&db, &["fleet", "--by", "kernel"]));
     assert!(table.contains("2 steps between kernels"), "{table}");
 
-    // node03's nights: the third is a step, the others are not.
+    // node03's nights: the seventh is a step, the others are not.
     let text = common::stdout(&mut common::cmd(
         &db,
         &[
@@ -230,9 +245,14 @@ fn kernels_trends_and_the_fleet_page() {
         ],
     ));
     let pts: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    assert_eq!(pts.len(), 4, "{pts:#?}");
-    let steps: Vec<bool> = pts.iter().map(|p| p["step"] == true).collect();
-    assert_eq!(steps, [false, false, true, false], "{pts:#?}");
+    assert_eq!(pts.len(), 12, "{pts:#?}");
+    let steps: Vec<usize> = pts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p["step"] == true)
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(steps, [7], "{pts:#?}");
     let png = dir.path().join("trend.png");
     common::cmd(
         &db,

@@ -184,8 +184,16 @@ fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
         Figure::P99 => l.p99_ns,
         Figure::P999 | Figure::Rate => l.p999_ns,
     } as f64;
-    // The series' p50s give the spread; a tail percentile is taken over all the
-    // round trips at once, so its range is the p50s' relative range, scaled.
+    // Ranked on the p99: its spread is the series' own p99s, where they were kept.
+    if ask.figure == Figure::P99 && !l.series_p99_ns.is_empty() {
+        let (lo, hi) = (
+            l.series_p99_ns.iter().copied().min().unwrap_or(l.p99_ns),
+            l.series_p99_ns.iter().copied().max().unwrap_or(l.p99_ns),
+        );
+        return Some((v, (lo as f64).min(v), (hi as f64).max(v)));
+    }
+    // Else the series' p50s give the spread; a tail percentile kept over all the
+    // round trips at once (the p99.9) takes the p50s' relative range, scaled.
     let (lo, hi) = match (l.series_p50_ns.iter().min(), l.series_p50_ns.iter().max()) {
         (Some(&lo), Some(&hi)) if l.p50_ns > 0 => (
             lo as f64 / l.p50_ns as f64 * v,

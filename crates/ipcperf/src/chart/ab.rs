@@ -234,6 +234,8 @@ mod tests {
             verdict,
             why: String::new(),
             lower_better: false,
+            detectable: Some(0.05),
+            se_df: None,
         }
     }
 

@@ -201,7 +201,7 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         if let Some(s) = size {
             argv.extend(["--sizes".into(), s]);
         }
-        argv.extend(["-d".into(), series.into(), "-r".into(), "3".into()]);
+        argv.extend(["-d".into(), series.into(), "-r".into(), "5".into()]);
         if let Some(ns) = &a.across {
             argv.extend([
                 "--across".into(),
@@ -280,7 +280,8 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         return from_history(&a, &ask, &specs);
     }
     // Said up front: what it will measure, and for about how long.
-    let per_case_ms = if a.quick { 100 } else { 300 } * 4 + 200;
+    // Five series and a warm-up a case, and its set-up.
+    let per_case_ms = if a.quick { 100 } else { 300 } * 6 + 200;
     crate::console::note(&format!(
         "measuring {} cases for the answer, about {} s",
         specs.len(),

@@ -74,7 +74,8 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         ipcperf_core::payload::Payload::Touch,
         largest,
     )?;
-    let passes = if a.quick { 1 } else { 3 };
+    // As many as run and latency take, so that compare can judge them.
+    let passes = if a.quick { 1 } else { 5 };
     let plan = ReplayPlan {
         script: &loaded.script,
         series: passes,

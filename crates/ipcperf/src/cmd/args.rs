@@ -390,8 +390,8 @@ impl MechArgs {
 #[derive(clap::Args, Debug)]
 pub struct CaseArgs {
     /// Series per case (each kept: a stream's summary is their median, min and max;
-    /// round trips all go into one histogram). `compare` needs 4 or more a side to
-    /// call a change.
+    /// round trips all go into one histogram). `compare` judges a change from
+    /// their spread: more series, smaller changes it can call.
     #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
 

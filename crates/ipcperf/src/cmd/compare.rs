@@ -1,6 +1,7 @@
 //! `ipcperf compare A B`: did this kernel, container or machine change IPC speed?
 
 use clap::Args;
+use ipcperf_core::record::RunRecord;
 
 use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::export::Format;
@@ -24,16 +25,23 @@ pub struct CompareArgs {
     /// Output format: table, markdown, json or csv (one record per case).
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Exit 1 when any case got slower (for CI); the output is the same.
+    /// Exit 1 when any case got slower (for CI); the output is the same, and
+    /// a line on stderr says how many rows could not tell.
     #[arg(long)]
     pub fail_on_regression: bool,
+
+    /// With --fail-on-regression: also exit 1 when a row could not tell (its
+    /// series too spread or too few to call a change of the threshold's size).
+    #[arg(long, requires = "fail_on_regression")]
+    pub strict: bool,
 }
 
 pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
-    let rows = compare::compare(&ra, &rb, a.threshold);
+    let history = earlier_runs(&mut store, (ia, &ra), (ib, &rb));
+    let rows = compare::compare_with(&ra, &rb, a.threshold, &history);
     match a.format {
         Format::Json => {
             let doc = serde_json::json!({
@@ -90,7 +98,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             crate::console::out(&String::from_utf8_lossy(&bytes));
         }
         Format::Table | Format::Markdown => {
-            let v = compare::view(&ia.to_string(), &ra, &ib.to_string(), &rb, a.threshold);
+            let v = compare::view_with(
+                &ia.to_string(),
+                &ra,
+                &ib.to_string(),
+                &rb,
+                a.threshold,
+                &history,
+            );
             crate::console::out(&export::render_view(&v, a.format));
             // Two measured topologies: what moved between the snapshots.
             if let (Some(x), Some(y), Some(t)) = (
@@ -102,6 +117,52 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             }
         }
     }
-    let slower = rows.iter().any(|r| r.verdict == compare::Verdict::Slower);
-    Ok(i32::from(a.fail_on_regression && slower))
+    let count = |v: compare::Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let slower = count(compare::Verdict::Slower);
+    let cannot = count(compare::Verdict::CouldNotTell);
+    if a.fail_on_regression {
+        crate::console::note(&format!(
+            "{slower} row{} slower; {cannot} could not tell a {:.0}% change{}",
+            if slower == 1 { "" } else { "s" },
+            a.threshold * 100.0,
+            if cannot > 0 && !a.strict {
+                " (they fail the gate only with --strict)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(i32::from(
+        a.fail_on_regression && (slower > 0 || (a.strict && cannot > 0)),
+    ))
+}
+
+/// The newest 30 other complete runs of A's and B's host, kernel and CPU model
+/// (when A and B share them): how much each case moves from run to run.
+fn earlier_runs(
+    store: &mut crate::store::Store,
+    (ia, ra): (i64, &RunRecord),
+    (ib, rb): (i64, &RunRecord),
+) -> compare::History {
+    if !compare::same_machine(ra, rb) {
+        return compare::History::new();
+    }
+    let Ok(mut runs) = store.list_runs() else {
+        return compare::History::new();
+    };
+    runs.retain(|r| {
+        r.id != ia
+            && r.id != ib
+            && r.complete
+            && r.hostname == rb.machine.hostname
+            && r.kernel == rb.machine.kernel
+    });
+    runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+    let loaded: Vec<RunRecord> = runs
+        .iter()
+        .take(30)
+        .filter_map(|r| store.load_run(r.id).ok().flatten())
+        .filter(|r| compare::same_machine(r, rb))
+        .collect();
+    compare::history_of(&loaded)
 }

@@ -185,8 +185,9 @@ pub struct ReplayArgs {
     #[arg(long = "loop", value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub loop_for: Option<std::time::Duration>,
 
-    /// Passes per mechanism, each timed on its own (`compare` needs 4 or more).
-    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Passes per mechanism, each timed on its own (5, as run and latency take:
+    /// `compare` judges a change from their spread).
+    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
 
     /// Where the two sides run: threads or processes (default). Comma-separate for both.

@@ -44,8 +44,9 @@ pub struct SyncArgs {
     #[arg(long, value_parser = crate::cmd::args::parse_pin)]
     pub pin: Vec<crate::cmd::args::PinArg>,
 
-    /// Series per measurement (the figure is their median).
-    #[arg(long, short, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Series per measurement (the figure is their median; 5, as run and latency
+    /// take, so that compare can judge a change).
+    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
 
     /// Set/clear cycles timed one by one for the percentiles (0: none).

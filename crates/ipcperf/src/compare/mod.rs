@@ -1,20 +1,29 @@
 //! Two runs case by case: the ratio of their medians, marked as a change only when
-//! three things hold: a rank-sum (Mann–Whitney) test of the two runs' series says
-//! the difference is not chance, with false discoveries held to 5% over all the
-//! cases compared (Benjamini–Hochberg: an A/A pair of 48 cases must not show two
-//! by luck); the 95% bootstrap interval of the ratio excludes 1; and the ratio is
-//! beyond a minimum change (default 5%). The series are taken in rounds across
-//! the run (see `ipcperf_core::runner::run_all`), so each case's spread holds the
-//! drift of the whole run, not only of one second of it. Records in, a view out.
+//! three things hold: Welch's t-test on the logs of the two runs' series says the
+//! difference is not chance, with false discoveries held to 5% over all the cases
+//! compared (Benjamini–Hochberg: an A/A pair of 48 cases must not show two by
+//! luck); the 95% bootstrap interval of the ratio excludes 1; and the ratio is
+//! beyond a minimum change (default 5%). Each row also says the smallest change
+//! it could have called (had every series of B moved by it, this case alone), so
+//! that a row that could not tell is never counted as unchanged. The series are
+//! taken in rounds across the run (see `ipcperf_core::runner::run_all`), so each
+//! case's spread holds the drift of the whole run, not only of one second of it.
+//! Records in, a view out.
 
+mod runs;
+#[cfg(test)]
+mod simulate;
 pub(crate) mod stats;
-pub use stats::{rank_sum_p, ratio_interval, smallest_p};
+mod view;
+use runs::across_runs;
+pub use runs::{history_of, same_machine, History, HISTORY_RUNS};
+pub use stats::ratio_interval;
+pub use view::{records, summary, view, view_with};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::spread;
 use ipcperf_core::workload::Workload;
 
-use crate::export::view::{Table, View};
 use crate::units::{fmt_mbps, fmt_size};
 
 /// What became of one case.
@@ -22,8 +31,12 @@ use crate::units::{fmt_mbps, fmt_size};
 pub enum Verdict {
     Faster,
     Slower,
-    /// The difference is inside the noise of at least one run.
+    /// No change beyond the threshold, and one that size would have been called.
     Unchanged,
+    /// No change called, but the series are too spread (or too few) for a change
+    /// of the threshold's size to have been called: [`Row::detectable`] says what
+    /// could have been.
+    CouldNotTell,
     /// One side has a single series: its noise is unknown, so nothing is claimed.
     NoiseUnknown,
     /// A side did not run (refused or failed) or the case is only in one run.
@@ -49,6 +62,20 @@ pub struct Row {
     pub why: String,
     /// The figure is a time (latency p50): B/A below 1 is B faster.
     pub lower_better: bool,
+    /// The smallest change (a fraction: 0.08 = 8%) this row could have called,
+    /// had every series of B moved by it and no other case: at least the threshold.
+    pub detectable: Option<f64>,
+    /// The test's standard error (of the difference of mean logs) and degrees
+    /// of freedom, for [`Row::detectable`] over the rows compared together.
+    pub se_df: Option<(f64, f64)>,
+}
+
+/// The smallest change callable with standard error `se` and `df` degrees of
+/// freedom when `m` rows are compared together (a lone change must reach
+/// p ≤ 0.05 / m under Benjamini–Hochberg), and at least `min_change`.
+fn smallest_change(se: f64, df: f64, m: usize, min_change: f64) -> f64 {
+    let t = stats::t_critical(df, ALPHA / m.max(1) as f64);
+    ((t * se).exp() - 1.0).max(min_change)
 }
 
 /// The identity of a case across runs (options hold facts found at set-up, such
@@ -257,6 +284,8 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
             verdict: Verdict::NotComparable,
             why: why.into(),
             lower_better: fa.lower_better,
+            detectable: None,
+            se_df: None,
         };
     };
     if sa.median <= 0.0 {
@@ -271,10 +300,12 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
             verdict: Verdict::NotComparable,
             why: "nothing measured in A".into(),
             lower_better: fa.lower_better,
+            detectable: None,
+            se_df: None,
         };
     }
     let ratio = sb.median / sa.median;
-    let row = |verdict, interval, p, why: String| Row {
+    let row = |verdict, interval, p, why: String, se_df: Option<(f64, f64)>| Row {
         case: case.clone(),
         unit,
         a: Some(sa.median),
@@ -285,49 +316,42 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
         verdict,
         why,
         lower_better: fa.lower_better,
+        detectable: se_df.map(|(se, df)| smallest_change(se, df, 1, min_change)),
+        se_df,
     };
     let (na, nb) = (fa.values.len(), fb.values.len());
-    if na < 2 || nb < 2 {
+    let Some((p, se, df)) = stats::welch_log(&fa.values, &fb.values) else {
         return row(
             Verdict::NoiseUnknown,
             None,
             None,
             "one series only: no spread to judge by".to_string(),
-        );
-    }
-    if smallest_p(na, nb) > ALPHA {
-        return row(
-            Verdict::NoiseUnknown,
             None,
-            None,
-            format!(
-                "{na} and {nb} series: even with no overlap at all the split could be chance \
-                 (p ≥ {:.2}); take 4 or more a side (--repeat)",
-                smallest_p(na, nb)
-            ),
         );
-    }
-    let p = rank_sum_p(&fa.values, &fb.values);
+    };
     let (lo, hi) = ratio_interval(&fa.values, &fb.values);
     let ci = format!("95% interval {lo:.2}–{hi:.2}×");
-    let row = |verdict, why| row(verdict, Some((lo, hi)), Some(p), why);
+    let row = |verdict, why| row(verdict, Some((lo, hi)), Some(p), why, Some((se, df)));
+    // Not called: unchanged where a change of the threshold's size would have
+    // been, else "could not tell" (settled over the rows in `settle`).
+    let quiet = |why: String| {
+        let r = row(Verdict::Unchanged, why);
+        settle(r, min_change)
+    };
     if p > ALPHA {
-        return row(
-            Verdict::Unchanged,
-            format!("within the noise: p = {p:.2} ({na} and {nb} series ranked), {ci}"),
-        );
+        return quiet(format!(
+            "within the noise: p = {p:.2} ({na} and {nb} series), {ci}"
+        ));
     }
     if lo <= 1.0 && hi >= 1.0 {
-        return row(
-            Verdict::Unchanged,
-            format!("within the noise: {ci} holds 1"),
-        );
+        return quiet(format!("within the noise: {ci} holds 1"));
     }
     if ratio.ln().abs() <= (1.0 + min_change).ln() + 1e-12 {
         return row(
             Verdict::Unchanged,
             format!(
-                "p = {p:.3}, {ci}, but under the {:.0}% threshold",
+                "p = {}, {ci}, but under the {:.0}% threshold",
+                fmt_p(p),
                 min_change * 100.0
             ),
         );
@@ -340,10 +364,34 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
             Verdict::Slower
         },
         format!(
-            "p = {p:.3}, {ci}, beyond the {:.0}% threshold",
+            "p = {}, {ci}, beyond the {:.0}% threshold",
+            fmt_p(p),
             min_change * 100.0
         ),
     )
+}
+
+/// A p-value in three figures: 0.012, 3.1e-5.
+fn fmt_p(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+/// An uncalled row: unchanged where the smallest change it could call is the
+/// threshold, else could not tell.
+fn settle(mut r: Row, min_change: f64) -> Row {
+    if r.verdict == Verdict::Unchanged || r.verdict == Verdict::CouldNotTell {
+        let could = r.detectable.unwrap_or(f64::INFINITY);
+        r.verdict = if could <= min_change * (1.0 + 1e-9) {
+            Verdict::Unchanged
+        } else {
+            Verdict::CouldNotTell
+        };
+    }
+    r
 }
 
 /// The level of the test: a change is called where fewer than 5% of the calls
@@ -354,30 +402,52 @@ pub const ALPHA: f64 = 0.05;
 /// where its p-value is within the step-up cutoff, which holds the expected
 /// share of false calls among the calls to [`ALPHA`] (and, when nothing changed,
 /// the chance of any call at all).
-fn hold_false_discoveries(rows: &mut [Row]) {
+fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
     let ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
     let m = ps.len();
     let cutoff = stats::step_up_cutoff(ps, ALPHA);
     for r in rows.iter_mut() {
+        // What each row could have called, with the m rows compared together.
+        if let Some((se, df)) = r.se_df {
+            r.detectable = Some(smallest_change(se, df, m, min_change));
+        }
         let Some(p) = r.p else { continue };
         if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {
             r.verdict = Verdict::Unchanged;
             r.why = format!(
-                "p = {p:.3} alone, but not over the {m} cases compared (at most 5% false \
-                 calls: Benjamini–Hochberg)"
+                "p = {} alone, but not over the {m} rows compared (at most 5% false \
+                 calls: Benjamini–Hochberg)",
+                fmt_p(p)
             );
+        }
+        if matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell)
+            && !r.why.contains("threshold")
+        {
+            let settled = settle(r.clone(), min_change);
+            r.verdict = settled.verdict;
         }
     }
 }
 
 /// Every case of `a` and `b`, in `a`'s order then `b`'s new ones.
 pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
+    compare_with(a, b, min_change, &History::new())
+}
+
+/// [`compare`], judging each case that has [`HISTORY_RUNS`] or more earlier runs
+/// in `history` against the spread of their medians (how much the figure moves
+/// from one run to the next), where that is wider than its series' spread.
+pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &History) -> Vec<Row> {
     let mut rows = Vec::new();
     for ca in &a.cases {
         let k = key(ca);
         match b.cases.iter().find(|cb| key(cb) == k) {
             Some(cb) => {
-                rows.push(compare_case(ca, cb, min_change));
+                let mut row = compare_case(ca, cb, min_change);
+                if let Some(h) = history.get(&k).filter(|h| h.len() >= HISTORY_RUNS) {
+                    row = across_runs(row, h, min_change);
+                }
+                rows.push(row);
                 // Round trips: the tail too, where both runs kept each series' p99.
                 let kept = |c: &CaseRecord| !figure_of(c, Stat::P99).values.is_empty();
                 if kept(ca) && kept(cb) {
@@ -395,6 +465,8 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 verdict: Verdict::NotComparable,
                 why: elsewhere(ca, &a.cases, &b.cases, "A", "B"),
                 lower_better: figure(ca).lower_better,
+                detectable: None,
+                se_df: None,
             }),
         }
     }
@@ -412,10 +484,12 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
                 verdict: Verdict::NotComparable,
                 why: elsewhere(cb, &b.cases, &a.cases, "B", "A"),
                 lower_better: figure(cb).lower_better,
+                detectable: None,
+                se_df: None,
             });
         }
     }
-    hold_false_discoveries(&mut rows);
+    hold_false_discoveries(&mut rows, min_change);
     rows
 }
 
@@ -443,131 +517,6 @@ fn elsewhere(
             cpus.join(", ")
         )
     }
-}
-
-/// How many cases got faster, slower, did not change, and could not be judged.
-pub fn summary(rows: &[Row]) -> String {
-    let n = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
-    let mut s = format!(
-        "{} faster, {} slower, {} unchanged (within the noise)",
-        n(Verdict::Faster),
-        n(Verdict::Slower),
-        n(Verdict::Unchanged)
-    );
-    if n(Verdict::NoiseUnknown) > 0 {
-        s.push_str(&format!(
-            ", {} not judged (too few series)",
-            n(Verdict::NoiseUnknown)
-        ));
-    }
-    if n(Verdict::NotComparable) > 0 {
-        s.push_str(&format!(
-            ", {} not comparable (absent from or not run in one of them)",
-            n(Verdict::NotComparable)
-        ));
-    }
-    s
-}
-
-/// The rows as records for `--format json|csv`.
-pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
-    rows.iter()
-        .map(|r| {
-            serde_json::json!({
-                "case": r.case,
-                "unit": r.unit,
-                "a": r.a,
-                "b": r.b,
-                "ratio_b_over_a": r.ratio,
-                "interval_low": r.interval.map(|i| i.0),
-                "interval_high": r.interval.map(|i| i.1),
-                "p_value": r.p,
-                "change": match r.verdict {
-                    Verdict::Faster => "faster",
-                    Verdict::Slower => "slower",
-                    Verdict::Unchanged => "unchanged",
-                    Verdict::NoiseUnknown => "not-judged",
-                    Verdict::NotComparable => "not-comparable",
-                },
-                "why": r.why,
-            })
-        })
-        .collect()
-}
-
-fn describe(label: &str, id: &str, r: &RunRecord) -> String {
-    format!(
-        "{label} = run {id} on {} (Linux {}, {} CPUs)",
-        r.machine.hostname, r.machine.kernel, r.machine.cpus
-    )
-}
-
-/// The comparison as a view for the table and markdown renderers.
-pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f64) -> View {
-    let rows = compare(a, b, min_change);
-    let mark = |v: Verdict| match v {
-        Verdict::Faster => "FASTER",
-        Verdict::Slower => "SLOWER",
-        Verdict::Unchanged => "",
-        Verdict::NoiseUnknown => "?",
-        Verdict::NotComparable => "-",
-    };
-    let table = Table {
-        title: format!("{}; {}", describe("A", a_id, a), describe("B", b_id, b)),
-        header: ["case", "A", "B", "B/A", "change", "why"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        rows: rows
-            .iter()
-            .map(|r| {
-                let opt = |v: Option<f64>| {
-                    v.map(|x| fmt_value(r.unit, x))
-                        .unwrap_or_else(|| "-".into())
-                };
-                vec![
-                    r.case.clone(),
-                    opt(r.a),
-                    opt(r.b),
-                    r.ratio
-                        .map(|x| format!("{x:.2}×"))
-                        .unwrap_or_else(|| "-".into()),
-                    mark(r.verdict).to_string(),
-                    r.why.clone(),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            format!(
-                "Each case is compared on its median over the series: MB/s for streams, the \
-                 p50 and p99 round trip for latency (each series' own; lower is faster), \
-                 cycles/s for sync. A change is \
-                 marked only when a rank-sum test of the two runs' series gives p ≤ 0.05 with \
-                 false calls held to 5% over all the cases compared (Benjamini–Hochberg), the \
-                 95% bootstrap interval of B/A excludes 1, and B/A is beyond {:.0}% either \
-                 way. Fewer than 4 series a side cannot show a change.",
-                min_change * 100.0
-            ),
-            summary(&rows),
-        ],
-    };
-    View {
-        heading: format!(
-            "Comparing run {a_id}{} with run {b_id}{}: {}",
-            named(a),
-            named(b),
-            summary(&rows)
-        ),
-        tables: vec![table],
-    }
-}
-
-/// A run's label in a heading: ` (baseline)`, or nothing.
-fn named(r: &RunRecord) -> String {
-    r.label
-        .as_ref()
-        .map(|l| format!(" ({l})"))
-        .unwrap_or_default()
 }
 
 fn shown(a: &CaseRecord, b: &CaseRecord) -> String {

@@ -1,10 +1,12 @@
 //! `ipcperf fleet`: many hosts in one history, compared with their peers. For each
 //! case, each host's newest figure (its series from its newest complete run that
 //! has the case); hosts grouped by CPU model and kernel; each host's ratio to its
-//! group's median; an outlier only beyond the noise, by compare's rules: the
-//! rank-sum test of the host's series against its peers' pooled series, the 95%
-//! bootstrap interval of the ratio excluding 1, a change past the threshold, and
-//! Benjamini–Hochberg over every host and case judged together.
+//! group's median; an outlier only beyond the noise of hosts, not of series: the
+//! host's figure against the spread of its peer hosts' figures (their median and
+//! MAD, with the MAD's lesser certainty, at least what a host's own series move it by), a change past the
+//! threshold, and Benjamini–Hochberg over every host and case judged together.
+//! Healthy hosts differ by a few percent; pooling their series and ranking one
+//! host's against them called that normal spread an outlier.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -12,8 +14,7 @@ use std::collections::BTreeMap;
 use ipcperf_core::stats::median;
 
 use crate::compare::stats::{
-    exact_splits, rank_sum_p, rank_sum_p_any, rank_sum_p_normal, ranks_and_ties,
-    ratio_interval_any, smallest_p, step_up_cutoff, SMALL,
+    rank_sum_p_any, ratio_interval_any, smallest_p, step_up_cutoff, two_sided_t,
 };
 use crate::compare::ALPHA;
 use crate::store::CaseFigures;
@@ -79,36 +80,15 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
             .map(|h| median(&h.values).unwrap_or(0.0))
             .collect();
         let group_median = median(&medians).unwrap_or(0.0);
-        // Every host's series against the rest of its group's: the pooled set is
-        // the group's whole, so it is ranked once for all its hosts. Where the
-        // splits cannot all be counted (more than 5 hosts of 5 series), the
-        // test is the rank-sum's normal form (as scipy's beyond 8 a side): a
-        // fleet judges thousands of hosts, and drawing 20,000 splits for each
-        // took 2 s over 100 hosts × 100 cases.
-        let pooled: Vec<f64> = hosts
-            .iter()
-            .flat_map(|h| h.values.iter().copied())
-            .collect();
-        let total = pooled.len();
-        let large = total > SMALL || hosts.iter().any(|h| !exact_splits(h.values.len(), total));
-        let (ranks, ties) = if large {
-            ranks_and_ties(&pooled)
-        } else {
-            (Vec::new(), 0.0)
-        };
-        let mut at = 0;
+        // How much a host's figure moves by chance within one host: its series'
+        // spread (of the logs), pooled over the group, over the series a host has.
+        let within = within_sd(&hosts);
+        // Past 40 hosts one host moves its peers' median and MAD by little: they
+        // are taken once over the whole group instead of once for each host
+        // (a fleet of 1,000 hosts would take a million medians a case).
+        let whole = (hosts.len() > 40).then(|| centre_and_mad(&medians, None));
         for (i, (h, &fig)) in hosts.iter().zip(&medians).enumerate() {
             let n = h.values.len();
-            let mine = at..at + n;
-            at += n;
-            let others = || -> Vec<f64> {
-                hosts
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .flat_map(|(_, o)| o.values.iter().copied())
-                    .collect()
-            };
             let peers = hosts.len() - 1;
             let ratio = if group_median > 0.0 {
                 fig / group_median
@@ -130,27 +110,44 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
                 why: String::new(),
                 lower_better: h.lower_better,
             };
-            if peers < 2 {
-                row.why = format!("{peers} peer(s) of its CPU model and kernel: none to judge by");
-            } else if smallest_p(n, total - n) > ALPHA {
-                row.why = format!("{n} series: too few to judge (take 4 or more: --repeat)");
+            if peers < 3 || fig <= 0.0 {
+                row.why = format!(
+                    "{peers} peer(s) of its CPU model and kernel: too few to know their spread"
+                );
             } else {
-                let p = if large {
-                    rank_sum_p_normal(ranks[mine].iter().sum(), n, total, ties)
-                } else {
-                    rank_sum_p(&h.values, &others())
-                };
+                // The host against its peers' hosts: how far its figure sits from
+                // their median, in their spread (1.4826 × the MAD of their log
+                // figures, a standard deviation where they are normal, robust
+                // to other outliers among them), at least what a host's own
+                // series make it move by; as a prediction for one more host
+                // (× √(1 + 1/peers)), with peers − 1 degrees of freedom.
+                let (centre, mad, k) = whole.unwrap_or_else(|| centre_and_mad(&medians, Some(i)));
+                let scale = mad.max(within * (2.0 / n.max(1) as f64).sqrt()).max(1e-6);
+                let z = (fig.ln() - centre) / (scale * (1.0 + 1.0 / k).sqrt());
+                // The MAD is a robust spread but a less certain one: it is worth
+                // about 37% of as many peers as a standard deviation would be.
+                let df = (MAD_EFFICIENCY * (k - 1.0)).max(1.0);
+                let p = two_sided_t(z, df);
                 row.p = Some(p);
+                let spread_pct = (scale.exp() - 1.0) * 100.0;
+                row.why = format!(
+                    "p {}, {:+.1} of its {peers} peers' spread ({spread_pct:.1}%)",
+                    fmt_p(p),
+                    z
+                );
                 let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
-                row.why = format!("p {}", fmt_p(p));
-                // The interval only decides a call the test and the threshold
-                // would make: it is drawn for those alone.
                 if p <= ALPHA && beyond {
-                    let (lo, hi) = ratio_interval_any(&others(), &h.values);
+                    // Where a host like its peers would be, 95% of the time.
+                    let t = crate::compare::stats::t_critical(df, ALPHA);
+                    let half = t * scale * (1.0 + 1.0 / k).sqrt();
+                    let (lo, hi) = (
+                        (centre - half).exp() / group_median,
+                        (centre + half).exp() / group_median,
+                    );
                     row.interval = Some((lo, hi));
-                    row.outlier = lo > 1.0 || hi < 1.0;
+                    row.outlier = true;
                     row.why
-                        .push_str(&format!(", 95% interval {lo:.2}–{hi:.2}× its peers"));
+                        .push_str(&format!("; its peers span {lo:.2}–{hi:.2}× their median"));
                 } else if p <= ALPHA {
                     row.why
                         .push_str(&format!(", within {:.0}% of its peers", min_change * 100.0));
@@ -183,6 +180,52 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
         })
     });
     rows
+}
+
+/// The median of the hosts' log figures and 1.4826 × their MAD (a standard
+/// deviation for normal figures), leaving host `skip` out; and how many hosts.
+fn centre_and_mad(medians: &[f64], skip: Option<usize>) -> (f64, f64, f64) {
+    let logs: Vec<f64> = medians
+        .iter()
+        .enumerate()
+        .filter(|(j, m)| Some(*j) != skip && **m > 0.0)
+        .map(|(_, m)| m.ln())
+        .collect();
+    let centre = median(&logs).unwrap_or(0.0);
+    let dev: Vec<f64> = logs.iter().map(|l| (l - centre).abs()).collect();
+    (
+        centre,
+        1.4826 * median(&dev).unwrap_or(0.0),
+        logs.len() as f64,
+    )
+}
+
+/// The MAD's efficiency beside the standard deviation for normal figures.
+const MAD_EFFICIENCY: f64 = 0.37;
+
+/// The spread of a host's own series (the standard deviation of their logs),
+/// pooled over the hosts of a group: what a host's figure moves by within it.
+fn within_sd(hosts: &[&Entry]) -> f64 {
+    let (mut ss, mut df) = (0.0, 0.0);
+    for h in hosts {
+        let l: Vec<f64> = h
+            .values
+            .iter()
+            .filter(|v| **v > 0.0)
+            .map(|v| v.ln())
+            .collect();
+        if l.len() < 2 {
+            continue;
+        }
+        let m = l.iter().sum::<f64>() / l.len() as f64;
+        ss += l.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        df += (l.len() - 1) as f64;
+    }
+    if df > 0.0 {
+        (ss / df).sqrt()
+    } else {
+        0.0
+    }
 }
 
 /// A figure as tables say it: µs for a round trip, cycles/s for a sync
@@ -386,26 +429,42 @@ pub struct TrendPoint {
     pub min: f64,
     pub max: f64,
     pub series: usize,
-    /// Against the run before it.
+    /// Its ratio to the run before it; at a change point, the segments either
+    /// side of it compared (its p, and whether it is a step).
     #[serde(flatten)]
     pub change: Change,
     pub lower_better: bool,
 }
 
-/// `ipcperf trend`: each case's runs in time (as the store gives them, oldest
-/// first), each against the one before by compare's rules, Benjamini–Hochberg
-/// over every neighbour compared.
+/// Runs after a change point that confirm it (and before it): a step is called
+/// once this many runs stand on each side of it, and one odd run is never one.
+pub const CONFIRM_RUNS: usize = 3;
+
+/// The permutations of the change-point test, and its level.
+const PERMUTATIONS: usize = 199;
+const CHANGE_ALPHA: f64 = 0.01;
+
+/// `ipcperf trend`: each case's runs in time on each host (as the store gives
+/// them, oldest first: a host is only ever compared with itself), its change
+/// points found by E-divisive means over the runs' medians (see [`changes`]),
+/// each a step where the segments either side of it differ beyond the
+/// threshold; Benjamini–Hochberg over every change point found. Each run also
+/// shows its ratio to the run before.
 pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
-    let mut by_key: BTreeMap<&str, Vec<&CaseFigures>> = BTreeMap::new();
+    let mut by_key: BTreeMap<(&str, &str), Vec<&CaseFigures>> = BTreeMap::new();
     for f in figs {
-        by_key.entry(&f.key).or_default().push(f);
+        by_key.entry((&f.key, &f.host)).or_default().push(f);
     }
     let mut out = Vec::new();
-    for (key, mut runs) in by_key {
+    for ((key, _), mut runs) in by_key {
         runs.sort_by_key(|f| (f.started_ms, f.run_id));
-        let mut prev: Option<&CaseFigures> = None;
-        for f in runs {
-            let med = median(&f.values).unwrap_or(0.0);
+        let medians: Vec<f64> = runs
+            .iter()
+            .map(|f| median(&f.values).unwrap_or(0.0))
+            .collect();
+        let first = out.len();
+        for (i, f) in runs.iter().enumerate() {
+            let med = medians[i];
             let mut pt = TrendPoint {
                 case: key.to_string(),
                 run_id: f.run_id,
@@ -419,185 +478,58 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
                 change: Change::default(),
                 lower_better: f.workload == "round-trip",
             };
-            if let Some(b) = prev {
-                let ratio = med / median(&b.values).unwrap_or(f64::NAN);
-                pt.change = change(&b.values, &f.values, ratio, min_change);
+            if i > 0 && medians[i - 1] > 0.0 {
+                pt.change.ratio = Some(med / medians[i - 1]);
             }
-            prev = Some(f);
             out.push(pt);
+        }
+        if medians.iter().any(|m| *m <= 0.0) {
+            continue;
+        }
+        let logs: Vec<f64> = medians.iter().map(|m| m.ln()).collect();
+        let found = changes::e_divisive(&logs, CONFIRM_RUNS, PERMUTATIONS, CHANGE_ALPHA);
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(found.iter().map(|c| c.0))
+            .chain(std::iter::once(medians.len()))
+            .collect();
+        for (n, &(at, p)) in found.iter().enumerate() {
+            // The segments either side of it, up to the neighbouring change points.
+            let (from, to) = (bounds[n], bounds[n + 2]);
+            let before = median(&medians[from..at]).unwrap_or(f64::NAN);
+            let after = median(&medians[at..to]).unwrap_or(f64::NAN);
+            let ratio = after / before;
+            let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
+            let c = &mut out[first + at].change;
+            c.ratio = Some(ratio);
+            c.p = Some(p);
+            c.step = beyond;
+            c.why = format!(
+                "a change point (E-divisive, p {}): runs {}–{} {:.3}× runs {}–{}{}",
+                fmt_p(p),
+                at + 1,
+                to,
+                ratio,
+                from + 1,
+                at,
+                if beyond {
+                    String::new()
+                } else {
+                    format!(", within {:.0}%", min_change * 100.0)
+                }
+            );
         }
     }
     step_up(
-        out.iter_mut().map(|r| &mut r.change).collect(),
-        "neighbours",
+        out.iter_mut()
+            .map(|r| &mut r.change)
+            .filter(|c| c.p.is_some())
+            .collect(),
+        "change points",
     );
     out
 }
 
+mod changes;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A fleet of `n` hosts with one CPU and kernel, each with its own series of
-    /// the same figure (a seeded spread of ±3%); `scale` multiplies one host's.
-    fn fleet(n: usize, odd: Option<(usize, f64)>) -> Vec<Entry> {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % 10_000) as f64 / 10_000.0
-        };
-        (0..n)
-            .map(|i| {
-                let k = odd.filter(|(h, _)| *h == i).map_or(1.0, |(_, s)| s);
-                Entry {
-                    host: format!("node{i:02}"),
-                    group: ("Xeon 8480".into(), "6.8.0".into()),
-                    key: "stream pipe 64 KiB".into(),
-                    values: (0..5).map(|_| 1e9 * k * (0.97 + 0.06 * next())).collect(),
-                    lower_better: false,
-                }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn an_a_a_fleet_names_no_outlier() {
-        let rows = judge(&fleet(20, None), 0.05);
-        assert_eq!(rows.len(), 20);
-        assert!(rows.iter().all(|r| !r.outlier), "{rows:#?}");
-        assert!(rows.iter().all(|r| r.p.is_some()));
-    }
-
-    #[test]
-    fn a_host_at_half_speed_is_named_first() {
-        let rows = judge(&fleet(13, Some((7, 0.5))), 0.05);
-        assert!(rows[0].outlier, "{rows:#?}");
-        assert_eq!(rows[0].host, "node07");
-        assert!((rows[0].ratio - 0.5).abs() < 0.05, "{}", rows[0].ratio);
-        assert_eq!(rows.iter().filter(|r| r.outlier).count(), 1, "{rows:#?}");
-        let line = outlier_line(&rows[0]);
-        assert!(
-            line.starts_with("node07: stream pipe 64 KiB 0.5")
-                && line.contains("its 12 peers (Xeon 8480, 6.8.0), p "),
-            "{line}"
-        );
-    }
-
-    #[test]
-    fn a_lone_host_or_a_short_series_is_not_judged() {
-        let mut f = fleet(2, Some((1, 0.5)));
-        let rows = judge(&f, 0.05);
-        assert!(rows.iter().all(|r| !r.outlier && r.why.contains("peer")));
-        f = fleet(6, Some((1, 0.5)));
-        for e in &mut f {
-            e.values.truncate(1);
-        }
-        let rows = judge(&f, 0.05);
-        assert!(
-            rows.iter().all(|r| !r.outlier && r.why.contains("too few")),
-            "{rows:#?}"
-        );
-    }
-
-    #[test]
-    fn kernels_sort_by_version() {
-        let mut k = vec![
-            "6.10.2",
-            "6.8.0-45-generic",
-            "6.1.0-31-amd64",
-            "6.1.0-28-amd64",
-            "5.15.0",
-        ];
-        k.sort_by(|a, b| version_cmp(a, b));
-        assert_eq!(
-            k,
-            [
-                "5.15.0",
-                "6.1.0-28-amd64",
-                "6.1.0-31-amd64",
-                "6.8.0-45-generic",
-                "6.10.2"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_kernel_step_is_called_and_a_steady_kernel_is_not() {
-        // Kernels a, b at the same speed; c 20% slower; 8 hosts each.
-        let mut all = Vec::new();
-        for (kernel, k) in [("6.1.0", 1.0), ("6.5.0", 1.0), ("6.8.0", 0.8)] {
-            for mut e in fleet(8, None) {
-                e.group.1 = kernel.into();
-                for v in &mut e.values {
-                    *v *= k;
-                }
-                all.push(e);
-            }
-        }
-        // The same seeds for every kernel would make a and b identical: vary b.
-        for e in all.iter_mut().filter(|e| e.group.1 == "6.5.0") {
-            for v in &mut e.values {
-                *v *= 1.001;
-            }
-        }
-        let rows = by_kernel(&all, 0.05);
-        let kernels: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
-        assert_eq!(kernels, ["6.1.0", "6.5.0", "6.8.0"]);
-        assert!(!rows[0].change.step && rows[0].change.ratio.is_none());
-        assert!(!rows[1].change.step, "{:?}", rows[1]);
-        assert!(rows[2].change.step, "{:?}", rows[2]);
-        assert!((rows[2].change.ratio.unwrap() - 0.8).abs() < 0.02);
-    }
-
-    #[test]
-    fn a_large_group_is_judged_as_a_small_one_is() {
-        // 400 hosts (2000 pooled figures: the normal form), one at 0.9×.
-        let rows = judge(&fleet(400, Some((123, 0.9))), 0.05);
-        let outliers: Vec<&HostRow> = rows.iter().filter(|r| r.outlier).collect();
-        assert_eq!(outliers.len(), 1, "{:?}", &rows[..3]);
-        assert_eq!(outliers[0].host, "node123");
-        assert!(outliers[0].p.unwrap() < 0.001);
-        let big = judge(&fleet(400, None), 0.05);
-        assert!(big.iter().all(|r| !r.outlier));
-    }
-
-    #[test]
-    fn a_trend_marks_the_step_and_nothing_else() {
-        // One host's nightly runs of 10 series each (±3%): from night 7 on, half
-        // speed. (Five series a night cannot carry a call over 11 neighbours:
-        // their smallest p, 0.008, is above Benjamini–Hochberg's cutoff.)
-        let mut seed = 0x5eed_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % 10_000) as f64 / 10_000.0
-        };
-        let figs: Vec<CaseFigures> = (0..12)
-            .map(|i| {
-                let k = if i >= 7 { 0.5 } else { 1.0 };
-                CaseFigures {
-                    run_id: i,
-                    started_ms: 1_000 * i as u64,
-                    host: "node01".into(),
-                    cpu_model: "x".into(),
-                    kernel: "k".into(),
-                    label: None,
-                    key: "stream pipe 64 KiB".into(),
-                    workload: "stream".into(),
-                    values: (0..10).map(|_| 1e9 * k * (0.97 + 0.06 * next())).collect(),
-                }
-            })
-            .collect();
-        let pts = trend(&figs, 0.05);
-        assert_eq!(pts.len(), 12);
-        let steps: Vec<i64> = pts
-            .iter()
-            .filter(|p| p.change.step)
-            .map(|p| p.run_id)
-            .collect();
-        assert_eq!(steps, [7], "{pts:#?}");
-    }
-}
+mod tests;

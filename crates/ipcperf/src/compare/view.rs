@@ -1,0 +1,189 @@
+//! A comparison as text: the table (case, A, B, B/A, the verdict, the smallest
+//! change each row could have called), the reasons under it, the summary, and
+//! the records for JSON and CSV.
+
+use ipcperf_core::record::RunRecord;
+
+use super::{compare_with, fmt_value, History, Row, Verdict, HISTORY_RUNS};
+use crate::export::view::{Table, View};
+
+/// How many cases got faster, slower, did not change, and could not be judged.
+pub fn summary(rows: &[Row]) -> String {
+    let n = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let mut s = format!(
+        "{} faster, {} slower, {} unchanged",
+        n(Verdict::Faster),
+        n(Verdict::Slower),
+        n(Verdict::Unchanged)
+    );
+    if n(Verdict::CouldNotTell) > 0 {
+        s.push_str(&format!(
+            ", {} could not tell (too spread to call the threshold's change)",
+            n(Verdict::CouldNotTell)
+        ));
+    }
+    if n(Verdict::NoiseUnknown) > 0 {
+        s.push_str(&format!(
+            ", {} not judged (too few series)",
+            n(Verdict::NoiseUnknown)
+        ));
+    }
+    if n(Verdict::NotComparable) > 0 {
+        s.push_str(&format!(
+            ", {} not comparable (absent from or not run in one of them)",
+            n(Verdict::NotComparable)
+        ));
+    }
+    s
+}
+
+/// The rows as records for `--format json|csv`.
+pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
+    rows.iter()
+        .map(|r| {
+            serde_json::json!({
+                "case": r.case,
+                "unit": r.unit,
+                "a": r.a,
+                "b": r.b,
+                "ratio_b_over_a": r.ratio,
+                "interval_low": r.interval.map(|i| i.0),
+                "interval_high": r.interval.map(|i| i.1),
+                "p_value": r.p,
+                "smallest_callable_change": r.detectable,
+                "change": match r.verdict {
+                    Verdict::Faster => "faster",
+                    Verdict::Slower => "slower",
+                    Verdict::Unchanged => "unchanged",
+                    Verdict::CouldNotTell => "could-not-tell",
+                    Verdict::NoiseUnknown => "not-judged",
+                    Verdict::NotComparable => "not-comparable",
+                },
+                "why": r.why,
+            })
+        })
+        .collect()
+}
+
+fn describe(label: &str, id: &str, r: &RunRecord) -> String {
+    format!(
+        "{label} = run {id} on {} (Linux {}, {} CPUs)",
+        r.machine.hostname, r.machine.kernel, r.machine.cpus
+    )
+}
+
+/// The comparison as a view for the table and markdown renderers.
+pub fn view(a_id: &str, a: &RunRecord, b_id: &str, b: &RunRecord, min_change: f64) -> View {
+    view_with(a_id, a, b_id, b, min_change, &History::new())
+}
+
+/// [`view`] with the history of earlier runs (see [`compare_with`]).
+pub fn view_with(
+    a_id: &str,
+    a: &RunRecord,
+    b_id: &str,
+    b: &RunRecord,
+    min_change: f64,
+    history: &History,
+) -> View {
+    let rows = compare_with(a, b, min_change, history);
+    let judged_across = history.values().filter(|h| h.len() >= HISTORY_RUNS).count();
+    let mark = |v: Verdict| match v {
+        Verdict::Faster => "FASTER",
+        Verdict::Slower => "SLOWER",
+        Verdict::Unchanged => "",
+        Verdict::CouldNotTell => "can't tell",
+        Verdict::NoiseUnknown => "?",
+        Verdict::NotComparable => "-",
+    };
+    let verbose = crate::console::verbose();
+    let mut notes = vec![format!(
+        "Each case is compared on its median over the series: MB/s for streams, the p50 and \
+         p99 round trip for latency (each series' own; lower is faster), cycles/s for sync. A \
+         change is marked only when Welch's t-test on the logs of the two runs' series gives \
+         p ≤ 0.05 with false calls held to 5% over all the rows compared \
+         (Benjamini–Hochberg), the 95% bootstrap interval of B/A excludes 1, and B/A is beyond \
+         {:.0}% either way. \"could call\": the smallest change the row would have marked had \
+         B's every series moved by it (at least the threshold); a row whose smallest is above \
+         the threshold could not tell, and is not counted unchanged.",
+        min_change * 100.0
+    )];
+    notes.push(if judged_across == 0 {
+        "Each verdict rests on one run each: earlier runs of the same cases on this host \
+         (kernel, CPU model) in the history would say how much a figure moves from one run \
+         to the next, which the series of one run cannot."
+            .to_string()
+    } else {
+        format!(
+            "Cases with {HISTORY_RUNS} or more earlier runs on this host (kernel, CPU model) in \
+             the history are judged against how much their median moves from run to run \
+             where that is wider than their series' spread ({judged_across} cases have them)."
+        )
+    });
+    // The reasons: of every change and every row not judged (and, with -v, of
+    // every row), under the table.
+    for r in &rows {
+        if verbose || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell) {
+            notes.push(format!("{}: {}", r.case, r.why));
+        }
+    }
+    let cannot = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::CouldNotTell)
+        .count();
+    if cannot > 0 && !verbose {
+        notes.push(format!(
+            "{cannot} row{} could not tell a {:.0}% change: their series are too spread or too \
+             few (more with --repeat; -v gives every row's reason)",
+            if cannot == 1 { "" } else { "s" },
+            min_change * 100.0
+        ));
+    }
+    notes.push(summary(&rows));
+    let table = Table {
+        title: format!("{}; {}", describe("A", a_id, a), describe("B", b_id, b)),
+        header: ["case", "A", "B", "B/A", "change", "could call"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows: rows
+            .iter()
+            .map(|r| {
+                let opt = |v: Option<f64>| {
+                    v.map(|x| fmt_value(r.unit, x))
+                        .unwrap_or_else(|| "-".into())
+                };
+                vec![
+                    r.case.clone(),
+                    opt(r.a),
+                    opt(r.b),
+                    r.ratio
+                        .map(|x| format!("{x:.2}×"))
+                        .unwrap_or_else(|| "-".into()),
+                    mark(r.verdict).to_string(),
+                    r.detectable
+                        .map(|d| format!("±{:.0}%", d * 100.0))
+                        .unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect(),
+        notes,
+    };
+    View {
+        heading: format!(
+            "Comparing run {a_id}{} with run {b_id}{}: {}",
+            named(a),
+            named(b),
+            summary(&rows)
+        ),
+        tables: vec![table],
+    }
+}
+
+/// A run's label in a heading: ` (baseline)`, or nothing.
+fn named(r: &RunRecord) -> String {
+    r.label
+        .as_ref()
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default()
+}

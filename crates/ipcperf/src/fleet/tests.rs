@@ -1,0 +1,244 @@
+use super::*;
+
+/// A fleet of `n` hosts with one CPU and kernel, each with its own series of
+/// the same figure (a seeded spread of ±3%); `scale` multiplies one host's.
+fn fleet(n: usize, odd: Option<(usize, f64)>) -> Vec<Entry> {
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 10_000) as f64 / 10_000.0
+    };
+    (0..n)
+        .map(|i| {
+            let k = odd.filter(|(h, _)| *h == i).map_or(1.0, |(_, s)| s);
+            Entry {
+                host: format!("node{i:02}"),
+                group: ("Xeon 8480".into(), "6.8.0".into()),
+                key: "stream pipe 64 KiB".into(),
+                values: (0..5).map(|_| 1e9 * k * (0.97 + 0.06 * next())).collect(),
+                lower_better: false,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn an_a_a_fleet_names_no_outlier() {
+    let rows = judge(&fleet(20, None), 0.05);
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().all(|r| !r.outlier), "{rows:#?}");
+    assert!(rows.iter().all(|r| r.p.is_some()));
+}
+
+#[test]
+fn a_host_at_half_speed_is_named_first() {
+    let rows = judge(&fleet(13, Some((7, 0.5))), 0.05);
+    assert!(rows[0].outlier, "{rows:#?}");
+    assert_eq!(rows[0].host, "node07");
+    assert!((rows[0].ratio - 0.5).abs() < 0.05, "{}", rows[0].ratio);
+    assert_eq!(rows.iter().filter(|r| r.outlier).count(), 1, "{rows:#?}");
+    let line = outlier_line(&rows[0]);
+    assert!(
+        line.starts_with("node07: stream pipe 64 KiB 0.5")
+            && line.contains("its 12 peers (Xeon 8480, 6.8.0), p "),
+        "{line}"
+    );
+}
+
+#[test]
+fn too_few_peers_are_not_judged_and_one_series_a_host_is() {
+    // Two peers (or fewer) cannot say how far hosts spread.
+    let rows = judge(&fleet(3, Some((1, 0.5))), 0.05);
+    assert!(
+        rows.iter().all(|r| !r.outlier && r.why.contains("too few")),
+        "{rows:#?}"
+    );
+    // A host is judged against its peers' hosts, not its own series: one series
+    // a host still places it among five peers.
+    let mut f = fleet(6, Some((1, 0.5)));
+    for e in &mut f {
+        e.values.truncate(1);
+    }
+    let rows = judge(&f, 0.05);
+    let named: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.outlier)
+        .map(|r| r.host.as_str())
+        .collect();
+    assert_eq!(named, ["node01"], "{rows:#?}");
+}
+
+#[test]
+fn kernels_sort_by_version() {
+    let mut k = vec![
+        "6.10.2",
+        "6.8.0-45-generic",
+        "6.1.0-31-amd64",
+        "6.1.0-28-amd64",
+        "5.15.0",
+    ];
+    k.sort_by(|a, b| version_cmp(a, b));
+    assert_eq!(
+        k,
+        [
+            "5.15.0",
+            "6.1.0-28-amd64",
+            "6.1.0-31-amd64",
+            "6.8.0-45-generic",
+            "6.10.2"
+        ]
+    );
+}
+
+#[test]
+fn a_kernel_step_is_called_and_a_steady_kernel_is_not() {
+    // Kernels a, b at the same speed; c 20% slower; 8 hosts each.
+    let mut all = Vec::new();
+    for (kernel, k) in [("6.1.0", 1.0), ("6.5.0", 1.0), ("6.8.0", 0.8)] {
+        for mut e in fleet(8, None) {
+            e.group.1 = kernel.into();
+            for v in &mut e.values {
+                *v *= k;
+            }
+            all.push(e);
+        }
+    }
+    // The same seeds for every kernel would make a and b identical: vary b.
+    for e in all.iter_mut().filter(|e| e.group.1 == "6.5.0") {
+        for v in &mut e.values {
+            *v *= 1.001;
+        }
+    }
+    let rows = by_kernel(&all, 0.05);
+    let kernels: Vec<&str> = rows.iter().map(|r| r.kernel.as_str()).collect();
+    assert_eq!(kernels, ["6.1.0", "6.5.0", "6.8.0"]);
+    assert!(!rows[0].change.step && rows[0].change.ratio.is_none());
+    assert!(!rows[1].change.step, "{:?}", rows[1]);
+    assert!(rows[2].change.step, "{:?}", rows[2]);
+    assert!((rows[2].change.ratio.unwrap() - 0.8).abs() < 0.02);
+}
+
+#[test]
+fn a_large_group_is_judged_as_a_small_one_is() {
+    // 400 hosts (2000 pooled figures: the normal form), one at 0.9×.
+    let rows = judge(&fleet(400, Some((123, 0.9))), 0.05);
+    let outliers: Vec<&HostRow> = rows.iter().filter(|r| r.outlier).collect();
+    assert_eq!(outliers.len(), 1, "{:?}", &rows[..3]);
+    assert_eq!(outliers[0].host, "node123");
+    assert!(outliers[0].p.unwrap() < 0.001);
+    let big = judge(&fleet(400, None), 0.05);
+    assert!(big.iter().all(|r| !r.outlier));
+}
+
+#[test]
+fn a_trend_marks_the_step_and_nothing_else() {
+    // One host's nightly runs of 10 series each (±3%): from night 7 on, half
+    // speed. (Five series a night cannot carry a call over 11 neighbours:
+    // their smallest p, 0.008, is above Benjamini–Hochberg's cutoff.)
+    let mut seed = 0x5eed_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 10_000) as f64 / 10_000.0
+    };
+    let figs: Vec<CaseFigures> = (0..12)
+        .map(|i| {
+            let k = if i >= 7 { 0.5 } else { 1.0 };
+            CaseFigures {
+                run_id: i,
+                started_ms: 1_000 * i as u64,
+                host: "node01".into(),
+                cpu_model: "x".into(),
+                kernel: "k".into(),
+                label: None,
+                key: "stream pipe 64 KiB".into(),
+                workload: "stream".into(),
+                values: (0..10).map(|_| 1e9 * k * (0.97 + 0.06 * next())).collect(),
+            }
+        })
+        .collect();
+    let pts = trend(&figs, 0.05);
+    assert_eq!(pts.len(), 12);
+    let steps: Vec<i64> = pts
+        .iter()
+        .filter(|p| p.change.step)
+        .map(|p| p.run_id)
+        .collect();
+    assert_eq!(steps, [7], "{pts:#?}");
+}
+
+/// A fleet of `n` hosts of one CPU model and kernel, each host's figure its
+/// own factor (normal, sd `host_sd`) times 5 series 1% wide; host 0 at `first`.
+fn simulated(n: usize, host_sd: f64, first: f64, seed: u64) -> Vec<Entry> {
+    let mut s = seed | 1;
+    let mut unit = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut normal = move || {
+        // Box–Muller.
+        let (u, v) = (unit().max(1e-12), unit());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    };
+    (0..n)
+        .flat_map(|h| {
+            let factor = if h == 0 {
+                first
+            } else {
+                (host_sd * normal()).exp()
+            };
+            let values: Vec<f64> = (0..5)
+                .map(|_| 1000.0 * factor * (0.005 * normal()).exp())
+                .collect();
+            ["stream pipe 64 KiB", "round-trip unix 512 B"]
+                .into_iter()
+                .map(move |key| Entry {
+                    host: format!("node{h:02}"),
+                    group: ("Xeon".into(), "6.1".into()),
+                    key: key.into(),
+                    values: values.clone(),
+                    lower_better: false,
+                })
+        })
+        .collect()
+}
+
+/// Healthy hosts spread by 6% from one to the next; one host at −30%. Judged
+/// against the spread of its peers' hosts, the slow one is named in nearly
+/// every simulated fleet and no healthy host in most of them: a fleet of
+/// realistic spread can fail its A/A only by chance, and rarely.
+#[test]
+fn a_host_is_judged_against_the_spread_of_its_peers_hosts() {
+    let fleets: usize = 200;
+    let (mut slow_named, mut others_named) = (0, 0);
+    for f in 0..fleets {
+        let rows = judge(&simulated(30, 0.06, 0.7, 1000 + f as u64), 0.05);
+        assert_eq!(rows.len(), 60);
+        slow_named += usize::from(rows.iter().any(|r| r.outlier && r.host == "node00"));
+        others_named += usize::from(rows.iter().any(|r| r.outlier && r.host != "node00"));
+    }
+    assert!(
+        slow_named * 100 >= 95 * fleets,
+        "slow host named in {slow_named} of {fleets}"
+    );
+    assert!(
+        others_named * 100 <= 10 * fleets,
+        "a healthy host named in {others_named} of {fleets}"
+    );
+    // A/A with the same spread: some fleets may name a host, most do not.
+    let mut aa = 0;
+    for f in 0..fleets {
+        let rows = judge(&simulated(30, 0.06, 1.0, 5000 + f as u64), 0.05);
+        aa += usize::from(rows.iter().any(|r| r.outlier));
+    }
+    assert!(
+        aa * 100 <= 10 * fleets,
+        "A/A fleets naming a host: {aa} of {fleets}"
+    );
+    println!("fleet, 30 hosts, sd 6%: −30% host named in {slow_named}/{fleets}; a healthy host in {others_named}/{fleets}; A/A fleets naming any: {aa}/{fleets}");
+}
