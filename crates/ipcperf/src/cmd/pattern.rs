@@ -21,8 +21,11 @@ use crate::units::fmt_rate;
   ipcperf pattern --sizes lognormal:300,2 --gaps poisson:20k --for 1s   # a described pattern
 
 strace's -yy names what each descriptor is, so both ends of a pipe or socket pair are
-found as one conversation; without it, each process's descriptor is one, seen from
-its side. -ff traces (FILE.PID) are read by naming FILE.")]
+found as one channel; without it, the ends are paired from the pipe, socketpair, dup,
+close, fork/clone and execve calls when the trace holds them (trace them too, or
+everything), else each process's descriptor is one, seen from its side. Two one-way
+channels between two processes, requests on one and answers on the other, are one
+conversation. -ff traces (FILE.PID) are read by naming FILE.")]
 pub struct PatternArgs {
     /// The trace: strace's output (-f or -ff, with -t, -tt, -ttt or -r), or a CSV.
     #[arg(required_unless_present = "sizes")]

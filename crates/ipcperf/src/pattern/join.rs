@@ -23,11 +23,20 @@ pub(super) struct Order {
     written: HashMap<u32, HashSet<String>>,
     /// (channel X, channel Y, pid): X's writes by pid before it first read Y.
     before: HashMap<(String, String, u32), u64>,
+    /// The last few (pid, channel, read) seen: a trace repeats them call after
+    /// call, and a match skips hashing the channel's name.
+    recent: Vec<(u32, String, bool)>,
 }
+
+/// How many recent (pid, channel, way) [`Order`] remembers.
+const RECENT: usize = 8;
 
 impl Order {
     /// `pid` read from channel `key`; `writes(X)`: pid's writes on X so far.
     pub(super) fn read(&mut self, pid: u32, key: &str, writes: impl Fn(&str) -> u64) {
+        if self.seen(pid, key, true) {
+            return;
+        }
         let r = self.read_from.entry(pid).or_default();
         if r.contains(key) {
             return;
@@ -43,10 +52,30 @@ impl Order {
 
     /// `pid` wrote to channel `key`.
     pub(super) fn wrote(&mut self, pid: u32, key: &str) {
+        if self.seen(pid, key, false) {
+            return;
+        }
         let w = self.written.entry(pid).or_default();
         if !w.contains(key) {
             w.insert(key.to_string());
         }
+    }
+
+    /// Whether (pid, key, read) was among the last few seen (noting it if not):
+    /// then it was recorded already.
+    fn seen(&mut self, pid: u32, key: &str, read: bool) -> bool {
+        if self
+            .recent
+            .iter()
+            .any(|(p, k, r)| *p == pid && *r == read && k == key)
+        {
+            return true;
+        }
+        if self.recent.len() == RECENT {
+            self.recent.remove(0);
+        }
+        self.recent.push((pid, key.to_string(), read));
+        false
     }
 
     /// Of `pid`'s `writes` on channel `x`, how many came after it first read `y`.
