@@ -224,3 +224,29 @@ fn streams_rank_by_throughput_and_failures_are_listed_not_ranked() {
     assert_eq!(a.not_run.len(), 1);
     assert!(a.not_run[0].1.contains("too big"));
 }
+
+/// Ranked on the p99, a tie is judged from the series' own p99s: two candidates
+/// whose p50s spread ±5% but whose series' p99s do not overlap are no tie; and
+/// two whose p99s do overlap are, though their p50s are tight.
+#[test]
+fn p99_ties_come_from_the_series_p99s() {
+    let with_p99s = |mech: &str, p99: u64, spread: &[u64]| {
+        let mut c = rr(mech, "block", "shared-l3", 10_000, p99, 0.6);
+        if let Some(l) = c.latency.as_mut() {
+            l.series_p99_ns = spread.to_vec();
+        }
+        c
+    };
+    let apart = run_of(vec![
+        with_p99s("pipe", 20_000, &[19_800, 20_000, 20_200]),
+        with_p99s("unix", 21_000, &[20_800, 21_000, 21_200]),
+    ]);
+    let a = rank(&apart, &ask(Pattern::RequestReply));
+    assert!(!tie(&a.ranked[0], &a.ranked[1]), "{:?}", a.ranked);
+    let overlapping = run_of(vec![
+        with_p99s("pipe", 20_000, &[15_000, 20_000, 25_000]),
+        with_p99s("unix", 21_000, &[16_000, 21_000, 26_000]),
+    ]);
+    let a = rank(&overlapping, &ask(Pattern::RequestReply));
+    assert!(tie(&a.ranked[0], &a.ranked[1]), "{:?}", a.ranked);
+}
