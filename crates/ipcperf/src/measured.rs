@@ -372,7 +372,7 @@ pub fn report_html(run: &ipcperf_core::record::RunRecord, esc: fn(&str) -> Strin
         Ok(svg) => o.push_str(&svg),
         Err(e) => o.push_str(&format!("<p>{}</p>", esc(&e))),
     }
-    o.push_str("</div>\n<pre>");
+    o.push_str("</div>\n<pre style=\"white-space:pre-wrap\">");
     o.push_str(&esc(&text(
         m,
         topo,

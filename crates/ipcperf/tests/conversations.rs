@@ -31,21 +31,7 @@ fn skip() -> bool {
 }
 
 fn compile(dir: &Path) -> PathBuf {
-    let src = dir.join("conv.c");
-    std::fs::write(&src, CONV).unwrap();
-    let exe = dir.join("conv");
-    let out = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::compile_c(dir, "conv", CONV)
 }
 
 /// The program traced: with `-yy` (the book's filter), or without it and with
@@ -215,21 +201,6 @@ fn a_pipeline_and_streams_both_ways_stay_apart_and_say_why() {
     assert!(notes.contains("strace -f -ttt -yy"), "{notes}");
 }
 
-/// `ipcperf ARGS --format json`, which must succeed.
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn a_two_pipe_conversation_replays_both_ways_and_one_channel_alone() {
     if skip() {
@@ -241,7 +212,7 @@ fn a_two_pipe_conversation_replays_both_ways_and_one_channel_alone() {
     for yy in [true, false] {
         let t = trace(dir.path(), "pipes", yy, &[exe, "pipes"]);
         let t = t.to_str().unwrap();
-        let run = json(&[
+        let run = common::run_json(&[
             "replay",
             t,
             "pipe",
@@ -269,7 +240,7 @@ fn a_two_pipe_conversation_replays_both_ways_and_one_channel_alone() {
         // One channel alone: the answers' pipe, by the name pattern shows.
         let (rows, _) = pattern(Path::new(t));
         let answers = rows[0]["channels"][1].as_str().unwrap().to_string();
-        let run = json(&[
+        let run = common::run_json(&[
             "replay",
             t,
             "--channel",

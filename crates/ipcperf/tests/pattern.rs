@@ -64,21 +64,7 @@ int main(int argc, char **argv) {
 
 /// The program, compiled into `dir`.
 fn program(dir: &Path) -> std::path::PathBuf {
-    let src = dir.join("reqrep.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join("reqrep");
-    let out = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::compile_c(dir, "reqrep", PROGRAM)
 }
 
 /// `strace FLAGS -o TRACE PROGRAM ARG`.

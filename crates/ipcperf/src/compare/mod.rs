@@ -371,6 +371,16 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
     )
 }
 
+/// Whether a row showed a real change smaller than the threshold (p ≤ 0.05, its
+/// interval clear of 1, the ratio within the threshold): it told, and is
+/// unchanged whatever it could have called.
+fn told_small(r: &Row, min_change: f64) -> bool {
+    let (Some(p), Some((lo, hi)), Some(ratio)) = (r.p, r.interval, r.ratio) else {
+        return false;
+    };
+    p <= ALPHA && (lo > 1.0 || hi < 1.0) && ratio.ln().abs() <= (1.0 + min_change).ln() + 1e-12
+}
+
 /// A p-value in three figures: 0.012, 3.1e-5.
 fn fmt_p(p: f64) -> String {
     if p >= 0.001 {
@@ -421,7 +431,7 @@ fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
             );
         }
         if matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell)
-            && !r.why.contains("threshold")
+            && !told_small(r, min_change)
         {
             let settled = settle(r.clone(), min_change);
             r.verdict = settled.verdict;

@@ -94,10 +94,11 @@ fn best_split(x: &[f64], min_size: usize) -> Option<(usize, f64)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn noisy(n: usize, step_at: Option<(usize, f64)>, sd: f64, seed: u64) -> Vec<f64> {
+    /// Seeded standard normal draws (xorshift, Box–Muller), for the simulations.
+    pub(in crate::fleet) fn normals(seed: u64) -> impl FnMut() -> f64 {
         let mut s = seed | 1;
         let mut unit = move || {
             s ^= s << 13;
@@ -105,10 +106,17 @@ mod tests {
             s ^= s << 17;
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
+        move || {
+            let (u, v) = (unit().max(1e-12), unit());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    fn noisy(n: usize, step_at: Option<(usize, f64)>, sd: f64, seed: u64) -> Vec<f64> {
+        let mut normal = normals(seed);
         (0..n)
             .map(|i| {
-                let (u, v) = (unit().max(1e-12), unit());
-                let z = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
+                let z = normal();
                 let level = match step_at {
                     Some((at, f)) if i >= at => f.ln(),
                     _ => 0.0,
@@ -127,13 +135,19 @@ mod tests {
         let mut placed = 0;
         for k in 0..sims {
             let x = noisy(30, Some((20, 0.9)), 0.03, 100 + k as u64);
-            let c = e_divisive(&x, 3, 199, 0.01);
+            let c = e_divisive(&x, 3, super::super::PERMUTATIONS, 0.01);
             placed += usize::from(c.iter().any(|(i, _)| i.abs_diff(20) <= 1));
         }
         assert!(placed * 100 >= 90 * sims, "placed in {placed} of {sims}");
         let mut false_steps = 0;
         for k in 0..sims {
-            false_steps += e_divisive(&noisy(30, None, 0.03, 900 + k as u64), 3, 199, 0.01).len();
+            false_steps += e_divisive(
+                &noisy(30, None, 0.03, 900 + k as u64),
+                3,
+                super::super::PERMUTATIONS,
+                0.01,
+            )
+            .len();
         }
         // At most one false step per 100 nights: 30 a month, 100 months.
         assert!(
@@ -151,13 +165,16 @@ mod tests {
     fn one_odd_night_is_not_a_step() {
         let mut x = noisy(30, None, 0.01, 7);
         x[12] += 0.5;
-        assert!(e_divisive(&x, 3, 199, 0.01).is_empty());
+        assert!(e_divisive(&x, 3, super::super::PERMUTATIONS, 0.01).is_empty());
         // Two steps, both found.
         let mut y = noisy(40, Some((15, 0.7)), 0.01, 8);
         for v in &mut y[28..] {
             *v += 0.4;
         }
-        let at: Vec<usize> = e_divisive(&y, 3, 199, 0.01).iter().map(|c| c.0).collect();
+        let at: Vec<usize> = e_divisive(&y, 3, super::super::PERMUTATIONS, 0.01)
+            .iter()
+            .map(|c| c.0)
+            .collect();
         assert_eq!(at, [15, 28]);
     }
 }

@@ -441,7 +441,7 @@ pub struct TrendPoint {
 pub const CONFIRM_RUNS: usize = 3;
 
 /// The permutations of the change-point test, and its level.
-const PERMUTATIONS: usize = 199;
+pub(super) const PERMUTATIONS: usize = 999;
 const CHANGE_ALPHA: f64 = 0.01;
 
 /// `ipcperf trend`: each case's runs in time on each host (as the store gives

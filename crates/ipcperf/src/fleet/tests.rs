@@ -173,18 +173,7 @@ fn a_trend_marks_the_step_and_nothing_else() {
 /// A fleet of `n` hosts of one CPU model and kernel, each host's figure its
 /// own factor (normal, sd `host_sd`) times 5 series 1% wide; host 0 at `first`.
 fn simulated(n: usize, host_sd: f64, first: f64, seed: u64) -> Vec<Entry> {
-    let mut s = seed | 1;
-    let mut unit = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut normal = move || {
-        // Box–Muller.
-        let (u, v) = (unit().max(1e-12), unit());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    };
+    let mut normal = super::changes::tests::normals(seed);
     (0..n)
         .flat_map(|h| {
             let factor = if h == 0 {

@@ -28,6 +28,25 @@ pub fn stdout(c: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// C source `src` compiled with cc into `dir/name`; the build must succeed.
+pub fn compile_c(dir: &Path, name: &str, src: &str) -> std::path::PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
 /// `ipcperf <args...> --format json`, kept out of the history; it must succeed.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
