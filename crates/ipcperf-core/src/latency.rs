@@ -157,6 +157,10 @@ pub struct LatencySummary {
     /// Samples above the histogram's 10 s ceiling (recorded as 10 s).
     pub over_range: u64,
     pub latency_histogram: HistogramRecord,
+    /// The round trips beyond each percentile (None in records saved before it
+    /// was kept: [`LatencySummary::beyond`] counts them from the histogram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beyond: Option<Beyond>,
     /// Measured one-way latency (`--one-way`), beside the round trips.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_way: Option<OneWayLatency>,
@@ -175,12 +179,66 @@ pub struct Percentiles {
     pub p999_ns: u64,
     pub p9999_ns: u64,
     pub max_ns: u64,
+    /// The samples beyond each percentile (None in records saved before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beyond: Option<Beyond>,
+}
+
+/// How many samples lie above each percentile's value: what each tail figure
+/// rests on. A p99.99 of 18,000 round trips has about 2 beyond it, and is as
+/// good as those 2 round trips; views mark a figure with fewer than
+/// [`FEW_BEYOND`] beyond it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Beyond {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub p9999: u64,
+}
+
+/// Fewer samples than this beyond a percentile: the figure is marked as resting
+/// on a handful of samples.
+pub const FEW_BEYOND: u64 = 10;
+
+impl Beyond {
+    /// The count beyond the percentile named as the tables name it (`p99.9`).
+    pub fn at(&self, name: &str) -> Option<u64> {
+        Some(match name {
+            "p50" => self.p50,
+            "p90" => self.p90,
+            "p99" => self.p99,
+            "p99.9" => self.p999,
+            "p99.99" => self.p9999,
+            _ => return None,
+        })
+    }
+}
+
+/// The samples of `h` above `value` (values as percentiles report them: the
+/// highest equivalent of their bucket, so the count is exact per bucket).
+pub fn count_above(h: &Histogram<u64>, value: u64) -> u64 {
+    h.iter_recorded()
+        .filter(|v| v.value_iterated_to() > value)
+        .map(|v| v.count_at_value())
+        .sum()
+}
+
+/// The samples beyond each of the percentiles `p` of `h`.
+pub fn beyond(h: &Histogram<u64>, p: &Percentiles) -> Beyond {
+    Beyond {
+        p50: count_above(h, p.p50_ns),
+        p90: count_above(h, p.p90_ns),
+        p99: count_above(h, p.p99_ns),
+        p999: count_above(h, p.p999_ns),
+        p9999: count_above(h, p.p9999_ns),
+    }
 }
 
 /// The percentiles of a histogram (0 everywhere for an empty one).
 pub fn percentiles(h: &Histogram<u64>) -> Percentiles {
     let q = |p: f64| h.value_at_quantile(p);
-    Percentiles {
+    let mut p = Percentiles {
         samples: h.len(),
         mean_ns: h.mean(),
         min_ns: h.min(),
@@ -190,7 +248,29 @@ pub fn percentiles(h: &Histogram<u64>) -> Percentiles {
         p999_ns: q(0.999),
         p9999_ns: q(0.9999),
         max_ns: h.max(),
+        beyond: None,
+    };
+    p.beyond = Some(beyond(h, &p));
+    p
+}
+
+/// A distribution-free interval for quantile `q` of the samples in `h`: the
+/// values at the ranks `n·q ∓ z·√(n·q·(1−q))` (the normal approximation to the
+/// binomial count of samples below the true quantile). Where few samples lie
+/// beyond the quantile the upper rank runs past the last sample and the interval
+/// is open-ended (None for its top): the tail cannot say how high it goes.
+pub fn quantile_interval(h: &Histogram<u64>, q: f64, z: f64) -> Option<(u64, Option<u64>)> {
+    let n = h.len();
+    if n == 0 {
+        return None;
     }
+    let nf = n as f64;
+    let half = z * (nf * q * (1.0 - q)).sqrt();
+    let lo_rank = (nf * q - half).floor().max(1.0) as u64;
+    let hi_rank = (nf * q + half).ceil() as u64 + 1;
+    let at_rank = |r: u64| h.value_at_quantile((r as f64 - 0.5) / nf);
+    let top = (hi_rank <= n).then(|| at_rank(hi_rank));
+    Some((at_rank(lo_rank.min(n)), top))
 }
 
 /// Summarize a histogram. `elapsed_ns` is the wall time of the timed series.
@@ -220,7 +300,31 @@ pub fn summarize(
         series_p99_ns: Vec::new(),
         over_range,
         latency_histogram: HistogramRecord::from_histogram(h),
+        beyond: p.beyond,
         one_way: None,
+    }
+}
+
+impl LatencySummary {
+    /// The round trips beyond each percentile: as kept, else counted from the
+    /// histogram (runs saved before the counts were kept).
+    pub fn beyond(&self) -> Option<Beyond> {
+        self.beyond.or_else(|| {
+            let h = self.latency_histogram.to_histogram()?;
+            let p = Percentiles {
+                samples: h.len(),
+                mean_ns: self.mean_ns,
+                min_ns: self.min_ns,
+                p50_ns: self.p50_ns,
+                p90_ns: self.p90_ns,
+                p99_ns: self.p99_ns,
+                p999_ns: self.p999_ns,
+                p9999_ns: self.p9999_ns,
+                max_ns: self.max_ns,
+                beyond: None,
+            };
+            (!h.is_empty()).then(|| beyond(&h, &p))
+        })
     }
 }
 
@@ -255,6 +359,56 @@ mod tests {
         assert!(near(s.max_ns, 1_000_000_000), "max {}", s.max_ns);
         let exact_mean = (500_500_000.0 + 1e9) / 1001.0;
         assert!((s.mean_ns - exact_mean).abs() / exact_mean < 1e-3);
+    }
+
+    /// Each percentile comes with the samples beyond it, kept in the summary and
+    /// counted again from the histogram for a record saved without them.
+    #[test]
+    fn samples_beyond_each_percentile_are_counted() {
+        let mut h = new_histogram();
+        record_samples(&mut h, &fixed(), 40);
+        let mut s = summarize(&h, 1, 0, 40, vec![], 0);
+        let want = Beyond {
+            p50: 500,
+            p90: 100,
+            p99: 10,
+            p999: 1,
+            p9999: 0,
+        };
+        assert_eq!(s.beyond, Some(want));
+        s.beyond = None;
+        assert_eq!(s.beyond(), Some(want));
+        assert_eq!(want.at("p99.9"), Some(1));
+        assert_eq!(want.at("max"), None);
+        // Kept in JSON, and a record without them still reads.
+        let mut v = serde_json::to_value(&summarize(&h, 1, 0, 40, vec![], 0)).unwrap();
+        assert_eq!(v["beyond"]["p99"], 10);
+        v.as_object_mut().unwrap().remove("beyond");
+        let back: LatencySummary = serde_json::from_value(v).unwrap();
+        assert_eq!(back.beyond, None);
+        assert_eq!(back.beyond(), Some(want));
+    }
+
+    /// The quantile interval brackets the median by the binomial spread of its
+    /// rank, and is open at the top where too few samples lie beyond.
+    #[test]
+    fn quantile_interval_widens_and_opens_in_the_tail() {
+        let mut h = new_histogram();
+        let v: Vec<u64> = (1..=1000u64).map(|i| i * 1000).collect();
+        record_samples(&mut h, &v, 0);
+        let (lo, hi) = quantile_interval(&h, 0.5, 1.96).unwrap();
+        let near = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 2e-3;
+        assert!(near(lo, 469_000), "{lo}");
+        assert!(near(hi.unwrap(), 533_000), "{hi:?}");
+        // p99: 10 beyond, ranks 984..=997.
+        let (lo, hi) = quantile_interval(&h, 0.99, 1.96).unwrap();
+        assert!(
+            near(lo, 983_000) && near(hi.unwrap(), 998_000),
+            "{lo} {hi:?}"
+        );
+        // p99.9: one sample beyond; the top is unknown.
+        assert_eq!(quantile_interval(&h, 0.999, 1.96).unwrap().1, None);
+        assert_eq!(quantile_interval(&new_histogram(), 0.5, 1.96), None);
     }
 
     #[test]

@@ -320,6 +320,9 @@ pub struct CycleLatency {
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub max_ns: u64,
+    /// The cycles beyond each percentile (None in records saved before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beyond: Option<crate::latency::Beyond>,
 }
 
 /// What happened to a waiter when the holder of a primitive was killed (SIGKILL).

@@ -42,6 +42,30 @@ pub fn relative_spread(s: &Spread) -> f64 {
     }
 }
 
+/// A case is noisy where its series' [`log_sd`] is above this: 8%, about where
+/// the old rule (five series whose max − min passed 20% of their median) flagged.
+pub const NOISY_SD: f64 = 0.08;
+
+/// The one noise figure of ipcperf: the standard deviation of the logarithms of
+/// a case's series figures (about their relative standard deviation: 0.08 is
+/// 8%). Unlike max − min, it does not grow with the number of series: ten
+/// series of the same case are no noisier than five. None under two series or
+/// with a figure that is not positive.
+pub fn log_sd(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 || xs.iter().any(|x| x.is_nan() || *x <= 0.0 || !x.is_finite()) {
+        return None;
+    }
+    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    Some((logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
+}
+
+/// The noise figure of `xs` where it is over [`NOISY_SD`] (the series disagree).
+pub fn noisy(xs: &[f64]) -> Option<f64> {
+    log_sd(xs).filter(|&sd| sd > NOISY_SD)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +89,41 @@ mod tests {
             }
         );
         assert!((relative_spread(&s) - 1.0).abs() < 1e-12);
+    }
+
+    /// The noise figure stays put as series are added (max − min grows): 3 and
+    /// 30 series drawn from one spread of 5% read within 15% of 5% on average.
+    #[test]
+    fn the_noise_figure_does_not_grow_with_the_series_count() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut uniform = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut normal = || {
+            let (u, v) = (uniform().max(1e-12), uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let mut mean_of = |n: usize| {
+            let (mut sd, mut range) = (0.0, 0.0);
+            for _ in 0..400 {
+                let xs: Vec<f64> = (0..n).map(|_| 1000.0 * (0.05 * normal()).exp()).collect();
+                sd += log_sd(&xs).unwrap() / 400.0;
+                range += relative_spread(&spread(&xs).unwrap()) / 400.0;
+            }
+            (sd, range)
+        };
+        let (sd3, range3) = mean_of(3);
+        let (sd30, range30) = mean_of(30);
+        for sd in [sd3, sd30] {
+            assert!((sd - 0.05).abs() < 0.05 * 0.15, "{sd3} {sd30}");
+        }
+        assert!(range30 > 2.0 * range3, "{range3} {range30}");
+        assert_eq!(log_sd(&[1.0]), None);
+        assert_eq!(log_sd(&[1.0, 0.0]), None);
+        assert!(noisy(&[1000.0, 1500.0, 1000.0]).is_some());
+        assert!(noisy(&[1000.0, 1050.0, 1000.0]).is_none());
     }
 }

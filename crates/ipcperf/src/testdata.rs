@@ -148,6 +148,7 @@ pub fn sync_case(primitive: &str, p50: u64, p90: u64, p99: u64, p999: u64) -> Ca
             p99_ns: p99,
             p999_ns: p999,
             max_ns: p999 * 3,
+            beyond: None,
         }),
         robustness: None,
     });

@@ -440,6 +440,7 @@ pub fn latency_summary(s: &[u64], clock_cost_ns: u64) -> CycleLatency {
         p99_ns: p.p99_ns,
         p999_ns: p.p999_ns,
         max_ns: p.max_ns,
+        beyond: p.beyond,
     }
 }
 

@@ -236,6 +236,7 @@ mod tests {
             lower_better: false,
             detectable: Some(0.05),
             se_df: None,
+            floor: None,
         }
     }
 

@@ -14,6 +14,7 @@ mod runs;
 #[cfg(test)]
 mod simulate;
 pub(crate) mod stats;
+mod tail;
 mod view;
 use runs::across_runs;
 pub use runs::{history_of, same_machine, History, HISTORY_RUNS};
@@ -68,6 +69,9 @@ pub struct Row {
     /// The test's standard error (of the difference of mean logs) and degrees
     /// of freedom, for [`Row::detectable`] over the rows compared together.
     pub se_df: Option<(f64, f64)>,
+    /// The least [`Row::detectable`] can be whatever the series say: a p99
+    /// row's, from the few samples beyond each run's p99 (see [`tail`]).
+    pub floor: Option<f64>,
 }
 
 /// The smallest change callable with standard error `se` and `df` degrees of
@@ -286,6 +290,7 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
             lower_better: fa.lower_better,
             detectable: None,
             se_df: None,
+            floor: None,
         };
     };
     if sa.median <= 0.0 {
@@ -302,6 +307,7 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
             lower_better: fa.lower_better,
             detectable: None,
             se_df: None,
+            floor: None,
         };
     }
     let ratio = sb.median / sa.median;
@@ -318,6 +324,7 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
         lower_better: fa.lower_better,
         detectable: se_df.map(|(se, df)| smallest_change(se, df, 1, min_change)),
         se_df,
+        floor: None,
     };
     let (na, nb) = (fa.values.len(), fb.values.len());
     let Some((p, se, df)) = stats::welch_log(&fa.values, &fb.values) else {
@@ -419,7 +426,8 @@ fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
     for r in rows.iter_mut() {
         // What each row could have called, with the m rows compared together.
         if let Some((se, df)) = r.se_df {
-            r.detectable = Some(smallest_change(se, df, m, min_change));
+            let could = smallest_change(se, df, m, min_change);
+            r.detectable = Some(r.floor.map_or(could, |f| could.max(f)));
         }
         let Some(p) = r.p else { continue };
         if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {
@@ -461,7 +469,8 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                 // Round trips: the tail too, where both runs kept each series' p99.
                 let kept = |c: &CaseRecord| !figure_of(c, Stat::P99).values.is_empty();
                 if kept(ca) && kept(cb) {
-                    rows.push(compare_on(ca, cb, Stat::P99, min_change));
+                    let row = compare_on(ca, cb, Stat::P99, min_change);
+                    rows.push(tail::bound(row, ca, cb, min_change));
                 }
             }
             None => rows.push(Row {
@@ -477,6 +486,7 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                 lower_better: figure(ca).lower_better,
                 detectable: None,
                 se_df: None,
+                floor: None,
             }),
         }
     }
@@ -496,6 +506,7 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                 lower_better: figure(cb).lower_better,
                 detectable: None,
                 se_df: None,
+                floor: None,
             });
         }
     }

@@ -98,12 +98,14 @@ pub fn view_with(
     };
     let verbose = crate::console::verbose();
     let mut notes = vec![format!(
-        "Each case is compared on its median over the series: MB/s for streams, the p50 and \
+        "Cases are named by mechanism, mode, size and placement (payload touch unless named). \
+         Each case is compared on its median over the series: MB/s for streams, the p50 and \
          p99 round trip for latency (each series' own; lower is faster), cycles/s for sync. A \
          change is marked only when Welch's t-test on the logs of the two runs' series gives \
          p ≤ 0.05 with false calls held to 5% over all the rows compared \
          (Benjamini–Hochberg), the 95% bootstrap interval of B/A excludes 1, and B/A is beyond \
-         {:.0}% either way. \"could call\": the smallest change the row would have marked had \
+         {:.0}% either way; a p99 row also needs the two runs' p99 intervals, from the round \
+         trips beyond each, to be apart. \"could call\": the smallest change the row would have marked had \
          B's every series moved by it (at least the threshold); a row whose smallest is above \
          the threshold could not tell, and is not counted unchanged.",
         min_change * 100.0
@@ -124,7 +126,7 @@ pub fn view_with(
     // every row), under the table.
     for r in &rows {
         if verbose || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell) {
-            notes.push(format!("{}: {}", r.case, r.why));
+            notes.push(format!("{}: {}", short(&r.case), r.why));
         }
     }
     let cannot = rows
@@ -154,16 +156,18 @@ pub fn view_with(
                         .unwrap_or_else(|| "-".into())
                 };
                 vec![
-                    r.case.clone(),
+                    short(&r.case),
                     opt(r.a),
                     opt(r.b),
                     r.ratio
                         .map(|x| format!("{x:.2}×"))
                         .unwrap_or_else(|| "-".into()),
                     mark(r.verdict).to_string(),
-                    r.detectable
-                        .map(|d| format!("±{:.0}%", d * 100.0))
-                        .unwrap_or_else(|| "-".into()),
+                    match r.detectable {
+                        Some(d) if d.is_finite() => format!("±{:.0}%", d * 100.0),
+                        Some(_) => "none".into(),
+                        None => "-".into(),
+                    },
                 ]
             })
             .collect(),
@@ -178,6 +182,17 @@ pub fn view_with(
         ),
         tables: vec![table],
     }
+}
+
+/// A case as the table names it: without its workload (the unit of A and B
+/// says it) and without the default payload (`touch`), so that a row fits an
+/// 80-column terminal in two lines; JSON and CSV keep the whole name.
+fn short(case: &str) -> String {
+    let rest = ["stream ", "round-trip ", "sync ", "replay "]
+        .iter()
+        .find_map(|w| case.strip_prefix(w))
+        .unwrap_or(case);
+    rest.replacen(" touch", "", 1)
 }
 
 /// A run's label in a heading: ` (baseline)`, or nothing.

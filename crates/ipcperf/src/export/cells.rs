@@ -2,6 +2,7 @@
 //! and tables), and the names a case is shown by. The views (`view`, `latency`,
 //! `pairs`, `sync`) and the renderers (`table`, `markdown`) all build on these.
 
+use ipcperf_core::latency::{Beyond, FEW_BEYOND};
 use ipcperf_core::record::CaseRecord;
 
 /// A titled table of strings.
@@ -60,4 +61,108 @@ pub fn spin_on_one_cpu(c: &CaseRecord) -> Option<String> {
             mechanism_label(c)
         )
     })
+}
+
+/// The mark on a tail figure with fewer than [`FEW_BEYOND`] samples beyond it.
+pub const FEW_MARK: &str = "†";
+
+/// The samples beyond each percentile over a table's rows: each tail cell is
+/// marked where it rests on fewer than [`FEW_BEYOND`], and one note under the
+/// table gives every column's counts (fewest–most over the rows).
+#[derive(Debug, Default)]
+pub struct TailCounts {
+    /// (column, fewest, most) in the order first seen.
+    seen: Vec<(&'static str, u64, u64)>,
+    marked: bool,
+}
+
+impl TailCounts {
+    /// `text`, the figure of percentile `name` (`p99.9`), marked where `beyond`
+    /// holds fewer than [`FEW_BEYOND`] samples beyond it; the count is kept for
+    /// the note. A figure with no count (a record saved before counts were
+    /// kept) is left as it is.
+    pub fn cell(&mut self, name: &'static str, text: String, beyond: Option<&Beyond>) -> String {
+        let Some(n) = beyond.and_then(|b| b.at(name)) else {
+            return text;
+        };
+        match self.seen.iter_mut().find(|(c, _, _)| *c == name) {
+            Some((_, lo, hi)) => {
+                *lo = (*lo).min(n);
+                *hi = (*hi).max(n);
+            }
+            None => self.seen.push((name, n, n)),
+        }
+        if n < FEW_BEYOND {
+            self.marked = true;
+            format!("{text}{FEW_MARK}")
+        } else {
+            text
+        }
+    }
+
+    /// The note: `samples beyond each percentile: p50 9000, …; † …` (None where
+    /// no figure had a count). `what` names the samples (round trips, cycles).
+    pub fn note(&self, what: &str) -> Option<String> {
+        if self.seen.is_empty() {
+            return None;
+        }
+        let counts: Vec<String> = self
+            .seen
+            .iter()
+            .map(|&(c, lo, hi)| {
+                if lo == hi {
+                    format!("{c} {lo}")
+                } else {
+                    format!("{c} {lo}–{hi}")
+                }
+            })
+            .collect();
+        let mut s = format!("{what} beyond each percentile: {}", counts.join(", "));
+        if self.seen.iter().any(|&(_, lo, hi)| lo != hi) {
+            s.push_str(" (fewest–most over the rows)");
+        }
+        if self.marked {
+            s.push_str(&format!(
+                "; {FEW_MARK} fewer than {FEW_BEYOND} beyond: that figure rests on those few \
+                 {what}, run longer for a firm one"
+            ));
+        }
+        Some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tail figure is marked only under ten samples beyond it, and the note
+    /// gives every column's counts.
+    #[test]
+    fn tail_figures_carry_their_counts() {
+        let b = |p99, p999| Beyond {
+            p50: 900,
+            p90: 180,
+            p99,
+            p999,
+            p9999: 0,
+        };
+        let mut t = TailCounts::default();
+        assert_eq!(t.cell("p99", "4.00".into(), Some(&b(18, 9))), "4.00");
+        assert_eq!(t.cell("p99.9", "9.00".into(), Some(&b(18, 9))), "9.00†");
+        assert_eq!(t.cell("p99.9", "8.00".into(), Some(&b(36, 10))), "8.00");
+        assert_eq!(t.cell("p99", "3.00".into(), Some(&b(36, 10))), "3.00");
+        assert_eq!(t.cell("p99", "3.00".into(), None), "3.00");
+        let note = t.note("round trips").unwrap();
+        assert!(note.starts_with("round trips beyond each percentile: p99 18–36, p99.9 9–10"));
+        assert!(note.contains("† fewer than 10 beyond"), "{note}");
+        let mut none = TailCounts::default();
+        none.cell("p99", "1".into(), None);
+        assert_eq!(none.note("cycles"), None);
+        let mut firm = TailCounts::default();
+        firm.cell("p50", "1".into(), Some(&b(18, 10)));
+        assert_eq!(
+            firm.note("cycles").unwrap(),
+            "cycles beyond each percentile: p50 900"
+        );
+    }
 }

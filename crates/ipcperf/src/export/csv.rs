@@ -34,12 +34,20 @@ pub const HEADER: &[&str] = &[
     "p999_ns",
     "p9999_ns",
     "max_ns",
+    "p50_beyond",
+    "p90_beyond",
+    "p99_beyond",
+    "p999_beyond",
+    "p9999_beyond",
     "datagrams_lost",
     "datagrams_duplicated",
     "datagrams_reordered",
     "one_way_p50_ns",
     "one_way_p99_ns",
     "one_way_p999_ns",
+    "one_way_p50_beyond",
+    "one_way_p99_beyond",
+    "one_way_p999_beyond",
     "pairs",
     "pair_min_blocks_per_sec",
     "pair_max_blocks_per_sec",
@@ -55,6 +63,9 @@ pub fn render(run: &RunRecord) -> String {
     for c in &run.cases {
         let l = c.latency.as_ref();
         let ow = l.and_then(|l| l.one_way.as_ref());
+        // The samples beyond each percentile (kept, or counted from the histogram).
+        let b = l.and_then(|l| l.beyond());
+        let owb = ow.and_then(|w| w.p.beyond);
         let fair = c.pairs.as_ref().and_then(|p| p.min_max_blocks_per_sec());
         let status = serde_json::to_value(&c.status)
             .ok()
@@ -104,12 +115,20 @@ pub fn render(run: &RunRecord) -> String {
             opt(l.map(|l| l.p999_ns)),
             opt(l.map(|l| l.p9999_ns)),
             opt(l.map(|l| l.max_ns)),
+            opt(b.map(|b| b.p50)),
+            opt(b.map(|b| b.p90)),
+            opt(b.map(|b| b.p99)),
+            opt(b.map(|b| b.p999)),
+            opt(b.map(|b| b.p9999)),
             opt(c.datagrams.map(|d| d.lost)),
             opt(c.datagrams.map(|d| d.duplicated)),
             opt(c.datagrams.map(|d| d.reordered)),
             opt(ow.map(|w| w.p.p50_ns)),
             opt(ow.map(|w| w.p.p99_ns)),
             opt(ow.map(|w| w.p.p999_ns)),
+            opt(owb.map(|b| b.p50)),
+            opt(owb.map(|b| b.p99)),
+            opt(owb.map(|b| b.p999)),
             opt(c.pairs.as_ref().map(|p| p.count)),
             opt(fair.map(|f| format!("{:.0}", f.0))),
             opt(fair.map(|f| format!("{:.0}", f.1))),

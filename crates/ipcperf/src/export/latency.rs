@@ -7,8 +7,9 @@
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
 
-use super::cells::{Table, View};
+use super::cells::{Table, TailCounts, View};
 use crate::units::{fmt_rate, fmt_size};
+use ipcperf_core::stats::NOISY_SD;
 
 /// Nanoseconds as microseconds: 3 significant figures or more.
 pub fn fmt_us(ns: f64) -> String {
@@ -100,6 +101,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     let mut notes = Vec::new();
     let mut noisy: Vec<String> = Vec::new();
     let mut tares: Vec<u64> = Vec::new();
+    let (mut tails, mut one_way_tails) = (TailCounts::default(), TailCounts::default());
     for c in &cases {
         let mut row = vec![
             super::cells::mechanism_label(c),
@@ -132,16 +134,27 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                     _ => row.push(fmt_rate(l.round_trips_per_sec)),
                 }
                 row.push(fmt_us(l.mean_ns));
-                for v in [
-                    l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.p9999_ns, l.max_ns,
+                let beyond = l.beyond();
+                for (name, v) in [
+                    ("p50", l.p50_ns),
+                    ("p90", l.p90_ns),
+                    ("p99", l.p99_ns),
+                    ("p99.9", l.p999_ns),
+                    ("p99.99", l.p9999_ns),
                 ] {
-                    row.push(fmt_us(v as f64));
+                    row.push(tails.cell(name, fmt_us(v as f64), beyond.as_ref()));
                 }
+                row.push(fmt_us(l.max_ns as f64));
                 if measured {
                     match &l.one_way {
                         Some(w) => {
-                            for v in [w.p.p50_ns, w.p.p99_ns, w.p.p999_ns] {
-                                row.push(fmt_us(v as f64));
+                            for (name, v) in [
+                                ("p50", w.p.p50_ns),
+                                ("p99", w.p.p99_ns),
+                                ("p99.9", w.p.p999_ns),
+                            ] {
+                                let b = w.p.beyond.as_ref();
+                                row.push(one_way_tails.cell(name, fmt_us(v as f64), b));
                             }
                         }
                         None => row.extend(std::iter::repeat_n("-".to_string(), 3)),
@@ -163,27 +176,27 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                         l.round_trips + l.round_trips_lost
                     ));
                 }
-                if l.series_p50_ns.len() > 1 {
+                let p50s: Vec<f64> = l.series_p50_ns.iter().map(|&x| x as f64).collect();
+                if let Some(sd) = ipcperf_core::stats::noisy(&p50s) {
                     let lo = *l.series_p50_ns.iter().min().unwrap_or(&0);
                     let hi = *l.series_p50_ns.iter().max().unwrap_or(&0);
-                    if lo > 0 && hi as f64 > lo as f64 * 1.25 {
-                        if crate::console::verbose() {
-                            notes.push(format!(
-                                "{} {} {}: noisy, the series' p50 ranged {}–{} µs",
-                                super::cells::mechanism_label(c),
-                                fmt_size(c.block_size),
-                                c.placement.shown(),
-                                fmt_us(lo as f64),
-                                fmt_us(hi as f64)
-                            ));
-                        } else {
-                            noisy.push(format!(
-                                "{} {} {}",
-                                super::cells::mechanism_label(c),
-                                fmt_size(c.block_size),
-                                c.placement.shown()
-                            ));
-                        }
+                    if crate::console::verbose() {
+                        notes.push(format!(
+                            "{} {} {}: noisy, the series' p50 vary by {:.0}% ({}–{} µs)",
+                            super::cells::mechanism_label(c),
+                            fmt_size(c.block_size),
+                            c.placement.shown(),
+                            sd * 100.0,
+                            fmt_us(lo as f64),
+                            fmt_us(hi as f64)
+                        ));
+                    } else {
+                        noisy.push(format!(
+                            "{} {} {}",
+                            super::cells::mechanism_label(c),
+                            fmt_size(c.block_size),
+                            c.placement.shown()
+                        ));
                     }
                 }
             }
@@ -227,9 +240,12 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         ),
     );
     }
+    notes.extend(tails.note("round trips"));
+    notes.extend(one_way_tails.note("one-way messages"));
     if !noisy.is_empty() {
         notes.push(format!(
-            "noisy (the series' p50 range > 25%): {}; -v says each",
+            "noisy (the series' p50 vary by > {:.0}%, standard deviation): {}; -v says each",
+            NOISY_SD * 100.0,
             noisy.join(", ")
         ));
     }
@@ -334,7 +350,15 @@ mod tests {
             .header
             .iter()
             .any(|h| h.contains("one-way") || h.contains("half")));
-        assert_eq!(t.rows[0][6], "4.00");
+        // p50 of 4 round trips: 2 beyond it, marked, and the note says so.
+        assert_eq!(t.rows[0][6], "4.00†");
+        assert!(
+            t.notes.iter().any(|n| n.starts_with(
+                "round trips beyond each percentile: p50 2, p90 0, p99 0, p99.9 0, p99.99 0; †"
+            )),
+            "{:?}",
+            t.notes
+        );
         let t = table(&run, true).unwrap();
         assert!(!t.header.iter().any(|h| h.contains("one-way")));
         let i = t.header.iter().position(|h| h == "half-rtt p50").unwrap();
@@ -353,8 +377,8 @@ mod tests {
         }
         let t = table(&run_with(c), false).unwrap();
         let i = t.header.iter().position(|h| h == "one-way p50").unwrap();
-        assert_eq!(t.rows[0][i], "0.15");
-        assert_eq!(t.rows[0][i + 1], "0.24");
+        assert_eq!(t.rows[0][i], "0.15†");
+        assert_eq!(t.rows[0][i + 1], "0.24†");
         assert!(
             t.notes.iter().any(|n| n.contains("one-way")),
             "{:?}",

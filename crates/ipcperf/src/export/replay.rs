@@ -103,6 +103,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
     ];
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut tails = super::cells::TailCounts::default();
     if let Some(r) = cases.iter().find_map(|c| c.replay.as_ref()) {
         notes.push(format!("replayed {}", describe(r)));
     }
@@ -137,8 +138,8 @@ pub fn table(run: &RunRecord) -> Option<Table> {
             c.mode.name().to_string(),
             c.placement.shown(),
             lat.round_trips.to_string(),
-            fmt_us(lat.p50_ns as f64),
-            fmt_us(lat.p99_ns as f64),
+            tails.cell("p50", fmt_us(lat.p50_ns as f64), lat.beyond().as_ref()),
+            tails.cell("p99", fmt_us(lat.p99_ns as f64), lat.beyond().as_ref()),
             fmt_us(lat.max_ns as f64),
             kept(rep),
             rep.late_sends.to_string(),
@@ -162,6 +163,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
          CPU: both sides' CPU time over the pass"
             .into(),
     );
+    notes.extend(tails.note("messages"));
     Some(Table {
         title: "Replay".into(),
         header: header.iter().map(|s| s.to_string()).collect(),

@@ -63,6 +63,7 @@ fn rate_cell(
 fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut tails = super::cells::TailCounts::default();
     for c in cases {
         let Some(s) = &c.sync else { continue };
         if c.status != CaseStatus::Ok {
@@ -89,7 +90,14 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
         let lat = s
             .set_clear_latency
             .as_ref()
-            .map(|l| format!("{} / {}", us(l.p50_ns), us(l.p99_ns)))
+            .map(|l| {
+                let b = l.beyond.as_ref();
+                format!(
+                    "{} / {}",
+                    tails.cell("p50", us(l.p50_ns), b),
+                    tails.cell("p99", us(l.p99_ns), b)
+                )
+            })
             .unwrap_or_else(|| "-".into());
         rows.push(vec![
             s.primitive.clone(),
@@ -138,6 +146,7 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
          clock cost subtracted"
             .into(),
     );
+    notes.extend(tails.note("set/clear cycles"));
     Table {
         title: format!(
             "Synchronization primitives, set/clear partner: {mode}, {placement} (Duncan 1989, Table 2)"
@@ -270,6 +279,8 @@ fn csv(run: &RunRecord) -> String {
         "atomic_rmw_ns",
         "set_clear_p50_ns",
         "set_clear_p99_ns",
+        "set_clear_p50_beyond",
+        "set_clear_p99_beyond",
         "robust_variant",
         "robust_freed",
         "robust_freed_after_ns",
@@ -279,6 +290,7 @@ fn csv(run: &RunRecord) -> String {
     for c in &run.cases {
         let Some(s) = &c.sync else { continue };
         let lat = s.set_clear_latency.as_ref();
+        let beyond = lat.and_then(|l| l.beyond);
         let rb = s.robustness.as_ref();
         let _ = w.write_record([
             s.primitive.clone(),
@@ -295,6 +307,8 @@ fn csv(run: &RunRecord) -> String {
             f(s.atomic_rmw_ns),
             lat.map(|l| l.p50_ns.to_string()).unwrap_or_default(),
             lat.map(|l| l.p99_ns.to_string()).unwrap_or_default(),
+            beyond.map(|b| b.p50.to_string()).unwrap_or_default(),
+            beyond.map(|b| b.p99.to_string()).unwrap_or_default(),
             rb.map(|r| r.variant.clone()).unwrap_or_default(),
             rb.map(|r| r.freed.to_string()).unwrap_or_default(),
             rb.and_then(|r| r.freed_after_ns.map(|n| n.to_string()))

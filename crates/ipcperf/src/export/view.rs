@@ -3,6 +3,7 @@
 //! slowest (Stover's relative-throughput row).
 
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
+use ipcperf_core::stats::{noisy, NOISY_SD};
 use ipcperf_core::workload::Workload;
 
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
@@ -39,28 +40,22 @@ fn cells(c: &CaseRecord) -> [String; 3] {
     }
 }
 
-/// Series that disagree by more than this (max − min over median) are flagged.
-pub const NOISY_SPREAD: f64 = 0.2;
-
-/// A warning when a case's series disagree: the machine was busy, or the case is
-/// unstable; its median deserves less trust.
+/// A warning when a case's series disagree (their noise figure, the standard
+/// deviation of their logarithms, over [`NOISY_SD`]): the machine was busy, or
+/// the case is unstable; its median deserves less trust.
 pub fn noise(c: &CaseRecord) -> Option<String> {
-    let (m, lo, hi) = (
-        c.median_bytes_per_sec?,
-        c.min_bytes_per_sec?,
-        c.max_bytes_per_sec?,
-    );
-    let spread = (hi - lo) / m;
-    (c.series.len() > 1 && spread > NOISY_SPREAD).then(|| {
+    let figures: Vec<f64> = c.series.iter().map(|s| s.bytes_per_sec()).collect();
+    noisy(&figures).map(|sd| {
         format!(
-            "noisy: the series spread {:.0}% around the median; repeat on a quiet machine or with --repeat",
-            spread * 100.0
+            "noisy: the series vary by {:.0}% (standard deviation); repeat on a quiet machine \
+             or with --repeat",
+            sd * 100.0
         )
     })
 }
 
 /// One line for a table's noisy cells, `(placement, size)` in the order met:
-/// "noisy (spread > 20%): 64 B, 4 KiB same-cpu 0→0; 1 MiB shared-l3 0→1".
+/// "noisy (series vary by > 8%): 64 B, 4 KiB same-cpu 0→0; 1 MiB shared-l3 0→1".
 pub fn noisy_line(cells: &[(String, String)]) -> Option<String> {
     if cells.is_empty() {
         return None;
@@ -77,8 +72,9 @@ pub fn noisy_line(cells: &[(String, String)]) -> Option<String> {
         .map(|(p, v)| format!("{} {p}", v.join(", ")))
         .collect();
     Some(format!(
-        "noisy (series spread > {:.0}%): {}; -v says each, --repeat or a quieter machine steadies them",
-        NOISY_SPREAD * 100.0,
+        "noisy (series vary by > {:.0}%, standard deviation): {}; -v says each, --repeat or a \
+         quieter machine steadies them",
+        NOISY_SD * 100.0,
         parts.join("; ")
     ))
 }
