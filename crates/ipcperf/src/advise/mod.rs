@@ -85,6 +85,9 @@ pub struct Row {
     pub why: String,
     /// Every placement's figure, for "when would the runner-up win".
     pub by_placement: BTreeMap<String, f64>,
+    /// The round trips beyond each percentile at that placement (what a tail
+    /// figure rests on); None for streams and rates.
+    pub beyond: Option<ipcperf_core::latency::Beyond>,
 }
 
 #[derive(Debug, Clone)]
@@ -260,6 +263,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
             continue;
         };
         let load = c.median_cpu_load.unwrap_or(0.0);
+        let beyond = c.latency.as_ref().and_then(|l| l.beyond());
         mech_of.insert(name.clone(), c.mechanism.clone());
         let row = rows.entry(name.clone()).or_insert_with(|| Row {
             name: name.clone(),
@@ -271,6 +275,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
             spins: spinning_wait(&c.wait),
             why: String::new(),
             by_placement: BTreeMap::new(),
+            beyond,
         });
         row.cpu_load = row.cpu_load.max(load);
         row.by_placement.insert(c.placement.label.clone(), v);
@@ -280,6 +285,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
             row.low = lo;
             row.high = hi;
             row.placement = c.placement.label.clone();
+            row.beyond = beyond;
         }
     }
     let mut ranked = Vec::new();
@@ -374,12 +380,20 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
         Pattern::FanOut => "slowest reader (worst placement)".to_string(),
         _ => format!("{} (worst placement)", ask.figure.name()),
     };
+    let mut tails = crate::export::cells::TailCounts::default();
     let rows = ans
         .ranked
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let tie = i > 0 && tie(&ans.ranked[i - 1], r);
+            let value = fmt_figure(r.value, ask);
+            // A percentile carries the round trips beyond it (not a rate or MB/s).
+            let value = match ask.figure {
+                Figure::Rate => value,
+                _ if streams(ask.pattern) => value,
+                f => tails.cell(f.name(), value, r.beyond.as_ref()),
+            };
             vec![
                 if tie {
                     format!("{} =", i + 1)
@@ -387,7 +401,7 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
                     (i + 1).to_string()
                 },
                 r.name.clone(),
-                fmt_figure(r.value, ask),
+                value,
                 format!("{}–{}", fmt_figure(r.low, ask), fmt_figure(r.high, ask)),
                 r.placement.clone(),
                 format!("{:.2}", r.cpu_load),
@@ -410,10 +424,13 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
         .map(|h| h.to_string())
         .collect(),
         rows,
-        notes: vec![
+        notes: [
             "\"=\": a tie with the row above (their series' ranges overlap)".into(),
             "placement: the class where the mechanism did worst, which decides its rank".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(tails.note("round trips"))
+        .collect(),
     }
 }
 

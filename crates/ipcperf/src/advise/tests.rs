@@ -250,3 +250,42 @@ fn p99_ties_come_from_the_series_p99s() {
     let a = rank(&overlapping, &ask(Pattern::RequestReply));
     assert!(tie(&a.ranked[0], &a.ranked[1]), "{:?}", a.ranked);
 }
+
+/// The ranked percentile carries the round trips beyond it: a p99 over three
+/// round trips is marked, and the note gives the counts at each row's placement.
+#[test]
+fn the_ranked_percentile_carries_its_count() {
+    let run = run_of(vec![
+        rr("pipe", "block", "shared-l3", 20_000, 40_000, 1.0),
+        rr("unix", "block", "shared-l3", 30_000, 60_000, 1.0),
+    ]);
+    let a = ask(Pattern::RequestReply);
+    let ans = rank(&run, &a);
+    let t = ranked_table(&ans, &a, "t".into());
+    // paced_case's histogram holds three round trips: none beyond its p99.
+    assert!(t.rows[0][2].ends_with('†'), "{:?}", t.rows);
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.starts_with("round trips beyond each percentile: p99 ")),
+        "{:?}",
+        t.notes
+    );
+    // Throughput carries no count.
+    let mut s = a;
+    s.pattern = Pattern::Stream;
+    let streams = run_of(vec![testdata::case(
+        "pipe",
+        Mode::Processes,
+        65536,
+        "shared-l3",
+        &[1e9, 1e9],
+    )]);
+    let t = ranked_table(&rank(&streams, &s), &s, "t".into());
+    assert!(!t.rows.is_empty() && t.rows.iter().all(|r| !r[2].contains('†')));
+    assert!(
+        !t.notes.iter().any(|n| n.contains("beyond")),
+        "{:?}",
+        t.notes
+    );
+}
