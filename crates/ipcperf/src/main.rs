@@ -11,6 +11,7 @@ mod background;
 mod chart;
 mod cli;
 mod cmd;
+mod commands;
 mod compare;
 mod console;
 mod export;
@@ -104,76 +105,7 @@ fn main() {
     quiet_panics();
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
-    let result = match cli.command {
-        cli::Command::Peer => {
-            // The peer reports its errors to its owner over the control socket.
-            std::process::exit(match ipcperf_core::peer::main() {
-                Ok(()) => 0,
-                Err(ipcperf_core::error::Error::Invalid(why)) => {
-                    eprintln!("ipcperf: error: {why}");
-                    2
-                }
-                Err(_) => 1,
-            });
-        }
-        cli::Command::Run(a) => {
-            ipcperf_sys::signal::cleanup_on_interrupt();
-            cmd::run::run(*a)
-        }
-        cli::Command::Latency(a) => {
-            ipcperf_sys::signal::cleanup_on_interrupt();
-            cmd::latency::run(*a)
-        }
-        cli::Command::List(a) => cmd::list::run(a),
-        cli::Command::Topology(a) => {
-            if a.measure {
-                ipcperf_sys::signal::cleanup_on_interrupt();
-            }
-            cmd::topology::run(a)
-        }
-        cli::Command::Matrix(a) => {
-            ipcperf_sys::signal::cleanup_on_interrupt();
-            cmd::matrix::run(*a)
-        }
-        cli::Command::Gen(a) => cmd::gen::run(a),
-        cli::Command::Sink(a) => cmd::sink::run(a),
-        cli::Command::Pipeline(a) => {
-            ipcperf_sys::signal::cleanup_on_interrupt();
-            cmd::pipeline::run(a)
-        }
-        cli::Command::Sync(a) => {
-            ipcperf_sys::signal::cleanup_on_interrupt();
-            cmd::sync::run(a)
-        }
-        cli::Command::Clean(a) => cmd::clean::run(a),
-        cli::Command::History(a) => cmd::history::run(a),
-        cli::Command::Show(a) => cmd::show::run(a),
-        cli::Command::Export(a) => cmd::export::run(a),
-        cli::Command::Import(a) => cmd::import::run(a),
-        cli::Command::Plot(a) => cmd::plot::run(a),
-        cli::Command::Report(a) => cmd::report::run(a),
-        cli::Command::Compare(a) => cmd::compare::run(a),
-        cli::Command::Fleet(a) => cmd::fleet::run(a),
-        cli::Command::Trend(a) => cmd::trend::run(a),
-        cli::Command::Pattern(a) => cmd::pattern::run(a),
-        cli::Command::Replay(a) => cmd::replay::run(*a),
-        // Your own traffic, replayed, or a pattern named by kind.
-        cli::Command::Advise(a) if a.pattern_file.is_some() || a.source.sizes.is_some() => {
-            cmd::advise_pattern::run(a)
-        }
-        cli::Command::Advise(a) => cmd::advise::run(a),
-        cli::Command::Serve(a) => cmd::serve::run(a),
-        cli::Command::Completions(a) => {
-            cmd::completions::run(a, <cli::Cli as clap::CommandFactory>::command())
-        }
-        cli::Command::Man(a) => cmd::man::run(a, <cli::Cli as clap::CommandFactory>::command()),
-        cli::Command::CliTree => {
-            let mut c = <cli::Cli as clap::CommandFactory>::command();
-            c.build();
-            println!("{}", cli::tree(&c));
-            Ok(0)
-        }
-    };
+    let result = commands::dispatch(cli.command);
     // Interrupted (Ctrl-C) while the run ended: the handler's exit, 128 + the
     // signal, is the one that counts; wait for it.
     let wait_for_the_handler = || {

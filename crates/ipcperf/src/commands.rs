@@ -1,0 +1,139 @@
+//! The command table: each command's entry says what it is (a [`Kind`]) beside
+//! the function that runs it, and [`dispatch`] arms what that kind needs. Adding a
+//! command: its arguments in `cli.rs`, its module in `cmd/`, its entry here.
+
+use crate::cli::Command;
+use crate::cmd::*;
+use crate::fail::Fail;
+
+/// What a command is, as its entry in [`dispatch`] declares it; the entry's
+/// kind decides what is armed before the command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Reads and writes files and the store only: Ctrl-C's default (the process
+    /// ends at once) leaves nothing of ours behind.
+    Plain,
+    /// Starts peers, makes named kernel objects or holds tracing state: Ctrl-C,
+    /// SIGTERM and SIGHUP are taken by a thread that removes every registered
+    /// object, kills our peers, and exits 128 + the signal.
+    Measures,
+}
+
+/// A command, ready to run.
+pub type Runs = Box<dyn FnOnce() -> Result<i32, Fail>>;
+
+/// Run a command: its entry in [`entry`], with what its kind needs armed first.
+pub fn dispatch(command: Command) -> Result<i32, Fail> {
+    let (kind, runs) = entry(command);
+    if kind == Kind::Measures {
+        ipcperf_sys::signal::cleanup_on_interrupt();
+    }
+    runs()
+}
+
+/// The command table: every command's entry names its [`Kind`] beside the
+/// function that runs it, so a new command cannot be dispatched without saying
+/// whether it needs the clean-up (the match is exhaustive).
+pub fn entry(command: Command) -> (Kind, Runs) {
+    use Kind::{Measures, Plain};
+    match command {
+        Command::Peer => at(Plain, peer),
+        Command::Run(a) => at(Measures, || run::run(*a)),
+        Command::Latency(a) => at(Measures, || latency::run(*a)),
+        Command::Matrix(a) => at(Measures, || matrix::run(*a)),
+        Command::Pipeline(a) => at(Measures, || pipeline::run(a)),
+        Command::Sync(a) => at(Measures, || sync::run(a)),
+        Command::Replay(a) => at(Measures, || replay::run(*a)),
+        // Your own traffic, replayed, or a pattern named by kind.
+        Command::Advise(a) if a.pattern_file.is_some() || a.source.sizes.is_some() => {
+            at(Measures, || advise_pattern::run(a))
+        }
+        Command::Advise(a) => at(Measures, || advise::run(a)),
+        Command::Serve(a) => at(Measures, || serve::run(a)),
+        Command::Topology(a) if a.measure => at(Measures, || topology::run(a)),
+        Command::Topology(a) => at(Plain, || topology::run(a)),
+        Command::List(a) => at(Plain, || list::run(a)),
+        Command::Gen(a) => at(Plain, || gen::run(a)),
+        Command::Sink(a) => at(Plain, || sink::run(a)),
+        Command::Clean(a) => at(Plain, || clean::run(a)),
+        Command::History(a) => at(Plain, || history::run(a)),
+        Command::Show(a) => at(Plain, || show::run(a)),
+        Command::Export(a) => at(Plain, || export::run(a)),
+        Command::Import(a) => at(Plain, || import::run(a)),
+        Command::Plot(a) => at(Plain, || plot::run(a)),
+        Command::Report(a) => at(Plain, || report::run(a)),
+        Command::Compare(a) => at(Plain, || compare::run(a)),
+        Command::Fleet(a) => at(Plain, || fleet::run(a)),
+        Command::Trend(a) => at(Plain, || trend::run(a)),
+        Command::Pattern(a) => at(Plain, || pattern::run(a)),
+        Command::Completions(a) => at(Plain, || {
+            completions::run(a, <crate::cli::Cli as clap::CommandFactory>::command())
+        }),
+        Command::Man(a) => at(Plain, || {
+            man::run(a, <crate::cli::Cli as clap::CommandFactory>::command())
+        }),
+        Command::CliTree => at(Plain, || {
+            let mut c = <crate::cli::Cli as clap::CommandFactory>::command();
+            c.build();
+            println!("{}", crate::cli::tree(&c));
+            Ok(0)
+        }),
+    }
+}
+
+fn at(kind: Kind, f: impl FnOnce() -> Result<i32, Fail> + 'static) -> (Kind, Runs) {
+    (kind, Box::new(f))
+}
+
+/// `ipcperf __peer`: the other side of a case. It reports its errors to its
+/// owner over the control socket, and ends the process itself.
+fn peer() -> Result<i32, Fail> {
+    std::process::exit(match ipcperf_core::peer::main() {
+        Ok(()) => 0,
+        Err(ipcperf_core::error::Error::Invalid(why)) => {
+            eprintln!("ipcperf: error: {why}");
+            2
+        }
+        Err(_) => 1,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn kind(args: &str) -> Kind {
+        let cli = crate::cli::Cli::try_parse_from(args.split_whitespace()).unwrap();
+        entry(cli.command).0
+    }
+
+    /// Every command that starts peers, makes named objects or measures has
+    /// the clean-up armed; the ones that only read the store do not.
+    #[test]
+    fn measuring_commands_are_armed_and_readers_are_not() {
+        for args in [
+            "ipcperf run pipe",
+            "ipcperf latency pipe",
+            "ipcperf matrix pipe",
+            "ipcperf sync posix-sem",
+            "ipcperf replay t.strace posix-mq",
+            "ipcperf advise --pattern request-reply",
+            "ipcperf advise --sizes fixed:64 --gaps fixed:1k",
+            "ipcperf serve --no-token",
+            "ipcperf topology --measure",
+        ] {
+            assert_eq!(kind(args), Kind::Measures, "{args}");
+        }
+        for args in [
+            "ipcperf list",
+            "ipcperf topology",
+            "ipcperf show last",
+            "ipcperf compare 1 2",
+            "ipcperf clean",
+            "ipcperf history",
+        ] {
+            assert_eq!(kind(args), Kind::Plain, "{args}");
+        }
+    }
+}

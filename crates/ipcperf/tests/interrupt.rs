@@ -1,0 +1,212 @@
+//! Ctrl-C as a terminal sends it: SIGINT, with its default disposition, to the
+//! whole process group of every command that starts peers or makes named kernel
+//! objects, mid-run. Each must exit 130 at once, and leave no process of its
+//! group and no object of theirs: POSIX queues, shared memory and semaphores,
+//! SysV queues and semaphore sets, files in its private directory.
+
+use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The live (not zombie) processes of process group `pgid`.
+fn group(pgid: u32) -> BTreeSet<i32> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command name: state, ppid, pgrp.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 2 && f[2] == pgid.to_string() && f[0] != "Z" && f[0] != "X" {
+            out.insert(pid);
+        }
+    }
+    out
+}
+
+/// Named objects whose name or key says one of `pids` made them.
+fn objects_of(pids: &BTreeSet<i32>, private: &Path) -> Vec<String> {
+    use ipcperf_sys::names::owner_pid;
+    let mut left = Vec::new();
+    // POSIX queues, through a look at an mqueue file system (mounted for the
+    // look where none is).
+    for q in ipcperf_sys::mqueue::list().unwrap_or_default() {
+        if owner_pid(&q).is_some_and(|p| pids.contains(&p)) {
+            left.push(format!("POSIX queue {q}"));
+        }
+    }
+    for dir in ["/dev/shm"] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            // POSIX semaphores live in /dev/shm as sem.<name>.
+            let bare = name.strip_prefix("sem.").unwrap_or(&name);
+            if owner_pid(bare).is_some_and(|p| pids.contains(&p)) {
+                left.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    for table in ["/proc/sysvipc/msg", "/proc/sysvipc/sem"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let Some(key) = line
+                .split_whitespace()
+                .next()
+                .and_then(|k| k.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if ipcperf_sys::sysv_msg::owner_of_key(key).is_some_and(|p| pids.contains(&p)) {
+                left.push(format!("{table} key 0x{key:08x}"));
+            }
+        }
+    }
+    for e in std::fs::read_dir(private).into_iter().flatten().flatten() {
+        left.push(e.path().display().to_string());
+    }
+    left
+}
+
+/// `ipcperf ARGS` in a process group of its own, as a shell starts a job.
+fn start(args: &[&str], dir: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .env("IPCPERF_DB", dir.join("runs.db"))
+        .env("TMPDIR", dir.join("tmp"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// Interrupt `args` once `ready` holds (within 20 s), and check the exit and
+/// what is left; `objects`: named objects of its own must exist when it is
+/// interrupted (else the test would prove nothing of their removal).
+fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path) -> bool) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tmp")).unwrap();
+    let mut child = start(args, dir.path());
+    let pgid = child.id();
+    let mut seen = BTreeSet::new();
+    let t0 = Instant::now();
+    loop {
+        seen.extend(group(pgid));
+        if ready(&seen, &dir.path().join("tmp")) {
+            break;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("{args:?} ended before it was interrupted: {st}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "{args:?}: never got going"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Into the timed part, then Ctrl-C to the whole group.
+    std::thread::sleep(Duration::from_millis(300));
+    seen.extend(group(pgid));
+    let held = objects_of(&seen, &dir.path().join("tmp"));
+    assert!(!objects || !held.is_empty(), "{args:?}: no object of its own to remove");
+    let sent = Instant::now();
+    let sent_ok = Command::new("kill")
+        .args(["-INT", "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    assert!(sent_ok.success(), "kill -INT -{pgid}");
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "{args:?}: still running 5 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(st.code(), Some(130), "{args:?}: 128 + SIGINT; stderr {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    // Every process of the group gone within 2 s.
+    while !group(pgid).is_empty() {
+        assert!(
+            sent.elapsed() < Duration::from_secs(2),
+            "{args:?}: processes left: {:?}",
+            group(pgid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = objects_of(&seen, &dir.path().join("tmp"));
+    assert!(
+        left.is_empty(),
+        "{args:?}: left behind {left:?}; stderr {err}"
+    );
+}
+
+/// Ready once a peer process runs beside ipcperf.
+fn a_peer(seen: &BTreeSet<i32>, _: &Path) -> bool {
+    seen.len() >= 2
+}
+
+/// Ready once an object of ours exists.
+fn an_object(seen: &BTreeSet<i32>, private: &Path) -> bool {
+    !objects_of(seen, private).is_empty()
+}
+
+#[test]
+fn run_and_latency_are_interrupted_cleanly() {
+    interrupt(&["run", "posix-mq", "--duration", "20s"], true, an_object);
+    interrupt(&["latency", "sysv-msg", "--duration", "20s"], true, an_object);
+    interrupt(&["run", "fifo", "--duration", "20s"], true, an_object);
+}
+
+#[test]
+fn replay_is_interrupted_cleanly() {
+    for mech in ["posix-mq", "sysv-msg"] {
+        interrupt(
+            &[
+                "replay", mech, "--sizes", "fixed:64", "--gaps", "fixed:2k", "--for", "20s",
+            ],
+            true,
+            an_object,
+        );
+    }
+}
+
+#[test]
+fn advise_is_interrupted_cleanly() {
+    // Measuring what the question needs: candidates with peers and objects.
+    interrupt(&["advise", "--pattern", "request-reply"], false, a_peer);
+    // The pattern form: a fitted pattern replayed over each candidate.
+    interrupt(
+        &[
+            "advise", "--sizes", "fixed:64", "--gaps", "fixed:2k", "--for", "20s",
+        ],
+        false,
+        a_peer,
+    );
+}
+
+#[test]
+fn sync_and_serve_are_interrupted_cleanly() {
+    // SysV semaphores between two processes: a set of our key.
+    interrupt(
+        &["sync", "sysv-sem", "--mode", "processes", "--duration", "20s"],
+        true,
+        an_object,
+    );
+    interrupt(
+        &["serve", "--listen", "127.0.0.1:0", "--max-duration", "5s"],
+        false,
+        |_, _| true,
+    );
+}
