@@ -188,12 +188,19 @@ pub struct Percentiles {
 /// rests on. A p99.99 of 18,000 round trips has about 2 beyond it, and is as
 /// good as those 2 round trips; views mark a figure with fewer than
 /// [`FEW_BEYOND`] beyond it.
+/// In JSON each count is named for its percentile and what it counts
+/// (`p99_samples`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Beyond {
+    #[serde(rename = "p50_samples")]
     pub p50: u64,
+    #[serde(rename = "p90_samples")]
     pub p90: u64,
+    #[serde(rename = "p99_samples")]
     pub p99: u64,
+    #[serde(rename = "p999_samples")]
     pub p999: u64,
+    #[serde(rename = "p9999_samples")]
     pub p9999: u64,
 }
 
@@ -382,7 +389,7 @@ mod tests {
         assert_eq!(want.at("max"), None);
         // Kept in JSON, and a record without them still reads.
         let mut v = serde_json::to_value(&summarize(&h, 1, 0, 40, vec![], 0)).unwrap();
-        assert_eq!(v["beyond"]["p99"], 10);
+        assert_eq!(v["beyond"]["p99_samples"], 10);
         v.as_object_mut().unwrap().remove("beyond");
         let back: LatencySummary = serde_json::from_value(v).unwrap();
         assert_eq!(back.beyond, None);

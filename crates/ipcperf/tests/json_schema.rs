@@ -11,6 +11,11 @@ const UNITS: &[&str] = &["_ns", "_ms", "_bytes", "_per_sec"];
 
 /// Numbers without a unit, as the book lists them (docs/src/json.md).
 const UNITLESS: &[&str] = &[
+    "p50_samples",
+    "p90_samples",
+    "p99_samples",
+    "p999_samples",
+    "p9999_samples",
     "blocks",
     "bytes",
     "round_trips",

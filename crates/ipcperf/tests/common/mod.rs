@@ -166,3 +166,24 @@ pub fn have(tool: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// `ipcperf ARGS` (kept out of the history) is bad input: exit 2, nothing on
+/// stdout, an error line first, and `needle` said.
+pub fn bad_input(args: &[&str], needle: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.contains("error") && err.contains(needle),
+        "{args:?}: stderr was {err:?}, expected it to mention {needle:?}"
+    );
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+}
+
+pub mod server;

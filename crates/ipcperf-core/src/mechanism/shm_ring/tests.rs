@@ -1,5 +1,6 @@
 //! Tests of the shm ring: every wake delivers every byte in order; bounded waits.
 
+use super::records::{header, header_len};
 use super::*;
 use crate::payload::{check_pattern, fill_pattern};
 

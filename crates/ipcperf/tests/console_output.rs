@@ -1,0 +1,249 @@
+//! The console while a run goes on and when it ends: export files written as
+//! cases finish, tables that fit an 80-column terminal, and each table printed as
+//! soon as its cases are done.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+mod common;
+use common::bad_input;
+
+fn ipcperf() -> assert_cmd::Command {
+    let mut c = cargo_bin_cmd!("ipcperf");
+    c.env("IPCPERF_NO_SAVE", "1");
+    c
+}
+
+/// --export-json/csv/markdown write the run's files (rewritten as each case ends);
+/// a file in a directory that does not exist is refused before anything runs.
+#[test]
+fn export_files_during_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (j, c, m) = (
+        dir.path().join("r.json"),
+        dir.path().join("r.csv"),
+        dir.path().join("r.md"),
+    );
+    ipcperf()
+        .args([
+            "run", "pipe", "unix", "--sizes", "4k", "--count", "50", "--repeat", "1",
+        ])
+        .arg("--export-json")
+        .arg(&j)
+        .arg("--export-csv")
+        .arg(&c)
+        .arg("--export-markdown")
+        .arg(&m)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    assert_eq!(v["cases"].as_array().unwrap().len(), 2);
+    assert_eq!(v["complete"], true);
+    assert_eq!(std::fs::read_to_string(&c).unwrap().lines().count(), 3);
+    assert!(std::fs::read_to_string(&m).unwrap().contains("| block |"));
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "no temporary file left: {left:?}");
+    bad_input(
+        &[
+            "run",
+            "pipe",
+            "--count",
+            "5",
+            "--export-json",
+            "/nonexistent/dir/r.json",
+        ],
+        "cannot write /nonexistent/dir/r.json",
+    );
+    // A heatmap that cannot be written is said before a pair is measured.
+    let t0 = std::time::Instant::now();
+    bad_input(
+        &["matrix", "pipe", "--heatmap", "/nonexistent/m.png"],
+        "cannot write /nonexistent/m.png",
+    );
+    assert!(t0.elapsed() < Duration::from_secs(2), "it measured first");
+}
+
+/// On an 80-column terminal (a pseudo-terminal made by `script`), the tables fit:
+/// spare columns go first (named in a note), then cells wrap. Through a pipe,
+/// every column stays.
+#[test]
+fn tables_fit_an_80_column_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ipcperf");
+    for cmd in [
+        "list",
+        "latency pipe --mode threads --count 300 --repeat 1 --one-way --half-rtt --no-save -q",
+        "run pipe --mode threads --sizes 64,4k --count 50 --repeat 1 --pin 0,0 --pin same --no-save -q",
+    ] {
+        let out = Command::new("script")
+            .args(["-q", "-e", "-c"])
+            .arg(format!("stty rows 40 cols 80; {bin} {cmd}"))
+            .arg("/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        // `list` is plain lines; the others' tables have borders.
+        let plain = cmd == "list";
+        let widest = text
+            .lines()
+            .filter(|l| plain || l.contains('│') || l.contains('┌'))
+            .map(|l| l.trim_end_matches('\r').chars().count())
+            .max()
+            .unwrap_or(0);
+        assert!(widest > 20 && widest <= 80, "{cmd}: {widest} columns:\n{text}");
+    }
+    // A pipe gets every column.
+    let out = ipcperf()
+        .args([
+            "latency", "pipe", "--mode", "threads", "--count", "300", "--repeat", "1", "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("p99.99"));
+}
+
+/// `run` prints each mechanism's table as soon as its last case has finished: the
+/// first table is on standard output while the second mechanism is still running,
+/// and no table is printed twice.
+#[test]
+fn tables_are_printed_as_their_cases_finish() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args([
+            "run",
+            "pipe",
+            "tcp",
+            "--mode",
+            "threads",
+            "--sizes",
+            "4k",
+            "-d",
+            "1500ms",
+            "-r",
+            "2",
+            "--no-save",
+            "-q",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut running_when_pipe_table_ended = None;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        // The pipe table ends with its bottom border.
+        let end = l.starts_with('└') && seen.iter().any(|s: &String| s.starts_with("pipe · "));
+        seen.push(l);
+        if end {
+            running_when_pipe_table_ended = Some(child.try_wait().unwrap().is_none());
+            break;
+        }
+    }
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        running_when_pipe_table_ended,
+        Some(true),
+        "the pipe table came only at the end: {seen:?}"
+    );
+    let all: Vec<&String> = seen.iter().chain(rest.iter()).collect();
+    for title in [
+        "pipe · threads · touch",
+        "tcp · threads · touch",
+        "Ranking at 4 KiB",
+    ] {
+        let n = all.iter().filter(|l| l.starts_with(title)).count();
+        assert_eq!(n, 1, "{title} printed {n} times: {all:?}");
+    }
+    assert_eq!(
+        all.iter().filter(|l| l.starts_with("ipcperf ")).count(),
+        1,
+        "one heading"
+    );
+}
+
+/// Run ipcperf with `args`; read its standard output until the first table
+/// that `is_first` recognizes (by one of its lines) has ended. Returns whether
+/// ipcperf was still running then, and every line it printed.
+fn first_table_while_running(args: &[&str], is_first: fn(&str) -> bool) -> (bool, Vec<String>) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .args(["--no-save", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen: Vec<String> = Vec::new();
+    let mut running = false;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        let end = l.starts_with('└') && seen.iter().any(|s| is_first(s));
+        seen.push(l);
+        if end {
+            running = child.try_wait().unwrap().is_none();
+            break;
+        }
+    }
+    seen.extend(lines.map(|l| l.unwrap()));
+    assert!(child.wait().unwrap().success(), "{seen:?}");
+    (running, seen)
+}
+
+/// `latency` with several cases per mechanism prints each mechanism's table as
+/// its last case ends; `sync` each mode's. One heading each, no table twice.
+#[test]
+fn latency_and_sync_tables_are_printed_as_their_cases_finish() {
+    let (running, all) = first_table_while_running(
+        &[
+            "latency", "pipe", "tcp", "--sizes", "64,512", "-d", "1s", "-r", "2",
+        ],
+        |l| l.starts_with("│ pipe"),
+    );
+    assert!(running, "the pipe table came only at the end: {all:?}");
+    let titles = all
+        .iter()
+        .filter(|l| l.starts_with("Round-trip latency"))
+        .count();
+    assert_eq!(titles, 2, "{all:?}");
+    assert_eq!(all.iter().filter(|l| l.starts_with("│ pipe")).count(), 2);
+    assert_eq!(all.iter().filter(|l| l.starts_with("│ tcp")).count(), 2);
+    assert_eq!(all.iter().filter(|l| l.starts_with("ipcperf ")).count(), 1);
+
+    let (running, all) = first_table_while_running(
+        &[
+            "sync",
+            "futex",
+            "--mode",
+            "threads,processes",
+            "-d",
+            "1s",
+            "-r",
+            "2",
+        ],
+        |l| l.contains("partner: threads"),
+    );
+    assert!(running, "the threads table came only at the end: {all:?}");
+    for mode in ["threads", "processes"] {
+        let n = all
+            .iter()
+            .filter(|l| l.contains(&format!("partner: {mode}")))
+            .count();
+        assert_eq!(n, 1, "{mode}: {all:?}");
+    }
+    assert_eq!(all.iter().filter(|l| l.starts_with("ipcperf ")).count(), 1);
+}
