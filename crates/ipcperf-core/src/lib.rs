@@ -18,6 +18,7 @@ pub mod calibrate;
 pub mod conformance;
 pub mod crossing;
 pub mod error;
+pub mod explain;
 pub mod gen;
 pub mod kind;
 pub mod latency;

@@ -168,6 +168,7 @@ impl CaseRecord {
             datagrams: None,
             pairs: None,
             peer_machine: None,
+            explain: None,
             replay: None,
         }
     }

@@ -147,6 +147,9 @@ pub struct CaseRecord {
     /// `--peer`: the other machine, as its `ipcperf serve` described itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_machine: Option<Box<Machine>>,
+    /// `--explain`: the round trip's parts, from the kernel's events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<crate::explain::ExplainRecord>>,
     /// Workload `replay`: what was replayed and how the schedule was kept. Its
     /// latency (the flattened summary) is each message's, one way, from when
     /// it was due; `round_trips` there counts messages.

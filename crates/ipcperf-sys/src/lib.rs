@@ -25,6 +25,7 @@ pub mod shm;
 pub mod signal;
 pub mod splice;
 pub mod sysv_msg;
+pub mod trace;
 pub mod uring;
 
 pub use error::{SysError, SysResult};

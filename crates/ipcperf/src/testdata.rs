@@ -57,6 +57,7 @@ pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) ->
         datagrams: None,
         pairs: None,
         peer_machine: None,
+        explain: None,
         replay: None,
         latency: None,
     };

@@ -115,7 +115,10 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
     std::thread::sleep(Duration::from_millis(300));
     seen.extend(group(pgid));
     let held = objects_of(&seen, &dir.path().join("tmp"));
-    assert!(!objects || !held.is_empty(), "{args:?}: no object of its own to remove");
+    assert!(
+        !objects || !held.is_empty(),
+        "{args:?}: no object of its own to remove"
+    );
     let sent = Instant::now();
     let sent_ok = Command::new("kill")
         .args(["-INT", "--", &format!("-{pgid}")])
@@ -165,7 +168,11 @@ fn an_object(seen: &BTreeSet<i32>, private: &Path) -> bool {
 #[test]
 fn run_and_latency_are_interrupted_cleanly() {
     interrupt(&["run", "posix-mq", "--duration", "20s"], true, an_object);
-    interrupt(&["latency", "sysv-msg", "--duration", "20s"], true, an_object);
+    interrupt(
+        &["latency", "sysv-msg", "--duration", "20s"],
+        true,
+        an_object,
+    );
     interrupt(&["run", "fifo", "--duration", "20s"], true, an_object);
 }
 
@@ -200,7 +207,14 @@ fn advise_is_interrupted_cleanly() {
 fn sync_and_serve_are_interrupted_cleanly() {
     // SysV semaphores between two processes: a set of our key.
     interrupt(
-        &["sync", "sysv-sem", "--mode", "processes", "--duration", "20s"],
+        &[
+            "sync",
+            "sysv-sem",
+            "--mode",
+            "processes",
+            "--duration",
+            "20s",
+        ],
         true,
         an_object,
     );

@@ -11,6 +11,13 @@ const UNITS: &[&str] = &["_ns", "_ms", "_bytes", "_per_sec"];
 
 /// Numbers without a unit, as the book lists them (docs/src/json.md).
 const UNITLESS: &[&str] = &[
+    "events",
+    "lost_events",
+    "share",
+    "woken_share",
+    "ipi_share",
+    "wakeups_unseen",
+    "overhead_ratio",
     "p50_samples",
     "p90_samples",
     "p99_samples",
@@ -136,6 +143,18 @@ fn every_field_of_every_kind_of_run_is_documented_and_names_its_unit() {
             "sync", "futex", "-d", "100ms", "-r", "1", "--label", "schema",
         ],
         &["pipeline", "-b", "64k", "-c", "4k", "-r", "1"],
+        // As root, the explained parts (without the rights, the reason).
+        &[
+            "latency",
+            "pipe",
+            "--pin",
+            "0,1",
+            "--explain",
+            "-n",
+            "300",
+            "-r",
+            "1",
+        ],
     ];
     let mut fields = BTreeMap::new();
     for args in runs {

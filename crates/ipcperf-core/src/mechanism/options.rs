@@ -43,6 +43,10 @@ pub struct MechOptions {
     /// receiver measures the one-way delay (messages of 8 bytes or more).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_way: bool,
+    /// Round trips: after the timed series, one traced series split into the
+    /// kernel's parts (`--explain`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
     /// shm streams: the writer builds blocks in the ring, the reader reads them there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shm_zero_copy: bool,

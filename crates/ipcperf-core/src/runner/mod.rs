@@ -1,5 +1,6 @@
 //! Runs cases: warm-up and calibration, then the kept series, into a record.
 
+mod explain;
 pub mod fanin;
 pub mod fanout;
 pub mod pairs;
@@ -487,9 +488,23 @@ fn run_latency_inner<M: Mechanism>(
             last.bytes *= 2;
         }
     }
+    // `--explain`: one traced series after the timed ones (the first round's,
+    // when the series are taken in rounds).
+    if spec.opts.explain && rec.explain.is_none() && !rec.options.contains_key(NOT_TRACED) {
+        let traced = n.min(crate::explain::TRACED_ROUND_TRIPS);
+        match explain::traced(&mut s, traced, budget_ns(&cal, env.stall_ns))? {
+            Ok(x) => rec.explain = Some(Box::new(x)),
+            Err(why) => {
+                rec.options.insert(NOT_TRACED.into(), why);
+            }
+        }
+    }
     s.close()?;
     Ok(n)
 }
+
+/// The option that says why `--explain` could not trace a case.
+pub const NOT_TRACED: &str = "explain_not_traced";
 
 /// What the kept series of a round-trip case add up to (one pair, many pairs or
 /// fan-in alike), and the record's latency figures made from it.
@@ -542,6 +557,14 @@ impl RoundTripTotals {
         );
         summary.one_way = self.one_way.finish();
         summary.series_p99_ns = self.series_p99;
+        if let Some(x) = rec.explain.as_mut() {
+            x.untraced_median_ns = summary.p50_ns;
+            x.overhead_ratio = if summary.p50_ns > 0 {
+                x.traced_median_ns as f64 / summary.p50_ns as f64
+            } else {
+                0.0
+            };
+        }
         rec.latency = Some(summary);
         rec.datagrams = self.datagrams.map(|mut d| {
             // Lost: sent and never received once (both directions summed).

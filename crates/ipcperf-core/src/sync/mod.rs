@@ -183,6 +183,7 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
         datagrams: None,
         pairs: None,
         peer_machine: None,
+        explain: None,
         replay: None,
         series: Vec::new(),
         median_bytes_per_sec: None,

@@ -114,6 +114,49 @@ impl Schedule for BackToBack {
     }
 }
 
+/// Back to back, keeping when each round trip began (`--explain`: the traced
+/// series' round trips are cut out of the kernel's events by these instants).
+/// The instants go into cells made before the series, one a round trip.
+pub struct Recorded {
+    pub origins: Vec<std::cell::Cell<u64>>,
+}
+
+impl Recorded {
+    /// Room for `n` round trips.
+    pub fn new(n: u64) -> Recorded {
+        Recorded {
+            origins: (0..n).map(|_| std::cell::Cell::new(0)).collect(),
+        }
+    }
+}
+
+impl Schedule for Recorded {
+    fn start(&mut self) -> u64 {
+        now_ns()
+    }
+    #[inline(always)]
+    fn origin(&self, i: u64) -> u64 {
+        let t = now_ns();
+        if let Some(c) = self.origins.get(i as usize) {
+            c.set(t);
+        }
+        t
+    }
+}
+
+/// [`ping_loop`] back to back, each round trip's start kept in `rec`.
+pub fn ping_recorded<E: MessageEnd>(
+    p: Payload,
+    e: &mut E,
+    wbuf: &mut [u8],
+    rbuf: &mut [u8],
+    n: u64,
+    samples: &mut Vec<u64>,
+    rec: &mut Recorded,
+) -> Result<PingOutcome> {
+    scheduled(p, e, wbuf, rbuf, n, samples, rec, false)
+}
+
 /// How close to a paced send the sender stops sleeping and spins: a sleeping
 /// thread wakes late (by 10-25 µs on a VM without a cpuidle driver, a few µs on
 /// bare metal), and lateness would count as latency.

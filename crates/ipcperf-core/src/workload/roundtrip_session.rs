@@ -202,22 +202,53 @@ impl<M: Mechanism> RoundTripSession<M> {
     /// A peer process that has not finished within `budget_ns` is killed and the
     /// series fails.
     pub fn series(&mut self, n: u64, budget_ns: u64) -> Result<RoundTripOutcome> {
+        self.series_kept(n, budget_ns, None)
+    }
+
+    /// [`RoundTripSession::series`] back to back, each round trip's start kept
+    /// in `rec` (`--explain`'s traced series).
+    pub fn recorded_series(
+        &mut self,
+        n: u64,
+        budget_ns: u64,
+        rec: &mut roundtrip::Recorded,
+    ) -> Result<RoundTripOutcome> {
+        self.series_kept(n, budget_ns, Some(rec))
+    }
+
+    fn series_kept(
+        &mut self,
+        n: u64,
+        budget_ns: u64,
+        rec: Option<&mut roundtrip::Recorded>,
+    ) -> Result<RoundTripOutcome> {
         self.samples.clear();
         self.samples.reserve_exact(n as usize);
         self.peer.arm(Some(now_ns().saturating_add(budget_ns)));
-        let r = self.series_inner(n);
+        let r = self.series_inner(n, rec);
         self.peer.arm(None);
         r
     }
 
-    fn series_inner(&mut self, n: u64) -> Result<RoundTripOutcome> {
+    fn series_inner(
+        &mut self,
+        n: u64,
+        rec: Option<&mut roundtrip::Recorded>,
+    ) -> Result<RoundTripOutcome> {
         self.peer.send(ToPeer::Rounds { n })?;
         let p = self.spec.payload;
         let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
         let cpu0 = thread_cpu_ns();
         let interval = roundtrip::Pace::of(&self.spec.opts);
         let stamp = self.spec.opts.one_way;
-        let r = crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, wbuf, rbuf, n, samples, interval, stamp));
+        let r = match rec {
+            Some(rec) => {
+                crate::with_duplex!(&mut self.end, e => roundtrip::ping_recorded(p, e, wbuf, rbuf, n, samples, rec))
+            }
+            None => {
+                crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, wbuf, rbuf, n, samples, interval, stamp))
+            }
+        };
         let owner_cpu_ns = thread_cpu_ns() - cpu0;
         let ping = match r {
             Ok(o) => o,

@@ -366,6 +366,7 @@ impl MechArgs {
             shm_messages: self.shm_layout == Some(ShmLayout::Message),
             rate_per_sec: None,
             one_way: false,
+            explain: false,
             busy_poll: false,
             across: self.across.clone().map(|a| a.0).unwrap_or_default(),
             across_probe: false,

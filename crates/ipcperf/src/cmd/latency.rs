@@ -22,7 +22,7 @@ const EXPLICIT_SERIES_MS: u64 = 600;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  ipcperf latency\n  ipcperf latency pipe unix --sizes 1,64,512,4k,64k --mode threads --pin 0,1\n  ipcperf latency pipe --sizes 4 --pin 0,0 --count 100000\n  ipcperf latency tcp --sizes 64 --nodelay --format json"
+    after_help = "Examples:\n  ipcperf latency\n  ipcperf latency pipe unix --sizes 1,64,512,4k,64k --mode threads --pin 0,1\n  ipcperf latency pipe --sizes 4 --pin 0,0 --count 100000\n  ipcperf latency tcp --sizes 64 --nodelay --format json\n  ipcperf latency pipe unix --pin 0,1 --explain   # where each round trip's time goes (root)"
 )]
 pub struct LatencyArgs {
     /// Mechanisms to measure (see `ipcperf list`); none means every one that can
@@ -82,6 +82,14 @@ pub struct LatencyArgs {
     /// unix-seqpacket, unix-dgram, udp, posix-mq.
     #[arg(long, value_parser = parse_clients, value_name = "N[,N...]", conflicts_with = "pairs")]
     pub clients: Option<crate::cmd::args::PairsList>,
+
+    /// Where the time goes: after the timed series, one traced series of up to
+    /// 2,000 round trips with the scheduler's and the system calls' tracepoints
+    /// sampled (needs root or CAP_PERFMON), each round trip split into its
+    /// parts (send call, wake-up, run queue, return, and back), shown in a table
+    /// per case. Without the rights, one line says so and the figures stand.
+    #[arg(long, conflicts_with_all = ["clients", "pairs", "rate"])]
+    pub explain: bool,
 
     #[command(flatten)]
     pub mech: crate::cmd::args::MechArgs,
@@ -175,6 +183,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                 let o = MechOptions {
                     rate_per_sec: rate,
                     one_way: a.one_way,
+                    explain: a.explain,
                     busy_poll: a.busy_poll,
                     ..v.clone()
                 };

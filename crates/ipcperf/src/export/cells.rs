@@ -63,6 +63,18 @@ pub fn spin_on_one_cpu(c: &CaseRecord) -> Option<String> {
     })
 }
 
+/// Nanoseconds as microseconds: 3 significant figures or more.
+pub fn fmt_us(ns: f64) -> String {
+    let us = ns / 1e3;
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else if us >= 10.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.2}")
+    }
+}
+
 /// The mark on a tail figure with fewer than [`FEW_BEYOND`] samples beyond it.
 pub const FEW_MARK: &str = "†";
 

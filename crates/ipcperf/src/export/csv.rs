@@ -51,6 +51,10 @@ pub const HEADER: &[&str] = &[
     "pairs",
     "pair_min_blocks_per_sec",
     "pair_max_blocks_per_sec",
+    "explain_sum_median_ns",
+    "explain_traced_median_ns",
+    "explain_untraced_median_ns",
+    "explain_parts",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -67,6 +71,7 @@ pub fn render(run: &RunRecord) -> String {
         let b = l.and_then(|l| l.beyond());
         let owb = ow.and_then(|w| w.p.beyond);
         let fair = c.pairs.as_ref().and_then(|p| p.min_max_blocks_per_sec());
+        let x = c.explain.as_deref();
         let status = serde_json::to_value(&c.status)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -132,6 +137,18 @@ pub fn render(run: &RunRecord) -> String {
             opt(c.pairs.as_ref().map(|p| p.count)),
             opt(fair.map(|f| format!("{:.0}", f.0))),
             opt(fair.map(|f| format!("{:.0}", f.1))),
+            opt(x.map(|x| x.sum_median_ns)),
+            opt(x.map(|x| x.traced_median_ns)),
+            opt(x.map(|x| x.untraced_median_ns)),
+            // Each part: name=median_ns/p99_ns, ';' between them.
+            x.map(|x| {
+                x.parts
+                    .iter()
+                    .map(|p| format!("{}={}/{}", p.name, p.median_ns, p.p99_ns))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+            .unwrap_or_default(),
         ])
         .expect("in-memory write");
     }

@@ -11,17 +11,7 @@ use super::cells::{Table, TailCounts, View};
 use crate::units::{fmt_rate, fmt_size};
 use ipcperf_core::stats::NOISY_SD;
 
-/// Nanoseconds as microseconds: 3 significant figures or more.
-pub fn fmt_us(ns: f64) -> String {
-    let us = ns / 1e3;
-    if us >= 100.0 {
-        format!("{us:.0}")
-    } else if us >= 10.0 {
-        format!("{us:.1}")
-    } else {
-        format!("{us:.2}")
-    }
-}
+pub use super::cells::fmt_us;
 
 fn heading(run: &RunRecord) -> String {
     let m = &run.machine;
@@ -267,11 +257,16 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
 }
 
 pub fn build(run: &RunRecord, half_rtt: bool) -> View {
+    let mut main = table(run, half_rtt);
+    if let (Some(t), Some(line)) = (main.as_mut(), super::explain::not_traced(run)) {
+        t.notes.push(line);
+    }
     View {
         heading: heading(run),
-        tables: table(run, half_rtt)
+        tables: main
             .into_iter()
             .chain(super::pairs::table(run))
+            .chain(super::explain::tables(run))
             .collect(),
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod cells;
 mod csv;
+pub mod explain;
 pub mod latency;
 mod markdown;
 pub mod metrics;

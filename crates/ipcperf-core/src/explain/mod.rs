@@ -1,0 +1,185 @@
+//! `--explain`: where a round trip's time goes, from the kernel's own events.
+//! After a case's timed series, one more series runs with the scheduler's and
+//! the system calls' tracepoints sampled (`perf_event_open`, see
+//! `ipcperf_sys::trace`, driven by `runner::explain`); each of its round trips
+//! is cut into consecutive parts ([`split`]) and each part summarized over the
+//! round trips.
+
+pub mod split;
+
+use serde::{Deserialize, Serialize};
+
+/// The round trips a traced series takes at most (fewer where the timed series
+/// had fewer).
+pub const TRACED_ROUND_TRIPS: u64 = 2_000;
+
+/// One part over the traced round trips.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainPart {
+    /// Its name (see [`split::PARTS`]).
+    pub name: String,
+    pub median_ns: u64,
+    pub p99_ns: u64,
+    pub mean_ns: f64,
+    /// Its mean over the round trips' mean: the parts' shares sum to 1.
+    pub share: f64,
+}
+
+/// What `--explain` found for a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainRecord {
+    /// Round trips traced (and cut into parts).
+    pub round_trips: u64,
+    /// Kernel events read, and those the kernel dropped for want of room.
+    pub events: u64,
+    pub lost_events: u64,
+    /// The parts with any time in them, in the order they follow each other.
+    pub parts: Vec<ExplainPart>,
+    /// The median over round trips of the parts' sum (bounded by ipcperf's own
+    /// clock reads: the round trip with the clock's cost in it).
+    pub sum_median_ns: u64,
+    /// The traced series' median round trip (the tare taken off).
+    pub traced_median_ns: u64,
+    /// The case's median round trip without tracing (its p50).
+    pub untraced_median_ns: u64,
+    /// Traced over untraced: what tracing costs the round trip.
+    pub overhead_ratio: f64,
+    /// Of the wake-ups a round trip can hold (there and back), the share that
+    /// happened (a side asleep when its message came).
+    pub woken_share: f64,
+    /// Of those wake-ups, the share with an IPI sent (None: the kernel has no
+    /// `ipi:ipi_send_cpu`, Linux 6.3 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipi_share: Option<f64>,
+    /// Wake-ups whose `sched_wakeup` and switch-in were never seen (some
+    /// kernels give perf no events from an idle CPU's task): their wake-up and
+    /// run-queue time is in the return part.
+    #[serde(default)]
+    pub wakeups_unseen: u64,
+    /// Events this kernel lacks, whose parts merge into their neighbours.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_events: Vec<String>,
+}
+
+/// The value at quantile `q` of sorted `v`.
+fn quantile(v: &[u64], q: f64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+/// Summarize the round trips' splits. `traced` are the traced round trips as
+/// timed (tare off), `untraced_median_ns` the case's p50.
+pub fn summarize(
+    splits: &[split::Split],
+    traced: &[u64],
+    untraced_median_ns: u64,
+    events: u64,
+    lost_events: u64,
+    ipi_known: bool,
+    missing_events: Vec<String>,
+) -> ExplainRecord {
+    let n = splits.len().max(1) as f64;
+    let mut sums: Vec<u64> = splits.iter().map(|s| s.parts.iter().sum()).collect();
+    sums.sort_unstable();
+    let total_mean = sums.iter().sum::<u64>() as f64 / n;
+    let mut parts = Vec::new();
+    for (i, (name, _)) in split::PARTS.iter().enumerate() {
+        let mut v: Vec<u64> = splits.iter().map(|s| s.parts[i]).collect();
+        let mean = v.iter().sum::<u64>() as f64 / n;
+        if mean <= 0.0 {
+            continue;
+        }
+        v.sort_unstable();
+        parts.push(ExplainPart {
+            name: name.to_string(),
+            median_ns: quantile(&v, 0.5),
+            p99_ns: quantile(&v, 0.99),
+            mean_ns: mean,
+            share: if total_mean > 0.0 {
+                mean / total_mean
+            } else {
+                0.0
+            },
+        });
+    }
+    let mut t = traced.to_vec();
+    t.sort_unstable();
+    let traced_median_ns = quantile(&t, 0.5);
+    let wakes: usize = splits
+        .iter()
+        .map(|s| s.woken.iter().filter(|w| **w).count())
+        .sum();
+    let ipis: usize = splits
+        .iter()
+        .map(|s| s.ipi.iter().filter(|w| **w).count())
+        .sum();
+    let unseen: usize = splits
+        .iter()
+        .map(|s| s.unseen.iter().filter(|w| **w).count())
+        .sum();
+    ExplainRecord {
+        round_trips: splits.len() as u64,
+        events,
+        lost_events,
+        parts,
+        sum_median_ns: quantile(&sums, 0.5),
+        traced_median_ns,
+        untraced_median_ns,
+        overhead_ratio: if untraced_median_ns > 0 {
+            traced_median_ns as f64 / untraced_median_ns as f64
+        } else {
+            0.0
+        },
+        woken_share: wakes as f64 / (2.0 * n),
+        ipi_share: ipi_known.then(|| {
+            if wakes > 0 {
+                ipis as f64 / wakes as f64
+            } else {
+                0.0
+            }
+        }),
+        wakeups_unseen: unseen as u64,
+        missing_events,
+    }
+}
+
+/// A part's name as the table shows it.
+pub fn part_label(name: &str) -> &'static str {
+    split::PARTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("?", |(_, l)| l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split::Split;
+    use super::*;
+
+    #[test]
+    fn the_summary_takes_each_part_over_the_round_trips() {
+        let mut a = Split::default();
+        a.parts[1] = 100;
+        a.parts[2] = 300;
+        a.woken = [true, false];
+        a.ipi = [true, false];
+        let mut b = a;
+        b.parts[2] = 500;
+        let r = summarize(&[a, b, a], &[390, 410, 600], 350, 30, 0, true, vec![]);
+        assert_eq!(r.round_trips, 3);
+        assert_eq!(r.parts.len(), 2, "parts with no time are left out");
+        assert_eq!(r.parts[0].name, "send_call");
+        assert_eq!(r.parts[1].median_ns, 300);
+        assert_eq!(r.parts[1].p99_ns, 500);
+        let shares: f64 = r.parts.iter().map(|p| p.share).sum();
+        assert!((shares - 1.0).abs() < 1e-9);
+        assert_eq!(r.sum_median_ns, 400);
+        assert_eq!(r.traced_median_ns, 410);
+        assert!((r.overhead_ratio - 410.0 / 350.0).abs() < 1e-9);
+        assert!((r.woken_share - 0.5).abs() < 1e-9);
+        assert_eq!(r.ipi_share, Some(1.0));
+        assert_eq!(part_label("wake"), "wake-up (waking to runnable)");
+    }
+}

@@ -1,0 +1,161 @@
+//! `--explain`'s tables: for each traced case, its round trip's parts (median,
+//! p99, share), the parts' sum beside the traced and the untraced round trip,
+//! and what the events could not tell.
+
+use ipcperf_core::explain::{part_label, ExplainRecord};
+use ipcperf_core::record::{CaseRecord, RunRecord};
+use ipcperf_core::runner::NOT_TRACED;
+
+use super::cells::{fmt_us, mechanism_label, Table};
+use crate::units::fmt_size;
+
+/// The case as the explain table's title names it.
+fn named(c: &CaseRecord) -> String {
+    format!(
+        "{} {} {} {}",
+        mechanism_label(c),
+        c.mode.name(),
+        fmt_size(c.block_size),
+        c.placement.shown()
+    )
+}
+
+/// One case's table.
+pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
+    // A part that is zero in nearly every round trip says nothing here (its
+    // few nonzero ones stay in the JSON).
+    let rows = x
+        .parts
+        .iter()
+        .filter(|p| p.median_ns > 0 || p.p99_ns > 0)
+        .map(|p| {
+            vec![
+                part_label(&p.name).to_string(),
+                fmt_us(p.median_ns as f64),
+                fmt_us(p.p99_ns as f64),
+                format!("{:.0}%", p.share * 100.0),
+            ]
+        })
+        .collect();
+    let mut notes = vec![format!(
+        "the parts' sum {} µs (median); the traced round trip {} µs, untraced {} µs: tracing \
+         costs ×{:.2}",
+        fmt_us(x.sum_median_ns as f64),
+        fmt_us(x.traced_median_ns as f64),
+        fmt_us(x.untraced_median_ns as f64),
+        x.overhead_ratio
+    )];
+    let mut woken = format!(
+        "a side was asleep when its message came (a wake-up) in {:.0}% of the {} there-and-backs",
+        x.woken_share * 100.0,
+        x.round_trips
+    );
+    if let Some(ipi) = x.ipi_share {
+        woken.push_str(&format!(
+            "; {:.0}% of the wake-ups sent an IPI",
+            ipi * 100.0
+        ));
+    }
+    notes.push(woken);
+    if x.wakeups_unseen > 0 {
+        notes.push(format!(
+            "{} wake-ups showed no sched_wakeup or switch-in (this kernel gave perf no events \
+             from that CPU's idle task): their wake-up and run-queue time is in the return part",
+            x.wakeups_unseen
+        ));
+    }
+    for m in &x.missing_events {
+        notes.push(format!("this kernel lacks {m}"));
+    }
+    if x.lost_events > 0 {
+        notes.push(format!(
+            "{} of {} kernel events were lost for want of ring space: parts may merge",
+            x.lost_events,
+            x.events + x.lost_events
+        ));
+    }
+    notes.push(
+        "each part runs from one kernel event to the next on the round trip's path (the \
+         sched_waking, sched_wakeup and sched_switch tracepoints and the system calls' entries \
+         and exits), times in µs"
+            .into(),
+    );
+    Table {
+        title: format!(
+            "Where the time goes · {} ({} traced round trips)",
+            named(c),
+            x.round_trips
+        ),
+        header: ["part", "median", "p99", "share"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows,
+        notes,
+    }
+}
+
+/// Every explained case's table, in the run's order.
+pub fn tables(run: &RunRecord) -> Vec<Table> {
+    run.cases
+        .iter()
+        .filter_map(|c| c.explain.as_ref().map(|x| table(c, x)))
+        .collect()
+}
+
+/// The one line for cases `--explain` could not trace (None: none).
+pub fn not_traced(run: &RunRecord) -> Option<String> {
+    let whys: Vec<&String> = run
+        .cases
+        .iter()
+        .filter_map(|c| c.options.get(NOT_TRACED))
+        .collect();
+    let first = whys.first()?;
+    Some(format!(
+        "--explain: {} case{} not traced: {first}; the figures are measured as always",
+        whys.len(),
+        if whys.len() == 1 { "" } else { "s" }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcperf_core::explain::{split::Split, summarize};
+
+    #[test]
+    fn an_explained_case_gets_a_table_of_its_parts() {
+        let mut c = crate::testdata::paced_case("pipe", 1, 1.0, 10_000, 20_000, 30_000);
+        c.options.clear();
+        let mut s = Split::default();
+        s.parts[1] = 2_000;
+        s.parts[2] = 6_000;
+        s.woken = [true, true];
+        s.unseen = [false, true];
+        let mut x = summarize(&[s; 4], &[8_100; 4], 0, 40, 2, true, vec![]);
+        x.untraced_median_ns = 8_000;
+        x.overhead_ratio = 8_100.0 / 8_000.0;
+        let t = table(&c, &x);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(
+            t.rows[1],
+            ["wake-up (waking to runnable)", "6.00", "6.00", "75%"]
+        );
+        assert!(t.title.contains("4 traced round trips"), "{}", t.title);
+        let notes = t.notes.join("\n");
+        assert!(notes.contains("tracing costs ×1.01"), "{notes}");
+        assert!(
+            notes.contains("4 wake-ups showed no sched_wakeup"),
+            "{notes}"
+        );
+        assert!(notes.contains("2 of 42 kernel events were lost"), "{notes}");
+        let mut run = crate::testdata::run();
+        c.options.insert(NOT_TRACED.into(), "needs root".into());
+        run.cases = vec![c.clone(), c];
+        assert_eq!(
+            not_traced(&run).unwrap(),
+            "--explain: 2 cases not traced: needs root; the figures are measured as always"
+        );
+        assert!(tables(&run).is_empty());
+    }
+}

@@ -1,0 +1,171 @@
+//! `latency --explain` as root: the parts of a traced pipe round trip across
+//! CPUs sum to the traced round trip; on one CPU no IPI is sent; a spinning
+//! wait has no wake-up; without the rights one line says so and the figures
+//! stand; a killed run leaves no tracefs mount of ours.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+mod common;
+use common::run_json;
+
+fn root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+/// The explain object of a one-case run, as JSON.
+fn explained(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["latency"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--explain", "-n", "2000", "-r", "1"]);
+    let j = run_json(&all);
+    let c = &j["cases"][0];
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(
+        c["options"]["explain_not_traced"].is_null(),
+        "not traced: {}",
+        c["options"]
+    );
+    c["explain"].clone()
+}
+
+fn part(x: &serde_json::Value, name: &str) -> Option<u64> {
+    x["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .map(|p| p["median_ns"].as_u64().unwrap())
+}
+
+#[test]
+fn a_pipe_round_trip_across_cpus_is_split_into_parts_that_sum_to_it() {
+    if !root() {
+        eprintln!("skipped: tracing the scheduler needs root");
+        return;
+    }
+    let x = explained(&["pipe", "--pin", "0,1"]);
+    assert_eq!(x["round_trips"], 2000, "{x}");
+    let sum = x["sum_median_ns"].as_f64().unwrap();
+    let traced = x["traced_median_ns"].as_f64().unwrap();
+    assert!(
+        (sum / traced - 1.0).abs() < 0.10,
+        "parts {sum} against the traced round trip {traced}"
+    );
+    // Across CPUs a blocking pipe sleeps: wake-ups on most round trips, and
+    // time in the send call and on the way back.
+    assert!(x["woken_share"].as_f64().unwrap() > 0.5, "{x}");
+    assert!(part(&x, "send_call").unwrap_or(0) > 0, "{x}");
+    let shares: f64 = x["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["share"].as_f64().unwrap())
+        .sum();
+    assert!((shares - 1.0).abs() < 1e-6, "{x}");
+    assert!(x["overhead_ratio"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn one_cpu_sends_no_ipi_and_a_spinning_wait_has_no_wake_up() {
+    if !root() {
+        eprintln!("skipped: tracing the scheduler needs root");
+        return;
+    }
+    let x = explained(&["pipe", "--pin", "0,0"]);
+    if let Some(ipi) = x["ipi_share"].as_f64() {
+        assert_eq!(ipi, 0.0, "{x}");
+    }
+    assert!(x["woken_share"].as_f64().unwrap() > 0.0, "{x}");
+    let x = explained(&["shm", "--wake", "spin", "--mode", "threads", "--pin", "0,1"]);
+    // (A spinning side preempted by its CPU's other work waits in the run
+    // queue: that part may show, the wake-ups may not.)
+    for p in ["wake", "reply_wake"] {
+        assert_eq!(part(&x, p).unwrap_or(0), 0, "{p}: {x}");
+    }
+    assert!(x["woken_share"].as_f64().unwrap() < 0.01, "{x}");
+}
+
+#[test]
+fn without_the_rights_one_line_says_so_and_the_figures_stand() {
+    if !root() {
+        eprintln!("skipped: needs root to become another user");
+        return;
+    }
+    // A copy the other user can run, and a history it can write.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("ipcperf");
+    std::fs::copy(env!("CARGO_BIN_EXE_ipcperf"), &bin).unwrap();
+    Command::new("chmod")
+        .args(["-R", "a+rwx"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .args([
+            "latency",
+            "pipe",
+            "--explain",
+            "-n",
+            "300",
+            "-r",
+            "1",
+            "--no-save",
+        ])
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .is_ok_and(|p| p.trim() == "-1")
+    {
+        eprintln!("skipped: perf_event_paranoid -1 lets anyone trace");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(text.contains("Round-trip latency"), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("--explain")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].contains("not traced") && lines[0].contains("CAP_PERFMON")
+            || lines[0].contains("tracefs"),
+        "{}",
+        lines[0]
+    );
+    assert!(!text.contains("Where the time goes"), "{text}");
+}
+
+#[test]
+fn a_killed_run_leaves_no_tracing_state() {
+    if !root() {
+        eprintln!("skipped: tracing the scheduler needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for delay in [150, 400, 800] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(["latency", "pipe", "unix", "--pin", "0,1", "--explain"])
+            .args(["-n", "2000", "-r", "1", "--no-save"])
+            .env("TMPDIR", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+        assert!(!mounts.contains(".tracefs-look"), "{mounts}");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().contains("tracefs"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
