@@ -417,6 +417,7 @@ doc_tests! {
     book_mechanisms => "docs/src/mechanisms.md",
     book_placement => "docs/src/placement.md",
     book_workloads => "docs/src/workloads.md",
+    book_explain => "docs/src/explain.md",
     book_sync => "docs/src/sync.md",
     book_namespaces => "docs/src/namespaces.md",
     book_advise => "docs/src/advise.md",

@@ -122,9 +122,12 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
                     let send = last(from, w.t, &|e| is(e, x, Kind::Enter)).unwrap_or(enter);
                     let up = up.unwrap_or(w.t);
                     let run = run.unwrap_or(up);
+                    // The IPI goes between the waking and the wakee running
+                    // (up to its return when those events went unseen).
+                    let upto = if unseen { ret.unwrap_or(run) } else { up };
                     let ipi = ev
                         .iter()
-                        .any(|e| e.t >= send && e.t <= up && is(e, x, Kind::Ipi));
+                        .any(|e| e.t >= send && e.t <= upto && is(e, x, Kind::Ipi));
                     ([send, w.t, up, run, ret.unwrap_or(run)], true, ipi, unseen)
                 } else {
                     // Woken before the message was sent: only the wake-up's
@@ -239,6 +242,7 @@ mod tests {
             .collect();
         let s = split(&blind, 900, 10_000, &[A], &[B]);
         assert_eq!(s.unseen, [true, false]);
+        assert_eq!(s.ipi, [true, false]);
         assert_eq!(&s.parts[2..5], &[0, 0, 4_900]);
         assert_eq!(s.parts.iter().sum::<u64>(), 9_100);
     }
