@@ -244,7 +244,7 @@ fn unit(c: &CaseRecord) -> &'static str {
 fn fmt_value(unit: &str, v: f64) -> String {
     match unit {
         "MB/s" => format!("{} MB/s", fmt_mbps(v)),
-        "µs p50" | "µs p99" => format!("{:.2} µs", v / 1e3),
+        "µs p50" | "µs p99" | "µs part" => format!("{:.2} µs", v / 1e3),
         _ => format!("{}/s", crate::units::fmt_rate(v)),
     }
 }
@@ -472,6 +472,7 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                     let row = compare_on(ca, cb, Stat::P99, min_change);
                     rows.push(tail::bound(row, ca, cb, min_change));
                 }
+                rows.extend(explained_parts(ca, cb));
             }
             None => rows.push(Row {
                 case: shown(ca, ca),
@@ -512,6 +513,48 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
     }
     hold_false_discoveries(&mut rows, min_change);
     rows
+}
+
+/// Two explained cases (`--explain`): a row for each part either has, its
+/// median in each and their ratio. One traced series a side gives no spread to
+/// judge by: shown, not judged.
+fn explained_parts(a: &CaseRecord, b: &CaseRecord) -> Vec<Row> {
+    let (Some(xa), Some(xb)) = (a.explain.as_deref(), b.explain.as_deref()) else {
+        return Vec::new();
+    };
+    let median = |x: &ipcperf_core::explain::ExplainRecord, name: &str| {
+        x.parts
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.median_ns as f64)
+    };
+    ipcperf_core::explain::split::PARTS
+        .iter()
+        .filter_map(|(name, label)| {
+            let (ma, mb) = (median(xa, name), median(xb, name));
+            if ma.unwrap_or(0.0) <= 0.0 && mb.unwrap_or(0.0) <= 0.0 {
+                return None;
+            }
+            Some(Row {
+                case: format!("{} · {label}", shown(a, b)),
+                unit: "µs part",
+                a: Some(ma.unwrap_or(0.0)),
+                b: Some(mb.unwrap_or(0.0)),
+                ratio: match (ma, mb) {
+                    (Some(x), Some(y)) if x > 0.0 => Some(y / x),
+                    _ => None,
+                },
+                interval: None,
+                p: None,
+                verdict: Verdict::NoiseUnknown,
+                why: "one traced series each (--explain): the change is shown, not judged".into(),
+                lower_better: true,
+                detectable: None,
+                se_df: None,
+                floor: None,
+            })
+        })
+        .collect()
 }
 
 /// Why a case of run `this` has no match in `other`: only there, or (the same case

@@ -360,3 +360,44 @@ fn earlier_runs_say_how_much_a_case_moves_from_run_to_run() {
     let h = history_of(&[a.clone(), b.clone()]);
     assert_eq!(h[&key(&a.cases[0])], [100.0e6, 108.0e6]);
 }
+
+/// Two explained cases: a row per part with its median in each, shown and not
+/// judged (one traced series a side).
+#[test]
+fn explained_parts_are_shown_not_judged() {
+    use ipcperf_core::explain::{split::Split, summarize};
+    let explained = |wake: u64| {
+        let mut s = Split::default();
+        s.parts[1] = 1_000;
+        s.parts[7] = wake;
+        Some(Box::new(summarize(
+            &[s; 3],
+            &[5_000; 3],
+            4_000,
+            9,
+            0,
+            true,
+            vec![],
+        )))
+    };
+    let mut a = testdata::run();
+    a.cases.truncate(1);
+    let mut b = a.clone();
+    a.cases[0].explain = explained(10_000);
+    b.cases[0].explain = explained(15_000);
+    let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+    let parts: Vec<&Row> = rows.iter().filter(|r| r.unit == "µs part").collect();
+    assert_eq!(parts.len(), 2, "{rows:?}");
+    assert!(
+        parts[1].case.ends_with("· wake-up back"),
+        "{}",
+        parts[1].case
+    );
+    assert_eq!(parts[1].ratio, Some(1.5));
+    assert!(parts.iter().all(|r| r.verdict == Verdict::NoiseUnknown));
+    // Without explain on one side: no part rows.
+    b.cases[0].explain = None;
+    assert!(compare(&a, &b, DEFAULT_MIN_CHANGE)
+        .iter()
+        .all(|r| r.unit != "µs part"));
+}

@@ -124,10 +124,20 @@ pub fn view_with(
     });
     // The reasons: of every change and every row not judged (and, with -v, of
     // every row), under the table.
+    let parts = rows.iter().filter(|r| r.unit == "µs part").count();
     for r in &rows {
+        if r.unit == "µs part" && !verbose {
+            continue;
+        }
         if verbose || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell) {
             notes.push(format!("{}: {}", short(&r.case), r.why));
         }
+    }
+    if parts > 0 && !verbose {
+        notes.push(format!(
+            "{parts} rows are the parts of explained round trips (--explain): one traced series \
+             each, so each change is shown, not judged"
+        ));
     }
     let cannot = rows
         .iter()
