@@ -36,10 +36,19 @@ for where in "$pin" "$one,$one"; do
       >"$work/x.json" 2>/dev/null || true
     t2=$(date +%s.%N)
     echo "== --pin $where, $mode: run with --explain took $(python3 -c "print(f'{($t2-$t1)/($t1-$t0):.2f}')")x the run without"
-    python3 - "$work/x.json" <<'PY'
+    # shm's other four ways to wake the other side (futex is in the list above).
+    "$bin" latency shm --wake spin,eventfd,sem,adaptive --pin "$where" --mode "$mode" \
+      -n 2000 -r 3 --explain --format json >"$work/w.json" 2>/dev/null || true
+    python3 - "$work/x.json" "$work/w.json" <<'PY'
 import json, sys
 print(f"{'mechanism':15} {'wait':8} {'sum/traced':>10} {'traced/untraced':>15} {'woken':>6} {'unseen':>7}  largest parts (median µs)")
-for c in json.load(open(sys.argv[1]))["cases"]:
+cases = []
+for f in sys.argv[1:]:
+    try:
+        cases += json.load(open(f))["cases"]
+    except (OSError, ValueError):
+        pass
+for c in cases:
     x = c.get("explain")
     if not x:
         print(f"{c['mechanism']:15} {c['wait']:8} not traced: {c['options'].get('explain_not_traced') or c.get('message')}")

@@ -74,8 +74,10 @@ fn one_cpu_sends_no_ipi_and_a_spinning_wait_has_no_wake_up() {
         return;
     }
     let x = explained(&["pipe", "--pin", "0,0"]);
+    // (An IPI the client sends for other work, to another CPU, may fall in a
+    // round trip now and then: its own wake-ups send none.)
     if let Some(ipi) = x["ipi_share"].as_f64() {
-        assert_eq!(ipi, 0.0, "{x}");
+        assert!(ipi < 0.01, "{x}");
     }
     assert!(x["woken_share"].as_f64().unwrap() > 0.0, "{x}");
     let x = explained(&["shm", "--wake", "spin", "--mode", "threads", "--pin", "0,1"]);
@@ -168,4 +170,45 @@ fn a_killed_run_leaves_no_tracing_state() {
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }
+}
+
+#[test]
+fn a_matrix_explains_each_placement_class() {
+    if !root() {
+        eprintln!("skipped: tracing the scheduler needs root");
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args([
+            "matrix",
+            "pipe",
+            "--cpus",
+            "0,1",
+            "--explain",
+            "-d",
+            "50ms",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("where the time goes (µs, median over 2 pairs)"),
+        "{text}"
+    );
+    // The explained lines wrap at 80 columns.
+    let start = text.find("where the time goes").unwrap();
+    let block = &text[text[..start].rfind('\n').map_or(0, |i| i + 1)..];
+    for l in block.lines().take_while(|l| !l.contains("note:")) {
+        assert!(l.chars().count() <= 80, "{l:?}");
+    }
+    let j = common::run_json(&["matrix", "pipe", "--cpus", "0,1", "--explain", "-d", "50ms"]);
+    let explained = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["explain"]["round_trips"].as_u64() > Some(0))
+        .count();
+    assert_eq!(explained, 2, "{j}");
 }

@@ -52,6 +52,12 @@ pub struct MatrixArgs {
     #[command(flatten)]
     pub mech: MechArgs,
 
+    /// Where the time goes between each pair: after its series, one traced
+    /// series split into its kernel parts (needs root or CAP_PERFMON; see
+    /// `latency --explain`); the table adds each placement class's parts.
+    #[arg(long)]
+    pub explain: bool,
+
     /// Also draw the heatmap into this file (.svg or .png).
     #[arg(long, value_name = "FILE")]
     pub heatmap: Option<PathBuf>,
@@ -124,7 +130,10 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
                     pairs: Vec::new(),
                     clients: 0,
                     subscribers: 0,
-                    opts: o.clone(),
+                    opts: ipcperf_core::mechanism::MechOptions {
+                        explain: a.explain,
+                        ..o.clone()
+                    },
                 });
             }
         }
@@ -219,12 +228,67 @@ fn render_table(r: &RunRecord, m: &crate::chart::heatmap::Matrix) -> String {
             if v.len() == 1 { "" } else { "s" }
         ));
     }
+    out.push_str(&explained_classes(r));
     out.push_str(&crate::chart::heatmap::outside_notes(r, m));
+    if let Some(line) = export::explain::not_traced(r) {
+        out.push_str(&format!("  {line}\n"));
+    }
     let failed = r.cases.iter().filter(|c| c.latency.is_none()).count();
     if failed > 0 {
         out.push_str(&format!(
             "  {failed} pair(s) did not run (see the messages above)\n"
         ));
+    }
+    out
+}
+
+/// `--explain`: each placement class's round trip in parts, each part the
+/// median over the class's pairs of their medians (largest first).
+fn explained_classes(r: &RunRecord) -> String {
+    let mut by_class: std::collections::BTreeMap<
+        String,
+        Vec<&ipcperf_core::explain::ExplainRecord>,
+    > = Default::default();
+    for c in &r.cases {
+        if let Some(x) = c.explain.as_deref() {
+            by_class
+                .entry(c.placement.label.clone())
+                .or_default()
+                .push(x);
+        }
+    }
+    let mut out = String::new();
+    for (class, xs) in by_class {
+        let mut parts: Vec<(u64, &str)> = ipcperf_core::explain::split::PARTS
+            .iter()
+            .filter_map(|(name, label)| {
+                let mut v: Vec<u64> = xs
+                    .iter()
+                    .filter_map(|x| x.parts.iter().find(|p| p.name == *name))
+                    .map(|p| p.median_ns)
+                    .collect();
+                v.sort_unstable();
+                let m = v.get(v.len() / 2).copied().unwrap_or(0);
+                (m > 0).then_some((m, *label))
+            })
+            .collect();
+        parts.sort_by(|a, b| b.0.cmp(&a.0));
+        let shown: Vec<String> = parts
+            .iter()
+            .map(|(m, label)| format!("{label} {:.2}", *m as f64 / 1e3))
+            .collect();
+        let line = format!(
+            "{class}, where the time goes (µs, median over {} pair{}): {}",
+            xs.len(),
+            if xs.len() == 1 { "" } else { "s" },
+            shown.join(", ")
+        );
+        let opts = textwrap::Options::new(78)
+            .initial_indent("  ")
+            .subsequent_indent("    ");
+        for l in textwrap::wrap(&line, opts) {
+            out.push_str(&format!("{l}\n"));
+        }
     }
     out
 }
