@@ -272,7 +272,7 @@ fn explained_classes(r: &RunRecord) -> String {
                 (m > 0).then_some((m, *label))
             })
             .collect();
-        parts.sort_by(|a, b| b.0.cmp(&a.0));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.0));
         let shown: Vec<String> = parts
             .iter()
             .map(|(m, label)| format!("{label} {:.2}", *m as f64 / 1e3))
