@@ -413,6 +413,7 @@ doc_tests! {
     book_introduction => "docs/src/introduction.md",
     book_install => "docs/src/install.md",
     book_examples => "docs/src/examples.md",
+    book_reading => "docs/src/reading.md",
     book_methodology => "docs/src/methodology.md",
     book_mechanisms => "docs/src/mechanisms.md",
     book_placement => "docs/src/placement.md",
