@@ -147,6 +147,18 @@ fn mitigations() -> BTreeMap<String, String> {
 }
 
 impl Machine {
+    /// The host a run is kept under: the node its scheduler launched it on
+    /// (Slurm's node, the Kubernetes node), else its host name. A pod's or a
+    /// job's own host name changes from one night to the next; its node does
+    /// not, so `fleet`, `trend`, `history` and `compare` follow the node.
+    pub fn host(&self) -> &str {
+        self.scheduler
+            .as_ref()
+            .and_then(|s| s.node.as_deref())
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or(&self.hostname)
+    }
+
     pub fn collect() -> Machine {
         let uts = nix::sys::utsname::uname().ok();
         let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {

@@ -306,3 +306,40 @@ fn kernels_trends_and_the_fleet_page() {
     let n = common::colored_pixels(&img);
     assert!(n > 2000, "the heat table is coloured ({n} coloured pixels)");
 }
+
+/// Kubernetes: each night's run comes from a new pod (a new host name) on the
+/// same node; the history keeps it under the node, so `trend` follows the node
+/// from night to night and the pod stays in the record.
+#[test]
+fn two_nights_of_pods_on_one_node_are_one_host_in_trend() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pods.db");
+    let run = real_run(dir.path());
+    let mut jitter = jitter_from(7);
+    let runs: Vec<serde_json::Value> = [("suite-abc12", 86_400_000u64), ("suite-xyz34", 0)]
+        .iter()
+        .map(|(pod, back)| {
+            let mut r = host_run(&run, pod, None, *back, 1.0, &mut jitter);
+            r["machine"]["scheduler"] =
+                serde_json::json!({"kind": "kubernetes", "node": "node-7", "pod": pod});
+            r
+        })
+        .collect();
+    import(dir.path(), &db, &runs);
+    let text = common::stdout(&mut common::cmd(
+        &db,
+        &[
+            "trend", "pipe", "--size", "64k", "--host", "node-7", "--format", "json",
+        ],
+    ));
+    let points: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let pipe: Vec<&serde_json::Value> = points
+        .iter()
+        .filter(|p| p["case"].as_str().unwrap().starts_with("stream pipe"))
+        .collect();
+    assert_eq!(pipe.len(), 2, "{text}");
+    assert!(pipe.iter().all(|p| p["host"] == "node-7"), "{text}");
+    let shown = common::stdout(&mut common::cmd(&db, &["show", "last", "--format", "json"]));
+    let last: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(last["machine"]["hostname"], "suite-xyz34");
+}

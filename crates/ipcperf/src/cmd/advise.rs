@@ -356,7 +356,7 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
     let mut found: Vec<Option<(i64, CaseRecord)>> = vec![None; wanted.len()];
     let mut newest_first: Vec<_> = runs
         .iter()
-        .filter(|r| r.complete && r.hostname == here.machine.hostname)
+        .filter(|r| r.complete && r.hostname == here.machine.host())
         .collect();
     newest_first.sort_by_key(|r| std::cmp::Reverse(r.started_ms));
     for r in newest_first {

@@ -154,7 +154,7 @@ fn earlier_runs(
         r.id != ia
             && r.id != ib
             && r.complete
-            && r.hostname == rb.machine.hostname
+            && r.hostname == rb.machine.host()
             && r.kernel == rb.machine.kernel
     });
     runs.sort_by_key(|r| std::cmp::Reverse(r.id));

@@ -69,10 +69,16 @@ impl TrendWorkload {
     }
 }
 
+/// This host as runs are kept under it: the scheduler's node when one
+/// launched us (a pod's own name changes every night), else the host name.
 fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    ipcperf_core::machine::Scheduler::from_env(|k| std::env::var(k).ok())
+        .and_then(|s| s.node)
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or(name)
 }
 
 pub fn run(a: TrendArgs) -> Result<i32, Fail> {

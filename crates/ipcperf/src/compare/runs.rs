@@ -31,7 +31,7 @@ pub fn history_of(runs: &[RunRecord]) -> History {
 /// Whether two runs are of one host, kernel and CPU model (the runs whose
 /// history can say how much a figure moves from run to run).
 pub fn same_machine(a: &RunRecord, b: &RunRecord) -> bool {
-    a.machine.hostname == b.machine.hostname
+    a.machine.host() == b.machine.host()
         && a.machine.kernel == b.machine.kernel
         && a.machine.cpu_model == b.machine.cpu_model
 }

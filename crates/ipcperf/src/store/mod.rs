@@ -317,7 +317,7 @@ impl Store {
                     Val::Int(Some(0)),
                     Val::Text(Some(run.ipcperf_version.clone())),
                     Val::Text(Some(cmd)),
-                    Val::Text(Some(run.machine.hostname.clone())),
+                    Val::Text(Some(run.machine.host().to_string())),
                     Val::Text(Some(run.machine.kernel.clone())),
                     Val::Text(Some(machine)),
                     Val::Text(run.label.clone()),
@@ -388,7 +388,7 @@ impl Store {
                 &[
                     Val::Int(Some(id)),
                     Val::Int(Some(to_i64(head.started_ms))),
-                    Val::Text(Some(head.machine.hostname.clone())),
+                    Val::Text(Some(head.machine.host().to_string())),
                     Val::Text(Some(head.ipcperf_version.clone())),
                     Val::Text(Some(cmd.clone())),
                 ],
@@ -410,7 +410,7 @@ impl Store {
                     Val::Int(Some(head.complete as i64)),
                     Val::Text(Some(head.ipcperf_version.clone())),
                     Val::Text(Some(cmd)),
-                    Val::Text(Some(head.machine.hostname.clone())),
+                    Val::Text(Some(head.machine.host().to_string())),
                     Val::Text(Some(head.machine.kernel.clone())),
                     Val::Text(Some(json(&head.machine)?)),
                     // SQLite numbers `$N` parameters in the order they first appear:

@@ -136,6 +136,34 @@ fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
     Ok(())
 }
 
+/// Version 5: an index for labelled histories (the host key needs no DDL).
+fn v5(_: Dialect) -> String {
+    "CREATE INDEX IF NOT EXISTS runs_by_label ON runs (label, started_ms);".to_string()
+}
+
+/// A run's host is its scheduler's node where one launched it: runs kept
+/// before version 5 under a pod's or a job's host name move to their node.
+fn v5_backfill(c: &mut dyn Conn) -> Result<()> {
+    for r in c.query(
+        "SELECT id, machine FROM runs",
+        &[],
+        &[Kind::Int, Kind::Text],
+    )? {
+        let m: serde_json::Value = unjson(r[1].text().unwrap_or("{}"), "machine")?;
+        let Some(node) = m["scheduler"]["node"]
+            .as_str()
+            .filter(|n| !n.trim().is_empty())
+        else {
+            continue;
+        };
+        c.exec(
+            "UPDATE runs SET hostname = $1 WHERE id = $2",
+            &[Val::Text(Some(node.to_string())), Val::Int(r[0].int())],
+        )?;
+    }
+    Ok(())
+}
+
 /// The figures of case (`run_id`, `seq`), if the fleet has any to compare
 /// (none for a failed case or a many-pairs one).
 pub fn insert_figures(c: &mut dyn Conn, run_id: i64, seq: i64, case: &CaseRecord) -> Result<()> {
@@ -199,6 +227,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "fleet columns and indexes",
         ddl: v4,
         backfill: Some(v4_backfill),
+    },
+    Migration {
+        version: 5,
+        what: "hosts are scheduler nodes",
+        ddl: v5,
+        backfill: Some(v5_backfill),
     },
 ];
 

@@ -395,3 +395,67 @@ fn sqlite_file_uses_wal() {
     let mode = c.query("PRAGMA journal_mode", &[], &[Kind::Text]).unwrap();
     assert_eq!(mode[0][0].text(), Some("wal"));
 }
+
+/// A run launched by a scheduler is kept under its node: two nights' pods on
+/// one node are one host, and runs kept before that (under the pod's name)
+/// move to their node when the schema is brought up to date.
+#[test]
+fn hosts_are_scheduler_nodes() {
+    both("hosts_are_nodes", |db| {
+        let pod = |name: &str, t: u64| {
+            let mut r = testdata::run();
+            r.machine.hostname = name.into();
+            r.machine.scheduler = Some(ipcperf_core::machine::Scheduler {
+                kind: "kubernetes".into(),
+                job_id: Some("suite".into()),
+                array_job_id: None,
+                array_task_id: None,
+                node: Some("node-7".into()),
+                pod: Some(name.into()),
+            });
+            r.started_ms += t;
+            r
+        };
+        // Before version 5: a night's run kept under its pod's name.
+        let mut c = db.conn();
+        schema::migrate(c.as_mut(), 4).unwrap();
+        let old = pod("suite-abc12", 0);
+        c.exec(
+            "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, command_line, \
+             hostname, kernel, machine) VALUES ($1, $2, 1, $3, $4, $5, $6, $7)",
+            &[
+                Val::Int(Some(old.started_ms as i64)),
+                Val::Int(old.finished_ms.map(|v| v as i64)),
+                Val::Text(Some(old.ipcperf_version.clone())),
+                Val::Text(Some("[]".into())),
+                Val::Text(Some(old.machine.hostname.clone())),
+                Val::Text(Some(old.machine.kernel.clone())),
+                Val::Text(Some(serde_json::to_string(&old.machine).unwrap())),
+            ],
+        )
+        .unwrap();
+        drop(c);
+        let mut s = db.store();
+        // The next night, another pod on the same node.
+        s.insert_run(&pod("suite-xyz34", 86_400_000)).unwrap();
+        let hosts: Vec<String> = s
+            .list_runs()
+            .unwrap()
+            .into_iter()
+            .map(|h| h.hostname)
+            .collect();
+        assert_eq!(hosts, ["node-7", "node-7"]);
+        let all = s
+            .figures(&FigureFilter {
+                host: Some("node-7"),
+                ..FigureFilter::default()
+            })
+            .unwrap();
+        assert!(!all.is_empty() && all.iter().all(|f| f.host == "node-7"));
+        // The pod is still in the record.
+        let id = s.list_runs().unwrap()[1].id;
+        let back = s.load_run(id).unwrap().unwrap();
+        assert_eq!(back.machine.hostname, "suite-xyz34");
+        assert_eq!(back.machine.host(), "node-7");
+    });
+}
