@@ -36,7 +36,7 @@ pub struct ExplainRecord {
     /// The parts with any time in them, in the order they follow each other.
     pub parts: Vec<ExplainPart>,
     /// The median over round trips of the parts' sum (bounded by ipcperf's own
-    /// clock reads: the round trip with the clock's cost in it).
+    /// clock reads), less the clock's cost as the round trips have it taken off.
     pub sum_median_ns: u64,
     /// The traced series' median round trip (the tare taken off).
     pub traced_median_ns: u64,
