@@ -208,12 +208,30 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
             ("IPCPERF_DB_FILE", dbfile.to_string_lossy().into_owned()),
             ("IPCPERF_LABEL", label.clone()),
             ("IPCPERF_ARGS", "pipe unix -s 64k -d 20ms -r 1".into()),
+            (
+                "IPCPERF_LATENCY_ARGS",
+                "pipe unix --sizes 512 -n 200 -r 1".into(),
+            ),
         ],
         &["--array=0-1"],
         "deploy/slurm/suite.sbatch",
     );
-    let runs = runs_labelled(&db, &label);
-    assert_eq!(runs.len(), 2, "one run per array task");
+    let all = runs_labelled(&db, &label);
+    // Each task: the suite's streams, then the 512 B round trips fleet shows.
+    let trips = |r: &&Value| {
+        r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["workload"] == "round-trip" && c["block_size_bytes"] == 512)
+    };
+    assert_eq!(
+        all.iter().filter(trips).count(),
+        2,
+        "512 B round trips per task"
+    );
+    let runs: Vec<Value> = all.iter().filter(|r| !trips(r)).cloned().collect();
+    assert_eq!(runs.len(), 2, "one suite run per array task");
     let mut tasks: Vec<String> = Vec::new();
     let mut arrays: Vec<String> = Vec::new();
     for r in &runs {
