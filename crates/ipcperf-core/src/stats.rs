@@ -52,7 +52,7 @@ pub const NOISY_SD: f64 = 0.08;
 /// series of the same case are no noisier than five. None under two series or
 /// with a figure that is not positive.
 pub fn log_sd(xs: &[f64]) -> Option<f64> {
-    if xs.len() < 2 || xs.iter().any(|x| x.is_nan() || *x <= 0.0 || !x.is_finite()) {
+    if xs.len() < 2 || xs.iter().any(|x| !x.is_finite() || *x <= 0.0) {
         return None;
     }
     let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();

@@ -418,37 +418,49 @@ fn read_ring(r: &Ring, out: &mut Vec<Sample>) -> u64 {
     let mut pos = tail.load(Ordering::Relaxed);
     // SAFETY: the data area is the mapping after the metadata page.
     let data = unsafe { std::slice::from_raw_parts(r.base.add(r.page), data_len) };
-    let byte = |p: u64| data[(p % data_len as u64) as usize];
-    let bytes = |p: u64, n: usize| -> Vec<u8> { (0..n as u64).map(|i| byte(p + i)).collect() };
-    let u32_at = |p: u64| u32::from_ne_bytes(bytes(p, 4).try_into().unwrap_or([0; 4]));
-    let u64_at = |p: u64| u64::from_ne_bytes(bytes(p, 8).try_into().unwrap_or([0; 8]));
+    // One record's bytes, in one piece even where it wraps round the ring.
+    let copy = |p: u64, n: usize| -> Vec<u8> {
+        let s = (p % data_len as u64) as usize;
+        let n = n.min(data_len);
+        let mut v = data[s..(s + n).min(data_len)].to_vec();
+        v.extend_from_slice(&data[..n - v.len()]);
+        v
+    };
+    let u32_at = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .and_then(|x| x.try_into().ok())
+            .map_or(0, u32::from_ne_bytes)
+    };
+    let u64_at = |b: &[u8], at: usize| {
+        b.get(at..at + 8)
+            .and_then(|x| x.try_into().ok())
+            .map_or(0, u64::from_ne_bytes)
+    };
     let mut lost = 0;
     while pos < end {
-        let kind = u32_at(pos);
-        let size = u16::from_ne_bytes([byte(pos + 6), byte(pos + 7)]) as u64;
+        let header = copy(pos, 8);
+        let size = u16::from_ne_bytes([header[6], header[7]]) as usize;
         if size < 8 {
             break;
         }
-        match kind {
+        let rec = copy(pos, size);
+        match u32_at(&rec, 0) {
             RECORD_SAMPLE => {
-                // TID (pid, tid), TIME, CPU (cpu, res), RAW (size, data).
-                let b = pos + 8;
-                let (pid, tid) = (u32_at(b), u32_at(b + 4));
-                let time_ns = u64_at(b + 8);
-                let cpu = u32_at(b + 16);
-                let raw_len = (u32_at(b + 24) as u64).min(size.saturating_sub(36)) as usize;
+                // After the header: TID (pid, tid), TIME, CPU (cpu, res), RAW
+                // (its size, then the tracepoint's record).
+                let raw_len = (u32_at(&rec, 32) as usize).min(size.saturating_sub(36));
                 out.push(Sample {
-                    time_ns,
-                    cpu,
-                    pid,
-                    tid,
-                    raw: bytes(b + 28, raw_len),
+                    time_ns: u64_at(&rec, 16),
+                    cpu: u32_at(&rec, 24),
+                    pid: u32_at(&rec, 8),
+                    tid: u32_at(&rec, 12),
+                    raw: rec.get(36..36 + raw_len).unwrap_or_default().to_vec(),
                 });
             }
-            RECORD_LOST => lost += u64_at(pos + 16),
+            RECORD_LOST => lost += u64_at(&rec, 16),
             _ => {}
         }
-        pos += size;
+        pos += size as u64;
     }
     tail.store(end, Ordering::Release);
     lost

@@ -1,5 +1,5 @@
-//! `latency --explain` as root: the parts of a traced pipe round trip across
-//! CPUs sum to the traced round trip; on one CPU no IPI is sent; a spinning
+//! `latency --explain` as root: a traced pipe round trip across CPUs is cut at
+//! the kernel's events, its client's own parts holding little of it; on one CPU no IPI is sent; a spinning
 //! wait has no wake-up; without the rights one line says so and the figures
 //! stand; a killed run leaves no tracefs mount of ours.
 
@@ -40,19 +40,35 @@ fn part(x: &serde_json::Value, name: &str) -> Option<u64> {
 }
 
 #[test]
-fn a_pipe_round_trip_across_cpus_is_split_into_parts_that_sum_to_it() {
+fn a_pipe_round_trip_across_cpus_is_cut_at_the_kernels_events() {
     if !root() {
         eprintln!("skipped: tracing the scheduler needs root");
         return;
     }
     let x = explained(&["pipe", "--pin", "0,1"]);
     assert_eq!(x["round_trips"], 2000, "{x}");
-    let sum = x["sum_median_ns"].as_f64().unwrap();
-    let traced = x["traced_median_ns"].as_f64().unwrap();
+    // The parts sum to each round trip by construction (each runs from one
+    // milestone to the next); what can fail is finding the milestones. Where
+    // the events were not found, the time falls to the client's own parts
+    // (before its send, after its wait) or to "no kernel event": those must
+    // hold little of a sleeping pipe's round trip.
+    let unexplained: f64 = x["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            matches!(
+                p["name"].as_str(),
+                Some("client_to_send" | "client_after" | "user_only")
+            )
+        })
+        .map(|p| p["share"].as_f64().unwrap())
+        .sum();
     assert!(
-        (sum / traced - 1.0).abs() < 0.10,
-        "parts {sum} against the traced round trip {traced}"
+        unexplained < 0.2,
+        "{unexplained} of the round trip unexplained: {x}"
     );
+    assert_eq!(x["sum_median_ns"], x["traced_median_ns"], "{x}");
     // Across CPUs a blocking pipe sleeps: wake-ups on most round trips, and
     // time in the send call and on the way back.
     assert!(x["woken_share"].as_f64().unwrap() > 0.5, "{x}");

@@ -107,20 +107,27 @@ fn v4(_: Dialect) -> String {
         .to_string()
 }
 
-/// Fill version 4's column and table from the runs and cases kept before it.
-fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
-    for r in c.query(
+/// Each kept run's id and machine (as plain JSON: a machine of any age).
+fn run_machines(c: &mut dyn Conn) -> Result<Vec<(Option<i64>, serde_json::Value)>> {
+    c.query(
         "SELECT id, machine FROM runs",
         &[],
         &[Kind::Int, Kind::Text],
-    )? {
+    )?
+    .into_iter()
+    .map(|r| Ok((r[0].int(), unjson(r[1].text().unwrap_or("{}"), "machine")?)))
+    .collect()
+}
+
+/// Fill version 4's column and table from the runs and cases kept before it.
+fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
+    for (id, m) in run_machines(c)? {
         // Only the CPU model is read: a machine of any age has it or not.
-        let m: serde_json::Value = unjson(r[1].text().unwrap_or("{}"), "machine")?;
         c.exec(
             "UPDATE runs SET cpu_model = $1 WHERE id = $2",
             &[
                 Val::Text(Some(m["cpu_model"].as_str().unwrap_or("").to_string())),
-                Val::Int(r[0].int()),
+                Val::Int(id),
             ],
         )?;
     }
@@ -144,22 +151,14 @@ fn v5(_: Dialect) -> String {
 /// A run's host is its scheduler's node where one launched it: runs kept
 /// before version 5 under a pod's or a job's host name move to their node.
 fn v5_backfill(c: &mut dyn Conn) -> Result<()> {
-    for r in c.query(
-        "SELECT id, machine FROM runs",
-        &[],
-        &[Kind::Int, Kind::Text],
-    )? {
-        let m: serde_json::Value = unjson(r[1].text().unwrap_or("{}"), "machine")?;
-        let Some(node) = m["scheduler"]["node"]
-            .as_str()
-            .filter(|n| !n.trim().is_empty())
-        else {
-            continue;
-        };
-        c.exec(
-            "UPDATE runs SET hostname = $1 WHERE id = $2",
-            &[Val::Text(Some(node.to_string())), Val::Int(r[0].int())],
-        )?;
+    for (id, m) in run_machines(c)? {
+        let node = m["scheduler"]["node"].as_str().unwrap_or("").trim();
+        if !node.is_empty() {
+            c.exec(
+                "UPDATE runs SET hostname = $1 WHERE id = $2",
+                &[Val::Text(Some(node.to_string())), Val::Int(id)],
+            )?;
+        }
     }
     Ok(())
 }
