@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(want.at("p99.9"), Some(1));
         assert_eq!(want.at("max"), None);
         // Kept in JSON, and a record without them still reads.
-        let mut v = serde_json::to_value(&summarize(&h, 1, 0, 40, vec![], 0)).unwrap();
+        let mut v = serde_json::to_value(summarize(&h, 1, 0, 40, vec![], 0)).unwrap();
         assert_eq!(v["beyond"]["p99_samples"], 10);
         v.as_object_mut().unwrap().remove("beyond");
         let back: LatencySummary = serde_json::from_value(v).unwrap();
