@@ -2,7 +2,7 @@
 # The verdicts' power and false-alarm rates (issue 43), release build:
 #  (a) simulation on real series: a default suite is measured here, then
 #      compare's A/A false alarms and its power to call one case slowed by 5%,
-#      10% and 25% are simulated on its series (crates/ipcperf/src/compare/
+#      10% and 25% are simulated on its series (crates/ipcperf-results/src/compare/
 #      simulate.rs; --trials per case and shift); fleet's planted-host power and
 #      false hosts (30 hosts spread by 6%), trend's step placement and false
 #      steps (30 nights of 3% noise, a 10% step at night 20), from their tests;

@@ -28,6 +28,7 @@ pub mod mechanism;
 pub mod mode;
 pub mod namespace;
 pub mod observer;
+pub mod orphans;
 pub mod payload;
 pub mod peer;
 pub mod plan;

@@ -41,12 +41,12 @@ pub enum Command {
     /// With no mechanism named it runs the quick default suite: every stream
     /// mechanism between two processes at 64 B, 4 KiB, 64 KiB and 1 MiB, each on the
     /// same CPU and on different CPUs, side by side.
-    Run(Box<cmd::run::RunArgs>),
+    Run(Box<crate::shared::stream::RunArgs>),
     /// Measure round-trip latency (p50, p99, p99.9, max) with an HDR histogram.
     ///
     /// With no mechanism named it measures every mechanism that can carry round
     /// trips, with 512-byte messages between two processes.
-    Latency(Box<cmd::latency::LatencyArgs>),
+    Latency(Box<crate::shared::round_trip::LatencyArgs>),
     /// Mechanisms, the modes they run in, and this system's limits.
     List(cmd::list::ListArgs),
     /// Measure the round trip between every pair of CPUs (core to core): a
@@ -95,7 +95,7 @@ pub enum Command {
     /// Replay an application's traffic (a trace's conversation, a CSV or a fitted
     /// pattern) over each mechanism at its recorded times: each message's
     /// latency, the schedule kept, CPU of both sides.
-    Replay(Box<cmd::replay::ReplayArgs>),
+    Replay(Box<crate::shared::replay::ReplayArgs>),
     /// Which mechanism to use here: measures what the question needs (saved
     /// like any run), ranks the candidates under your constraints, and says why.
     Advise(cmd::advise::AdviseArgs),

@@ -46,7 +46,7 @@ pub fn entry(command: Command) -> (Kind, Runs) {
         Command::Replay(a) => at(Measures, || replay::run(*a)),
         // Your own traffic, replayed, or a pattern named by kind.
         Command::Advise(a) if a.pattern_file.is_some() || a.source.sizes.is_some() => {
-            at(Measures, || advise_pattern::run(a))
+            at(Measures, || advise::pattern::run(a))
         }
         Command::Advise(a) => at(Measures, || advise::run(a)),
         Command::Serve(a) => at(Measures, || serve::run(a)),

@@ -6,26 +6,21 @@
 
 #![forbid(unsafe_code)]
 
-mod advise;
 mod background;
-mod chart;
 mod cli;
 mod cmd;
 mod commands;
-mod compare;
-mod console;
-mod export;
-mod fail;
-mod fleet;
-mod measured;
-mod pattern;
-mod report;
+mod shared;
 #[cfg(test)]
 mod snapshot_tests;
-mod store;
+
+// The results library under the names the commands have always used.
 #[cfg(test)]
-mod testdata;
-mod units;
+use ipcperf_results::testdata;
+use ipcperf_results::{
+    advise, chart, choice, compare, console, document, export, fail, fleet, import, measured,
+    pattern, report, store, units,
+};
 
 use clap::Parser;
 

@@ -104,12 +104,48 @@ fn circles(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<String> {
         .collect()
 }
 
+/// Every crate of the workspace (a folder of crates/ with a Cargo.toml).
+fn crate_names() -> Vec<String> {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut names: Vec<String> = std::fs::read_dir(&crates)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 4, "crates: {names:?}");
+    names
+}
+
+/// The results library (store, exporters, charts, report, verdicts, advice,
+/// pattern) is usable without the command line: it neither depends on clap nor
+/// names it.
+#[test]
+fn the_results_library_has_no_command_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ipcperf-results");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        !manifest.contains("clap"),
+        "ipcperf-results depends on clap"
+    );
+    let mut files = Vec::new();
+    rust_files(&dir.join("src"), &mut files);
+    assert!(files.len() > 30, "found only {} files", files.len());
+    let named: Vec<String> = files
+        .iter()
+        .filter(|f| code(&std::fs::read_to_string(f).unwrap()).contains("clap"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(named.is_empty(), "clap named in {named:?}");
+}
+
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
-    for c in ["ipcperf-sys", "ipcperf-core", "ipcperf"] {
-        let g = graph(&crates.join(c).join("src"));
+    for c in crate_names() {
+        let g = graph(&crates.join(&c).join("src"));
         assert!(g.len() > 3, "{c}: no modules found");
         let on = circles(&g);
         if !on.is_empty() {
@@ -244,8 +280,8 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
 fn no_file_imports_one_that_imports_it_back() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
-    for c in ["ipcperf-sys", "ipcperf-core", "ipcperf"] {
-        let g = file_graph(&crates.join(c).join("src"));
+    for c in crate_names() {
+        let g = file_graph(&crates.join(&c).join("src"));
         assert!(g.len() > 10, "{c}: no files found");
         let on = circles(&g);
         if !on.is_empty() {
@@ -279,9 +315,9 @@ fn paths_lead_to_the_files_they_name() {
 fn every_crate_keeps_its_files_short() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for c in ["ipcperf", "ipcperf-core", "ipcperf-sys"] {
+    for c in crate_names() {
         for dir in ["src", "tests", "examples", "benches"] {
-            let d = crates.join(c).join(dir);
+            let d = crates.join(&c).join(dir);
             if d.is_dir() {
                 rust_files(&d, &mut files);
             }
@@ -311,4 +347,73 @@ fn the_check_finds_a_circle_when_there_is_one() {
     .collect();
     let on: Vec<String> = circles(&g).into_iter().collect();
     assert_eq!(on, ["a", "b", "c"]);
+}
+
+/// No command module uses another, by any path (`crate::cmd::x`, `super::x`):
+/// what two commands share lives in `shared/` or the results library. A command
+/// in a folder (`cmd/advise/`) may use its own files.
+#[test]
+fn no_command_module_uses_another() {
+    let cmd = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
+    let mut files = Vec::new();
+    rust_files(&cmd, &mut files);
+    let command = |f: &Path| -> String {
+        let rel = f.strip_prefix(&cmd).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        first.trim_end_matches(".rs").to_string()
+    };
+    let names: BTreeSet<String> = files.iter().map(|f| command(f)).collect();
+    assert!(names.len() > 20, "commands: {names:?}");
+    let mut found = Vec::new();
+    for f in &files {
+        let own = command(f);
+        if own == "mod" {
+            continue;
+        }
+        let text = code(&std::fs::read_to_string(f).unwrap());
+        let flat = text.split_whitespace().collect::<String>();
+        // From cmd/x.rs, `super::` is cmd itself; from cmd/x/y.rs it is x.
+        let top = f.parent() == Some(cmd.as_path());
+        for other in names.iter().filter(|n| **n != own && *n != "mod") {
+            let mut ways = vec![format!("crate::cmd::{other}")];
+            if top {
+                ways.push(format!("super::{other}"));
+            }
+            let braced = flat.contains("crate::cmd::{") || (top && flat.contains("super::{"));
+            if ways
+                .iter()
+                .any(|w| flat.contains(&format!("{w}::")) || flat.contains(&format!("{w};")))
+                || braced
+            {
+                found.push(format!("{} uses {other}", f.display()));
+            }
+        }
+    }
+    found.dedup();
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// Every CSV is written through one writer (the results library's CsvOut).
+#[test]
+fn one_csv_writer() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut sites = Vec::new();
+    for c in crate_names() {
+        let mut files = Vec::new();
+        rust_files(&crates.join(&c).join("src"), &mut files);
+        for f in files {
+            let n = code(&std::fs::read_to_string(&f).unwrap())
+                .matches("Writer::from_writer")
+                .count();
+            if n > 0 {
+                sites.push(format!("{} ({n})", f.display()));
+            }
+        }
+    }
+    assert_eq!(sites.len(), 1, "CSV writers made in {sites:?}");
 }

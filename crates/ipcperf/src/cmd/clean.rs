@@ -14,10 +14,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use ipcperf_sys::names::{owner_pid, pid_alive, PREFIX};
-use ipcperf_sys::{mqueue, sysv_msg};
 
 use crate::fail::Fail;
+use ipcperf_core::orphans::{effective_uid, find, Owners};
 
 #[derive(Args, Debug)]
 pub struct CleanArgs {
@@ -33,175 +32,6 @@ pub struct CleanArgs {
     /// Root only: without it, clean touches only objects of the user it runs as.
     #[arg(long = "user", value_name = "UID")]
     pub users: Vec<u32>,
-}
-
-/// Whose objects clean may remove: the user it runs as, plus those named.
-struct Owners {
-    me: u32,
-    also: Vec<u32>,
-}
-
-impl Owners {
-    fn allows(&self, uid: u32) -> bool {
-        uid == self.me || self.also.contains(&uid)
-    }
-
-    /// "" for our own; " (uid N)" for another user's, so the output names them.
-    fn tag(&self, uid: u32) -> String {
-        if uid == self.me {
-            String::new()
-        } else {
-            format!(" (uid {uid})")
-        }
-    }
-}
-
-/// The effective uid: the owner of our own /proc entry.
-fn effective_uid() -> Option<u32> {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-        .ok()
-}
-
-/// An orphan: what it is, and how to remove it.
-struct Orphan {
-    what: String,
-    remove: Box<dyn Fn() -> std::io::Result<()>>,
-}
-
-fn dead_owner(name: &str) -> bool {
-    owner_pid(name).is_some_and(|p| p != std::process::id() as i32 && !pid_alive(p))
-}
-
-/// Entries of `dir` under our prefix: name, path, and the entry itself (not what a
-/// symbolic link points to).
-fn entries(dir: &std::path::Path) -> Vec<(String, PathBuf, std::fs::Metadata)> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    let meta = std::fs::symlink_metadata(e.path()).ok()?;
-                    Some((e.file_name().to_string_lossy().into_owned(), e.path(), meta))
-                })
-                .filter(|(n, _, _)| n.strip_prefix("sem.").unwrap_or(n).starts_with(PREFIX))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) {
-    use std::os::unix::fs::MetadataExt;
-    let mut v: Vec<Orphan> = Vec::new();
-    let mut notes = Vec::new();
-    for (n, p, meta) in entries(base) {
-        // A real directory of an allowed user; never a link someone planted.
-        if dead_owner(&n) && meta.file_type().is_dir() && who.allows(meta.uid()) {
-            v.push(Orphan {
-                what: format!("directory {}{}", p.display(), who.tag(meta.uid())),
-                remove: Box::new(move || std::fs::remove_dir_all(&p)),
-            });
-        }
-    }
-    for (n, p, meta) in entries(std::path::Path::new("/dev/shm")) {
-        // POSIX named semaphores live there as `sem.<name>`.
-        if dead_owner(n.strip_prefix("sem.").unwrap_or(&n))
-            && meta.file_type().is_file()
-            && who.allows(meta.uid())
-        {
-            v.push(Orphan {
-                what: format!("shared memory {}{}", p.display(), who.tag(meta.uid())),
-                remove: Box::new(move || std::fs::remove_file(&p)),
-            });
-        }
-    }
-    match mqueue::list_owned() {
-        Some(names) => {
-            for (name, quid) in names {
-                if name.trim_start_matches('/').starts_with(PREFIX)
-                    && dead_owner(&name)
-                    && who.allows(quid)
-                {
-                    let n2 = name.clone();
-                    v.push(Orphan {
-                        what: format!("POSIX message queue {name}{}", who.tag(quid)),
-                        remove: Box::new(move || {
-                            mqueue::unlink(&n2).map_err(|e| std::io::Error::other(e.to_string()))
-                        }),
-                    });
-                }
-            }
-        }
-        None => notes.push(
-            "no mqueue file system is mounted and this user cannot mount one: POSIX \
-             queues cannot be listed (as root, clean mounts one for the look; or \
-             mount -t mqueue none /dev/mqueue)"
-                .to_string(),
-        ),
-    }
-    for q in sysv_msg::list() {
-        let Some(pid) = sysv_msg::owner_of_key(q.key) else {
-            continue;
-        };
-        if q.mode & 0o777 == 0o600
-            && who.allows(q.uid)
-            && pid != std::process::id() as i32
-            && !pid_alive(pid)
-        {
-            let id = q.id;
-            v.push(Orphan {
-                what: format!(
-                    "SysV message queue id {id} (key 0x{:08x}, pid {pid}){}",
-                    q.key,
-                    who.tag(q.uid)
-                ),
-                remove: Box::new(move || {
-                    sysv_msg::remove(id).map_err(|e| std::io::Error::other(e.to_string()))
-                }),
-            });
-        }
-    }
-    for (key, id, quid) in ipcperf_sys::sem::sysv_sem_list() {
-        let Some(pid) = ipcperf_sys::sem::sem_owner_of_key(key) else {
-            continue;
-        };
-        if who.allows(quid) && pid != std::process::id() as i32 && !pid_alive(pid) {
-            v.push(Orphan {
-                what: format!(
-                    "SysV semaphore set id {id} (key 0x{key:08x}, pid {pid}){}",
-                    who.tag(quid)
-                ),
-                remove: Box::new(move || {
-                    ipcperf_sys::sem::sysv_sem_remove(id);
-                    Ok(())
-                }),
-            });
-        }
-    }
-    // Network namespaces of `--across net` with tcp (root's): deleting one deletes
-    // its veth end, and with it ours.
-    for (n, _, meta) in entries(std::path::Path::new("/run/netns")) {
-        if dead_owner(&n) && meta.file_type().is_file() && who.allows(meta.uid()) {
-            v.push(Orphan {
-                what: format!(
-                    "network namespace {n} and its veth pair{}",
-                    who.tag(meta.uid())
-                ),
-                remove: Box::new(move || {
-                    let out = std::process::Command::new("ip")
-                        .args(["netns", "del", &n])
-                        .output()?;
-                    if out.status.success() {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::other(
-                            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-                        ))
-                    }
-                }),
-            });
-        }
-    }
-    (v, notes)
 }
 
 pub fn run(a: CleanArgs) -> Result<i32, Fail> {
@@ -226,11 +56,11 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
     let mut failed = 0;
     for o in &orphans {
         if a.dry_run {
-            crate::outln!("would remove {}", o.what);
+            ipcperf_results::outln!("would remove {}", o.what);
             continue;
         }
         match (o.remove)() {
-            Ok(()) => crate::outln!("removed {}", o.what),
+            Ok(()) => ipcperf_results::outln!("removed {}", o.what),
             Err(e) => {
                 failed += 1;
                 eprintln!("ipcperf: cannot remove {}: {e}", o.what);
@@ -238,7 +68,7 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
         }
     }
     if orphans.is_empty() {
-        crate::outln!("nothing to clean: no ipcperf objects whose run is dead");
+        ipcperf_results::outln!("nothing to clean: no ipcperf objects whose run is dead");
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }

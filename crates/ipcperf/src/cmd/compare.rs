@@ -3,9 +3,9 @@
 use clap::Args;
 use ipcperf_core::record::RunRecord;
 
-use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::export::Format;
 use crate::fail::Fail;
+use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 use crate::{compare, export};
 
 #[derive(Args, Debug)]
@@ -23,7 +23,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
     pub threshold: f64,
     /// Output format: table, markdown, json or csv (one record per case).
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
     /// Exit 1 when any case got slower (for CI); the output is the same, and
     /// a line on stderr says how many rows could not tell.
@@ -53,7 +53,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             });
             let text = serde_json::to_string_pretty(&doc)
                 .map_err(|e| Fail::failure(format!("cannot write JSON: {e}")))?;
-            crate::outln!("{text}");
+            ipcperf_results::outln!("{text}");
         }
         Format::OpenMetrics | Format::Prometheus => {
             return Err(Fail::usage(format!(
@@ -66,7 +66,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             )))
         }
         Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
+            let mut w = crate::export::csv::CsvOut::default();
             let fields = [
                 "case",
                 "unit",
@@ -84,18 +84,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            let mut write = || -> Result<(), csv::Error> {
-                w.write_record(fields)?;
-                for r in compare::records(&rows) {
-                    w.write_record(fields.iter().map(|f| cell(&r[*f])))?;
-                }
-                Ok(())
-            };
-            write().map_err(|e| Fail::failure(format!("cannot write CSV: {e}")))?;
-            let bytes = w
-                .into_inner()
-                .map_err(|e| Fail::failure(format!("cannot write CSV: {e}")))?;
-            crate::console::out(&String::from_utf8_lossy(&bytes));
+            w.row(fields);
+            for r in compare::records(&rows) {
+                w.row(fields.iter().map(|f| cell(&r[*f])));
+            }
+            crate::console::out(&w.text());
         }
         Format::Table | Format::Markdown => {
             let v = compare::view_with(

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::export;
 use crate::export::Format;
 use crate::fail::Fail;
+use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 use ipcperf_core::record::RunRecord;
 
 #[derive(Args, Debug)]
@@ -18,7 +18,7 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// json is the run record itself (what `ipcperf import` reads).
-    #[arg(long, short, value_enum, default_value_t = Format::Json)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Json)]
     pub format: Format,
     /// Write here instead of standard output.
     #[arg(long, short)]
@@ -33,7 +33,7 @@ pub fn run(a: ExportArgs) -> Result<i32, Fail> {
         // held twice more as a JSON tree and a string.
         return write_json_out(a.output.as_deref(), &run);
     }
-    let out = export::render_any(&run, a.format, None);
+    let out = crate::document::document(&run, a.format, None);
     write_out(a.output.as_deref(), out.as_bytes())
 }
 

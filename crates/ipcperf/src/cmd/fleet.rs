@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::db::DbArgs;
 use crate::export::Format;
 use crate::fail::Fail;
-use crate::fleet::{self, HostRow, KernelRow};
+use crate::fleet::output::{print_hosts, print_kernels};
+use crate::fleet::{self, HostRow};
+use crate::shared::db::DbArgs;
 use crate::store::FigureFilter;
 
 #[derive(Args, Debug)]
@@ -41,7 +42,7 @@ pub struct FleetArgs {
     pub threshold: f64,
     /// Output format: table, markdown, json or csv (one record per host and case,
     /// or per CPU model, case and kernel with --by kernel).
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
     /// Also write the fleet page (HTML): hosts × cases as a heat table, the
     /// outliers, the kernel steps and trend charts.
@@ -175,220 +176,4 @@ fn page_trends(
         out.push((title, svg));
     }
     Ok(out)
-}
-
-fn csv_text(head: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(head);
-    for r in rows {
-        let _ = w.write_record(r);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default())
-        .unwrap_or_default()
-        .trim_end()
-        .to_string()
-}
-
-fn table(format: Format, header: &[&str]) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(if format == Format::Markdown {
-        comfy_table::presets::ASCII_MARKDOWN
-    } else {
-        comfy_table::presets::UTF8_FULL_CONDENSED
-    });
-    t.set_header(header);
-    t
-}
-
-fn opt(v: Option<f64>) -> String {
-    v.map(|p| p.to_string()).unwrap_or_default()
-}
-
-fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
-    match format {
-        Format::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string_pretty(rows).map_err(|e| Fail::failure(e.to_string()))?
-            );
-        }
-        Format::Csv => {
-            let head = [
-                "host",
-                "cpu_model",
-                "kernel",
-                "case",
-                "figure",
-                "group_median",
-                "ratio",
-                "peers",
-                "p",
-                "outlier",
-                "why",
-            ];
-            crate::outln!(
-                "{}",
-                csv_text(
-                    &head,
-                    rows.iter().map(|r| vec![
-                        r.host.clone(),
-                        r.cpu_model.clone(),
-                        r.kernel.clone(),
-                        r.case.clone(),
-                        r.figure.to_string(),
-                        r.group_median.to_string(),
-                        r.ratio.to_string(),
-                        r.peers.to_string(),
-                        opt(r.p),
-                        r.outlier.to_string(),
-                        r.why.clone(),
-                    ])
-                )
-            );
-        }
-        _ => {
-            let hosts: std::collections::BTreeSet<&str> =
-                rows.iter().map(|r| r.host.as_str()).collect();
-            let outliers: Vec<&HostRow> = rows.iter().filter(|r| r.outlier).collect();
-            let mut out = format!(
-                "{} host{}, {} host-and-case figures; {} outlier{}\n",
-                hosts.len(),
-                if hosts.len() == 1 { "" } else { "s" },
-                rows.len(),
-                outliers.len(),
-                if outliers.len() == 1 { "" } else { "s" }
-            );
-            for r in &outliers {
-                out.push_str(&format!("  {}\n", fleet::outlier_line(r)));
-            }
-            let mut t = table(
-                format,
-                &[
-                    "host",
-                    "case",
-                    "figure",
-                    "group median",
-                    "ratio",
-                    "peers",
-                    "verdict",
-                ],
-            );
-            for r in rows {
-                t.add_row([
-                    r.host.clone(),
-                    r.case.clone(),
-                    fleet::fmt_figure(r.figure, r.lower_better, &r.case),
-                    fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
-                    format!("{:.2}×", r.ratio),
-                    r.peers.to_string(),
-                    if r.outlier {
-                        format!("OUTLIER: {}", r.why)
-                    } else {
-                        r.why.clone()
-                    },
-                ]);
-            }
-            crate::console::fit(&mut t);
-            out.push_str(&t.to_string());
-            crate::outln!("{out}");
-        }
-    }
-    Ok(0)
-}
-
-fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
-    match format {
-        Format::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string_pretty(rows).map_err(|e| Fail::failure(e.to_string()))?
-            );
-        }
-        Format::Csv => {
-            let head = [
-                "cpu_model",
-                "case",
-                "kernel",
-                "hosts",
-                "median",
-                "ratio",
-                "p",
-                "step",
-                "why",
-            ];
-            crate::outln!(
-                "{}",
-                csv_text(
-                    &head,
-                    rows.iter().map(|r| vec![
-                        r.cpu_model.clone(),
-                        r.case.clone(),
-                        r.kernel.clone(),
-                        r.hosts.to_string(),
-                        r.median.to_string(),
-                        opt(r.change.ratio),
-                        opt(r.change.p),
-                        r.change.step.to_string(),
-                        r.change.why.clone(),
-                    ])
-                )
-            );
-        }
-        _ => {
-            let steps: Vec<&KernelRow> = rows.iter().filter(|r| r.change.step).collect();
-            let models: std::collections::BTreeSet<&str> =
-                rows.iter().map(|r| r.cpu_model.as_str()).collect();
-            let mut out = format!(
-                "{} CPU model{}, {} kernel-and-case figures; {} step{} between kernels\n",
-                models.len(),
-                if models.len() == 1 { "" } else { "s" },
-                rows.len(),
-                steps.len(),
-                if steps.len() == 1 { "" } else { "s" }
-            );
-            for r in &steps {
-                out.push_str(&format!(
-                    "  {} on {}: {:.2}× from the kernel before, {}\n",
-                    r.case,
-                    r.kernel,
-                    r.change.ratio.unwrap_or(f64::NAN),
-                    r.change.why
-                ));
-            }
-            let mut t = table(
-                format,
-                &[
-                    "CPU model",
-                    "case",
-                    "kernel",
-                    "hosts",
-                    "median",
-                    "ratio",
-                    "verdict",
-                ],
-            );
-            for r in rows {
-                t.add_row([
-                    r.cpu_model.clone(),
-                    r.case.clone(),
-                    r.kernel.clone(),
-                    r.hosts.to_string(),
-                    fleet::fmt_figure(r.median, r.lower_better, &r.case),
-                    r.change
-                        .ratio
-                        .map(|x| format!("{x:.2}×"))
-                        .unwrap_or_default(),
-                    if r.change.step {
-                        format!("STEP: {}", r.change.why)
-                    } else {
-                        r.change.why.clone()
-                    },
-                ]);
-            }
-            crate::console::fit(&mut t);
-            out.push_str(&t.to_string());
-            crate::outln!("{out}");
-        }
-    }
-    Ok(0)
 }

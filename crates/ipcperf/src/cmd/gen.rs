@@ -8,6 +8,7 @@ use ipcperf_core::gen::Printable;
 use ipcperf_sys::error::Errno;
 
 use crate::fail::Fail;
+use crate::shared::gen_sink::random_seed;
 use crate::units;
 
 #[derive(Args, Debug)]
@@ -24,14 +25,6 @@ pub struct GenArgs {
     /// Default: a fresh random seed.
     #[arg(long)]
     pub seed: Option<u64>,
-}
-
-/// A seed no two runs are likely to share (std's per-process random hash keys).
-pub fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(ipcperf_sys::clock::now_ns());
-    h.finish()
 }
 
 pub fn run(a: GenArgs) -> Result<i32, Fail> {

@@ -3,9 +3,9 @@
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
-use super::db::DbArgs;
 use crate::export::Format;
 use crate::fail::Fail;
+use crate::shared::db::DbArgs;
 use crate::store::RunSummary;
 
 #[derive(Args, Debug)]
@@ -17,7 +17,7 @@ pub struct HistoryArgs {
     #[arg(long, short = 'l')]
     pub last: Option<usize>,
     /// Output format.
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
 }
 
@@ -49,7 +49,7 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         runs.drain(..skip);
     }
     if a.format == Format::Json {
-        crate::outln!("{}", serde_json::to_string_pretty(&runs).expect("json"));
+        ipcperf_results::outln!("{}", serde_json::to_string_pretty(&runs).expect("json"));
         return Ok(0);
     }
     // One row per run, the same columns in every format.
@@ -73,30 +73,29 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         })
         .collect();
     if a.format == Format::Csv {
-        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut w = crate::export::csv::CsvOut::default();
         let mut h = header.map(str::to_string);
         h[3] = "started_utc".into();
-        let _ = w.write_record(&h);
+        w.row(&h);
         for r in &rows {
-            let _ = w.write_record(r);
+            w.row(r);
         }
-        let bytes = w.into_inner().unwrap_or_default();
-        crate::console::out(&String::from_utf8_lossy(&bytes));
+        crate::console::out(&w.text());
         return Ok(0);
     }
     if runs.is_empty() {
-        crate::outln!(
+        ipcperf_results::outln!(
             "No runs kept yet in {} (`ipcperf run` saves each run).",
             store.location
         );
         return Ok(0);
     }
     if a.format == Format::Markdown {
-        crate::outln!("| {} |", header.join(" | "));
-        crate::outln!("|{}", "---|".repeat(header.len()));
+        ipcperf_results::outln!("| {} |", header.join(" | "));
+        ipcperf_results::outln!("|{}", "---|".repeat(header.len()));
         for r in &rows {
             let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-            crate::outln!("| {} |", cells.join(" | "));
+            ipcperf_results::outln!("| {} |", cells.join(" | "));
         }
         return Ok(0);
     }
@@ -108,6 +107,6 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         t.add_row(r);
     }
     crate::console::fit(&mut t);
-    crate::outln!("Runs kept in {}\n{t}", store.location);
+    ipcperf_results::outln!("Runs kept in {}\n{t}", store.location);
     Ok(0)
 }

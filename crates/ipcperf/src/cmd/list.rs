@@ -7,6 +7,7 @@ use serde_json::json;
 
 use clap::Args;
 
+use crate::export::list::*;
 use crate::export::Format;
 use crate::fail::Fail;
 
@@ -19,100 +20,18 @@ pub struct ListArgs {
     /// it makes, what it is built on, and the limits that bound it here.
     #[arg(value_name = "MECHANISM")]
     pub mechanism: Option<String>,
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
     /// Which mechanisms cross which namespace boundary, checked on this machine:
     /// each one's peer started in a fresh namespace of each kind (net, ipc, mnt,
     /// uts; root), 50 verified round trips.
-    #[arg(long, value_parser = crate::cmd::args::parse_across, value_name = "KIND[,KIND...]")]
-    pub across: Option<crate::cmd::args::AcrossList>,
-}
-
-/// What a mechanism is built on: the kernel object beneath it and the library
-/// (with its version) it drives; "kernel" for the kernel's own paths.
-fn built_on(i: &ipcperf_core::mechanism::MechanismInfo) -> String {
-    match (i.base, i.library) {
-        (Some(b), Some(l)) => format!("{} via {l}", b.name()),
-        (Some(b), None) => b.name().to_string(),
-        (None, Some(l)) => l.to_string(),
-        (None, None) => "kernel".into(),
-    }
-}
-
-/// The width text is wrapped to: the terminal's, else 80 columns.
-fn width() -> usize {
-    crate::console::terminal_width()
-        .map_or(80, usize::from)
-        .max(40)
-}
-
-/// A mechanism's summary up to its first "; " outside parentheses (the rest is
-/// for `list MECHANISM`).
-fn short(summary: &str) -> &str {
-    let mut depth = 0i32;
-    for (i, c) in summary.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ';' if depth == 0 && summary[i..].starts_with("; ") => return &summary[..i],
-            _ => {}
-        }
-    }
-    summary
-}
-
-/// Wrapping at spaces only: no word is broken, not even at a hyphen.
-fn wrap_opts(width: usize) -> textwrap::Options<'static> {
-    textwrap::Options::new(width)
-        .break_words(false)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation)
-}
-
-/// The one-letter names of a mechanism's modes: s(ingle), t(hreads), p(rocesses).
-fn mode_letters(i: &ipcperf_core::mechanism::MechanismInfo) -> String {
-    use ipcperf_core::mode::Mode;
-    [
-        (Mode::Single, "s"),
-        (Mode::Threads, "t"),
-        (Mode::Processes, "p"),
-    ]
-    .iter()
-    .map(|(m, l)| if i.modes.contains(m) { *l } else { "-" })
-    .collect::<Vec<_>>()
-    .join("")
-}
-
-/// The compact list: a line (or a few, wrapped at words) a mechanism.
-fn compact(width: usize) -> String {
-    let name_w = MechanismKind::INFOS
-        .iter()
-        .map(|i| i.name.len())
-        .max()
-        .unwrap_or(8);
-    let lead = name_w + 2 + 3 + 2;
-    let text_w = width.saturating_sub(lead).max(20);
-    let mut out = format!("{:name_w$}  {:3}  what it is\n", "mechanism", "mod");
-    for i in MechanismKind::INFOS {
-        let lines = textwrap::wrap(short(i.summary), wrap_opts(text_w));
-        for (k, l) in lines.iter().enumerate() {
-            if k == 0 {
-                out.push_str(&format!("{:name_w$}  {}  {l}\n", i.name, mode_letters(i)));
-            } else {
-                out.push_str(&format!("{:lead$}{l}\n", ""));
-            }
-        }
-    }
-    out.push_str(&textwrap::fill(
-        "modes: s single (one thread), t threads, p processes. `ipcperf list NAME` says \
-         all of one; --format json gives every field.",
-        wrap_opts(width),
-    ));
-    out
+    #[arg(long, value_parser = crate::shared::args::parse_across, value_name = "KIND[,KIND...]")]
+    pub across: Option<crate::shared::args::AcrossList>,
 }
 
 /// The one mechanism `name` names (an empty name, or a list, is bad input).
 fn the_one(name: &str) -> Result<MechanismKind, Fail> {
-    match crate::cmd::run::parse_mechanisms(&[name.to_string()])?[..] {
+    match crate::shared::plan::parse_mechanisms(&[name.to_string()])?[..] {
         [k] => Ok(k),
         _ => Err(Fail::usage(format!(
             "'{name}': name one mechanism (ipcperf list names them)"
@@ -156,21 +75,6 @@ fn one(name: &str, m: &Machine, width: usize) -> Result<String, Fail> {
     Ok(out)
 }
 
-/// The sysctls that bound a mechanism.
-fn limit_prefix(k: MechanismKind) -> &'static [&'static str] {
-    use MechanismKind as K;
-    match k {
-        K::Pipe | K::Fifo | K::Vmsplice | K::UringPipe => &["fs.pipe"],
-        K::PosixMq => &["fs.mqueue"],
-        K::SysvMsg => &["kernel.msg"],
-        K::Tcp | K::UringTcp => &["net.core", "net.ipv4.tcp"],
-        K::Udp => &["net.core"],
-        K::Unix | K::UnixDgram | K::UnixSeqpacket | K::UringUnix => &["net.core", "net.unix"],
-        K::Shm => &["kernel.shm"],
-        _ => &[],
-    }
-}
-
 pub fn run(a: ListArgs) -> Result<i32, Fail> {
     if let Some(kinds) = &a.across {
         return across(&kinds.0, a.format);
@@ -186,9 +90,9 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "named_objects": i.names,
                 "built_on": built_on(i),
             });
-            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         } else {
-            crate::outln!("{}", one(name, &m, width())?.trim_end());
+            ipcperf_results::outln!("{}", one(name, &m, width())?.trim_end());
         }
         return Ok(0);
     }
@@ -207,7 +111,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "limits": m.limits,
                 "cpus": m.cpus,
             });
-            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         Format::OpenMetrics | Format::Prometheus => {
             return Err(Fail::usage(format!(
@@ -220,10 +124,10 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
         )))
         }
         Format::Csv => {
-            crate::outln!("name,modes,named_objects,built_on,summary");
+            ipcperf_results::outln!("name,modes,named_objects,built_on,summary");
             for i in MechanismKind::INFOS {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
-                crate::outln!(
+                ipcperf_results::outln!(
                     "{},{},\"{}\",\"{}\",\"{}\"",
                     i.name,
                     modes.join(" "),
@@ -235,7 +139,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
         }
         Format::Table => {
             let w = width();
-            crate::outln!("{}", compact(w));
+            ipcperf_results::outln!("{}", compact(w));
             let key_w = m.limits.keys().map(|k| k.len()).max().unwrap_or(10);
             let mut l = format!(
                 "\nLimits on this system ({} CPUs, Linux {}):\n",
@@ -244,7 +148,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
             for (k, v) in &m.limits {
                 l.push_str(&format!("  {k:key_w$}  {v}\n"));
             }
-            crate::outln!("{}", l.trim_end());
+            ipcperf_results::outln!("{}", l.trim_end());
         }
         Format::Markdown => {
             let mut t = Table::new();
@@ -266,7 +170,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 ]);
             }
             crate::console::fit(&mut t);
-            crate::outln!("{t}");
+            ipcperf_results::outln!("{t}");
         }
     }
     Ok(0)
@@ -352,7 +256,7 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
     }
     match format {
         Format::Json => {
-            crate::outln!(
+            ipcperf_results::outln!(
                 "{}",
                 serde_json::to_string_pretty(&json_rows).expect("json")
             );
@@ -371,7 +275,7 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
                         .into(),
                 ],
             };
-            crate::outln!(
+            ipcperf_results::outln!(
                 "{}",
                 crate::export::table::render_tables(&[t]).trim_start_matches('\n')
             );

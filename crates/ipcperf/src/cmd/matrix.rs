@@ -12,12 +12,14 @@ use ipcperf_core::payload::Payload;
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
-use ipcperf_core::topology::{format_cpu_list, parse_cpu_list, Topology};
+use ipcperf_core::topology::{format_cpu_list, Topology};
 
-use crate::cmd::args::{MechArgs, TwoSides};
+use crate::chart::matrix_table::render_table;
 use crate::console::Console;
 use crate::export::{self, Format};
 use crate::fail::Fail;
+use crate::shared::args::{MechArgs, TwoSides};
+use crate::shared::values::{heatmap_is_svg, parse_cpus, CpuList};
 use crate::units;
 
 /// A series per pair when none is given: 240 pairs (16 CPUs) in well under a minute.
@@ -63,28 +65,16 @@ pub struct MatrixArgs {
     pub heatmap: Option<PathBuf>,
 
     /// Output format.
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
 
     #[command(flatten)]
-    pub save: crate::cmd::db::SaveArgs,
-}
-
-/// CPUs to pair, from `--cpus`.
-#[derive(Debug, Clone)]
-pub struct CpuList(pub Vec<usize>);
-
-pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
-    match parse_cpu_list(s) {
-        Some(v) if v.len() >= 2 => Ok(CpuList(v)),
-        Some(_) => Err(format!("'{s}': a matrix needs at least two CPUs")),
-        None => Err(format!("'{s}' is not a CPU list (like 0-3,8)")),
-    }
+    pub save: crate::shared::db::SaveArgs,
 }
 
 /// Every ordered pair of distinct CPUs, as cases.
 pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
-    let mechs = crate::cmd::run::parse_mechanisms(std::slice::from_ref(&a.mechanism))?;
+    let mechs = crate::shared::plan::parse_mechanisms(std::slice::from_ref(&a.mechanism))?;
     let [m] = mechs[..] else {
         return Err(Fail::usage("a matrix measures one mechanism"));
     };
@@ -110,7 +100,7 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
     }
     let mode = a.mode.mode();
     let opts = a.mech.options(&[m])?;
-    let length = crate::cmd::run::series_length(None, a.duration, DEFAULT_SERIES_MS);
+    let length = crate::shared::plan::series_length(None, a.duration, DEFAULT_SERIES_MS);
     let mut specs = Vec::new();
     for o in a.mech.variants(m, &opts) {
         for &w in &cpus {
@@ -168,7 +158,7 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     let specs = plan(&a, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin(std::env::args().collect());
-    let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
+    let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
@@ -191,7 +181,7 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     if let Some(path) = &a.heatmap {
         write_heatmap(&run, path)?;
     }
-    crate::cmd::ending::finish(
+    crate::shared::ending::finish(
         run,
         saver,
         &mut console,
@@ -203,96 +193,6 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     )
 }
 
-/// The matrix (p50 and p99 in µs), then the median p50 of each placement class.
-fn render_table(r: &RunRecord, m: &crate::chart::heatmap::Matrix) -> String {
-    let mut out = format!(
-        "Round trip, {}: p50 (p99) in µs, writer CPU down, reader CPU across\n{}\n",
-        m.what,
-        crate::chart::heatmap::table(m)
-    );
-    let mut by_class: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
-    for c in &r.cases {
-        if let Some(l) = &c.latency {
-            by_class
-                .entry(c.placement.label.clone())
-                .or_default()
-                .push(l.p50_ns);
-        }
-    }
-    for (class, mut v) in by_class {
-        v.sort_unstable();
-        out.push_str(&format!(
-            "  {class}: median p50 {:.2} µs over {} pair{}\n",
-            v[v.len() / 2] as f64 / 1e3,
-            v.len(),
-            if v.len() == 1 { "" } else { "s" }
-        ));
-    }
-    out.push_str(&explained_classes(r));
-    out.push_str(&crate::chart::heatmap::outside_notes(r, m));
-    if let Some(line) = export::explain::not_traced(r) {
-        out.push_str(&format!("  {line}\n"));
-    }
-    let failed = r.cases.iter().filter(|c| c.latency.is_none()).count();
-    if failed > 0 {
-        out.push_str(&format!(
-            "  {failed} pair(s) did not run (see the messages above)\n"
-        ));
-    }
-    out
-}
-
-/// `--explain`: each placement class's round trip in parts, each part the
-/// median over the class's pairs of their medians (largest first).
-fn explained_classes(r: &RunRecord) -> String {
-    let mut by_class: std::collections::BTreeMap<
-        String,
-        Vec<&ipcperf_core::explain::ExplainRecord>,
-    > = Default::default();
-    for c in &r.cases {
-        if let Some(x) = c.explain.as_deref() {
-            by_class
-                .entry(c.placement.label.clone())
-                .or_default()
-                .push(x);
-        }
-    }
-    let mut out = String::new();
-    for (class, xs) in by_class {
-        let mut parts: Vec<(u64, &str)> = ipcperf_core::explain::split::PARTS
-            .iter()
-            .filter_map(|(name, label)| {
-                let mut v: Vec<u64> = xs
-                    .iter()
-                    .filter_map(|x| x.parts.iter().find(|p| p.name == *name))
-                    .map(|p| p.median_ns)
-                    .collect();
-                v.sort_unstable();
-                let m = v.get(v.len() / 2).copied().unwrap_or(0);
-                (m > 0).then_some((m, *label))
-            })
-            .collect();
-        parts.sort_by_key(|p| std::cmp::Reverse(p.0));
-        let shown: Vec<String> = parts
-            .iter()
-            .map(|(m, label)| format!("{label} {:.2}", *m as f64 / 1e3))
-            .collect();
-        let line = format!(
-            "{class}, where the time goes (µs, median over {} pair{}): {}",
-            xs.len(),
-            if xs.len() == 1 { "" } else { "s" },
-            shown.join(", ")
-        );
-        let opts = textwrap::Options::new(78)
-            .initial_indent("  ")
-            .subsequent_indent("    ");
-        for l in textwrap::wrap(&line, opts) {
-            out.push_str(&format!("{l}\n"));
-        }
-    }
-    out
-}
-
 fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
     let Some(m) = crate::chart::heatmap::from_run(run) else {
         return Err(Fail::failure("no pair completed: no heatmap to draw"));
@@ -302,23 +202,6 @@ fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
         std::fs::write(path, svg).map_err(|e| Fail::failure(format!("{}: {e}", path.display())))
     } else {
         crate::chart::heatmap::png(&m, path).map_err(Fail::failure)
-    }
-}
-
-/// Whether the heatmap goes to an SVG (else a PNG); another name is bad input.
-pub fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("svg") => Ok(true),
-        Some("png") => Ok(false),
-        _ => Err(Fail::usage(format!(
-            "{}: name the heatmap file .svg or .png",
-            path.display()
-        ))),
     }
 }
 

@@ -1,13 +1,10 @@
-//! One file per subcommand.
+//! One file per subcommand. A command module never imports another: what
+//! commands share is in `crate::shared` or the results library.
 
 pub mod advise;
-pub mod advise_pattern;
-pub mod args;
 pub mod clean;
 pub mod compare;
 pub mod completions;
-pub mod db;
-pub mod ending;
 pub mod export;
 pub mod fleet;
 pub mod gen;
@@ -29,4 +26,3 @@ pub mod sink;
 pub mod sync;
 pub mod topology;
 pub mod trend;
-pub mod values;

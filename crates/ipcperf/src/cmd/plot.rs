@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::fail::Fail;
+use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::fail::Fail;
 use crate::report;
+use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {

@@ -1,15 +1,16 @@
 //! `ipcperf serve`: wait for `ipcperf run|latency --peer` from another machine and
 //! be its peer, one run at a time (the protocol: `ipcperf_core::mode::remote`).
 
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
 
 use clap::Args;
 use ipcperf_core::kind::PeerCommand;
-use ipcperf_core::mode::remote::{Remote, DEFAULT_PORT};
+use ipcperf_core::mode::remote::DEFAULT_PORT;
 use ipcperf_core::mode::serve::{serve, ServeConfig};
 
 use crate::fail::Fail;
+use crate::shared::peer::read_token;
 use crate::units;
 
 #[derive(Args, Debug)]
@@ -44,42 +45,6 @@ pub struct ServeArgs {
     /// the run is over, or 10 s after its last series with nothing more.
     #[arg(long)]
     pub once: bool,
-}
-
-/// A token from its file: the first line, without surrounding white space; an
-/// empty or unreadable file is bad input.
-pub fn read_token(path: &Path) -> Result<Vec<u8>, Fail> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Fail::usage(format!("--token-file {}: {e}", path.display())))?;
-    let t = text.lines().next().unwrap_or("").trim();
-    if t.is_empty() {
-        return Err(Fail::usage(format!(
-            "--token-file {}: the file holds no token",
-            path.display()
-        )));
-    }
-    Ok(t.as_bytes().to_vec())
-}
-
-/// `--peer HOST[:PORT]` (port 7787 unless named) and its token.
-pub fn remote(peer: &str, token_file: Option<&Path>) -> Result<Remote, Fail> {
-    let with_port = if peer.parse::<SocketAddr>().is_ok()
-        || peer
-            .rsplit_once(':')
-            .is_some_and(|(h, p)| !h.contains(':') && p.parse::<u16>().is_ok())
-    {
-        peer.to_string()
-    } else if peer.contains(':') {
-        format!("[{peer}]:{DEFAULT_PORT}")
-    } else {
-        format!("{peer}:{DEFAULT_PORT}")
-    };
-    let addr = with_port
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| Fail::usage(format!("--peer {peer}: not a host (HOST or HOST:PORT)")))?;
-    Ok(Remote::new(addr, token_file.map(read_token).transpose()?))
 }
 
 /// Where `serve` listens: as asked, or by default every address with a token

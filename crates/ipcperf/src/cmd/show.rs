@@ -4,10 +4,10 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::db::{load, parse_run_id, DbArgs, RunId};
 use crate::export::Format;
 use crate::fail::Fail;
-use crate::{export, units};
+use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
+use crate::units;
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
@@ -17,7 +17,7 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Output format.
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
     /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
     #[arg(long, value_parser = units::parse_size)]
@@ -33,37 +33,8 @@ pub fn run(a: ShowArgs) -> Result<i32, Fail> {
             run.cases.len()
         );
     }
-    // A pipeline run is shown as Stover's tables, as `ipcperf pipeline` printed it.
-    let out = if units::subcommand(&run.command_line) == Some("pipeline") {
-        export::render_with(&run, a.format, || super::pipeline::view_of(&run))
-    } else {
-        export::render_any(&run, a.format, a.rank_size)
-    };
-    // A run that measured the topology (`topology --measure`) shows it.
-    let out =
-        match (&run.machine.measured, a.format) {
-            (Some(m), Format::Table | Format::Markdown) => {
-                let topo = run.machine.topology.clone().unwrap_or_else(|| {
-                    ipcperf_core::topology::Topology {
-                        cpus: Vec::new(),
-                        offline: Vec::new(),
-                        not_allowed: Vec::new(),
-                        isolated: Vec::new(),
-                    }
-                });
-                format!(
-                    "{out}\n{}\n",
-                    crate::measured::text(
-                        m,
-                        &topo,
-                        run.machine.virtualization.is_some(),
-                        a.format == Format::Markdown
-                    )
-                    .trim_end()
-                )
-            }
-            _ => out,
-        };
+    // One way out: the library decides how a kept run looks.
+    let out = crate::document::document(&run, a.format, a.rank_size);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();

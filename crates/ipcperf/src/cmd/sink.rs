@@ -6,9 +6,9 @@ use std::os::fd::AsFd;
 use clap::{Args, ValueEnum};
 use ipcperf_core::gen::{check, Printable};
 use ipcperf_sys::clock::now_ns;
-use serde::{Deserialize, Serialize};
 
 use crate::fail::Fail;
+use crate::shared::gen_sink::SinkReport;
 use crate::units::{self, fmt_mbps};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -39,19 +39,6 @@ pub struct SinkArgs {
     /// How the report on stderr is written.
     #[arg(long, short, value_enum, default_value_t = SinkFormat::Text)]
     pub format: SinkFormat,
-}
-
-/// What the sink saw, as `--format json` writes it on stderr.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SinkReport {
-    pub bytes: u64,
-    pub reads: u64,
-    /// From just before the first read to end of file.
-    pub seconds: f64,
-    /// 10^6 bytes per second.
-    pub mb_per_sec: f64,
-    /// The seed every byte was checked against, if any.
-    pub verified_seed: Option<u64>,
 }
 
 pub fn run(a: SinkArgs) -> Result<i32, Fail> {

@@ -41,8 +41,8 @@ pub struct SyncArgs {
 
     /// Pin this side and the set/clear partner: `W,R` CPU numbers (0,0 same CPU; 0,1
     /// different CPUs), `same`, `cross` or `none`. Repeat for several placements.
-    #[arg(long, value_parser = crate::cmd::args::parse_pin)]
-    pub pin: Vec<crate::cmd::args::PinArg>,
+    #[arg(long, value_parser = crate::shared::args::parse_pin)]
+    pub pin: Vec<crate::shared::args::PinArg>,
 
     /// Series per measurement (the figure is their median; 5, as run and latency
     /// take, so that compare can judge a change).
@@ -70,11 +70,11 @@ pub struct SyncArgs {
     pub dir: Option<PathBuf>,
 
     /// Output format.
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
 
     #[command(flatten)]
-    pub save: crate::cmd::db::SaveArgs,
+    pub save: crate::shared::db::SaveArgs,
 }
 
 const DEFAULT_SERIES_MS: u64 = 300;
@@ -136,7 +136,11 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
     let placements = if a.robustness {
         vec![ipcperf_core::mode::Placement::UNPINNED]
     } else {
-        crate::cmd::run::placements(&a.pin, false, &ipcperf_core::topology::Topology::current())?
+        crate::shared::plan::placements(
+            &a.pin,
+            false,
+            &ipcperf_core::topology::Topology::current(),
+        )?
     };
     let mut v = Vec::new();
     for &mode in &modes {
@@ -165,7 +169,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
 pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
     let mut run = RunRecord::begin(std::env::args().collect());
-    let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
+    let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
@@ -177,7 +181,7 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
             .iter()
             .map(|s| export::sync::group_key(&sync::empty_record(s)))
             .collect();
-        console.stream_with(crate::cmd::ending::group_streamer(
+        console.stream_with(crate::shared::ending::group_streamer(
             &run,
             keys,
             export::sync::group_key,
@@ -206,7 +210,7 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     }
     // A sync run whose every case was refused (no primitive works here) still
     // shows its table of reasons and exits 0, as it always has.
-    crate::cmd::ending::finish(
+    crate::shared::ending::finish(
         run,
         saver,
         &mut console,

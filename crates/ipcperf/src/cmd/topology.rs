@@ -25,8 +25,8 @@ pub struct TopologyArgs {
 
     /// With --measure: the CPUs to measure (a list such as 0-7); default every
     /// CPU this process may use.
-    #[arg(long, requires = "measure", value_parser = crate::cmd::matrix::parse_cpus, value_name = "LIST")]
-    pub only: Option<crate::cmd::matrix::CpuList>,
+    #[arg(long, requires = "measure", value_parser = crate::shared::values::parse_cpus, value_name = "LIST")]
+    pub only: Option<crate::shared::values::CpuList>,
 
     /// With --measure: also draw the matrix into this file (.svg or .png), the
     /// pairs far from their class outlined.
@@ -34,7 +34,7 @@ pub struct TopologyArgs {
     pub heatmap: Option<PathBuf>,
 
     #[command(flatten)]
-    pub save: crate::cmd::db::SaveArgs,
+    pub save: crate::shared::db::SaveArgs,
 
     /// Also list every usable CPU with its package, die, core, node, SMT siblings
     /// and caches.
@@ -46,7 +46,7 @@ pub struct TopologyArgs {
     #[arg(long, value_name = "DIR")]
     pub sysfs: Option<PathBuf>,
 
-    #[arg(long, short, value_enum, default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
 }
 
@@ -105,7 +105,7 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
                     .filter(|c| !classes.iter().any(|(k, _)| k == *c))
                     .map(|c| c.name()).collect::<Vec<_>>(),
             });
-            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         Format::OpenMetrics | Format::Prometheus => {
             return Err(Fail::usage(format!(
@@ -118,9 +118,9 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
             )))
         }
         Format::Csv => {
-            crate::outln!("cpu,package,die,core,node,smt_siblings,l2,l3");
+            ipcperf_results::outln!("cpu,package,die,core,node,smt_siblings,l2,l3");
             for p in &t.cpus {
-                crate::outln!(
+                ipcperf_results::outln!(
                     "{},{},{},{},{},\"{}\",\"{}\",\"{}\"",
                     p.cpu,
                     p.package,
@@ -136,7 +136,7 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
         Format::Table | Format::Markdown => {
             let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
             let n = usable.len();
-            crate::outln!(
+            ipcperf_results::outln!(
                 "{n} usable CPU{} ({}): {} package{}, {} NUMA node{}, {} core{}, SMT {}",
                 if n == 1 { "" } else { "s" },
                 format_cpu_list(&usable),
@@ -148,14 +148,14 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
                 if t.cores() == 1 { "" } else { "s" },
                 if t.smt() { "on" } else { "off" },
             );
-            crate::outln!(
+            ipcperf_results::outln!(
                 "  offline: {}; outside this process's affinity (cpuset): {}; isolated: {}",
                 list_or_none(&t.offline),
                 list_or_none(&t.not_allowed),
                 list_or_none(&t.isolated)
             );
-            crate::outln!("  last-level cache domains: {}", domains(&t.l3_domains()));
-            crate::outln!("  L2 domains: {}", domains(&t.l2_domains()));
+            ipcperf_results::outln!("  last-level cache domains: {}", domains(&t.l3_domains()));
+            ipcperf_results::outln!("  L2 domains: {}", domains(&t.l2_domains()));
             if a.cpus {
                 let mut tb = Table::new();
                 tb.load_style(UTF8_FULL_CONDENSED);
@@ -175,11 +175,11 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
                     ]);
                 }
                 crate::console::fit(&mut tb);
-                crate::outln!("{tb}");
+                ipcperf_results::outln!("{tb}");
             }
-            crate::outln!("\nPlacement classes (--pin CLASS picks the pair shown):");
+            ipcperf_results::outln!("\nPlacement classes (--pin CLASS picks the pair shown):");
             for (c, (x, y)) in &classes {
-                crate::outln!("  {:<13} {x}→{y}  {}", c.name(), c.describe());
+                ipcperf_results::outln!("  {:<13} {x}→{y}  {}", c.name(), c.describe());
             }
             let absent: Vec<&str> = PlacementClass::ALL
                 .iter()
@@ -187,7 +187,7 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
                 .map(|c| c.name())
                 .collect();
             if !absent.is_empty() {
-                crate::outln!("  absent here: {}", absent.join(", "));
+                ipcperf_results::outln!("  absent here: {}", absent.join(", "));
             }
         }
     }
@@ -203,7 +203,7 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
         ));
     }
     if let Some(p) = &a.heatmap {
-        crate::cmd::matrix::heatmap_is_svg(p)?;
+        crate::shared::values::heatmap_is_svg(p)?;
         crate::fail::check_writable(p)?;
     }
     let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
@@ -223,7 +223,7 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
     let in_vm = run.machine.virtualization.is_some();
     if let Some(p) = &a.heatmap {
         let h = crate::measured::heatmap(&m, t);
-        if crate::cmd::matrix::heatmap_is_svg(p)? {
+        if crate::shared::values::heatmap_is_svg(p)? {
             let svg = crate::chart::heatmap::svg(&h).map_err(Fail::failure)?;
             std::fs::write(p, svg).map_err(|e| Fail::failure(format!("{}: {e}", p.display())))?;
         } else {
@@ -233,7 +233,7 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
     run.machine.measured = Some(m.clone());
     run.finished_ms = Some(ipcperf_core::record::unix_ms());
     run.complete = true;
-    let mut saver = crate::cmd::db::Saver::start(&a.save, &mut run)?;
+    let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     let saved = saver.finish_quietly(&run);
     match a.format {
         Format::Json => {
@@ -259,12 +259,12 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
                     .map(|(c, ns)| json!({"class": c.name(), "median_one_way_ns": ns}))
                     .collect::<Vec<_>>(),
             });
-            crate::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         Format::Csv => {
-            crate::outln!("ping,pong,one_way_ns,spread,sysfs_class");
+            ipcperf_results::outln!("ping,pong,one_way_ns,spread,sysfs_class");
             for p in &m.pairs {
-                crate::outln!(
+                ipcperf_results::outln!(
                     "{},{},{:.2},{:.4},{}",
                     p.ping,
                     p.pong,
@@ -274,7 +274,7 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
                 );
             }
         }
-        _ => crate::outln!(
+        _ => ipcperf_results::outln!(
             "{}",
             crate::measured::text(&m, t, in_vm, a.format == Format::Markdown).trim_end()
         ),

@@ -7,6 +7,7 @@ use ipcperf_core::plan::CaseSpec;
 use ipcperf_core::record::{unix_ms, CaseRecord, RunRecord, SeriesRecord};
 
 use crate::fail::Fail;
+use crate::store::label::check_label;
 use crate::store::{Location, Store};
 
 /// Where the history is.
@@ -96,24 +97,6 @@ pub enum RunId {
     Last,
     /// The newest run with this label.
     Label(String),
-}
-
-/// A run label: 1 to 64 characters, none of them control characters, and not
-/// something that reads as an id (`last`, a number).
-pub fn check_label(s: &str) -> Result<String, String> {
-    let n = s.chars().count();
-    if n == 0 || n > 64 {
-        return Err(format!("'{s}': a label has 1 to 64 characters"));
-    }
-    if s.chars().any(char::is_control) {
-        return Err("a label cannot hold control characters".into());
-    }
-    if s == "last" || s.parse::<i64>().is_ok() {
-        return Err(format!(
-            "'{s}' would read as a run id: a label needs a letter in it (baseline, v1.2, ...)"
-        ));
-    }
-    Ok(s.to_string())
 }
 
 pub fn parse_run_id(s: &str) -> Result<RunId, String> {
@@ -214,7 +197,7 @@ impl Saver {
     /// is said once, and exporting stops.
     fn export(&mut self, run: &RunRecord) {
         for (path, format) in &self.exports {
-            let text = crate::export::render_any(run, *format, None);
+            let text = crate::document::document(run, *format, None);
             let tmp = path.with_extension("ipcperf-tmp");
             if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
                 let _ = std::fs::remove_file(&tmp);

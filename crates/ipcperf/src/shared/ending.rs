@@ -6,9 +6,9 @@ use std::io::Write;
 use ipcperf_core::machine_state::{CpuSnapshot, BUSY_OTHERS};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 
-use crate::cmd::db::Saver;
 use crate::console::Console;
 use crate::fail::Fail;
+use crate::shared::db::Saver;
 
 /// Finish `run`: stop the progress, save, print what `render` makes of it, then
 /// where it was kept. Exit 1

@@ -606,5 +606,6 @@ fn conversation(chs: Vec<Channel>) -> Option<Conversation> {
     (c.messages() > 0).then_some(c)
 }
 
+pub mod table;
 #[cfg(test)]
 mod tests;

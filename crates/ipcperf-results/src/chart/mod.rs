@@ -5,6 +5,7 @@
 
 pub mod ab;
 pub mod heatmap;
+pub mod matrix_table;
 pub mod replay;
 pub mod trend;
 pub mod xy;

@@ -1,7 +1,9 @@
 //! The values of flags several commands share, each with its parser: block
 //! sizes, CPU pins, counts of pairs or clients, namespace kinds.
 
+use crate::fail::Fail;
 use crate::units;
+use ipcperf_core::topology::parse_cpu_list;
 
 /// A parsed `--sizes` value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,4 +113,33 @@ pub struct AcrossList(pub Vec<ipcperf_core::crossing::Namespace>);
 
 pub fn parse_across(s: &str) -> Result<AcrossList, String> {
     ipcperf_core::crossing::Namespace::parse_list(s).map(AcrossList)
+}
+
+/// CPUs to pair, from `--cpus`.
+#[derive(Debug, Clone)]
+pub struct CpuList(pub Vec<usize>);
+
+pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    match parse_cpu_list(s) {
+        Some(v) if v.len() >= 2 => Ok(CpuList(v)),
+        Some(_) => Err(format!("'{s}': a matrix needs at least two CPUs")),
+        None => Err(format!("'{s}' is not a CPU list (like 0-3,8)")),
+    }
+}
+
+/// Whether the heatmap goes to an SVG (else a PNG); another name is bad input.
+pub fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("svg") => Ok(true),
+        Some("png") => Ok(false),
+        _ => Err(Fail::usage(format!(
+            "{}: name the heatmap file .svg or .png",
+            path.display()
+        ))),
+    }
 }

@@ -263,8 +263,8 @@ pub fn build(run: &RunRecord) -> View {
 }
 
 fn csv(run: &RunRecord) -> String {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
+    let mut w = super::csv::CsvOut::default();
+    w.row([
         "primitive",
         "mode",
         "status",
@@ -292,7 +292,7 @@ fn csv(run: &RunRecord) -> String {
         let lat = s.set_clear_latency.as_ref();
         let beyond = lat.and_then(|l| l.beyond);
         let rb = s.robustness.as_ref();
-        let _ = w.write_record([
+        w.row([
             s.primitive.clone(),
             s.mode.name().to_string(),
             format!("{:?}", c.status).to_lowercase(),
@@ -316,7 +316,7 @@ fn csv(run: &RunRecord) -> String {
             c.message.clone().unwrap_or_default(),
         ]);
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    w.text()
 }
 
 /// Render a sync run in `format`.

@@ -7,11 +7,11 @@
 
 use clap::Parser;
 
+use super::{candidates, first_line, left_across, render, AdviseArgs};
 use crate::advise::{self, Ask, Pattern};
-use crate::cmd::advise::{candidates, first_line, left_across, render, AdviseArgs};
-use crate::cmd::db::Saver;
 use crate::console::Console;
 use crate::fail::Fail;
+use crate::shared::db::Saver;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::plan::RunEnv;
 use ipcperf_core::record::RunRecord;
@@ -21,7 +21,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     #[derive(Parser)]
     struct Replay {
         #[command(flatten)]
-        a: crate::cmd::replay::ReplayArgs,
+        a: crate::shared::replay::ReplayArgs,
     }
     if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
         return Err(Fail::usage(
@@ -33,7 +33,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             "--throughput: a replayed pattern goes at its own rate; rank it by --latency",
         ));
     }
-    let loaded = crate::cmd::replay::load(a.pattern_file.as_deref(), &a.source)?;
+    let loaded = crate::shared::replay::load(a.pattern_file.as_deref(), &a.source)?;
     let mut ask_args = a;
     ask_args.pattern = Pattern::Replay;
     let a = ask_args;
@@ -63,7 +63,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     }
     let r = Replay::try_parse_from(&argv).map_err(|e| Fail::usage(first_line(&e.to_string())))?;
     let largest = loaded.script.largest();
-    let specs = crate::cmd::replay::plan(
+    let specs = crate::shared::replay::plan(
         &r.a.args
             .iter()
             .filter_map(|m| ipcperf_core::mechanism::MechanismKind::from_name(m))
@@ -112,7 +112,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         }
     }
     let answered = std::cell::Cell::new(false);
-    let code = crate::cmd::ending::finish(
+    let code = crate::shared::ending::finish(
         run,
         saver,
         &mut console,

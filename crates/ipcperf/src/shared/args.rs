@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 
-pub use super::values::{
+use crate::fail::Fail;
+pub use crate::shared::values::{
     parse_across, parse_counts, parse_pairs, parse_pin, parse_size_list, AcrossList, PairsList,
     PinArg, SizeList,
 };
-use crate::fail::Fail;
 use crate::units;
 
 /// How messages lie in the shm ring (`--shm-layout`).
@@ -164,7 +164,7 @@ impl CaseArgs {
         self.peer
             .as_deref()
             .map(|p| {
-                crate::cmd::serve::remote(p, self.token_file.as_deref())
+                crate::shared::peer::remote(p, self.token_file.as_deref())
                     .map(|r| r.with_wait(self.peer_wait))
             })
             .transpose()

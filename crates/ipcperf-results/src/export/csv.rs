@@ -2,6 +2,38 @@
 
 use ipcperf_core::record::RunRecord;
 
+/// The one CSV writer: every CSV ipcperf prints (runs, sync, compare, fleet,
+/// trend, history, pattern) is written through it, so quoting is the same
+/// everywhere.
+pub struct CsvOut(csv::Writer<Vec<u8>>);
+
+impl Default for CsvOut {
+    fn default() -> Self {
+        CsvOut(csv::Writer::from_writer(Vec::new()))
+    }
+}
+
+impl CsvOut {
+    /// One record: a header or a row. Writing text into memory does not fail.
+    pub fn row<I, C>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = C>,
+        C: AsRef<[u8]>,
+    {
+        let _ = self.0.write_record(cells);
+    }
+
+    /// One row from a struct's fields (the header from the first row's names).
+    pub fn serialize<T: serde::Serialize>(&mut self, row: &T) -> Result<(), String> {
+        self.0.serialize(row).map_err(|e| e.to_string())
+    }
+
+    /// The text written, a newline after each record.
+    pub fn text(self) -> String {
+        String::from_utf8(self.0.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
 pub const HEADER: &[&str] = &[
     "workload",
     "mechanism",
@@ -62,8 +94,8 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 pub fn render(run: &RunRecord) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(HEADER).expect("in-memory write");
+    let mut w = CsvOut::default();
+    w.row(HEADER);
     for c in &run.cases {
         let l = c.latency.as_ref();
         let ow = l.and_then(|l| l.one_way.as_ref());
@@ -76,7 +108,7 @@ pub fn render(run: &RunRecord) -> String {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
-        w.write_record([
+        w.row([
             c.workload.name().to_string(),
             c.mechanism.clone(),
             c.mode.name().to_string(),
@@ -149,8 +181,7 @@ pub fn render(run: &RunRecord) -> String {
                     .join(";")
             })
             .unwrap_or_default(),
-        ])
-        .expect("in-memory write");
+        ]);
     }
-    String::from_utf8(w.into_inner().expect("in-memory flush")).expect("utf-8")
+    w.text()
 }

@@ -2,39 +2,33 @@
 //! one pattern and the constraints a user gives. Records in, an answer out: no
 //! system calls here, and every figure in the answer is a case's.
 
+mod names;
+
 use std::collections::BTreeMap;
 
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
 
 /// What the user's processes do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pattern {
-    /// Round trips: a request and its answer.
     RequestReply,
-    /// A one-way flow of blocks (throughput).
     Stream,
-    /// A wake-up with (almost) no payload: one side tells the other something happened.
     Notify,
-    /// Many clients, one server answering each (ranked over every request).
     FanIn,
-    /// One writer, every block to each of many readers (ranked by the slowest reader).
     FanOut,
     /// A recorded or fitted pattern replayed (`advise --pattern-file`): ranked by
-    /// its messages' latency from when each was due.
-    #[value(skip)]
+    /// its messages' latency from when each was due. Not named by users.
     Replay,
 }
 
 /// Which figure decides, for round trips.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Figure {
     P50,
     P99,
-    #[value(name = "p99.9")]
     P999,
-    /// Round trips per second (`advise --throughput`).
-    #[value(skip)]
+    /// Round trips per second (`advise --throughput`). Not named by users.
     Rate,
 }
 

@@ -531,5 +531,7 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
 
 mod changes;
 
+pub mod output;
 #[cfg(test)]
 mod tests;
+pub mod trend_output;

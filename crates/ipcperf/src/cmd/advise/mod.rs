@@ -3,12 +3,14 @@
 //! placement class this machine has unless one is named), runs and saves them
 //! as any run is saved, then ranks them (see [`crate::advise`]).
 
+pub mod pattern;
+
 use clap::{Args, Parser};
 
 use crate::advise::{self, Answer, Ask, Figure, Pattern};
-use crate::cmd::db::{SaveArgs, Saver};
 use crate::console::Console;
 use crate::fail::Fail;
+use crate::shared::db::{SaveArgs, Saver};
 use crate::units;
 use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::process::PeerCommand;
@@ -28,7 +30,7 @@ pub struct AdviseArgs {
     /// What the processes do: request-reply (round trips), stream (throughput),
     /// notify (a wake-up, the smallest message each mechanism carries), fan-in
     /// (--fan clients, one server), fan-out (one writer, --fan readers).
-    #[arg(long, value_enum, default_value_t = Pattern::RequestReply)]
+    #[arg(long, value_parser = crate::shared::choice::choice::<Pattern>(), default_value_t = Pattern::RequestReply)]
     pub pattern: Pattern,
 
     /// Message or block size (default 512 for round trips, 64k for streams).
@@ -40,7 +42,7 @@ pub struct AdviseArgs {
     pub fan: u32,
 
     /// Which round-trip figure decides.
-    #[arg(long, value_enum, default_value_t = Figure::P99)]
+    #[arg(long, value_parser = crate::shared::choice::choice::<Figure>(), default_value_t = Figure::P99)]
     pub latency: Figure,
 
     /// Rank round trips by how many per second, not by a latency (streams are
@@ -70,8 +72,8 @@ pub struct AdviseArgs {
     /// The two sides are in different namespaces of these kinds (net, ipc, mnt,
     /// uts; root): only mechanisms that cross, measured with the peer in fresh
     /// namespaces (see `ipcperf list --across`).
-    #[arg(long, value_parser = crate::cmd::args::parse_across, value_name = "KIND[,KIND...]")]
-    pub across: Option<crate::cmd::args::AcrossList>,
+    #[arg(long, value_parser = crate::shared::args::parse_across, value_name = "KIND[,KIND...]")]
+    pub across: Option<crate::shared::args::AcrossList>,
 
     /// Only these candidates (comma list; default: every mechanism that fits
     /// the pattern).
@@ -95,7 +97,7 @@ pub struct AdviseArgs {
     pub pattern_file: Option<std::path::PathBuf>,
 
     #[command(flatten)]
-    pub source: crate::cmd::replay::PatternSource,
+    pub source: crate::shared::replay::PatternSource,
 
     #[command(flatten)]
     pub save: SaveArgs,
@@ -135,8 +137,7 @@ pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
         if !all.contains(m) {
             return Err(Fail::usage(format!(
                 "--only {m}: not a candidate for the {} pattern here; candidates: {}",
-                clap::ValueEnum::to_possible_value(&a.pattern)
-                    .map_or_else(String::new, |v| v.get_name().to_string()),
+                a.pattern,
                 all.join(", ")
             )));
         }
@@ -159,12 +160,12 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
     #[derive(Parser)]
     struct Latency {
         #[command(flatten)]
-        a: crate::cmd::latency::LatencyArgs,
+        a: crate::shared::round_trip::LatencyArgs,
     }
     #[derive(Parser)]
     struct Stream {
         #[command(flatten)]
-        a: crate::cmd::run::RunArgs,
+        a: crate::shared::stream::RunArgs,
     }
     let mechs = candidates(a)?;
     let series = if a.quick { "100ms" } else { "300ms" };
@@ -222,8 +223,8 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         let parsed = match a.pattern {
             Pattern::Stream | Pattern::FanOut => {
                 let s = Stream::try_parse_from(&argv).map_err(usage)?;
-                crate::cmd::args::fan_cases(
-                    crate::cmd::run::plan(&s.a)?,
+                crate::shared::args::fan_cases(
+                    crate::shared::stream::plan(&s.a)?,
                     s.a.subscribers.as_ref(),
                     true,
                     (
@@ -235,8 +236,8 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
             }
             _ => {
                 let l = Latency::try_parse_from(&argv).map_err(usage)?;
-                crate::cmd::args::fan_cases(
-                    crate::cmd::latency::plan(&l.a)?,
+                crate::shared::args::fan_cases(
+                    crate::shared::round_trip::plan(&l.a)?,
                     l.a.clients.as_ref(),
                     true,
                     ("--clients", ipcperf_core::workload::fanin::refuse),
@@ -299,7 +300,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         _ => runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console)),
     };
     let answered = std::cell::Cell::new(false);
-    let code = crate::cmd::ending::finish(
+    let code = crate::shared::ending::finish(
         run,
         saver,
         &mut console,

@@ -13,6 +13,7 @@
 //! [`figures`].
 
 pub mod figures;
+pub mod label;
 pub use figures::{CaseFigures, FigureFilter};
 pub mod postgres;
 pub mod schema;

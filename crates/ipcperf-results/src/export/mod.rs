@@ -5,12 +5,14 @@
 //! row per case.
 
 pub mod cells;
-mod csv;
+pub mod csv;
 pub mod explain;
 pub mod latency;
+pub mod list;
 mod markdown;
 pub mod metrics;
 pub mod pairs;
+pub mod pipeline;
 pub mod replay;
 pub mod sync;
 pub mod table;
@@ -20,20 +22,46 @@ use ipcperf_core::record::RunRecord;
 use ipcperf_core::workload::Workload;
 
 /// How a command writes its results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// Human-readable tables (the default).
     Table,
     Json,
     Csv,
     Markdown,
-    /// OpenMetrics text, each sample stamped with the run's start (backfill:
-    /// `promtool tsdb create-blocks-from openmetrics`).
-    #[value(name = "openmetrics")]
     OpenMetrics,
-    /// Prometheus text without timestamps (node_exporter's textfile collector,
-    /// the Pushgateway).
     Prometheus,
+}
+
+impl crate::choice::Choice for Format {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            Format::Table,
+            "table",
+            "Human-readable tables (the default)",
+        ),
+        (Format::Json, "json", ""),
+        (Format::Csv, "csv", ""),
+        (Format::Markdown, "markdown", ""),
+        (
+            Format::OpenMetrics,
+            "openmetrics",
+            "OpenMetrics text, each sample stamped with the run's start (backfill: \
+             `promtool tsdb create-blocks-from openmetrics`)",
+        ),
+        (
+            Format::Prometheus,
+            "prometheus",
+            "Prometheus text without timestamps (node_exporter's textfile collector, the \
+             Pushgateway)",
+        ),
+    ];
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::choice::Choice;
+        f.write_str(self.choice_name().unwrap_or("?"))
+    }
 }
 
 impl Format {

@@ -1,0 +1,40 @@
+//! One way out: how a kept run looks, whichever way it is asked for (`show`,
+//! `export`, `--export-*`). Above the exporters and the measured topology's text.
+
+use ipcperf_core::record::RunRecord;
+
+use crate::export::{pipeline, render_any, render_with, Format};
+
+/// A kept run as every way in shows it (`show`, `export`, `--export-*`, a
+/// command's own `--format`): streams, round trips, sync and replays each in their
+/// tables; a pipeline run as Stover's tables; a measured topology's groups after
+/// the tables. The one place that decides how a run looks.
+pub fn document(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
+    let out = if crate::units::subcommand(&run.command_line) == Some("pipeline") {
+        render_with(run, format, || pipeline::view_of(run))
+    } else {
+        render_any(run, format, rank_size)
+    };
+    match (&run.machine.measured, format) {
+        (Some(m), Format::Table | Format::Markdown) => {
+            let topo =
+                run.machine
+                    .topology
+                    .clone()
+                    .unwrap_or_else(|| ipcperf_core::topology::Topology {
+                        cpus: Vec::new(),
+                        offline: Vec::new(),
+                        not_allowed: Vec::new(),
+                        isolated: Vec::new(),
+                    });
+            let text = crate::measured::text(
+                m,
+                &topo,
+                run.machine.virtualization.is_some(),
+                format == Format::Markdown,
+            );
+            format!("{out}\n{}\n", text.trim_end())
+        }
+        _ => out,
+    }
+}

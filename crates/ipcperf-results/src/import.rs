@@ -1,0 +1,317 @@
+//! A run read back from its JSON (`ipcperf import`): as a stream, each case checked
+//! as soon as it is parsed and handed on, so memory holds one case at a time; values
+//! no run of ipcperf can produce are refused with the field named.
+
+use ipcperf_core::machine::Machine;
+use ipcperf_core::record::{unix_ms, CaseRecord, RunRecord};
+use ipcperf_core::workload::Workload;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+use std::path::Path;
+
+/// The largest file imported: 128 MiB of JSON. With [`MAX_CASES`] this bounds what
+/// `show`, `export`, `plot` and `report` hold of an imported run: measured at the
+/// limits (100,000 stream cases in 88 MB; 10,500 latency cases in 128 MiB), each
+/// peaked below 450 MB. The import itself holds one case at a time (9 MB peak).
+pub const MAX_FILE_BYTES: u64 = 128 << 20;
+
+/// The most cases one imported run may carry.
+pub const MAX_CASES: usize = 100_000;
+
+/// No run started before 2000-01-01.
+pub const EARLIEST_MS: u64 = 946_684_800_000;
+
+/// A clock a day fast is forgiven; more is a bad record.
+pub const FUTURE_SLACK_MS: u64 = 86_400_000;
+
+/// Why a record cannot be kept: the field, and what is wrong with it.
+pub fn bad(field: impl fmt::Display, why: impl fmt::Display) -> String {
+    format!("{field}: {why}")
+}
+
+/// A case as ipcperf could have written it, or the first field that is not.
+pub fn check_case(i: usize, c: &CaseRecord) -> Result<(), String> {
+    let f = |name: &str| format!("cases[{i}].{name}");
+    let max_block = crate::units::MAX_BLOCK as u64;
+    let sized = c.workload != Workload::Sync;
+    if sized && c.block_size == 0 {
+        return Err(bad(f("block_size_bytes"), "0 bytes is not a block size"));
+    }
+    if c.block_size > max_block {
+        return Err(bad(
+            f("block_size_bytes"),
+            format_args!("{} is more than a block may be (1 GiB)", c.block_size),
+        ));
+    }
+    if c.mechanism.is_empty() || c.mechanism.len() > 64 {
+        return Err(bad(f("mechanism"), "empty or longer than 64 characters"));
+    }
+    for (k, v) in [
+        ("median_bytes_per_sec", c.median_bytes_per_sec),
+        ("min_bytes_per_sec", c.min_bytes_per_sec),
+        ("max_bytes_per_sec", c.max_bytes_per_sec),
+        ("median_blocks_per_sec", c.median_blocks_per_sec),
+        ("median_cpu_load", c.median_cpu_load),
+    ] {
+        if let Some(x) = v.filter(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(bad(f(k), format_args!("{x} is not a rate")));
+        }
+    }
+    for (n, s) in c.series.iter().enumerate() {
+        if s.elapsed_ns == 0 && (s.bytes > 0 || s.blocks > 0) {
+            return Err(bad(
+                f(&format!("series[{n}].elapsed_ns")),
+                "0 ns for a series that moved data",
+            ));
+        }
+        if sized && s.blocks.checked_mul(c.block_size).is_none() {
+            return Err(bad(
+                f(&format!("series[{n}].blocks")),
+                format_args!("{} blocks of {} bytes overflow", s.blocks, c.block_size),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The run's own fields, or the first that is not one ipcperf could have written.
+pub fn check_head(r: &RunRecord, now_ms: u64) -> Result<(), String> {
+    let latest = now_ms.saturating_add(FUTURE_SLACK_MS);
+    if r.started_ms < EARLIEST_MS {
+        return Err(bad(
+            "started_ms",
+            format_args!("{} is before 2000", r.started_ms),
+        ));
+    }
+    if r.started_ms > latest {
+        return Err(bad(
+            "started_ms",
+            format_args!("{} is in the future", r.started_ms),
+        ));
+    }
+    if let Some(end) = r.finished_ms {
+        if end < r.started_ms || end > latest {
+            return Err(bad(
+                "finished_ms",
+                format_args!("{end} is before the start or in the future"),
+            ));
+        }
+    }
+    if r.machine.hostname.len() > 255 {
+        return Err(bad("machine.hostname", "longer than 255 characters"));
+    }
+    Ok(())
+}
+
+/// A run record read as a stream: its fields are kept, each case goes to `on_case`.
+pub struct RunSeed<'f, F> {
+    on_case: &'f mut F,
+}
+
+pub struct CasesSeed<'f, F> {
+    on_case: &'f mut F,
+}
+
+impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> DeserializeSeed<'de> for CasesSeed<'_, F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for CasesSeed<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of cases")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut n = 0usize;
+        while let Some(c) = seq.next_element::<CaseRecord>()? {
+            n += 1;
+            if n > MAX_CASES {
+                return Err(de::Error::custom(format!(
+                    "cases: more than {MAX_CASES} in one run"
+                )));
+            }
+            (self.on_case)(c).map_err(de::Error::custom)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> DeserializeSeed<'de> for RunSeed<'_, F> {
+    type Value = RunRecord;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RunRecord, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'_, F> {
+    type Value = RunRecord;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an ipcperf run record (a JSON object)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunRecord, A::Error> {
+        let mut version: Option<String> = None;
+        let mut command_line: Option<Vec<String>> = None;
+        let mut started_ms: Option<u64> = None;
+        let mut finished_ms: Option<Option<u64>> = None;
+        let mut complete: Option<bool> = None;
+        let mut machine: Option<Machine> = None;
+        let mut label: Option<String> = None;
+        let mut cases = false;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "ipcperf_version" => version = Some(map.next_value()?),
+                "command_line" => command_line = Some(map.next_value()?),
+                "started_ms" => started_ms = Some(map.next_value()?),
+                "finished_ms" => finished_ms = Some(map.next_value()?),
+                "complete" => complete = Some(map.next_value()?),
+                "machine" => machine = Some(map.next_value()?),
+                "label" => {
+                    let l: String = map.next_value()?;
+                    label = Some(
+                        crate::store::label::check_label(&l)
+                            .map_err(|e| de::Error::custom(format!("label: {e}")))?,
+                    );
+                }
+                "cases" => {
+                    map.next_value_seed(CasesSeed {
+                        on_case: &mut *self.on_case,
+                    })?;
+                    cases = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let missing = |k: &'static str| de::Error::missing_field(k);
+        if !cases {
+            return Err(missing("cases"));
+        }
+        Ok(RunRecord {
+            ipcperf_version: version.ok_or_else(|| missing("ipcperf_version"))?,
+            label,
+            command_line: command_line.ok_or_else(|| missing("command_line"))?,
+            started_ms: started_ms.ok_or_else(|| missing("started_ms"))?,
+            finished_ms: finished_ms.unwrap_or(None),
+            complete: complete.ok_or_else(|| missing("complete"))?,
+            machine: machine.ok_or_else(|| missing("machine"))?,
+            cases: Vec::new(),
+        })
+    }
+}
+
+/// Read the run in `path` as a stream, handing each checked case to `on_case`;
+/// returns the run's own fields, checked. Errors name the file.
+pub fn read_run(
+    path: &Path,
+    mut on_case: impl FnMut(CaseRecord) -> Result<(), String>,
+) -> Result<RunRecord, String> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX_FILE_BYTES {
+        return Err(format!(
+            "{shown}: {len} bytes is more than a run import takes ({} MiB)",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    let mut n = 0usize;
+    let mut each = |c: CaseRecord| {
+        check_case(n, &c)?;
+        n += 1;
+        on_case(c)
+    };
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    let head = RunSeed { on_case: &mut each }
+        .deserialize(&mut de)
+        .and_then(|r| de.end().map(|()| r))
+        .map_err(|e| format!("{shown}: not an ipcperf run record: {e}"))?;
+    check_head(&head, unix_ms()).map_err(|e| format!("{shown}: {e}"))?;
+    Ok(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn write(dir: &Path, name: &str, v: &serde_json::Value) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p
+    }
+
+    fn sample() -> serde_json::Value {
+        serde_json::to_value(crate::testdata::run()).unwrap()
+    }
+
+    #[test]
+    fn a_run_streams_case_by_case_and_keeps_its_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = sample();
+        let want = v["cases"].as_array().unwrap().len();
+        let p = write(dir.path(), "r.json", &v);
+        let mut got = 0;
+        let head = read_run(&p, |_| {
+            got += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, want);
+        assert!(head.cases.is_empty());
+        assert_eq!(head.started_ms, v["started_ms"].as_u64().unwrap());
+    }
+
+    #[test]
+    fn a_schema_1_run_with_block_size_unsuffixed_still_imports() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = sample();
+        v["schema_version"] = 1.into();
+        let mut want = Vec::new();
+        for c in v["cases"].as_array_mut().unwrap() {
+            let o = c.as_object_mut().unwrap();
+            let b = o.remove("block_size_bytes").unwrap();
+            want.push(b.as_u64().unwrap());
+            o.insert("block_size".into(), b);
+        }
+        let p = write(dir.path(), "old.json", &v);
+        let mut got = Vec::new();
+        read_run(&p, |c| {
+            got.push(c.block_size);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn absurd_values_are_refused_with_the_field_named() {
+        let dir = tempfile::tempdir().unwrap();
+        type Edit = fn(&mut serde_json::Value);
+        let cases: [(&str, Edit); 5] = [
+            ("cases[0].block_size_bytes", |v| {
+                v["cases"][0]["block_size_bytes"] = 0.into()
+            }),
+            ("cases[1].block_size_bytes", |v| {
+                v["cases"][1]["block_size_bytes"] = u64::MAX.into()
+            }),
+            ("started_ms", |v| {
+                v["started_ms"] = 4_102_444_800_000u64.into()
+            }),
+            ("finished_ms", |v| v["finished_ms"] = 1u64.into()),
+            ("cases[0].median_bytes_per_sec", |v| {
+                v["cases"][0]["median_bytes_per_sec"] = (-1.0).into()
+            }),
+        ];
+        for (field, edit) in cases {
+            let mut v = sample();
+            edit(&mut v);
+            let p = write(dir.path(), "bad.json", &v);
+            let e = read_run(&p, |_| Ok(())).unwrap_err();
+            assert!(e.contains(field), "{field}: {e}");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Flags whose values are the results library's named choices.
+
+/// The parser of a flag whose value is one of the results library's named
+/// choices (`--format`, advise's `--pattern`): its names and help become the
+/// flag's possible values, as a `ValueEnum` would make them.
+#[derive(Clone)]
+pub struct ChoiceParser<T>(std::marker::PhantomData<T>);
+
+/// `#[arg(value_parser = choice::<Format>())]`.
+pub fn choice<T>() -> ChoiceParser<T> {
+    ChoiceParser(std::marker::PhantomData)
+}
+
+impl<T> clap::builder::TypedValueParser for ChoiceParser<T>
+where
+    T: crate::choice::Choice + Clone + Send + Sync,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let names = T::CHOICES.iter().map(|(_, n, _)| *n);
+        let name = clap::builder::PossibleValuesParser::new(names).parse_ref(cmd, arg, value)?;
+        // PossibleValuesParser took only a listed name.
+        T::from_name(&name).ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(T::CHOICES.iter().map(|(_, name, help)| {
+            let value = clap::builder::PossibleValue::new(*name);
+            if help.is_empty() {
+                value
+            } else {
+                value.help(*help)
+            }
+        })))
+    }
+}

@@ -1,0 +1,15 @@
+//! What two or more commands share: argument groups and value parsers, the
+//! history's flags and the saver, the ending of a measuring command. A command
+//! module imports these and the results library, never another command module.
+
+pub mod args;
+pub mod choice;
+pub mod db;
+pub mod ending;
+pub mod gen_sink;
+pub mod peer;
+pub mod plan;
+pub mod replay;
+pub mod round_trip;
+pub mod stream;
+pub mod values;

@@ -1,0 +1,198 @@
+//! The parts of a plan every measuring command makes the same way: mechanisms by
+//! name, placements from `--pin`, a series' length.
+
+use ipcperf_core::mechanism::MechanismKind;
+use ipcperf_core::mode::Placement;
+use ipcperf_core::plan::Length;
+use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
+
+use crate::fail::Fail;
+use crate::shared::args::PinArg;
+
+pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
+    let mut v = Vec::new();
+    for n in names {
+        for part in n.split(',').filter(|p| !p.is_empty()) {
+            let k = MechanismKind::from_name(part).ok_or_else(|| {
+                if let Some((_, feature)) = MechanismKind::NOT_BUILT.iter().find(|m| m.0 == part) {
+                    return Fail::usage(format!(
+                        "{part} is not in this build: its library comes with cargo's --features \
+                         {feature} (cargo build --release --features {feature})"
+                    ));
+                }
+                let known: Vec<_> = MechanismKind::INFOS.iter().map(|m| m.name).collect();
+                Fail::usage(format!(
+                    "unknown mechanism '{part}' (known: {})",
+                    known.join(", ")
+                ))
+            })?;
+            if !v.contains(&k) {
+                v.push(k);
+            }
+        }
+    }
+    Ok(v)
+}
+
+pub fn placements(
+    pins: &[PinArg],
+    default_suite: bool,
+    topo: &Topology,
+) -> Result<Vec<Placement>, Fail> {
+    let usable: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
+    let check = |c: usize| {
+        if usable.contains(&c) {
+            Ok(c)
+        } else {
+            Err(Fail::usage(format!(
+                "CPU {c} is not one this process may use (usable: {}; see `ipcperf topology`)",
+                format_cpu_list(&usable)
+            )))
+        }
+    };
+    let pair = |w: usize, r: usize| Placement::pinned(w, r).with_class(topo.classify(w, r));
+    let first = usable.first().copied().unwrap_or(0);
+    let second = usable.get(1).copied();
+    if pins.is_empty() {
+        return Ok(match second {
+            Some(s) if default_suite => vec![pair(first, first), pair(first, s)],
+            None if default_suite => vec![pair(first, first)],
+            _ => vec![Placement::UNPINNED],
+        });
+    }
+    let mut v = Vec::new();
+    let mut absent = Vec::new();
+    for p in pins {
+        let pls = match *p {
+            PinArg::Cpus(w, r) => vec![pair(check(w)?, check(r)?)],
+            PinArg::Same => vec![pair(first, first)],
+            PinArg::Cross => match second {
+                Some(s) => vec![pair(first, s)],
+                None => return Err(Fail::usage(topo_one_cpu(&usable))),
+            },
+            PinArg::None => vec![Placement::UNPINNED],
+            PinArg::Measured(which) => {
+                let m = crate::measured::current(topo)?;
+                match crate::measured::pick(&m, which) {
+                    Some((w, r, ns)) => {
+                        vec![pair(check(w)?, check(r)?).with_measured(Some(ns.round() as u32))]
+                    }
+                    None => return Err(Fail::failure("the measurement holds no pair")),
+                }
+            }
+            PinArg::Class(c) => match topo.representative(c) {
+                Some((w, r)) => vec![pair(w, r)],
+                None => return Err(Fail::usage(topo.absent_reason(c))),
+            },
+            PinArg::All => {
+                let present = topo.classes();
+                absent.extend(
+                    PlacementClass::ALL
+                        .into_iter()
+                        .filter(|c| !present.iter().any(|(k, _)| k == c))
+                        .map(|c| c.name()),
+                );
+                present.into_iter().map(|(_, (w, r))| pair(w, r)).collect()
+            }
+        };
+        for pl in pls {
+            if !v.contains(&pl) {
+                v.push(pl);
+            }
+        }
+    }
+    if !absent.is_empty() {
+        crate::console::note(&format!(
+            "placement classes this machine does not have: {} (see `ipcperf topology`)",
+            absent.join(", ")
+        ));
+    }
+    Ok(v)
+}
+
+fn topo_one_cpu(usable: &[usize]) -> String {
+    format!(
+        "`cross` needs two CPUs, and this process may use one ({})",
+        format_cpu_list(usable)
+    )
+}
+
+/// `--count N` or `--duration D`, else `default_ms` per series.
+pub fn series_length(
+    count: Option<u64>,
+    duration: Option<std::time::Duration>,
+    default_ms: u64,
+) -> Length {
+    match (count, duration) {
+        (Some(n), _) => Length::Count { blocks: n },
+        (None, Some(d)) => Length::Duration {
+            ns: d.as_nanos() as u64,
+        },
+        (None, None) => Length::Duration {
+            ns: default_ms * 1_000_000,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::fixture_topology;
+
+    /// On every recorded machine, `--placements all` runs one pair of exactly the
+    /// classes the machine has, each named; a class it lacks is refused (exit 2)
+    /// with its reason; a CPU outside the process's cpuset is refused.
+    #[test]
+    fn placements_all_on_every_fixture() {
+        for name in [
+            "vm-2cpu",
+            "intel-2s-smt",
+            "epyc-ccx",
+            "offline-cpuset",
+            "qemu-intel16",
+            "qemu-numa16",
+            "qemu-amd16",
+            "qemu-big64",
+        ] {
+            let t = fixture_topology(name);
+            let got: Vec<(Option<&str>, usize, usize)> = placements(&[PinArg::All], false, &t)
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p.class.map(|c| c.name()),
+                        p.writer_cpu.unwrap(),
+                        p.reader_cpu.unwrap(),
+                    )
+                })
+                .collect();
+            let want: Vec<(Option<&str>, usize, usize)> = t
+                .classes()
+                .into_iter()
+                .map(|(c, (w, r))| (Some(c.name()), w, r))
+                .collect();
+            assert_eq!(got, want, "{name}");
+            for c in PlacementClass::ALL {
+                let r = placements(&[PinArg::Class(c)], false, &t);
+                match t.representative(c) {
+                    Some(_) => assert!(r.is_ok(), "{name} {}", c.name()),
+                    None => {
+                        let f = r.unwrap_err();
+                        assert_eq!(f.code, 2);
+                        assert!(f.message.contains(c.name()), "{}", f.message);
+                    }
+                }
+            }
+        }
+        let t = fixture_topology("offline-cpuset");
+        let f = placements(&[PinArg::Cpus(0, 2)], false, &t).unwrap_err();
+        assert_eq!(f.code, 2);
+        assert!(
+            f.message.contains("CPU 2 is not one this process may use"),
+            "{}",
+            f.message
+        );
+        let ok = placements(&[PinArg::Cpus(1, 5)], false, &t).unwrap();
+        assert_eq!(ok[0].label(), "smt-sibling");
+    }
+}

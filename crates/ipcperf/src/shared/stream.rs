@@ -1,0 +1,190 @@
+//! `ipcperf run`'s arguments and the stream cases they plan (advise plans with
+//! them too).
+
+use crate::export::Format;
+use crate::fail::Fail;
+use crate::shared::args::{parse_size_list, MechArgs, ModeArg, SizeList};
+use crate::shared::plan::{parse_mechanisms, placements, series_length};
+use crate::units;
+use clap::Args;
+use ipcperf_core::mechanism::MechanismKind;
+use ipcperf_core::mode::{Mode, Placement};
+use ipcperf_core::plan::CaseSpec;
+use ipcperf_core::topology::PlacementClass;
+
+/// The default suite's mechanisms, block sizes and series length.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Mechanisms to measure (see `ipcperf list`); none means the default suite.
+    #[arg(value_name = "MECHANISM")]
+    pub mechanisms: Vec<String>,
+
+    /// Where the two sides run: single (one thread writes then reads back), threads,
+    /// processes. Repeat or comma-separate for several.
+    #[arg(long, short, value_enum, value_delimiter = ',')]
+    pub mode: Vec<ModeArg>,
+
+    /// Block sizes: a list (64,1k,64k), a power-of-two range (16..1M) or `bradford`
+    /// (his 1 B to 4 KiB sizes). k = 1024.
+    #[arg(long, short, value_parser = parse_size_list)]
+    pub sizes: Option<SizeList>,
+
+    /// Length of each series (2s, 500ms; default 600ms, 40ms in the default suite); the
+    /// block count is calibrated in the warm-up.
+    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Blocks per series, instead of a duration.
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+
+    #[command(flatten)]
+    pub case: crate::shared::args::CaseArgs,
+
+    /// Fan-out: one writer sends every block to each of N readers (a list 1,4 or a
+    /// range 1..8), each over its own descriptor; per-reader rates and the slowest.
+    /// Writer on the placement's first CPU, readers on its second. pipe, fifo,
+    /// unix, tcp, unix-seqpacket, unix-dgram.
+    #[arg(long, value_parser = parse_subscribers, value_name = "N[,N...]", conflicts_with = "pairs")]
+    pub subscribers: Option<crate::shared::args::PairsList>,
+
+    /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
+    #[arg(long)]
+    pub include_setup: bool,
+
+    #[command(flatten)]
+    pub mech: MechArgs,
+
+    /// Start the writer's buffer this many bytes past a page boundary (0..4095;
+    /// default 0, page-aligned like dd's). Copies slow down when source and
+    /// destination are out of line: `memcpy --buffer-offset 16` lays its buffers
+    /// out as `perf bench mem memcpy`'s malloc does.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..4096))]
+    pub buffer_offset: u16,
+
+    /// Block size for the closing ranking (default: 64 KiB if measured, else the largest).
+    #[arg(long, value_parser = units::parse_size)]
+    pub rank_size: Option<usize>,
+
+    /// Output format.
+    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub save: crate::shared::db::SaveArgs,
+}
+
+pub const DEFAULT_MECHANISMS: &[MechanismKind] = &[
+    MechanismKind::Pipe,
+    MechanismKind::Fifo,
+    MechanismKind::Unix,
+    MechanismKind::Tcp,
+    MechanismKind::File,
+    MechanismKind::Null,
+    MechanismKind::Memcpy,
+];
+
+pub const DEFAULT_SIZES: &[usize] = &[64, 4096, 65536, 1 << 20];
+
+const SUITE_SERIES_MS: u64 = 40;
+
+const EXPLICIT_SERIES_MS: u64 = 600;
+
+/// Turn the arguments into the list of cases, in the order they run.
+pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
+    let default_suite = a.mechanisms.is_empty();
+    let mechs = if default_suite {
+        DEFAULT_MECHANISMS.to_vec()
+    } else {
+        parse_mechanisms(&a.mechanisms)?
+    };
+    let modes: Vec<Mode> = if a.mode.is_empty() {
+        vec![Mode::Processes]
+    } else {
+        a.mode
+            .iter()
+            .map(|m| match m {
+                ModeArg::Single => Mode::Single,
+                ModeArg::Threads => Mode::Threads,
+                ModeArg::Processes => Mode::Processes,
+            })
+            .collect()
+    };
+    let sizes = a
+        .sizes
+        .as_ref()
+        .map(|s| s.0.clone())
+        .unwrap_or_else(|| DEFAULT_SIZES.to_vec());
+    let default_ms = if default_suite {
+        SUITE_SERIES_MS
+    } else {
+        EXPLICIT_SERIES_MS
+    };
+    let length = series_length(a.count, a.duration, default_ms);
+    let topo = ipcperf_core::topology::Topology::current();
+    let placements = placements(&a.case.pins(), default_suite, &topo)?;
+    let payload = a.case.payload();
+    if a.mech.zero_copy && a.case.no_touch {
+        return Err(Fail::usage(
+            "--zero-copy with --no-touch would move no byte at all (nothing is copied, \
+             written or read): measure zero-copy with the payload touched or --verify",
+        ));
+    }
+    let mut opts = a.mech.options(&mechs)?;
+    opts.buffer_offset = a.buffer_offset.into();
+    let mut specs: Vec<CaseSpec> = Vec::new();
+    for &m in &mechs {
+        let info = m.info();
+        let mut mech_modes: Vec<Mode> = modes.clone();
+        if info.solo {
+            // A solo mechanism has no reader: it runs once, in one thread.
+            mech_modes = vec![Mode::Single];
+        }
+        for o in a.mech.variants(m, &opts) {
+            for &mode in &mech_modes {
+                for &size in &sizes {
+                    for &pl in &placements {
+                        let pl = if mode == Mode::Single {
+                            // One thread: only the writer's CPU means anything.
+                            Placement {
+                                writer_cpu: pl.writer_cpu,
+                                reader_cpu: pl.writer_cpu,
+                                class: pl.writer_cpu.map(|_| PlacementClass::SameCpu),
+                                measured_ns: None,
+                            }
+                        } else {
+                            pl
+                        };
+                        let spec = CaseSpec {
+                            mechanism: m,
+                            mode,
+                            block_size: size,
+                            placement: pl,
+                            payload,
+                            length,
+                            repeat: a.case.repeat,
+                            include_setup: a.include_setup,
+                            pairs: Vec::new(),
+                            clients: 0,
+                            subscribers: 0,
+                            opts: o.clone(),
+                        };
+                        if !specs.contains(&spec) {
+                            specs.push(spec);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(specs)
+}
+
+/// `--subscribers`: counts from 1 to the most readers one writer feeds.
+fn parse_subscribers(s: &str) -> Result<crate::shared::args::PairsList, String> {
+    crate::shared::args::parse_counts(
+        s,
+        "subscribers",
+        ipcperf_core::runner::fanout::MAX_SUBSCRIBERS,
+    )
+}
