@@ -407,6 +407,12 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     pub command_line: Vec<String>,
+    /// The command that made the run (`run`, `latency`, `matrix`, `sync`,
+    /// `pipeline`, `replay`, `advise`, `topology`): how it is shown. Runs kept
+    /// before it was recorded have it from their command line, once, where they
+    /// are read in (the store's schema 6, `import`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
     /// Milliseconds since the Unix epoch.
     pub started_ms: u64,
     pub finished_ms: Option<u64>,
@@ -416,12 +422,13 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// A run starting now on this machine, with no cases yet.
-    pub fn begin(command_line: Vec<String>) -> RunRecord {
+    /// A run of command `kind` starting now on this machine, with no cases yet.
+    pub fn begin(kind: &str, command_line: Vec<String>) -> RunRecord {
         RunRecord {
             ipcperf_version: env!("CARGO_PKG_VERSION").to_string(),
             label: None,
             command_line,
+            kind: kind.to_string(),
             started_ms: unix_ms(),
             finished_ms: None,
             complete: false,
@@ -429,6 +436,27 @@ impl RunRecord {
             cases: Vec::new(),
         }
     }
+}
+
+impl RunRecord {
+    /// The kind of a run kept before kinds were recorded: the subcommand of its
+    /// command line (its first argument after the program that is not an
+    /// option), else `run`. Read once where such a run comes in.
+    pub fn kind_of_command_line(command_line: &[String]) -> String {
+        command_line
+            .iter()
+            .skip(1)
+            .map(String::as_str)
+            .find(|a| !a.starts_with('-'))
+            .filter(|k| is_kind(k))
+            .unwrap_or("run")
+            .to_string()
+    }
+}
+
+/// Whether `k` can be a run's kind: a command's name (lowercase, at most 16).
+pub fn is_kind(k: &str) -> bool {
+    !k.is_empty() && k.len() <= 16 && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
 }
 
 /// Now, in milliseconds since the Unix epoch.

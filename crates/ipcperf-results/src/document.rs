@@ -10,7 +10,7 @@ use crate::export::{pipeline, render_any, render_with, Format};
 /// tables; a pipeline run as Stover's tables; a measured topology's groups after
 /// the tables. The one place that decides how a run looks.
 pub fn document(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
-    let out = if crate::units::subcommand(&run.command_line) == Some("pipeline") {
+    let out = if run.kind == "pipeline" {
         render_with(run, format, || pipeline::view_of(run))
     } else {
         render_any(run, format, rank_size)

@@ -159,6 +159,7 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
         let mut complete: Option<bool> = None;
         let mut machine: Option<Machine> = None;
         let mut label: Option<String> = None;
+        let mut kind: Option<String> = None;
         let mut cases = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -168,6 +169,16 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
                 "finished_ms" => finished_ms = Some(map.next_value()?),
                 "complete" => complete = Some(map.next_value()?),
                 "machine" => machine = Some(map.next_value()?),
+                "kind" => {
+                    let k: String = map.next_value()?;
+                    if !ipcperf_core::record::is_kind(&k) {
+                        return Err(de::Error::custom(format!(
+                            "kind: '{}' is not a command's name",
+                            k.chars().take(40).collect::<String>()
+                        )));
+                    }
+                    kind = Some(k);
+                }
                 "label" => {
                     let l: String = map.next_value()?;
                     label = Some(
@@ -190,10 +201,14 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
         if !cases {
             return Err(missing("cases"));
         }
+        let command_line = command_line.ok_or_else(|| missing("command_line"))?;
+        // A run exported before kinds were recorded: read from its command line.
+        let kind = kind.unwrap_or_else(|| RunRecord::kind_of_command_line(&command_line));
         Ok(RunRecord {
             ipcperf_version: version.ok_or_else(|| missing("ipcperf_version"))?,
             label,
-            command_line: command_line.ok_or_else(|| missing("command_line"))?,
+            command_line,
+            kind,
             started_ms: started_ms.ok_or_else(|| missing("started_ms"))?,
             finished_ms: finished_ms.unwrap_or(None),
             complete: complete.ok_or_else(|| missing("complete"))?,
@@ -263,6 +278,25 @@ mod tests {
         assert_eq!(got, want);
         assert!(head.cases.is_empty());
         assert_eq!(head.started_ms, v["started_ms"].as_u64().unwrap());
+    }
+
+    /// A run's kind comes with it; one exported before kinds were recorded has
+    /// its command line's; a kind that is no command's name is refused.
+    #[test]
+    fn a_run_keeps_its_kind_and_an_older_one_gets_its_command_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = sample();
+        v["kind"] = "pipeline".into();
+        let p = write(dir.path(), "k.json", &v);
+        assert_eq!(read_run(&p, |_| Ok(())).unwrap().kind, "pipeline");
+        v.as_object_mut().unwrap().remove("kind");
+        v["command_line"] = serde_json::json!(["ipcperf", "-q", "matrix", "shm"]);
+        let p = write(dir.path(), "old.json", &v);
+        assert_eq!(read_run(&p, |_| Ok(())).unwrap().kind, "matrix");
+        v["kind"] = "../../etc".into();
+        let p = write(dir.path(), "bad.json", &v);
+        let e = read_run(&p, |_| Ok(())).unwrap_err();
+        assert!(e.contains("kind"), "{e}");
     }
 
     #[test]

@@ -113,6 +113,7 @@ pub fn run() -> RunRecord {
         ipcperf_version: "0.1.0".into(),
         label: None,
         command_line: vec!["ipcperf".into(), "run".into(), "pipe,unix,tcp".into()],
+        kind: "run".into(),
         started_ms: 1_763_700_000_000,
         finished_ms: Some(1_763_700_060_000),
         complete: true,

@@ -243,17 +243,6 @@ pub fn parse_wakes(s: &str) -> Result<WakeList, String> {
     Ok(WakeList(v))
 }
 
-/// The subcommand of a recorded command line: its first argument after the
-/// program that is not an option (`run`, `latency`, `matrix`, ...).
-pub fn subcommand(command_line: &[String]) -> Option<&str> {
-    command_line
-        .iter()
-        .skip(1)
-        .map(String::as_str)
-        .find(|a| !a.starts_with('-'))
-        .filter(|k| k.len() <= 16 && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
-}
-
 /// Milliseconds since the epoch as `2026-11-21 02:58:22 UTC`.
 pub fn fmt_utc(ms: u64) -> String {
     let ts = i64::try_from(ms)

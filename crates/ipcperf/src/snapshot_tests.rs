@@ -78,6 +78,7 @@ fn snapshot_compare() {
 /// A latency run: two round-trip cases with known samples.
 fn latency_run() -> ipcperf_core::record::RunRecord {
     let mut run = testdata::run();
+    run.kind = "latency".into();
     let template = run.cases[0].clone();
     run.cases.clear();
     for (mech, w, r, base) in [("pipe", 0, 0, 12_000u64), ("shm", 0, 1, 300)] {

@@ -433,13 +433,31 @@ fn runs_are_labelled_found_by_label_and_keep_it_through_export_and_import() {
 fn a_kept_pipeline_run_is_shown_and_drawn_as_stover_had_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db");
-    let first = stdout(&mut cmd(
-        &db,
-        &[
-            "pipeline", "--bytes", "1M", "--chunk", "1k", "--repeat", "2", "-q",
-        ],
-    ));
+    let md = dir.path().join("p.md");
+    let first = stdout(
+        cmd(
+            &db,
+            &[
+                "pipeline", "--bytes", "1M", "--chunk", "1k", "--repeat", "2", "-q",
+            ],
+        )
+        .arg("--export-markdown")
+        .arg(&md),
+    );
     let shown = stdout(&mut cmd(&db, &["show", "last"]));
+    // One way out: show, export and --export-* render the kept run alike, as
+    // the kind kept with it says (not its command line).
+    let show_md = stdout(&mut cmd(&db, &["show", "last", "--format", "markdown"]));
+    let export_md = stdout(&mut cmd(&db, &["export", "last", "--format", "markdown"]));
+    assert!(show_md.contains("Stover's pipelines"), "{show_md}");
+    assert_eq!(show_md, export_md);
+    assert_eq!(show_md, std::fs::read_to_string(&md).unwrap());
+    let json: serde_json::Value = serde_json::from_str(&stdout(&mut cmd(
+        &db,
+        &["export", "last", "--format", "json"],
+    )))
+    .unwrap();
+    assert_eq!(json["kind"], "pipeline");
     for title in [
         "Stover's pipelines: 1 MiB in 1 KiB chunks, 2 rounds",
         "Throughput relative to the slowest",

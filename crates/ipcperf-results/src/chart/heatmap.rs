@@ -95,7 +95,7 @@ pub fn outside_class(
 /// one mechanism, mode and size between pinned pairs of different CPUs). A
 /// `latency` run pinned to a few pairs is not one: it keeps its percentile chart.
 pub fn from_run(run: &RunRecord) -> Option<Matrix> {
-    if crate::units::subcommand(&run.command_line) != Some("matrix") {
+    if run.kind != "matrix" {
         return None;
     }
     let cases: Vec<_> = run
@@ -463,6 +463,7 @@ mod tests {
         }
         run.machine.topology = Some(topo);
         run.command_line = ["ipcperf", "matrix", "shm"].map(String::from).to_vec();
+        run.kind = "matrix".into();
         run
     }
 
@@ -544,6 +545,7 @@ mod tests {
         assert!(from_run(&crate::testdata::run()).is_none());
         let mut latency = run.clone();
         latency.command_line[1] = "latency".into();
+        latency.kind = "latency".into();
         assert!(from_run(&latency).is_none());
     }
 

@@ -252,7 +252,7 @@ impl Chart {
 pub fn charts(run: &RunRecord) -> Vec<Chart> {
     let mut v = Vec::new();
     // A pipeline is one size and six methods: a row each, not six dots at 1 KiB.
-    if crate::units::subcommand(&run.command_line) == Some("pipeline") {
+    if run.kind == "pipeline" {
         v.extend(pipeline_dots(run).map(|c| Chart::Dots("methods", c)));
         return v;
     }

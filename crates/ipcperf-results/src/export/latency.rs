@@ -286,6 +286,7 @@ mod tests {
             ipcperf_version: "t".into(),
             label: None,
             command_line: vec![],
+            kind: "latency".into(),
             started_ms: 0,
             finished_ms: None,
             complete: true,

@@ -69,6 +69,24 @@ impl Format {
     pub fn is_metrics(self) -> bool {
         matches!(self, Format::OpenMetrics | Format::Prometheus)
     }
+
+    /// For what is not a run (`what`: "the run history", "a comparison"): the
+    /// metrics formats refused, in the one wording every command uses.
+    pub fn refuse_metrics(self, what: &str) -> Result<(), crate::fail::Fail> {
+        if self.is_metrics() {
+            Err(self.not_a_run(what))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The refusal itself, for a `match` on the format.
+    pub fn not_a_run(self, what: &str) -> crate::fail::Fail {
+        crate::fail::Fail::usage(format!(
+            "--format {self} is for a run's figures (`ipcperf export ID --format {self}`), not \
+             {what}: use table, json, csv or markdown"
+        ))
+    }
 }
 
 /// Render a run in `format`.
@@ -128,6 +146,9 @@ pub fn write_json(run: &RunRecord, w: impl std::io::Write) -> serde_json::Result
                 st.serialize_field("label", l)?;
             }
             st.serialize_field("command_line", &r.command_line)?;
+            if !r.kind.is_empty() {
+                st.serialize_field("kind", &r.kind)?;
+            }
             st.serialize_field("started_ms", &r.started_ms)?;
             st.serialize_field("finished_ms", &r.finished_ms)?;
             st.serialize_field("complete", &r.complete)?;

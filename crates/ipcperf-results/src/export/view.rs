@@ -311,6 +311,7 @@ mod tests {
             ipcperf_version: "0".into(),
             label: None,
             command_line: vec![],
+            kind: "run".into(),
             started_ms: 0,
             finished_ms: None,
             complete: true,

@@ -130,7 +130,11 @@ pub fn what(id: &str, run: &RunRecord) -> String {
             mechs.push(&c.mechanism);
         }
     }
-    let kind = crate::units::subcommand(&run.command_line).unwrap_or("run");
+    let kind = if run.kind.is_empty() {
+        "run"
+    } else {
+        run.kind.as_str()
+    };
     format!(
         "Run {id}{}: `ipcperf {kind}` of {} — {} case{} on {} (Linux {}, {} CPUs), {}{}.",
         run.label

@@ -111,14 +111,6 @@ pub struct RunSummary {
     pub label: Option<String>,
 }
 
-/// The subcommand in a stored command line (a JSON array).
-fn kind_of(command_line: &str) -> String {
-    serde_json::from_str::<Vec<String>>(command_line)
-        .ok()
-        .and_then(|v| crate::units::subcommand(&v).map(str::to_string))
-        .unwrap_or_else(|| "?".into())
-}
-
 /// A run history on one connection.
 pub struct Store {
     pub(crate) conn: Box<dyn Conn>,
@@ -310,8 +302,8 @@ impl Store {
         let id = self.tx(|c| {
             let rows = c.query(
                 "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, \
-                 command_line, hostname, kernel, machine, label, cpu_model) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+                 command_line, hostname, kernel, machine, label, cpu_model, kind) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
                 &[
                     Val::Int(Some(to_i64(run.started_ms))),
                     Val::Int(run.finished_ms.map(to_i64)),
@@ -323,6 +315,11 @@ impl Store {
                     Val::Text(Some(machine)),
                     Val::Text(run.label.clone()),
                     Val::Text(Some(run.machine.cpu_model.clone())),
+                    Val::Text(Some(if run.kind.is_empty() {
+                        RunRecord::kind_of_command_line(&run.command_line)
+                    } else {
+                        run.kind.clone()
+                    })),
                 ],
                 &[Kind::Int],
             )?;
@@ -438,7 +435,7 @@ impl Store {
     /// Every run, oldest first.
     pub fn list_runs(&mut self) -> Result<Vec<RunSummary>> {
         let runs = self.conn.query(
-            "SELECT id, started_ms, finished_ms, complete, hostname, kernel, command_line, \
+            "SELECT id, started_ms, finished_ms, complete, hostname, kernel, kind, \
              label FROM runs ORDER BY id",
             &[],
             &[
@@ -466,7 +463,7 @@ impl Store {
                     mechs.iter().filter(|m| m[0].int() == Some(id)).collect();
                 RunSummary {
                     id,
-                    kind: kind_of(r[6].text().unwrap_or("")),
+                    kind: r[6].text().unwrap_or("?").to_string(),
                     started_ms: r[1].int().unwrap_or(0) as u64,
                     finished_ms: r[2].int().map(|v| v as u64),
                     complete: r[3].int() == Some(1),
@@ -487,12 +484,13 @@ impl Store {
     pub fn load_run(&mut self, id: i64) -> Result<Option<RunRecord>> {
         let rows = self.conn.query(
             "SELECT started_ms, finished_ms, complete, ipcperf_version, command_line, machine, \
-             label FROM runs WHERE id = $1",
+             label, kind FROM runs WHERE id = $1",
             &[Val::Int(Some(id))],
             &[
                 Kind::Int,
                 Kind::Int,
                 Kind::Int,
+                Kind::Text,
                 Kind::Text,
                 Kind::Text,
                 Kind::Text,
@@ -517,6 +515,10 @@ impl Store {
         Ok(Some(RunRecord {
             ipcperf_version: r[3].text().unwrap_or("").to_string(),
             label: r[6].text().map(str::to_string),
+            kind: r[7].text().map_or_else(
+                || RunRecord::kind_of_command_line(&command_line),
+                str::to_string,
+            ),
             command_line,
             started_ms: r[0].int().unwrap_or(0) as u64,
             finished_ms: r[1].int().map(|v| v as u64),

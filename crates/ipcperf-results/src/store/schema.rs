@@ -5,7 +5,7 @@
 //! version once it holds the lock, so two processes opening the store at once
 //! apply each migration exactly once. Never edit a released migration: add one.
 
-use ipcperf_core::record::CaseRecord;
+use ipcperf_core::record::{CaseRecord, RunRecord};
 
 use super::{tx, unjson, Conn, Dialect, Kind, Result, StoreError, Val};
 
@@ -163,6 +163,31 @@ fn v5_backfill(c: &mut dyn Conn) -> Result<()> {
     Ok(())
 }
 
+/// Version 6: each run's kind (the command that made it), how it is shown.
+fn v6(_: Dialect) -> String {
+    "ALTER TABLE runs ADD COLUMN kind TEXT;".to_string()
+}
+
+/// Runs kept before version 6 have their kind from their command line, once.
+fn v6_backfill(c: &mut dyn Conn) -> Result<()> {
+    let rows = c.query(
+        "SELECT id, command_line FROM runs",
+        &[],
+        &[Kind::Int, Kind::Text],
+    )?;
+    for r in rows {
+        let line: Vec<String> = unjson(r[1].text().unwrap_or("[]"), "command line")?;
+        c.exec(
+            "UPDATE runs SET kind = $1 WHERE id = $2",
+            &[
+                Val::Text(Some(RunRecord::kind_of_command_line(&line))),
+                Val::Int(r[0].int()),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 /// The figures of case (`run_id`, `seq`), if the fleet has any to compare
 /// (none for a failed case or a many-pairs one).
 pub fn insert_figures(c: &mut dyn Conn, run_id: i64, seq: i64, case: &CaseRecord) -> Result<()> {
@@ -232,6 +257,12 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "hosts are scheduler nodes",
         ddl: v5,
         backfill: Some(v5_backfill),
+    },
+    Migration {
+        version: 6,
+        what: "run kinds",
+        ddl: v6,
+        backfill: Some(v6_backfill),
     },
 ];
 

@@ -459,3 +459,41 @@ fn hosts_are_scheduler_nodes() {
         assert_eq!(back.machine.host(), "node-7");
     });
 }
+
+/// A run is shown by the kind of command that made it, kept with it: runs kept
+/// before kinds were recorded get theirs from their command line once, when
+/// the schema comes up to version 6; a new run keeps the kind it was made with
+/// whatever its command line says.
+#[test]
+fn runs_keep_their_kind() {
+    both("run_kinds", |db| {
+        let mut c = db.conn();
+        schema::migrate(c.as_mut(), 5).unwrap();
+        for line in [
+            r#"["ipcperf","-q","pipeline","--bytes","1M"]"#,
+            r#"["ipcperf","matrix","shm"]"#,
+            r#"[]"#,
+        ] {
+            c.exec(
+                "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, \
+                 command_line, hostname, kernel, machine) VALUES (1, 2, 1, 'x', $1, 'h', 'k', $2)",
+                &[
+                    Val::Text(Some(line.into())),
+                    Val::Text(Some(serde_json::to_string(&testdata::machine()).unwrap())),
+                ],
+            )
+            .unwrap();
+        }
+        drop(c);
+        let mut s = db.store();
+        let mut fresh = testdata::run();
+        fresh.kind = "replay".into();
+        s.insert_run(&fresh).unwrap();
+        let kinds: Vec<String> = s.list_runs().unwrap().into_iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, ["pipeline", "matrix", "run", "replay"]);
+        let ids: Vec<i64> = s.list_runs().unwrap().into_iter().map(|r| r.id).collect();
+        assert_eq!(s.load_run(ids[0]).unwrap().unwrap().kind, "pipeline");
+        // testdata's command line says `run`; the record says replay.
+        assert_eq!(s.load_run(ids[3]).unwrap().unwrap().kind, "replay");
+    });
+}

@@ -55,16 +55,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .map_err(|e| Fail::failure(format!("cannot write JSON: {e}")))?;
             ipcperf_results::outln!("{text}");
         }
-        Format::OpenMetrics | Format::Prometheus => {
-            return Err(Fail::usage(format!(
-                "--format {} is for runs' figures, not a comparison: use json, csv or markdown",
-                if a.format == Format::OpenMetrics {
-                    "openmetrics"
-                } else {
-                    "prometheus"
-                }
-            )))
-        }
+        Format::OpenMetrics | Format::Prometheus => return Err(a.format.not_a_run("a comparison")),
         Format::Csv => {
             let mut w = crate::export::csv::CsvOut::default();
             let fields = [

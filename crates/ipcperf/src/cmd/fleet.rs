@@ -60,12 +60,7 @@ pub enum By {
 const PAGE_TRENDS: usize = 6;
 
 pub fn run(a: FleetArgs) -> Result<i32, Fail> {
-    if a.format.is_metrics() {
-        return Err(Fail::usage(
-            "--format openmetrics and prometheus are for one run's figures: use table, json, csv \
-             or markdown",
-        ));
-    }
+    a.format.refuse_metrics("a fleet")?;
     if let Some(o) = &a.output {
         crate::fail::check_writable(o)?;
     }

@@ -34,12 +34,7 @@ fn status(r: &RunSummary) -> String {
 }
 
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
-    if a.format.is_metrics() {
-        return Err(Fail::usage(
-            "--format openmetrics and prometheus are for a run's figures (ipcperf export ID): \
-             the history lists runs; use json, csv or markdown",
-        ));
-    }
+    a.format.refuse_metrics("the run history")?;
     let mut store = a.db.open_read()?;
     let mut runs = store
         .list_runs()

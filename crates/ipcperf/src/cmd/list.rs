@@ -114,14 +114,7 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
             ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
         Format::OpenMetrics | Format::Prometheus => {
-            return Err(Fail::usage(format!(
-            "--format {} is for runs' figures, not the mechanism list: use json, csv or markdown",
-            if a.format == Format::OpenMetrics {
-                "openmetrics"
-            } else {
-                "prometheus"
-            }
-        )))
+            return Err(a.format.not_a_run("the mechanism list"))
         }
         Format::Csv => {
             ipcperf_results::outln!("name,modes,named_objects,built_on,summary");

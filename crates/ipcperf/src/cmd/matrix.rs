@@ -157,7 +157,7 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     let topo = Topology::current();
     let specs = plan(&a, &topo)?;
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("matrix", std::env::args().collect());
     let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);

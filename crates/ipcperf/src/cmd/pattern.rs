@@ -50,12 +50,7 @@ pub struct PatternArgs {
 }
 
 pub fn run(a: PatternArgs) -> Result<i32, Fail> {
-    if a.format.is_metrics() {
-        return Err(Fail::usage(
-            "--format openmetrics and prometheus are for a run's figures: use table, json, csv \
-             or markdown",
-        ));
-    }
+    a.format.refuse_metrics("a traffic pattern")?;
     let (p, name) = match (&a.trace, &a.sizes, &a.gaps) {
         (_, Some(s), Some(g)) => (
             pattern::generate(s, g, a.for_.as_secs_f64(), 1),

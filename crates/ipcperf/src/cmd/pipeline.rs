@@ -371,7 +371,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
         a.chunk,
         set.seed,
     );
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("pipeline", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     let mut records: Vec<CaseRecord> = methods.iter().map(|m| set.record(m)).collect();
     let progress = std::io::stderr().is_terminal();

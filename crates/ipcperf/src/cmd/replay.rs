@@ -43,7 +43,7 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     let env = ipcperf_core::plan::RunEnv::new(
         ipcperf_core::kind::PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?,
     );
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("replay", std::env::args().collect());
     let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());

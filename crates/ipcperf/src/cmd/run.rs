@@ -26,7 +26,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = a.case.run_env(&mut specs)?;
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("run", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);

@@ -168,7 +168,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
 
 pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let specs = plan(&a)?;
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("sync", std::env::args().collect());
     let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);

@@ -107,16 +107,7 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
             });
             ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
-        Format::OpenMetrics | Format::Prometheus => {
-            return Err(Fail::usage(format!(
-                "--format {} is for runs' figures, not a topology: use json, csv or markdown",
-                if a.format == Format::OpenMetrics {
-                    "openmetrics"
-                } else {
-                    "prometheus"
-                }
-            )))
-        }
+        Format::OpenMetrics | Format::Prometheus => return Err(a.format.not_a_run("a topology")),
         Format::Csv => {
             ipcperf_results::outln!("cpu,package,die,core,node,smt_siblings,l2,l3");
             for p in &t.cpus {
@@ -196,12 +187,7 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
 
 /// `topology --measure`: every pair measured, shown, drawn and saved.
 fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
-    if a.format.is_metrics() {
-        return Err(Fail::usage(
-            "--format openmetrics and prometheus are for runs' figures: use table, json, csv \
-             or markdown",
-        ));
-    }
+    a.format.refuse_metrics("a topology")?;
     if let Some(p) = &a.heatmap {
         crate::shared::values::heatmap_is_svg(p)?;
         crate::fail::check_writable(p)?;
@@ -217,7 +203,7 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
             format_cpu_list(&usable)
         )));
     }
-    let mut run = ipcperf_core::record::RunRecord::begin(std::env::args().collect());
+    let mut run = ipcperf_core::record::RunRecord::begin("topology", std::env::args().collect());
     crate::console::machine_warnings(&run.machine);
     let m = crate::measured::measure(t, a.only.as_ref().map(|l| l.0.as_slice()))?;
     let in_vm = run.machine.virtualization.is_some();

@@ -82,12 +82,7 @@ fn this_host() -> String {
 }
 
 pub fn run(a: TrendArgs) -> Result<i32, Fail> {
-    if a.format.is_metrics() {
-        return Err(Fail::usage(
-            "--format openmetrics and prometheus are for one run's figures: use table, json, csv \
-             or markdown",
-        ));
-    }
+    a.format.refuse_metrics("a trend")?;
     let svg = match &a.output {
         Some(p) => {
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");

@@ -289,7 +289,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         (specs.len() as u64 * per_case_ms).div_ceil(1000)
     ));
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("advise", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
@@ -321,7 +321,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
 /// and ipcperf version, ranked without measuring.
 fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fail> {
     use ipcperf_core::record::CaseRecord;
-    let here = RunRecord::begin(Vec::new());
+    let here = RunRecord::begin("advise", Vec::new());
     let mut store = a.save.db.open_read()?;
     let runs = store
         .list_runs()

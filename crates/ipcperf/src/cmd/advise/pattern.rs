@@ -100,7 +100,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         messages: a.messages,
     };
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
-    let mut run = RunRecord::begin(std::env::args().collect());
+    let mut run = RunRecord::begin("advise", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
