@@ -95,24 +95,17 @@ pub fn check(case: Case, env: &RunEnv, dir: &Path) -> Result<(), String> {
     for size in sizes {
         let count = 37u64;
         let spec = CaseSpec {
-            mechanism: case.kind,
-            mode: case.mode,
-            block_size: size,
-            placement: Placement::UNPINNED,
             payload: match case.workload {
                 Workload::RoundTrip => Payload::Verify,
                 _ => stream_payload(case.kind).unwrap_or(Payload::NoTouch),
             },
             length: Length::Count { blocks: count },
             repeat: 2,
-            include_setup: false,
-            pairs: Vec::new(),
-            clients: 0,
-            subscribers: 0,
             opts: MechOptions {
                 dir: Some(dir.to_path_buf()),
                 ..MechOptions::default()
             },
+            ..CaseSpec::new(case.kind, case.mode, size, Placement::UNPINNED)
         };
         let rec = match case.workload {
             Workload::RoundTrip => run_latency_case(&spec, env, &mut Quiet),

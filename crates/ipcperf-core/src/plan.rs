@@ -114,6 +114,32 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl CaseSpec {
+    /// A case of `mechanism` in `mode` with blocks of `block_size` bytes at
+    /// `placement`: the payload touched, one series of one block, one pair, the
+    /// mechanism's default options. Every case is built from here, with what
+    /// differs set beside it: `CaseSpec { repeat: 5, ..CaseSpec::new(..) }`.
+    pub fn new(
+        mechanism: MechanismKind,
+        mode: Mode,
+        block_size: usize,
+        placement: Placement,
+    ) -> CaseSpec {
+        CaseSpec {
+            mechanism,
+            mode,
+            block_size,
+            placement,
+            payload: Payload::Touch,
+            length: Length::Count { blocks: 1 },
+            repeat: 1,
+            include_setup: false,
+            pairs: Vec::new(),
+            clients: 0,
+            subscribers: 0,
+            opts: MechOptions::default(),
+        }
+    }
+
     /// How the case is placed, as records and progress lines name it: the
     /// placement's label, or for many pairs their count and how they sit, or for
     /// fan-in the clients and their one server.

@@ -1,5 +1,7 @@
 //! One way out: how a kept run looks, whichever way it is asked for (`show`,
-//! `export`, `--export-*`). Above the exporters and the measured topology's text.
+//! `export`, `--export-*`, and the measuring command's own `--format` at its
+//! end). Above the exporters, the matrix's table and the measured topology's
+//! text.
 
 use ipcperf_core::record::RunRecord;
 
@@ -10,7 +12,12 @@ use crate::export::{pipeline, render_any, render_with, Format};
 /// tables; a pipeline run as Stover's tables; a measured topology's groups after
 /// the tables. The one place that decides how a run looks.
 pub fn document(run: &RunRecord, format: Format, rank_size: Option<usize>) -> String {
-    let out = if run.kind == "pipeline" {
+    let matrix = (run.kind == "matrix" && format == Format::Table)
+        .then(|| crate::chart::heatmap::from_run(run))
+        .flatten();
+    let out = if let Some(m) = matrix {
+        crate::chart::matrix_table::render_table(run, &m)
+    } else if run.kind == "pipeline" {
         render_with(run, format, || pipeline::view_of(run))
     } else {
         render_any(run, format, rank_size)

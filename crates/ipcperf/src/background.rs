@@ -172,26 +172,16 @@ pub fn apply(
 mod tests {
     use super::*;
     use crate::testdata::fixture_topology;
-    use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+    use ipcperf_core::mechanism::MechanismKind;
     use ipcperf_core::mode::{Mode, Placement};
-    use ipcperf_core::payload::Payload;
-    use ipcperf_core::plan::Length;
 
     fn pinned(w: usize, r: usize) -> CaseSpec {
-        CaseSpec {
-            mechanism: MechanismKind::Pipe,
-            mode: Mode::Processes,
-            block_size: 4096,
-            placement: Placement::pinned(w, r),
-            payload: Payload::Touch,
-            length: Length::Count { blocks: 1 },
-            repeat: 1,
-            include_setup: false,
-            pairs: Vec::new(),
-            clients: 0,
-            subscribers: 0,
-            opts: MechOptions::default(),
-        }
+        CaseSpec::new(
+            MechanismKind::Pipe,
+            Mode::Processes,
+            4096,
+            Placement::pinned(w, r),
+        )
     }
 
     /// Hogs go to cores the sides leave whole (an emulated 64-CPU server put the

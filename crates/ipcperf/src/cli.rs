@@ -50,7 +50,7 @@ pub enum Command {
     /// Mechanisms, the modes they run in, and this system's limits.
     List(cmd::list::ListArgs),
     /// Measure the round trip between every pair of CPUs (core to core): a
-    /// table of p50 (p99), a heatmap with --heatmap, saved like every run.
+    /// table of p50 (p99), a heatmap with -o FILE, saved like every run.
     Matrix(Box<cmd::matrix::MatrixArgs>),
     /// Show where the CPUs sit: packages, NUMA nodes, cores, SMT siblings, cache
     /// domains, and the placement classes `--pin` can name.
@@ -143,4 +143,116 @@ pub fn tree(cmd: &clap::Command) -> serde_json::Value {
             "args": args(s),
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every flag and argument of every command says what it is, on itself (an
+    /// empty entry in `--help` is a flag nobody can learn; one flag's help once
+    /// sat on its neighbour).
+    #[test]
+    fn no_help_entry_is_empty() {
+        fn walk(cmd: &clap::Command, path: &str, empty: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if a.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                let help = a
+                    .get_help()
+                    .or(a.get_long_help())
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if help.trim().is_empty() {
+                    empty.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_name() == "help" {
+                    continue;
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), empty);
+            }
+        }
+        let cmd = super::Cli::command();
+        let mut empty = Vec::new();
+        walk(&cmd, "ipcperf", &mut empty);
+        assert!(cmd.get_subcommands().count() > 20);
+        assert!(empty.is_empty(), "flags without help: {empty:#?}");
+    }
+
+    /// Renamed flags keep their old spelling for a release, out of `--help`.
+    #[test]
+    fn old_spellings_still_parse_and_are_not_shown() {
+        use clap::Parser;
+        for (old, new) in [
+            (
+                &[
+                    "ipcperf",
+                    "pattern",
+                    "--sizes",
+                    "fixed:64",
+                    "--gaps",
+                    "fixed:1ms",
+                ][..],
+                &[
+                    "ipcperf",
+                    "pattern",
+                    "--size-dist",
+                    "fixed:64",
+                    "--gaps",
+                    "fixed:1k",
+                ][..],
+            ),
+            (
+                &["ipcperf", "advise", "--pattern", "stream"],
+                &["ipcperf", "advise", "--traffic", "stream"],
+            ),
+            (
+                &["ipcperf", "matrix", "pipe", "--heatmap", "m.png"],
+                &["ipcperf", "matrix", "pipe", "-o", "m.png"],
+            ),
+            (
+                &["ipcperf", "topology", "--measure", "--heatmap", "t.svg"],
+                &["ipcperf", "topology", "--measure", "--output", "t.svg"],
+            ),
+            (
+                &[
+                    "ipcperf", "replay", "--sizes", "fixed:1", "--gaps", "fixed:1k", "pipe",
+                ],
+                &[
+                    "ipcperf",
+                    "replay",
+                    "--size-dist",
+                    "fixed:1",
+                    "--gaps",
+                    "fixed:1k",
+                    "pipe",
+                ],
+            ),
+        ] {
+            let o = super::Cli::try_parse_from(old).map(|c| format!("{:?}", c.command));
+            let n = super::Cli::try_parse_from(new).map(|c| format!("{:?}", c.command));
+            assert!(o.is_ok(), "{old:?}: {o:?}");
+            assert_eq!(o.unwrap(), n.unwrap(), "{old:?}");
+        }
+        let mut cmd = super::Cli::command();
+        for (sub, old) in [
+            ("pattern", "--sizes <"),
+            ("replay", "--sizes <"),
+            ("advise", "--sizes <"),
+            ("advise", "--pattern <"),
+            ("matrix", "--heatmap <"),
+            ("topology", "--heatmap <"),
+        ] {
+            let help = cmd
+                .find_subcommand_mut(sub)
+                .unwrap()
+                .render_long_help()
+                .to_string();
+            assert!(!help.contains(old), "{sub} --help shows {old}");
+        }
+    }
 }

@@ -118,8 +118,8 @@ mod tests {
             "ipcperf matrix pipe",
             "ipcperf sync posix-sem",
             "ipcperf replay t.strace posix-mq",
-            "ipcperf advise --pattern request-reply",
-            "ipcperf advise --sizes fixed:64 --gaps fixed:1k",
+            "ipcperf advise --traffic request-reply",
+            "ipcperf advise --size-dist fixed:64 --gaps fixed:1k",
             "ipcperf serve --no-token",
             "ipcperf topology --measure",
         ] {

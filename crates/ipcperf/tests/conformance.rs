@@ -41,21 +41,20 @@ fn every_mechanism_conforms(mode: Mode) {
 fn include_setup_processes() {
     let dir = tempfile::tempdir().unwrap();
     let spec = CaseSpec {
-        mechanism: MechanismKind::Unix,
-        mode: Mode::Processes,
-        block_size: 1024,
-        placement: Placement::UNPINNED,
         payload: Payload::Verify,
         length: Length::Count { blocks: 100 },
         repeat: 3,
         include_setup: true,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
         opts: MechOptions {
             dir: Some(dir.path().to_path_buf()),
             ..MechOptions::default()
         },
+        ..CaseSpec::new(
+            MechanismKind::Unix,
+            Mode::Processes,
+            1024,
+            Placement::UNPINNED,
+        )
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
     assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
@@ -67,18 +66,13 @@ fn include_setup_processes() {
 #[test]
 fn pinned_placement_is_recorded() {
     let spec = CaseSpec {
-        mechanism: MechanismKind::Pipe,
-        mode: Mode::Processes,
-        block_size: 4096,
-        placement: Placement::pinned(0, 0),
-        payload: Payload::Touch,
         length: Length::Count { blocks: 100 },
-        repeat: 1,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
-        opts: MechOptions::default(),
+        ..CaseSpec::new(
+            MechanismKind::Pipe,
+            Mode::Processes,
+            4096,
+            Placement::pinned(0, 0),
+        )
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
     assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
@@ -91,17 +85,8 @@ fn pinned_placement_is_recorded() {
 #[test]
 fn tcp_nonblocking_nodelay_buffers() {
     let spec = CaseSpec {
-        mechanism: MechanismKind::Tcp,
-        mode: Mode::Threads,
-        block_size: 100_000,
-        placement: Placement::UNPINNED,
         payload: Payload::Verify,
         length: Length::Count { blocks: 50 },
-        repeat: 1,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
         opts: MechOptions {
             nonblocking: true,
             nodelay: true,
@@ -109,6 +94,12 @@ fn tcp_nonblocking_nodelay_buffers() {
             rcvbuf: Some(1 << 20),
             ..MechOptions::default()
         },
+        ..CaseSpec::new(
+            MechanismKind::Tcp,
+            Mode::Threads,
+            100_000,
+            Placement::UNPINNED,
+        )
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
     assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
@@ -120,18 +111,13 @@ fn tcp_nonblocking_nodelay_buffers() {
 #[test]
 fn single_mode_refuses_oversized_block_with_capacity() {
     let spec = CaseSpec {
-        mechanism: MechanismKind::Pipe,
-        mode: Mode::Single,
-        block_size: 1 << 20,
-        placement: Placement::UNPINNED,
-        payload: Payload::Touch,
         length: Length::Count { blocks: 10 },
-        repeat: 1,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
-        opts: MechOptions::default(),
+        ..CaseSpec::new(
+            MechanismKind::Pipe,
+            Mode::Single,
+            1 << 20,
+            Placement::UNPINNED,
+        )
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
     assert_eq!(rec.status, CaseStatus::Refused);
@@ -144,21 +130,18 @@ fn single_mode_refuses_oversized_block_with_capacity() {
 #[test]
 fn pipe_size_raises_capacity() {
     let spec = CaseSpec {
-        mechanism: MechanismKind::Pipe,
-        mode: Mode::Single,
-        block_size: 256 * 1024,
-        placement: Placement::UNPINNED,
         payload: Payload::Verify,
         length: Length::Count { blocks: 10 },
-        repeat: 1,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
         opts: MechOptions {
             pipe_size: Some(1 << 20),
             ..MechOptions::default()
         },
+        ..CaseSpec::new(
+            MechanismKind::Pipe,
+            Mode::Single,
+            256 * 1024,
+            Placement::UNPINNED,
+        )
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
     assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);

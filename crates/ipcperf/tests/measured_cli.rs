@@ -171,7 +171,7 @@ fn bad_input_is_one_line_and_nothing_is_measured() {
         ),
         (
             vec!["topology", "--measure", "--format", "prometheus"],
-            "openmetrics",
+            "a run's figures",
         ),
         (vec!["topology", "--heatmap", "x.png"], "--measure"),
         (

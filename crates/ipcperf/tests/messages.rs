@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::observer::Quiet;
@@ -30,18 +30,9 @@ fn env() -> RunEnv {
 
 fn spec(m: MechanismKind, mode: Mode, block: usize, n: u64) -> CaseSpec {
     CaseSpec {
-        mechanism: m,
-        mode,
-        block_size: block,
-        placement: Placement::UNPINNED,
         payload: Payload::Verify,
         length: Length::Count { blocks: n },
-        repeat: 1,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
-        opts: MechOptions::default(),
+        ..CaseSpec::new(m, mode, block, Placement::UNPINNED)
     }
 }
 

@@ -456,3 +456,41 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
         assert!(!db.exists(), "{a:?} saved a run");
     }
 }
+
+/// A replay reads its trace once: its conversations, the messages of the one it
+/// replays and the hash it records all come from one pass (strace counts the
+/// opens of the trace file).
+#[test]
+fn a_replay_opens_its_trace_once() {
+    if !common::have("strace") {
+        eprintln!("skipped: needs strace (apt-get install strace; .ci/run does)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("two-way.csv");
+    std::fs::write(&t, "0,>,100\n1000000,<,300\n2000000,>,100\n3000000,<,300\n").unwrap();
+    let log = dir.path().join("strace.txt");
+    let st = Command::new("strace")
+        .args(["-f", "-e", "trace=open,openat", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["replay"])
+        .arg(&t)
+        .args(["pipe", "-r", "1", "--no-save", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    let sha = r["cases"][0]["replay"]["sha256"].as_str().unwrap_or("");
+    assert_eq!(sha.len(), 64, "{r}");
+    let opens = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("two-way.csv") && !l.contains("execve"))
+        .count();
+    assert_eq!(opens, 1, "{}", std::fs::read_to_string(&log).unwrap());
+}

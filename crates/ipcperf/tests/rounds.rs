@@ -33,21 +33,14 @@ impl Observer for Events {
 
 fn spec(m: MechanismKind, block: usize, dir: &std::path::Path) -> CaseSpec {
     CaseSpec {
-        mechanism: m,
-        mode: Mode::Processes,
-        block_size: block,
-        placement: Placement::UNPINNED,
         payload: Payload::Verify,
         length: Length::Duration { ns: 20_000_000 },
         repeat: 4,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
         opts: MechOptions {
             dir: Some(dir.to_path_buf()),
             ..MechOptions::default()
         },
+        ..CaseSpec::new(m, Mode::Processes, block, Placement::UNPINNED)
     }
 }
 

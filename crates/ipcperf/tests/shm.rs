@@ -26,17 +26,9 @@ fn env() -> RunEnv {
 
 fn spec(wake: Wake, named: bool, mode: Mode, block: usize, n: u64) -> CaseSpec {
     CaseSpec {
-        mechanism: MechanismKind::Shm,
-        mode,
-        block_size: block,
-        placement: Placement::UNPINNED,
         payload: Payload::Verify,
         length: Length::Count { blocks: n },
         repeat: 2,
-        include_setup: false,
-        pairs: Vec::new(),
-        clients: 0,
-        subscribers: 0,
         opts: MechOptions {
             shm_wake: Some(wake),
             shm_named: named,
@@ -44,6 +36,7 @@ fn spec(wake: Wake, named: bool, mode: Mode, block: usize, n: u64) -> CaseSpec {
             shm_capacity: Some(16 * 1024),
             ..MechOptions::default()
         },
+        ..CaseSpec::new(MechanismKind::Shm, mode, block, Placement::UNPINNED)
     }
 }
 

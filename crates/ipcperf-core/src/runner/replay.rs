@@ -199,25 +199,15 @@ mod tests {
     use crate::mechanism::{MechOptions, MechanismKind};
     use crate::mode::Mode;
     use crate::payload::Payload;
-    use crate::plan::Length;
 
     fn spec(m: MechanismKind, mode: Mode, script: &Script) -> CaseSpec {
         CaseSpec {
-            mechanism: m,
-            mode,
-            block_size: script.largest(),
-            placement: crate::kind::Placement::UNPINNED,
             payload: Payload::Verify,
-            length: Length::Count { blocks: 1 },
-            repeat: 1,
-            include_setup: false,
-            pairs: Vec::new(),
-            clients: 0,
-            subscribers: 0,
             opts: MechOptions {
                 shm_messages: true,
                 ..MechOptions::default()
             },
+            ..CaseSpec::new(m, mode, script.largest(), crate::kind::Placement::UNPINNED)
         }
     }
 

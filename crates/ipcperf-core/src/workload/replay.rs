@@ -99,6 +99,24 @@ impl Step {
     }
 }
 
+/// The speeds a replay takes (`--speed`): from a thousandth to a million times
+/// as fast as recorded.
+pub const SPEEDS: std::ops::RangeInclusive<f64> = 0.001..=1e6;
+
+/// `speed` if a replay can go at it: the one check of a speed, for the command
+/// line and the script alike.
+pub fn check_speed(speed: f64) -> std::result::Result<f64, String> {
+    if speed.is_finite() && SPEEDS.contains(&speed) {
+        Ok(speed)
+    } else {
+        Err(format!(
+            "speed {speed}: from {} to {}",
+            SPEEDS.start(),
+            SPEEDS.end()
+        ))
+    }
+}
+
 /// One conversation's messages, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Script {
@@ -126,9 +144,7 @@ impl Script {
         if msgs.is_empty() {
             return Err(Error::Invalid("no message to replay".into()));
         }
-        if !(speed.is_finite() && speed > 0.0) {
-            return Err(Error::Invalid(format!("speed {speed}: above 0")));
-        }
+        check_speed(speed).map_err(Error::Invalid)?;
         if msgs.len() as u64 > MAX_STEPS {
             return Err(Error::Invalid(format!(
                 "{} messages: a replay holds at most {MAX_STEPS}",

@@ -276,9 +276,9 @@ mod tests {
     use super::*;
     use ipcperf_core::latency::{new_histogram, record_samples, summarize};
     use ipcperf_core::machine::Machine;
-    use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+    use ipcperf_core::mechanism::MechanismKind;
     use ipcperf_core::mode::{Mode, Placement};
-    use ipcperf_core::payload::Payload;
+
     use ipcperf_core::plan::{CaseSpec, Length};
 
     fn run_with(rec: CaseRecord) -> RunRecord {
@@ -297,18 +297,13 @@ mod tests {
 
     fn case() -> CaseRecord {
         let spec = CaseSpec {
-            mechanism: MechanismKind::Pipe,
-            mode: Mode::Processes,
-            block_size: 512,
-            placement: Placement::pinned(0, 0),
-            payload: Payload::Touch,
             length: Length::Count { blocks: 10 },
-            repeat: 1,
-            include_setup: false,
-            pairs: Vec::new(),
-            clients: 0,
-            subscribers: 0,
-            opts: MechOptions::default(),
+            ..CaseSpec::new(
+                MechanismKind::Pipe,
+                Mode::Processes,
+                512,
+                Placement::pinned(0, 0),
+            )
         };
         let mut r = CaseRecord::for_spec(&spec);
         r.workload = Workload::RoundTrip;

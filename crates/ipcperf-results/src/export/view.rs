@@ -269,27 +269,17 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
 mod tests {
     use super::*;
     use ipcperf_core::machine::Machine;
-    use ipcperf_core::mechanism::{MechOptions, MechanismKind};
+    use ipcperf_core::mechanism::MechanismKind;
     use ipcperf_core::mode::{Mode, Placement};
-    use ipcperf_core::payload::Payload;
-    use ipcperf_core::plan::{CaseSpec, Length};
+
+    use ipcperf_core::plan::CaseSpec;
     use ipcperf_core::record::SeriesRecord;
 
     /// A record of `mech` at 64 KiB whose series took these many ms for 1e9 bytes.
     fn case(mech: MechanismKind, pl: Placement, ms: &[u64]) -> CaseRecord {
         let spec = CaseSpec {
-            mechanism: mech,
-            mode: Mode::Processes,
-            block_size: 65536,
-            placement: pl,
-            payload: Payload::Touch,
-            length: Length::Count { blocks: 1 },
             repeat: ms.len() as u32,
-            include_setup: false,
-            pairs: Vec::new(),
-            clients: 0,
-            subscribers: 0,
-            opts: MechOptions::default(),
+            ..CaseSpec::new(mech, Mode::Processes, 65536, pl)
         };
         let mut r = CaseRecord::for_spec(&spec);
         r.series = ms

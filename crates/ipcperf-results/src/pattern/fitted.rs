@@ -43,8 +43,21 @@ fn size(s: &str) -> Result<u64, String> {
 }
 
 /// A rate: messages a second, 0.001 to 10M (k and M decimal).
+/// A rate a second (`20k`, `500`), or the gap between messages as a duration
+/// (`1ms`: 1,000 a second; `50us`: 20,000).
 fn rate(s: &str) -> Result<f64, String> {
     let t = s.trim();
+    if ["ns", "us", "µs", "ms", "s"].iter().any(|u| t.ends_with(u)) {
+        let gap = crate::units::parse_duration(t)?.as_nanos();
+        if gap == 0 {
+            return Err(format!("'{s}': a gap longer than 0"));
+        }
+        let r = 1e9 / gap as f64;
+        if !(0.001..=1e7).contains(&r) {
+            return Err(format!("'{s}': a gap from 100ns to 1000s"));
+        }
+        return Ok(r);
+    }
     let (num, mult) = match t.char_indices().last() {
         Some((i, 'k' | 'K')) => (&t[..i], 1e3),
         Some((i, 'M')) => (&t[..i], 1e6),
@@ -55,7 +68,7 @@ fn rate(s: &str) -> Result<f64, String> {
         .ok()
         .filter(|x| x.is_finite())
         .map(|x| x * mult)
-        .ok_or_else(|| format!("'{s}' is not a rate; try 20k or 500"))?;
+        .ok_or_else(|| format!("'{s}' is neither a rate nor a gap; try 20k, 500 or 1ms"))?;
     if !(0.001..=1e7).contains(&r) {
         return Err(format!("'{s}': a rate from 0.001 to 10M a second"));
     }
@@ -283,6 +296,20 @@ mod tests {
             "poisson:20k".parse::<Gaps>().unwrap(),
             Gaps::Poisson(20_000.0)
         );
+        // A gap may be given as the time between messages instead of a rate.
+        assert_eq!(
+            "poisson:50us".parse::<Gaps>(),
+            "poisson:20k".parse::<Gaps>()
+        );
+        assert_eq!("fixed:1ms".parse::<Gaps>().unwrap(), Gaps::Fixed(1000.0));
+        assert_eq!(
+            "bursts:8,10us,2s".parse::<Gaps>().unwrap(),
+            Gaps::Bursts {
+                count: 8,
+                inner: 100_000.0,
+                rate: 0.5
+            }
+        );
     }
 
     #[test]
@@ -301,7 +328,10 @@ mod tests {
         }
         for (s, want) in [
             ("poisson", "NAME:ARGS"),
-            ("poisson:fast", "not a rate"),
+            ("poisson:fast", "neither a rate nor a gap"),
+            ("fixed:0s", "more than zero"),
+            ("fixed:10ns", "from 100ns"),
+            ("fixed:1ks", "unknown unit"),
             ("poisson:20M", "10M"),
             ("bursts:0,1k,10", "burst of 1"),
             ("bursts:8,1k", "COUNT"),

@@ -42,7 +42,7 @@ pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64
             number: 1,
             keys: Vec::new(),
             channels: Vec::new(),
-            what: Some(format!("--sizes {sizes} --gaps {gaps}")),
+            what: Some(format!("--size-dist {sizes} --gaps {gaps}")),
             a: Vec::new(),
             b: Vec::new(),
             both_sides: true,
@@ -278,6 +278,7 @@ struct Lines {
 /// line at a time.
 fn each_call(
     path: &Path,
+    mut hash: Option<&mut sha2::Sha256>,
     mut visit: impl FnMut(Call, Option<ChannelKey>),
 ) -> Result<Lines, TraceError> {
     let mut lines = 0usize;
@@ -318,6 +319,9 @@ fn each_call(
                 })?;
             if got == 0 {
                 break;
+            }
+            if let Some(h) = hash.as_deref_mut() {
+                sha2::Digest::update(h, &bytes);
             }
             n += 1;
             if bytes.len() > MAX_LINE {
@@ -435,16 +439,33 @@ pub fn read(path: &Path) -> Result<Pattern, TraceError> {
 /// `pipe[100:3,4]`, `/tmp/fifo`, `PID/FD`) as a conversation of its own, never
 /// joined to another.
 pub fn read_with(path: &Path, only: Option<&str>) -> Result<Pattern, TraceError> {
+    read_keeping(path, only, None)
+}
+
+/// [`read_with`], also keeping every call of every channel and the trace's
+/// hash in `keep` (for a replay: one pass over the trace).
+fn read_keeping(
+    path: &Path,
+    only: Option<&str>,
+    keep: Option<&mut script::Kept>,
+) -> Result<Pattern, TraceError> {
     let only_key = only.map(|o| named_key(o).unwrap_or_else(|| o.to_string()));
     let mut channels: HashMap<String, Channel> = HashMap::new();
     let mut order = join::Order::default();
     let mut seen = 0u64;
-    let lines = each_call(path, |call, key| {
+    let (hash, mut calls) = match keep {
+        Some(k) => (Some(&mut k.hash), Some(&mut k.calls)),
+        None => (None, None),
+    };
+    let lines = each_call(path, hash, |call, key| {
         seen += 1;
         let Some(key) = key else {
             return;
         };
         let send = call.way == Way::Send;
+        if let Some(calls) = calls.as_deref_mut() {
+            calls.keep(&key.key, &call);
+        }
         if !send {
             order.read(call.pid, &key.key, |x| {
                 channels

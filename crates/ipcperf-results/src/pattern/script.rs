@@ -1,15 +1,15 @@
-//! A conversation's messages, in order, for `replay`: read again from the trace
-//! (one line at a time; what is kept is the messages of the one conversation),
-//! or drawn from a fitted pattern; and the trace's hash, for the record.
+//! A trace read once for `replay`: its conversations, every call of its
+//! channels kept as it goes by, and the hash of its files, all in one pass;
+//! then one conversation's messages in order. Or a fitted pattern's messages.
 
-use std::io::Read;
+use std::collections::HashMap;
 use std::path::Path;
 
 use ipcperf_core::workload::replay::Answers;
 use sha2::{Digest, Sha256};
 
-use super::strace::Way;
-use super::{each_call, fitted, trace_files, Conversation, TraceError};
+use super::strace::{Call, Way};
+use super::{fitted, read_keeping, Conversation, Pattern, TraceError};
 
 /// A message: (time_ns, A to B, size).
 pub type Message = (u64, bool, u64);
@@ -17,41 +17,127 @@ pub type Message = (u64, bool, u64);
 /// A message and, for one B to A, which A to B message it answers.
 pub type Scripted = (u64, bool, u64, Answers);
 
-/// The messages of conversation `c` of the trace at `path`, in trace order
-/// (the caller sorts by time: strace -ff's files come one after another).
-///
-/// Where both ends are in the trace and B's reads are too, each B→A message
-/// answers the last A→B message B had read whole when it wrote (counted in
-/// bytes: reads may split or merge writes), so requests sent several at a time
-/// are answered in order, as the program ran; else the last A→B message before it.
-pub fn messages(path: &Path, c: &Conversation) -> Result<Vec<Scripted>, TraceError> {
-    let mut out = Vec::with_capacity(c.messages().min(1 << 26) as usize);
-    // B's reads of A's messages: (time, bytes).
-    let mut b_reads: Vec<(u64, u64)> = Vec::new();
-    each_call(path, |call, key| {
-        if key.is_none_or(|k| !c.keys.contains(&k.key)) {
-            return;
-        }
-        let end = (call.pid, call.fd);
-        let send = call.way == Way::Send;
-        let a_to_b = match (c.both_sides, send) {
-            // Both ends traced: the writes are the messages, A's going to B.
-            (true, true) => c.a.contains(&end),
-            (true, false) => {
-                if c.b.contains(&end) {
-                    b_reads.push((call.time_ns, call.bytes));
-                }
-                return;
-            }
-            // One side: its writes go out, its reads came in.
-            (false, _) => send,
+/// One call kept, in trace order: 24 bytes (its channel and its end are
+/// numbers into [`Calls`]' tables).
+#[derive(Clone, Copy)]
+struct KeptCall {
+    time_ns: u64,
+    /// A read or write moves at most 2^31 bytes on Linux.
+    bytes: u32,
+    channel: u32,
+    /// The end's number, times two, plus one for a send.
+    end_way: u32,
+}
+
+/// Every call of every channel, in trace order.
+#[derive(Default)]
+pub(super) struct Calls {
+    calls: Vec<KeptCall>,
+    channels: HashMap<String, u32>,
+    ends: HashMap<(u32, i32), u32>,
+}
+
+impl Calls {
+    pub(super) fn keep(&mut self, key: &str, call: &Call) {
+        let n = self.channels.len() as u32;
+        let channel = match self.channels.get(key) {
+            Some(&c) => c,
+            None => *self.channels.entry(key.to_string()).or_insert(n),
         };
-        out.push((call.time_ns, a_to_b, call.bytes, Answers::Previous));
-    })?;
-    if !b_reads.is_empty() {
-        answer(&mut out, &mut b_reads);
+        let n = self.ends.len() as u32;
+        let end = *self.ends.entry((call.pid, call.fd)).or_insert(n);
+        self.calls.push(KeptCall {
+            time_ns: call.time_ns,
+            bytes: u32::try_from(call.bytes).unwrap_or(u32::MAX),
+            channel,
+            end_way: end * 2 + u32::from(call.way == Way::Send),
+        });
     }
-    Ok(out)
+}
+
+/// What a pass keeps beside the pattern.
+#[derive(Default)]
+pub(super) struct Kept {
+    pub(super) hash: Sha256,
+    pub(super) calls: Calls,
+}
+
+/// A trace read once: its pattern, the SHA-256 of its files in the order they
+/// were read, and every call, for [`Traced::into_messages`].
+pub struct Traced {
+    pub pattern: Pattern,
+    pub sha256: String,
+    calls: Calls,
+}
+
+/// Read a trace once for a replay (see [`super::read_with`] for `only`).
+pub fn read_once(path: &Path, only: Option<&str>) -> Result<Traced, TraceError> {
+    let mut kept = Kept::default();
+    let pattern = read_keeping(path, only, Some(&mut kept))?;
+    let sha256 = kept
+        .hash
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(Traced {
+        pattern,
+        sha256,
+        calls: kept.calls,
+    })
+}
+
+impl Traced {
+    /// The messages of conversation `c`, in trace order; the calls kept are
+    /// let go as they are read.
+    ///
+    /// Where both ends are in the trace and B's reads are too, each B→A message
+    /// answers the last A→B message B had read whole when it wrote (counted in
+    /// bytes: reads may split or merge writes), so requests sent several at a
+    /// time are answered in order, as the program ran; else the last A→B message
+    /// before it.
+    pub fn into_messages(self, c: &Conversation) -> Vec<Scripted> {
+        let Calls {
+            calls,
+            channels,
+            ends,
+        } = self.calls;
+        let mine: Vec<u32> = c
+            .keys
+            .iter()
+            .filter_map(|k| channels.get(k))
+            .copied()
+            .collect();
+        let mut end_of = vec![(0u32, 0i32); ends.len()];
+        for (e, n) in ends {
+            end_of[n as usize] = e;
+        }
+        let mut out = Vec::new();
+        // B's reads of A's messages: (time, bytes).
+        let mut b_reads: Vec<(u64, u64)> = Vec::new();
+        for call in calls.into_iter().filter(|k| mine.contains(&k.channel)) {
+            let end = end_of[(call.end_way / 2) as usize];
+            let send = call.end_way % 2 == 1;
+            let bytes = u64::from(call.bytes);
+            let a_to_b = match (c.both_sides, send) {
+                // Both ends traced: the writes are the messages, A's going to B.
+                (true, true) => c.a.contains(&end),
+                (true, false) => {
+                    if c.b.contains(&end) {
+                        b_reads.push((call.time_ns, bytes));
+                    }
+                    continue;
+                }
+                // One side: its writes go out, its reads came in.
+                (false, _) => send,
+            };
+            out.push((call.time_ns, a_to_b, bytes, Answers::Previous));
+        }
+        if !b_reads.is_empty() {
+            answer(&mut out, &mut b_reads);
+        }
+        out
+    }
 }
 
 /// Each B→A message's request: the last A→B message whose every byte B had
@@ -98,25 +184,4 @@ pub fn fitted_messages(
         t += d.gap_ns(gaps).max(1);
     }
     out
-}
-
-/// The SHA-256 of the trace's files, in the order they are read.
-pub fn sha256(path: &Path) -> Result<String, TraceError> {
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    for (file, _) in trace_files(path)? {
-        let io = |e: std::io::Error| TraceError::Io {
-            file: file.clone(),
-            why: e.to_string(),
-        };
-        let mut f = std::fs::File::open(&file).map_err(io)?;
-        loop {
-            let n = f.read(&mut buf).map_err(io)?;
-            if n == 0 {
-                break;
-            }
-            h.update(&buf[..n]);
-        }
-    }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }

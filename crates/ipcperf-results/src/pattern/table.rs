@@ -94,7 +94,7 @@ pub fn row(
         duration_ns: span,
         rate_per_sec: (f.count > 1 && span > 0).then(|| (f.count - 1) as f64 / (span as f64 / 1e9)),
         fitted: [
-            f.size_fit().map(|s| format!("--sizes {s}")),
+            f.size_fit().map(|s| format!("--size-dist {s}")),
             f.gap_fit().map(|g| format!("--gaps {g}")),
         ]
         .into_iter()
@@ -243,7 +243,7 @@ pub fn table(
     for c in shown {
         for (way, f) in [("A→B", &c.a_to_b), ("B→A", &c.b_to_a)] {
             let fit = [
-                f.size_fit().map(|s| format!("--sizes {s}")),
+                f.size_fit().map(|s| format!("--size-dist {s}")),
                 f.gap_fit().map(|g| format!("--gaps {g}")),
             ]
             .into_iter()

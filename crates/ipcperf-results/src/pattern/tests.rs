@@ -280,7 +280,7 @@ fn a_coprocess_without_yy_is_one_conversation_answered_in_order() {
     assert!(p.notes.is_empty(), "{:?}", p.notes);
     // Two requests sent before either answer (pipelining): B read both at once,
     // so both answers follow the second request.
-    let m = script::messages(&t, c).unwrap();
+    let m = script::read_once(&t, None).unwrap().into_messages(c);
     use ipcperf_core::workload::replay::Answers;
     let answers: Vec<Answers> = m.iter().filter(|m| !m.1).map(|m| m.3).collect();
     assert_eq!(answers, [Answers::Request(1), Answers::Request(1)]);
@@ -313,7 +313,7 @@ fn answers_follow_the_request_read_whole() {
     assert_eq!(p.conversations.len(), 1);
     let c = &p.conversations[0];
     assert_eq!(c.what.as_deref(), Some("pipe:[1] + pipe:[2]"));
-    let m = script::messages(&t, c).unwrap();
+    let m = script::read_once(&t, None).unwrap().into_messages(c);
     use ipcperf_core::workload::replay::{Answers, Script};
     let answers: Vec<Answers> = m.iter().filter(|m| !m.1).map(|m| m.3).collect();
     assert_eq!(

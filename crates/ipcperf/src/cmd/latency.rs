@@ -64,7 +64,11 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         &mut console,
         |r| {
             if !streamed.get() {
-                return export::render_latency(r, a.format, a.half_rtt);
+                // Half of each round trip is shown only when asked, so not by show.
+                if a.half_rtt {
+                    return export::render_latency(r, a.format, true);
+                }
+                return crate::document::document(r, a.format, None);
             }
             // The rest: the many-pairs table, if any.
             let mut v = export::latency::build(r, a.half_rtt);

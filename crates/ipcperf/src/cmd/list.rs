@@ -20,6 +20,7 @@ pub struct ListArgs {
     /// it makes, what it is built on, and the limits that bound it here.
     #[arg(value_name = "MECHANISM")]
     pub mechanism: Option<String>,
+    /// Output format.
     #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
     /// Which mechanisms cross which namespace boundary, checked on this machine:
@@ -201,22 +202,14 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
         for &ns in kinds {
             let size = k.default_round_trip_sizes().map_or(64, |s| s[0]);
             let spec = CaseSpec {
-                mechanism: *k,
-                mode: Mode::Processes,
-                block_size: size,
-                placement: Placement::UNPINNED,
                 payload: Payload::Verify,
                 length: Length::Count { blocks: 50 },
-                repeat: 1,
-                include_setup: false,
-                pairs: Vec::new(),
-                clients: 0,
-                subscribers: 0,
                 opts: ipcperf_core::mechanism::MechOptions {
                     across: vec![ns],
                     across_probe: true,
                     ..Default::default()
                 },
+                ..CaseSpec::new(*k, Mode::Processes, size, Placement::UNPINNED)
             };
             let rec = ipcperf_core::runner::run_latency_case(&spec, &env, &mut obs);
             let here = match rec.status {

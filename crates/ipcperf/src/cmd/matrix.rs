@@ -1,6 +1,6 @@
 //! `ipcperf matrix MECHANISM`: the p50 and p99 round trip between every ordered
 //! pair of CPUs (core-to-core), for any round-trip mechanism; a table, a heatmap
-//! (`--heatmap`), and a run saved like every other. It says how long it will take
+//! (`-o FILE`), and a run saved like every other. It says how long it will take
 //! before it starts.
 
 use std::path::PathBuf;
@@ -8,15 +8,13 @@ use std::path::PathBuf;
 use clap::Args;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::Placement;
-use ipcperf_core::payload::Payload;
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::runner;
 use ipcperf_core::topology::{format_cpu_list, Topology};
 
-use crate::chart::matrix_table::render_table;
 use crate::console::Console;
-use crate::export::{self, Format};
+use crate::export::Format;
 use crate::fail::Fail;
 use crate::shared::args::{MechArgs, TwoSides};
 use crate::shared::values::{heatmap_is_svg, parse_cpus, CpuList};
@@ -27,7 +25,7 @@ const DEFAULT_SERIES_MS: u64 = 100;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  ipcperf matrix shm --wake spin --sizes 64\n  ipcperf matrix pipe --cpus 0-3 --duration 200ms\n  ipcperf matrix unix --mode threads --heatmap unix.png"
+    after_help = "Examples:\n  ipcperf matrix shm --wake spin --sizes 64\n  ipcperf matrix pipe --cpus 0-3 --duration 200ms\n  ipcperf matrix unix --mode threads -o unix.png"
 )]
 pub struct MatrixArgs {
     /// The round-trip mechanism measured between every pair (see `ipcperf list`).
@@ -60,8 +58,9 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub explain: bool,
 
-    /// Also draw the heatmap into this file (.svg or .png).
-    #[arg(long, value_name = "FILE")]
+    /// Also draw the heatmap into this file (.svg or .png). Was --heatmap, which
+    /// still works.
+    #[arg(long = "output", short = 'o', alias = "heatmap", value_name = "FILE")]
     pub heatmap: Option<PathBuf>,
 
     /// Output format.
@@ -109,21 +108,17 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
                     continue;
                 }
                 specs.push(CaseSpec {
-                    mechanism: m,
-                    mode,
-                    block_size: a.sizes,
-                    placement: Placement::pinned(w, r).with_class(topo.classify(w, r)),
-                    payload: Payload::Touch,
                     length,
-                    repeat: 1,
-                    include_setup: false,
-                    pairs: Vec::new(),
-                    clients: 0,
-                    subscribers: 0,
                     opts: ipcperf_core::mechanism::MechOptions {
                         explain: a.explain,
                         ..o.clone()
                     },
+                    ..CaseSpec::new(
+                        m,
+                        mode,
+                        a.sizes,
+                        Placement::pinned(w, r).with_class(topo.classify(w, r)),
+                    )
                 });
             }
         }
@@ -185,10 +180,7 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
         run,
         saver,
         &mut console,
-        |r| match (a.format, crate::chart::heatmap::from_run(r)) {
-            (Format::Table, Some(m)) => render_table(r, &m),
-            _ => export::render_latency(r, a.format, false),
-        },
+        |r| crate::document::document(r, a.format, None),
         true,
     )
 }

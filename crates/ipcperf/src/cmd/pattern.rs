@@ -19,7 +19,7 @@ use crate::pattern::{self, Conversation};
   ipcperf pattern app.trace                # its conversations, the busiest first
   ipcperf pattern app.trace --format json
   ipcperf pattern pattern.csv              # time_ns,direction,size per line (> A to B, < B to A)
-  ipcperf pattern --sizes lognormal:300,2 --gaps poisson:20k --for 1s   # a described pattern
+  ipcperf pattern --size-dist lognormal:300,2 --gaps poisson:20k --for 1s   # a described pattern
 
 strace's -yy names what each descriptor is, so both ends of a pipe or socket pair are
 found as one channel; without it, the ends are paired from the pipe, socketpair, dup,
@@ -31,12 +31,14 @@ pub struct PatternArgs {
     /// The trace: strace's output (-f or -ff, with -t, -tt, -ttt or -r), or a CSV.
     #[arg(required_unless_present = "sizes")]
     pub trace: Option<PathBuf>,
-    /// Instead of a trace, a fitted pattern's sizes: fixed:512, uniform:64,4k,
-    /// lognormal:MEDIAN,SPREAD (with --gaps).
-    #[arg(long, requires = "gaps", conflicts_with = "trace", value_parser = clap::value_parser!(pattern::fitted::Sizes))]
+    /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
+    /// uniform:64,4k, lognormal:MEDIAN,SPREAD (with --gaps). Was --sizes, which
+    /// still works.
+    #[arg(long = "size-dist", alias = "sizes", requires = "gaps", conflicts_with = "trace", value_parser = clap::value_parser!(pattern::fitted::Sizes), value_name = "DIST")]
     pub sizes: Option<pattern::fitted::Sizes>,
-    /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND.
-    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(pattern::fitted::Gaps))]
+    /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND;
+    /// a rate a second (20k) or the mean gap (50us).
+    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(pattern::fitted::Gaps), value_name = "DIST")]
     pub gaps: Option<pattern::fitted::Gaps>,
     /// How long a fitted pattern runs (at most 10 million messages).
     #[arg(long = "for", default_value = "1s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
@@ -60,7 +62,7 @@ pub fn run(a: PatternArgs) -> Result<i32, Fail> {
             pattern::read(t).map_err(|e| Fail::usage(e.to_string()))?,
             t.display().to_string(),
         ),
-        _ => return Err(Fail::usage("give a trace, or --sizes and --gaps")),
+        _ => return Err(Fail::usage("give a trace, or --size-dist and --gaps")),
     };
     let shown: Vec<&Conversation> = p.conversations.iter().take(a.top.max(1)).collect();
     let rows: Vec<Row> = shown.iter().flat_map(|c| rows(c)).collect();

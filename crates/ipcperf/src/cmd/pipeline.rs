@@ -15,7 +15,6 @@ use ipcperf_core::mechanism::{MechOptions, MechanismKind};
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::{Mode, Placement};
 use ipcperf_core::observer::Quiet;
-use ipcperf_core::payload::Payload;
 use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
 use ipcperf_core::record::{unix_ms, CaseRecord, CaseStatus, RunRecord, SeriesRecord};
 use ipcperf_core::runner;
@@ -24,7 +23,6 @@ use ipcperf_sys::clock::{children_cpu_ns, now_ns};
 use ipcperf_sys::names::PrivateDir;
 
 use crate::export::Format;
-use crate::export::{self};
 use crate::fail::Fail;
 use crate::shared::db::{SaveArgs, Saver};
 use crate::shared::gen_sink::random_seed;
@@ -228,20 +226,12 @@ impl Setting {
     /// Two processes, unpinned, payload touched, set-up timed: the shape of every row.
     fn spec(&self, kind: MechanismKind) -> CaseSpec {
         CaseSpec {
-            mechanism: kind,
-            mode: Mode::Processes,
-            block_size: self.chunk,
-            placement: Placement::UNPINNED,
-            payload: Payload::Touch,
             length: Length::Count {
                 blocks: self.bytes / self.chunk as u64,
             },
-            repeat: 1,
             include_setup: true,
-            pairs: Vec::new(),
-            clients: 0,
-            subscribers: 0,
             opts: self.opts.clone(),
+            ..CaseSpec::new(kind, Mode::Processes, self.chunk, Placement::UNPINNED)
         }
     }
 
@@ -401,12 +391,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     run.complete = true;
     saver.finish(&run);
 
-    let labels: Vec<(String, String)> = methods
-        .iter()
-        .map(|m| (m.name.to_string(), m.label.to_string()))
-        .collect();
-    let view = || export::pipeline::build_view(&run, &labels, a.bytes, a.chunk, a.repeat);
-    crate::console::out(&export::render_with(&run, a.format, view));
+    crate::console::out(&crate::document::document(&run, a.format, None));
     let failed = run.cases.iter().any(|c| c.status == CaseStatus::Failed);
     Ok(i32::from(failed))
 }

@@ -26,7 +26,7 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     let loaded = load(trace.as_deref(), &a.source)?;
     let plan_ = ReplayPlan {
         script: &loaded.script,
-        series: a.repeat,
+        series: a.measure.repeat,
         reps: reps(&loaded.script, a.loop_for),
         spin: a.busy_poll,
         about: loaded.about.clone(),
@@ -35,7 +35,7 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     let specs = plan(
         &mechs,
         &a.mode,
-        &a.pin,
+        &a.measure.pin,
         &a.mech,
         payload,
         loaded.script.largest(),
@@ -63,7 +63,7 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
         run,
         saver,
         &mut console,
-        |r| crate::export::replay::render(r, format),
+        |r| crate::document::document(r, format, None),
         true,
     )
 }

@@ -49,7 +49,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         |r| {
             let done = printed.borrow();
             if done.is_empty() {
-                return export::render(r, a.format, a.rank_size);
+                return crate::document::document(r, a.format, a.rank_size);
             }
             // The rest: the ranking and the tables no case group made yet.
             let mut v = export::view::build(r, a.rank_size);

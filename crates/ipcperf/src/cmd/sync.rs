@@ -39,15 +39,8 @@ pub struct SyncArgs {
     #[arg(long, short, value_parser = units::parse_series_duration)]
     pub duration: Option<std::time::Duration>,
 
-    /// Pin this side and the set/clear partner: `W,R` CPU numbers (0,0 same CPU; 0,1
-    /// different CPUs), `same`, `cross` or `none`. Repeat for several placements.
-    #[arg(long, value_parser = crate::shared::args::parse_pin)]
-    pub pin: Vec<crate::shared::args::PinArg>,
-
-    /// Series per measurement (the figure is their median; 5, as run and latency
-    /// take, so that compare can judge a change).
-    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    #[command(flatten)]
+    pub measure: crate::shared::args::MeasureArgs,
 
     /// Set/clear cycles timed one by one for the percentiles (0: none).
     #[arg(long, default_value_t = 20_000)]
@@ -137,7 +130,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
         vec![ipcperf_core::mode::Placement::UNPINNED]
     } else {
         crate::shared::plan::placements(
-            &a.pin,
+            &a.measure.pin,
             false,
             &ipcperf_core::topology::Topology::current(),
         )?
@@ -151,7 +144,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
                     mode,
                     placement,
                     series_ns,
-                    repeat: a.repeat,
+                    repeat: a.measure.repeat,
                     latency_samples: a.latency_samples,
                     base_dir: a
                         .dir
@@ -218,7 +211,7 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
             if streamed.get() {
                 String::new()
             } else {
-                export::sync::render(r, a.format)
+                crate::document::document(r, a.format, None)
             }
         },
         false,

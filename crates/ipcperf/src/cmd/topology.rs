@@ -14,7 +14,7 @@ use crate::fail::Fail;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  ipcperf topology\n  ipcperf topology --cpus\n  ipcperf topology --format json\n  ipcperf topology --measure                   # every CPU pair's one-way latency, measured\n  ipcperf topology --measure --heatmap c2c.png\n  ipcperf latency pipe --pin measured:closest  # the closest pair as measured"
+    after_help = "Examples:\n  ipcperf topology\n  ipcperf topology --cpus\n  ipcperf topology --format json\n  ipcperf topology --measure                   # every CPU pair's one-way latency, measured\n  ipcperf topology --measure -o c2c.png\n  ipcperf latency pipe --pin measured:closest  # the closest pair as measured"
 )]
 pub struct TopologyArgs {
     /// Measure every ordered CPU pair's one-way latency (a cache-line ping-pong,
@@ -29,8 +29,14 @@ pub struct TopologyArgs {
     pub only: Option<crate::shared::values::CpuList>,
 
     /// With --measure: also draw the matrix into this file (.svg or .png), the
-    /// pairs far from their class outlined.
-    #[arg(long, requires = "measure", value_name = "FILE")]
+    /// pairs far from their class outlined. Was --heatmap, which still works.
+    #[arg(
+        long = "output",
+        short = 'o',
+        alias = "heatmap",
+        requires = "measure",
+        value_name = "FILE"
+    )]
     pub heatmap: Option<PathBuf>,
 
     #[command(flatten)]
@@ -46,6 +52,7 @@ pub struct TopologyArgs {
     #[arg(long, value_name = "DIR")]
     pub sysfs: Option<PathBuf>,
 
+    /// Output format.
     #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
     pub format: Format,
 }

@@ -68,6 +68,29 @@ const URING_BUFFERED: [MechanismKind; 3] = [
     MechanismKind::UringPipe,
 ];
 
+/// What every command that measures two sides takes alike (`run`, `latency`,
+/// `sync`, `replay`; `advise` plans them for you, `matrix` takes every pair of
+/// `--cpus`): where the two sides run and how many series each case is
+/// measured in.
+#[derive(Args, Debug, Clone)]
+pub struct MeasureArgs {
+    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
+    /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,
+    /// other-socket: its pair as `ipcperf topology` shows), `all` (one pair of every
+    /// class this machine has), `measured:closest|farthest|median` (by `topology
+    /// --measure`), `same`, `cross` or `none`. Repeat to measure several placements
+    /// side by side; every result names both CPUs and their class.
+    #[arg(long, value_parser = parse_pin)]
+    pub pin: Vec<PinArg>,
+
+    /// Series per case, each timed on its own (a replay's passes; a stream's
+    /// summary is their median, min and max; round trips all go into one
+    /// histogram). `compare` judges a change from their spread: more series,
+    /// smaller changes it can call.
+    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+}
+
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {
@@ -138,14 +161,14 @@ pub struct MechArgs {
     #[arg(long)]
     pub nonblocking: bool,
 
-    /// TCP and UDP over ::1 instead of 127.0.0.1.
     /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts, pid,
     /// user; root, or user without it; --mode processes): IPC across a container
-    /// boundary. A mechanism a
-    /// container could not use across one is refused with the reason.
+    /// boundary. A mechanism a container could not use across one is refused with
+    /// the reason.
     #[arg(long, value_parser = parse_across, value_name = "KIND[,KIND...]")]
     pub across: Option<AcrossList>,
 
+    /// TCP and UDP over ::1 instead of 127.0.0.1.
     #[arg(long)]
     pub ipv6: bool,
 
@@ -199,6 +222,7 @@ impl CaseArgs {
         }
         let relation = self.placements.is_some()
             || self
+                .measure
                 .pin
                 .iter()
                 .any(|p| !matches!(p, PinArg::Cpus(..) | PinArg::None));
@@ -390,11 +414,8 @@ impl MechArgs {
 /// defaults and limits, so each command keeps its own.)
 #[derive(clap::Args, Debug)]
 pub struct CaseArgs {
-    /// Series per case (each kept: a stream's summary is their median, min and max;
-    /// round trips all go into one histogram). `compare` judges a change from
-    /// their spread: more series, smaller changes it can call.
-    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
 
     /// Take each case's series one after another. By default they are taken in
     /// rounds: series 1 of every case, then series 2 of every case, each on a fresh
@@ -423,14 +444,6 @@ pub struct CaseArgs {
     /// side's CPU: --pin's first). The placement is named `other-host`.
     #[arg(long, value_name = "CPU", requires = "peer")]
     pub peer_pin: Option<usize>,
-
-    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
-    /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,
-    /// other-socket: its pair as `ipcperf topology` shows), `all` (one pair of every
-    /// class this machine has), `same`, `cross` or `none`. Repeat to measure several
-    /// placements side by side; every result names both CPUs and their class.
-    #[arg(long, value_parser = parse_pin)]
-    pub pin: Vec<PinArg>,
 
     /// Measure under a load on the CPUs the two sides do not use: `cpu:N` (N
     /// spinning threads) or `memory:N` (N threads copying 64 MiB buffers). Needs
@@ -549,7 +562,7 @@ impl CaseArgs {
                 "--background with --pairs: the pairs take the CPUs a load would run on",
             ));
         }
-        let spread = self.pin.is_empty();
+        let spread = self.measure.pin.is_empty();
         let mut out: Vec<ipcperf_core::plan::CaseSpec> = Vec::new();
         for spec in specs {
             for &n in list.0.iter() {
@@ -596,7 +609,7 @@ impl CaseArgs {
 
     /// The placements asked for, `--placements all` included.
     pub fn pins(&self) -> Vec<PinArg> {
-        let mut v = self.pin.clone();
+        let mut v = self.measure.pin.clone();
         if self.placements.is_some() {
             v.push(PinArg::All);
         }

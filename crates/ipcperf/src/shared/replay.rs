@@ -29,12 +29,14 @@ pub struct PatternSource {
     /// (`pipe:[335]`, `pipe[100:3,4]`, a FIFO's path), never joined to another.
     #[arg(long, conflicts_with = "conversation", value_name = "NAME")]
     pub channel: Option<String>,
-    /// Instead of a trace, a fitted pattern's sizes: fixed:512, uniform:64,4k,
-    /// lognormal:MEDIAN,SPREAD (with --gaps; its messages all go A to B).
-    #[arg(long, requires = "gaps", value_parser = clap::value_parser!(fitted::Sizes))]
+    /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
+    /// uniform:64,4k, lognormal:MEDIAN,SPREAD (with --gaps; its messages all go A
+    /// to B). Was --sizes, which still works.
+    #[arg(long = "size-dist", alias = "sizes", requires = "gaps", value_parser = clap::value_parser!(fitted::Sizes), value_name = "DIST")]
     pub sizes: Option<fitted::Sizes>,
-    /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND.
-    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(fitted::Gaps))]
+    /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND;
+    /// a rate a second (20k) or the mean gap (50us).
+    #[arg(long, requires = "sizes", value_parser = clap::value_parser!(fitted::Gaps), value_name = "DIST")]
     pub gaps: Option<fitted::Gaps>,
     /// How long a fitted pattern runs.
     #[arg(long = "for", default_value = "1s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
@@ -53,11 +55,7 @@ fn parse_speed(s: &str) -> Result<f64, String> {
         .trim_end_matches(['x', '×'])
         .parse()
         .map_err(|_| format!("`{s}` is not a speed (2, 0.5, 10x)"))?;
-    if v.is_finite() && (0.001..=1e6).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("speed {s}: from 0.001 to 1000000"))
-    }
+    ipcperf_core::workload::replay::check_speed(v)
 }
 
 /// The most messages a fitted pattern draws.
@@ -79,19 +77,22 @@ pub fn load(trace: Option<&Path>, src: &PatternSource) -> Result<Loaded, Fail> {
     };
     let msgs = match (trace, &src.sizes, &src.gaps) {
         (Some(_), Some(_), _) => {
-            return Err(Fail::usage("give a trace or --sizes and --gaps, not both"))
+            return Err(Fail::usage(
+                "give a trace or --size-dist and --gaps, not both",
+            ))
         }
         (Some(t), None, _) => {
-            let p = pattern::read_with(t, src.channel.as_deref())
+            // One pass over the trace: its conversations, every call and its hash.
+            let mut traced = pattern::script::read_once(t, src.channel.as_deref())
                 .map_err(|e| Fail::usage(e.to_string()))?;
+            let conversations = std::mem::take(&mut traced.pattern.conversations);
             let wanted = if src.channel.is_some() {
                 1
             } else {
                 src.conversation
             };
-            let n = p.conversations.len();
-            let c = p
-                .conversations
+            let n = conversations.len();
+            let c = conversations
                 .iter()
                 .find(|c| c.number as u64 == wanted)
                 .ok_or_else(|| {
@@ -109,19 +110,18 @@ pub fn load(trace: Option<&Path>, src: &PatternSource) -> Result<Loaded, Fail> {
             about.conversation = Some(c.number);
             about.channel = c.what.clone();
             about.fitted = fitted_text(c);
-            about.sha256 =
-                Some(pattern::script::sha256(t).map_err(|e| Fail::usage(e.to_string()))?);
-            pattern::script::messages(t, c).map_err(|e| Fail::usage(e.to_string()))?
+            about.sha256 = Some(traced.sha256.clone());
+            traced.into_messages(c)
         }
         (None, Some(s), Some(g)) => {
-            about.source = format!("--sizes {s} --gaps {g} --for {:?}", src.for_);
-            about.fitted = Some(format!("--sizes {s} --gaps {g}"));
+            about.source = format!("--size-dist {s} --gaps {g} --for {:?}", src.for_);
+            about.fitted = Some(format!("--size-dist {s} --gaps {g}"));
             pattern::script::fitted_messages(s, g, src.for_.as_secs_f64(), src.seed, FITTED_MOST)
                 .into_iter()
                 .map(|(t, ab, size)| (t, ab, size, Answers::Previous))
                 .collect()
         }
-        _ => return Err(Fail::usage("give a trace, or --sizes and --gaps")),
+        _ => return Err(Fail::usage("give a trace, or --size-dist and --gaps")),
     };
     let script = Script::answering(msgs, src.speed).map_err(|e| Fail::usage(e.to_string()))?;
     (
@@ -135,11 +135,11 @@ pub fn load(trace: Option<&Path>, src: &PatternSource) -> Result<Loaded, Fail> {
     Ok(Loaded { script, about })
 }
 
-/// A conversation's fitted pattern, one way or both, in `--sizes .. --gaps ..` form.
+/// A conversation's fitted pattern, one way or both, in `--size-dist .. --gaps ..` form.
 fn fitted_text(c: &pattern::Conversation) -> Option<String> {
     let way = |f: &pattern::Flow| {
         Some(format!(
-            "--sizes {} --gaps {}",
+            "--size-dist {} --gaps {}",
             f.size_fit()?,
             f.gap_fit()
                 .map_or_else(|| "-".to_string(), |g| g.to_string())
@@ -159,15 +159,15 @@ fn fitted_text(c: &pattern::Conversation) -> Option<String> {
   ipcperf pattern app.trace                          # its conversations, the busiest first
   ipcperf replay app.trace --conversation 2 pipe unix shm tcp
   ipcperf replay pattern.csv shm unix                # time_ns,direction,size per line
-  ipcperf replay --sizes lognormal:300,2 --gaps poisson:20k --for 2s unix shm
+  ipcperf replay --size-dist lognormal:300,2 --gaps poisson:20k --for 2s unix shm
   ipcperf replay app.trace --speed 2 --loop 10s unix -o replay.png
 
 Each message goes at its recorded time (B's answers at their recorded offset after
 the message they answer arrived); its latency counts from when it was due, so a
 mechanism that falls behind pays for every message it delays.")]
 pub struct ReplayArgs {
-    /// The trace (strace's output or a CSV), then the mechanisms; with --sizes and
-    /// --gaps, only mechanisms. Default mechanisms: pipe, unix, shm.
+    /// The trace (strace's output or a CSV), then the mechanisms; with --size-dist
+    /// and --gaps, only mechanisms. Default mechanisms: pipe, unix, shm.
     #[arg(value_name = "TRACE|MECHANISM")]
     pub args: Vec<String>,
 
@@ -178,20 +178,12 @@ pub struct ReplayArgs {
     #[arg(long = "loop", value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub loop_for: Option<std::time::Duration>,
 
-    /// Passes per mechanism, each timed on its own (5, as run and latency take:
-    /// `compare` judges a change from their spread).
-    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    #[command(flatten)]
+    pub measure: crate::shared::args::MeasureArgs,
 
     /// Where the two sides run: threads or processes (default). Comma-separate for both.
     #[arg(long, short, value_enum, value_delimiter = ',')]
     pub mode: Vec<TwoSides>,
-
-    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class,
-    /// `same`, `cross`, `all` or `none` (see `ipcperf latency --help`). Repeat
-    /// to replay on several placements.
-    #[arg(long, value_parser = crate::shared::args::parse_pin)]
-    pub pin: Vec<PinArg>,
 
     /// Check every byte of every message.
     #[arg(long, conflicts_with = "no_touch")]
@@ -230,7 +222,7 @@ pub fn split_args(a: &ReplayArgs) -> Result<(Option<PathBuf>, Vec<MechanismKind>
             Some((t, rest)) => (Some(PathBuf::from(t)), rest),
             None => {
                 return Err(Fail::usage(
-                    "give a trace (or --sizes and --gaps), then the mechanisms",
+                    "give a trace (or --size-dist and --gaps), then the mechanisms",
                 ))
             }
         }
@@ -280,18 +272,10 @@ pub fn plan(
             for &mode in &modes {
                 for &pl in &placements {
                     specs.push(CaseSpec {
-                        mechanism: m,
-                        mode,
-                        block_size: largest,
-                        placement: pl,
                         payload,
                         length: ipcperf_core::plan::Length::Count { blocks: 1 },
-                        repeat: 1,
-                        include_setup: false,
-                        pairs: Vec::new(),
-                        clients: 0,
-                        subscribers: 0,
                         opts: o.clone(),
+                        ..CaseSpec::new(m, mode, largest, pl)
                     });
                 }
             }

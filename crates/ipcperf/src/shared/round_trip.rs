@@ -189,18 +189,11 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                     for &size in m_sizes {
                         for &pl in &placements {
                             specs.push(CaseSpec {
-                                mechanism: m,
-                                mode,
-                                block_size: size,
-                                placement: pl,
                                 payload,
                                 length,
-                                repeat: a.case.repeat,
-                                include_setup: false,
-                                pairs: Vec::new(),
-                                clients: 0,
-                                subscribers: 0,
+                                repeat: a.case.measure.repeat,
                                 opts: o.clone(),
+                                ..CaseSpec::new(m, mode, size, pl)
                             });
                         }
                     }

@@ -156,18 +156,12 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
                             pl
                         };
                         let spec = CaseSpec {
-                            mechanism: m,
-                            mode,
-                            block_size: size,
-                            placement: pl,
                             payload,
                             length,
-                            repeat: a.case.repeat,
+                            repeat: a.case.measure.repeat,
                             include_setup: a.include_setup,
-                            pairs: Vec::new(),
-                            clients: 0,
-                            subscribers: 0,
                             opts: o.clone(),
+                            ..CaseSpec::new(m, mode, size, pl)
                         };
                         if !specs.contains(&spec) {
                             specs.push(spec);

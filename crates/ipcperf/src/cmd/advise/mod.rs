@@ -21,16 +21,17 @@ use ipcperf_core::runner;
 #[derive(Args, Debug)]
 #[command(
     after_help = "Every figure in the answer comes from the run it makes and saves (`ipcperf show` \
-                  it). Examples:\n  ipcperf advise --pattern request-reply --size 512\n  ipcperf \
-                  advise --pattern stream --size 64k --cpu-budget 1\n  ipcperf advise --pattern \
+                  it). Examples:\n  ipcperf advise --traffic request-reply --size 512\n  ipcperf \
+                  advise --traffic stream --size 64k --cpu-budget 1\n  ipcperf advise --traffic \
                   notify --latency p99 --placement other-l3\n  ipcperf advise --messages \
                   --posix-only --quick"
 )]
 pub struct AdviseArgs {
-    /// What the processes do: request-reply (round trips), stream (throughput),
-    /// notify (a wake-up, the smallest message each mechanism carries), fan-in
-    /// (--fan clients, one server), fan-out (one writer, --fan readers).
-    #[arg(long, value_parser = crate::shared::choice::choice::<Pattern>(), default_value_t = Pattern::RequestReply)]
+    /// What the processes' traffic is: request-reply (round trips), stream
+    /// (throughput), notify (a wake-up, the smallest message each mechanism
+    /// carries), fan-in (--fan clients, one server), fan-out (one writer, --fan
+    /// readers). Was --pattern, which still works.
+    #[arg(long = "traffic", alias = "pattern", value_parser = crate::shared::choice::choice::<Pattern>(), default_value_t = Pattern::RequestReply)]
     pub pattern: Pattern,
 
     /// Message or block size (default 512 for round trips, 64k for streams).

@@ -1,4 +1,4 @@
-//! `ipcperf advise --pattern-file TRACE` (or `--sizes .. --gaps ..`): the
+//! `ipcperf advise --pattern-file TRACE` (or `--size-dist .. --gaps ..`): the
 //! ranking for your own traffic. Every candidate replays the pattern (see
 //! `ipcperf replay`) at every placement class asked, the run is saved as any
 //! run is, and the mechanisms are ranked by the same rules as every answer
@@ -39,7 +39,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     let a = ask_args;
     let mechs = candidates(&a)?;
     // The same cases `ipcperf replay` plans from these arguments.
-    let mut argv: Vec<String> = vec!["ipcperf".into(), "--sizes".into(), "fixed:1".into()];
+    let mut argv: Vec<String> = vec!["ipcperf".into(), "--size-dist".into(), "fixed:1".into()];
     argv.extend(["--gaps".into(), "fixed:1".into()]);
     argv.extend(mechs.iter().cloned());
     if a.placement == "unknown" {
@@ -69,7 +69,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             .filter_map(|m| ipcperf_core::mechanism::MechanismKind::from_name(m))
             .collect::<Vec<_>>(),
         &[],
-        &r.a.pin,
+        &r.a.measure.pin,
         &r.a.mech,
         ipcperf_core::payload::Payload::Touch,
         largest,

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What tracing the scheduler costs a pipe round trip across CPUs, whatever the
+# program (issue 44's overhead target): a C ping-pong (bench/floor/pipe-rtt.c)
+# untraced and under `perf record` with the events `--explain` samples
+# (raw_syscalls sys_enter/sys_exit, sched_waking, sched_wakeup, sched_switch,
+# ipi_send_cpu), beside `ipcperf latency pipe --explain`'s own traced/untraced
+# ratio; ROUNDS interleaved rounds, median (min-max). Root.
+#
+#   bench/explain-floor.sh [--bin PATH] [--pin A,B] [--rounds N] [--count N]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+bin="" pin="0,1" rounds=5 count=20000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin=$2; shift 2 ;;
+    --pin) pin=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --count) count=$2; shift 2 ;;
+    *) echo "usage: $0 [--bin PATH] [--pin A,B] [--rounds N] [--count N]" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$bin" ]; then
+  (cd "$root" && cargo build --release -q -p ipcperf)
+  bin="$root/target/release/ipcperf"
+fi
+command -v perf >/dev/null || { echo "needs perf (Debian: linux-perf)" >&2; exit 1; }
+work=$(mktemp -d /tmp/ipcperf-explain-floor.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cc -O2 -o "$work/pipe-rtt" "$here/floor/pipe-rtt.c"
+a=${pin%,*} b=${pin#*,}
+events=raw_syscalls:sys_enter,raw_syscalls:sys_exit,sched:sched_wakeup,sched:sched_switch
+for e in sched:sched_waking ipi:ipi_send_cpu; do
+  perf list "$e" 2>/dev/null | grep -q "${e#*:}" && events="$events,$e"
+done
+for r in $(seq "$rounds"); do
+  plain=$("$work/pipe-rtt" "$a" "$b" "$count")
+  traced=$(perf record -q -o "$work/perf.data" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null)
+  ratio=$(IPCPERF_NO_SAVE=1 "$bin" latency pipe --pin "$pin" --explain -n 2000 -r 3 --format json \
+    | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])')
+  echo "$r $plain $traced $ratio"
+done > "$work/rounds"
+python3 - "$work/rounds" "$pin" "$events" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+plain = [float(r[1]) for r in rows]; traced = [float(r[2]) for r in rows]; ours = [float(r[3]) for r in rows]
+c = [t / p for p, t in zip(plain, traced)]
+f = lambda v: f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
+print(f"pipe round trip, --pin {sys.argv[2]}, {len(rows)} rounds; events {sys.argv[3]}")
+print(f"  C ping-pong untraced      {f([p / 1e3 for p in plain])} us")
+print(f"  C ping-pong under perf    {f([t / 1e3 for t in traced])} us")
+print(f"  C traced / untraced       x{f(c)}")
+print(f"  ipcperf traced / untraced x{f(ours)}  (latency pipe --explain's own ratio)")
+PY
