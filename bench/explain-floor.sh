@@ -7,6 +7,14 @@
 # ratio; ROUNDS interleaved rounds, median (min-max). Root.
 #
 #   bench/explain-floor.sh [--bin PATH] [--pin A,B] [--rounds N] [--count N]
+#
+# One run (2-vCPU KVM guest, AMD EPYC, Linux 6.18, 2026-11-26, 5 rounds, --pin 0,1,
+# all six events): C ping-pong 44.8 us untraced, 56.2 us under perf: x1.25
+# (1.24-1.26); ipcperf's own traced/untraced x1.18 (1.08-1.25). Tracing these
+# events costs any program's cross-CPU pipe round trip a quarter here, so the
+# x1.15 target is below the kernel's own cost on this machine. On the 16-CPU
+# Xeon guest (no perf there; ipcperf alone, pins 0,2 and 0,9, 3 rounds) ipcperf's
+# ratio read x1.23-1.45.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -36,7 +44,7 @@ done
 for r in $(seq "$rounds"); do
   plain=$("$work/pipe-rtt" "$a" "$b" "$count")
   traced=$(perf record -q -o "$work/perf.data" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null)
-  ratio=$(IPCPERF_NO_SAVE=1 "$bin" latency pipe --pin "$pin" --explain -n 2000 -r 3 --format json \
+  ratio=$(IPCPERF_NO_SAVE=1 "$bin" -q latency pipe --pin "$pin" --explain -n 2000 -r 3 --format json \
     | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])')
   echo "$r $plain $traced $ratio"
 done > "$work/rounds"
