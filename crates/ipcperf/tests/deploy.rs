@@ -15,11 +15,11 @@ fn repo(rel: &str) -> std::path::PathBuf {
         .join(rel)
 }
 
-/// The rendered YAML as documents, each as its lines.
-fn rendered() -> Option<Vec<String>> {
+/// The rendered YAML of the kustomization in `dir` as documents.
+fn rendered_in(dir: &str) -> Option<Vec<String>> {
     let out = Command::new("kubectl")
         .arg("kustomize")
-        .arg(repo("deploy/kubernetes"))
+        .arg(repo(dir))
         .output();
     let Ok(out) = out else {
         eprintln!("skipped: no kubectl (its kustomize renders the manifests offline)");
@@ -69,22 +69,51 @@ fn block(doc: &str, key: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The suite (deploy/kubernetes/) and the pair (deploy/kubernetes/pair/), which
+/// are applied one after the other so they never measure on a node together.
+fn rendered() -> Option<Vec<String>> {
+    let mut docs = rendered_in("deploy/kubernetes")?;
+    let kinds = |d: &[String]| {
+        let mut k: Vec<(String, String)> = d
+            .iter()
+            .map(|d| (kind(d).to_string(), name(d).to_string()))
+            .collect();
+        k.sort();
+        k
+    };
+    let owned = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    // The suite alone: no serve pod or client beside it.
+    assert_eq!(
+        kinds(&docs),
+        owned(&[
+            ("Job", "ipcperf-suite"),
+            ("Namespace", "ipcperf"),
+            ("Secret", "ipcperf"),
+        ])
+    );
+    let pair = rendered_in("deploy/kubernetes/pair")?;
+    assert_eq!(
+        kinds(&pair),
+        owned(&[
+            ("Job", "ipcperf-pair"),
+            ("Pod", "ipcperf-serve"),
+            ("Service", "ipcperf-serve"),
+        ])
+    );
+    for d in &pair {
+        assert!(d.contains("namespace: ipcperf"), "{d}");
+    }
+    docs.extend(pair);
+    Some(docs)
+}
+
 #[test]
 fn the_kubernetes_manifests_render_and_say_what_pinning_needs() {
     let Some(docs) = rendered() else { return };
-    let mut kinds: Vec<(&str, &str)> = docs.iter().map(|d| (kind(d), name(d))).collect();
-    kinds.sort();
-    assert_eq!(
-        kinds,
-        [
-            ("Job", "ipcperf-pair"),
-            ("Job", "ipcperf-suite"),
-            ("Namespace", "ipcperf"),
-            ("Pod", "ipcperf-serve"),
-            ("Secret", "ipcperf"),
-            ("Service", "ipcperf-serve"),
-        ]
-    );
     for d in docs.iter().filter(|d| matches!(kind(d), "Job" | "Pod")) {
         let who = name(d);
         // Guaranteed, whole CPUs.
@@ -139,4 +168,46 @@ fn the_containerfile_builds_this_binary() {
     assert!(text.contains("cargo build --release --locked -p ipcperf"));
     assert!(text.contains("ENTRYPOINT [\"/usr/local/bin/ipcperf\"]"));
     assert!(text.contains("USER ipcperf"), "not root inside");
+}
+
+/// The trial's PostgreSQL is the one the example database URL names: a Service
+/// `postgres` in the namespace `ipcperf` on 5432, user and database `ipcperf`,
+/// its password from a Secret of its own, never inline.
+#[test]
+fn the_trial_database_is_the_one_the_example_url_names() {
+    let Some(docs) = rendered_in("deploy/kubernetes/trial-db") else {
+        return;
+    };
+    let url = std::fs::read_to_string(repo("deploy/kubernetes/secret/db-url")).unwrap();
+    let url = url.trim();
+    // postgres://USER:PASSWORD@SERVICE.NAMESPACE.svc:PORT/DB
+    let rest = url.strip_prefix("postgres://").unwrap();
+    let (cred, at) = rest.split_once('@').unwrap();
+    let (user, password) = cred.split_once(':').unwrap();
+    let (host, db) = at.split_once('/').unwrap();
+    let (host, port) = host.split_once(':').unwrap();
+    let mut parts = host.split('.');
+    let (service, namespace) = (parts.next().unwrap(), parts.next().unwrap());
+    let svc = docs
+        .iter()
+        .find(|d| kind(d) == "Service" && name(d) == service)
+        .unwrap_or_else(|| panic!("no Service {service}: {docs:?}"));
+    assert!(svc.contains(&format!("namespace: {namespace}")), "{svc}");
+    assert!(svc.contains(&format!("port: {port}")), "{svc}");
+    let db_set = docs.iter().find(|d| kind(d) == "StatefulSet").unwrap();
+    let lines: Vec<&str> = db_set.lines().map(str::trim).collect();
+    for (k, v) in [("POSTGRES_USER", user), ("POSTGRES_DB", db)] {
+        let at = lines
+            .iter()
+            .position(|l| *l == format!("- name: {k}"))
+            .unwrap_or_else(|| panic!("no {k}: {db_set}"));
+        assert_eq!(lines[at + 1], format!("value: {v}"), "{k}");
+    }
+    assert!(!db_set.contains(password), "the password inline: {db_set}");
+    assert!(db_set.contains("name: ipcperf-postgres"), "{db_set}");
+    let secret = docs
+        .iter()
+        .find(|d| kind(d) == "Secret" && name(d) == "ipcperf-postgres")
+        .unwrap();
+    assert!(secret.contains("password:"), "{secret}");
 }
