@@ -4,7 +4,7 @@
 # of their own, this machine as the one node of partition "testbed".
 #
 #   deploy/slurm/testbed.sh start DIR [N]  # prints: export SLURM_CONF=DIR/slurm.conf
-#   SLURM_CONF=DIR/slurm.conf sbatch --array=0-1 --wait deploy/slurm/suite.sbatch
+#   SLURM_CONF=DIR/slurm.conf sbatch -p pair -N2 --wait deploy/slurm/suite.sbatch
 #   SLURM_CONF=DIR/slurm.conf sbatch -p pair -N2 --wait deploy/slurm/pair.sbatch
 #   deploy/slurm/testbed.sh stop DIR       # stops what start started, removes DIR
 #

@@ -1,10 +1,12 @@
 //! deploy/slurm on a real Slurm: `deploy/slurm/testbed.sh` starts munged,
 //! slurmctld and slurmd (Debian's slurm-wlm and munge) with this machine as one
 //! node and two more nodes in network namespaces of their own (partition
-//! `pair`); the array job and the pair job are submitted with `sbatch --wait`,
-//! bounded; then the history (PostgreSQL when IPCPERF_TEST_PG names one, as CI
-//! does; else SQLite) must hold one complete run per array task with its job ids,
-//! and the pair's tcp and udp runs from one node to the other through `serve`.
+//! `pair`); the suite job (`-N2`: one task on each node) and the pair job are
+//! submitted with `sbatch --wait`, bounded; then the history (an SQLite file:
+//! the namespace nodes do not reach a PostgreSQL on this machine's loopback)
+//! must hold exactly one complete suite run and one 512 B round-trip run on each
+//! node, of one job, and the pair's tcp and udp runs from one node to the other
+//! through `serve`.
 //! Everything started is stopped. Skips with a reason without root or Slurm.
 
 use std::path::Path;
@@ -123,42 +125,8 @@ fn runs_labelled(db: &str, label: &str) -> Vec<Value> {
         .collect()
 }
 
-/// A fresh PostgreSQL database, dropped at the end.
-struct PgDb {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl PgDb {
-    fn make(admin: &str) -> PgDb {
-        let name = format!("ipcperf_slurm_{}", std::process::id());
-        let mut c = postgres::Client::connect(admin, postgres::NoTls).unwrap();
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-            .unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap();
-        PgDb {
-            admin: admin.to_string(),
-            url: format!("{base}/{name}"),
-            name,
-        }
-    }
-}
-
-impl Drop for PgDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
-}
-
 #[test]
-fn the_array_and_the_pair_jobs_fill_one_history() {
+fn the_suite_once_on_each_node_and_the_pair_fill_their_histories() {
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -183,18 +151,10 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
         .filter(|n| !before.contains(n))
         .collect();
     assert_eq!(ours.len(), 2, "one namespace per extra node: {ours:?}");
-    // PostgreSQL: a database of this test's own on the admin URL's server.
-    let pg = std::env::var("IPCPERF_TEST_PG")
-        .ok()
-        .filter(|u| !u.is_empty());
-    let _pgdb = pg.as_ref().map(|admin| PgDb::make(admin));
-    let db = match &_pgdb {
-        Some(p) => p.url.clone(),
-        None => {
-            eprintln!("slurm: IPCPERF_TEST_PG is not set: the history is SQLite");
-            work.path().join("h.db").to_string_lossy().into_owned()
-        }
-    };
+    // The suite on the two namespace nodes, one job: exactly one run on each. Its
+    // history is an SQLite file: the namespaces do not reach the PostgreSQL
+    // server, which listens on this machine's loopback only.
+    let db = work.path().join("h.db").to_string_lossy().into_owned();
     // The URL in a file only we may read: never on a command line.
     let dbfile = work.path().join("db");
     std::fs::write(&dbfile, format!("{db}\n")).unwrap();
@@ -213,11 +173,11 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
                 "pipe unix --sizes 512 -n 200 -r 1".into(),
             ),
         ],
-        &["--array=0-1"],
+        &["-p", "pair", "-N2"],
         "deploy/slurm/suite.sbatch",
     );
     let all = runs_labelled(&db, &label);
-    // Each task: the suite's streams, then the 512 B round trips fleet shows.
+    // Each node: the suite's streams, then the 512 B round trips fleet shows.
     let trips = |r: &&Value| {
         r["cases"]
             .as_array()
@@ -225,34 +185,35 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
             .iter()
             .all(|c| c["workload"] == "round-trip" && c["block_size_bytes"] == 512)
     };
-    assert_eq!(
-        all.iter().filter(trips).count(),
-        2,
-        "512 B round trips per task"
-    );
+    let node = |r: &Value| {
+        r["machine"]["scheduler"]["node"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let mut trip_nodes: Vec<String> = all.iter().filter(trips).map(node).collect();
+    trip_nodes.sort();
     let runs: Vec<Value> = all.iter().filter(|r| !trips(r)).cloned().collect();
-    assert_eq!(runs.len(), 2, "one suite run per array task");
-    let mut tasks: Vec<String> = Vec::new();
-    let mut arrays: Vec<String> = Vec::new();
+    let mut nodes: Vec<String> = runs.iter().map(node).collect();
+    nodes.sort();
+    assert_eq!(nodes.len(), 2, "one suite run per node: {nodes:?}");
+    assert_ne!(nodes[0], nodes[1], "two nodes, one run each: {nodes:?}");
+    assert!(nodes.iter().all(|n| n.starts_with("ipn")), "{nodes:?}");
+    assert_eq!(trip_nodes, nodes, "the 512 B round trips on each node");
+    let mut jobs: Vec<String> = Vec::new();
     for r in &runs {
         assert_eq!(r["complete"], true, "{}", r["machine"]["scheduler"]);
         let s = &r["machine"]["scheduler"];
         assert_eq!(s["kind"], "slurm", "{s}");
-        assert!(s["job_id"].as_str().is_some_and(|j| !j.is_empty()), "{s}");
         assert_eq!(s["node"], r["machine"]["hostname"], "{s}");
-        tasks.push(s["array_task_id"].as_str().unwrap().to_string());
-        arrays.push(s["array_job_id"].as_str().unwrap().to_string());
+        jobs.push(s["job_id"].as_str().unwrap().to_string());
         for c in r["cases"].as_array().unwrap() {
             assert_eq!(c["status"], "ok", "{c}");
         }
     }
-    tasks.sort();
-    assert_eq!(tasks, ["0", "1"]);
-    assert_eq!(arrays[0], arrays[1], "one array job");
+    assert_eq!(jobs[0], jobs[1], "one job");
     // The pair job on the two namespace nodes: serve on the first, run and latency
-    // tcp udp --peer from the second, over the bridge between them. Their history
-    // is an SQLite file: the namespaces do not reach the PostgreSQL server, which
-    // listens on this machine's loopback only.
+    // tcp udp --peer from the second, over the bridge between them.
     let pair = format!("{label}-pair");
     let pair_db = work.path().join("pair.db").to_string_lossy().into_owned();
     let pair_dbfile = work.path().join("pair-db");
@@ -306,7 +267,7 @@ fn the_array_and_the_pair_jobs_fill_one_history() {
         .unwrap();
     assert_eq!(mode, 0o600);
     eprintln!(
-        "slurm: two array tasks and a pair job in {:.1} s",
+        "slurm: the suite on two nodes and a pair job in {:.1} s",
         t0.elapsed().as_secs_f64()
     );
     assert!(t0.elapsed() < Duration::from_secs(240));
