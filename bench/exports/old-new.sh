@@ -53,4 +53,18 @@ PY
     echo "run $id ($kind) show: DIFFERS"; diff "$work/o.txt" "$work/n.txt" | head -8 || true; differ=$((differ + 1))
   fi
 done
+# What is not a run: the history of those runs, the mechanism list, a trend.
+for what in "history" "list" "list shm" "trend pipe --size 64"; do
+  for f in table json csv markdown; do
+    # shellcheck disable=SC2086
+    IPCPERF_DB="$work/old.db" "$old" $what --format $f > "$work/o.txt" 2>&1 || true
+    # shellcheck disable=SC2086
+    IPCPERF_DB="$work/new.db" "$new" $what --format $f > "$work/n.txt" 2>&1 || true
+    if cmp -s "$work/o.txt" "$work/n.txt"; then
+      echo "$what $f: same"; same=$((same + 1))
+    else
+      echo "$what $f: DIFFERS"; diff "$work/o.txt" "$work/n.txt" | head -8 || true; differ=$((differ + 1))
+    fi
+  done
+done
 echo "same: $same, differ: $differ"

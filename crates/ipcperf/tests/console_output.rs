@@ -247,3 +247,68 @@ fn latency_and_sync_tables_are_printed_as_their_cases_finish() {
     }
     assert_eq!(all.iter().filter(|l| l.starts_with("ipcperf ")).count(), 1);
 }
+
+/// What is not a run goes out one way: `list`'s CSV is CSV (a summary with a
+/// comma or a quote stays one field), its markdown is a markdown table, and the
+/// metrics formats are refused in one wording by every such command.
+#[test]
+fn lists_and_tables_that_are_not_runs_come_out_alike() {
+    let csv = ipcperf()
+        .args(["list", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(csv.status.success());
+    let mut r = csv::Reader::from_reader(&csv.stdout[..]);
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["name", "modes", "named_objects", "built_on", "summary"]
+    );
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert!(rows.len() > 10);
+    assert!(
+        rows.iter().any(|x| &x[0] == "tcp" && x[4].contains(", ")),
+        "{rows:?}"
+    );
+    let md = ipcperf()
+        .args(["list", "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    let mut lines = md.lines();
+    assert!(
+        lines.next().unwrap().starts_with("| mechanism | modes |"),
+        "{md}"
+    );
+    assert_eq!(lines.next().unwrap(), "|---|---|---|---|---|");
+    assert!(
+        lines.all(|l| l.starts_with("| ") && l.ends_with(" |")),
+        "{md}"
+    );
+    for args in [
+        &["list", "--format", "openmetrics"][..],
+        &["list", "shm", "--format", "prometheus"],
+        &["topology", "--format", "prometheus"],
+        &[
+            "history",
+            "--format",
+            "openmetrics",
+            "--db",
+            "/nonexistent/h.db",
+        ],
+        &[
+            "pattern",
+            "--size-dist",
+            "fixed:1",
+            "--gaps",
+            "fixed:1k",
+            "--format",
+            "prometheus",
+        ],
+    ] {
+        let out = ipcperf().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is for a run's figures"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

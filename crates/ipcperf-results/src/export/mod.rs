@@ -6,6 +6,7 @@
 
 pub mod cells;
 pub mod csv;
+pub mod emit;
 pub mod explain;
 pub mod latency;
 pub mod list;

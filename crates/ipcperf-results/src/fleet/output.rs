@@ -28,14 +28,11 @@ pub fn opt(v: Option<f64>) -> String {
     v.map(|p| p.to_string()).unwrap_or_default()
 }
 
-pub fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
+fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
     match format {
-        Format::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string_pretty(rows).map_err(|e| Fail::failure(e.to_string()))?
-            );
-        }
+        Format::Json => Ok(serde_json::to_string_pretty(rows)
+            .map_err(|e| Fail::failure(e.to_string()))?
+            .to_string()),
         Format::Csv => {
             let head = [
                 "host",
@@ -50,11 +47,10 @@ pub fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
                 "outlier",
                 "why",
             ];
-            crate::outln!(
-                "{}",
-                csv_text(
-                    &head,
-                    rows.iter().map(|r| vec![
+            Ok(csv_text(
+                &head,
+                rows.iter().map(|r| {
+                    vec![
                         r.host.clone(),
                         r.cpu_model.clone(),
                         r.kernel.clone(),
@@ -66,9 +62,10 @@ pub fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
                         opt(r.p),
                         r.outlier.to_string(),
                         r.why.clone(),
-                    ])
-                )
-            );
+                    ]
+                }),
+            )
+            .to_string())
         }
         _ => {
             let hosts: std::collections::BTreeSet<&str> =
@@ -114,20 +111,27 @@ pub fn print_hosts(rows: &[HostRow], format: Format) -> Result<i32, Fail> {
             }
             crate::console::fit(&mut t);
             out.push_str(&t.to_string());
-            crate::outln!("{out}");
+            Ok(out.to_string())
         }
     }
-    Ok(0)
 }
 
-pub fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
+/// A fleet as one document for [`crate::export::emit::emit`].
+pub fn hosts_document(rows: &[HostRow]) -> Result<crate::export::emit::Document, Fail> {
+    Ok(crate::export::emit::Document {
+        what: "a fleet",
+        json: serde_json::to_value(rows).map_err(|e| Fail::failure(e.to_string()))?,
+        csv: hosts_text(rows, Format::Csv)?,
+        table: hosts_text(rows, Format::Table)?,
+        markdown: hosts_text(rows, Format::Markdown)?,
+    })
+}
+
+fn kernels_text(rows: &[KernelRow], format: Format) -> Result<String, Fail> {
     match format {
-        Format::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string_pretty(rows).map_err(|e| Fail::failure(e.to_string()))?
-            );
-        }
+        Format::Json => Ok(serde_json::to_string_pretty(rows)
+            .map_err(|e| Fail::failure(e.to_string()))?
+            .to_string()),
         Format::Csv => {
             let head = [
                 "cpu_model",
@@ -140,11 +144,10 @@ pub fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
                 "step",
                 "why",
             ];
-            crate::outln!(
-                "{}",
-                csv_text(
-                    &head,
-                    rows.iter().map(|r| vec![
+            Ok(csv_text(
+                &head,
+                rows.iter().map(|r| {
+                    vec![
                         r.cpu_model.clone(),
                         r.case.clone(),
                         r.kernel.clone(),
@@ -154,9 +157,10 @@ pub fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
                         opt(r.change.p),
                         r.change.step.to_string(),
                         r.change.why.clone(),
-                    ])
-                )
-            );
+                    ]
+                }),
+            )
+            .to_string())
         }
         _ => {
             let steps: Vec<&KernelRow> = rows.iter().filter(|r| r.change.step).collect();
@@ -211,8 +215,18 @@ pub fn print_kernels(rows: &[KernelRow], format: Format) -> Result<i32, Fail> {
             }
             crate::console::fit(&mut t);
             out.push_str(&t.to_string());
-            crate::outln!("{out}");
+            Ok(out.to_string())
         }
     }
-    Ok(0)
+}
+
+/// A fleet as one document for [`crate::export::emit::emit`].
+pub fn kernels_document(rows: &[KernelRow]) -> Result<crate::export::emit::Document, Fail> {
+    Ok(crate::export::emit::Document {
+        what: "a fleet",
+        json: serde_json::to_value(rows).map_err(|e| Fail::failure(e.to_string()))?,
+        csv: kernels_text(rows, Format::Csv)?,
+        table: kernels_text(rows, Format::Table)?,
+        markdown: kernels_text(rows, Format::Markdown)?,
+    })
 }

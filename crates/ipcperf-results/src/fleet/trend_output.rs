@@ -14,12 +14,11 @@ pub fn figure(p: &TrendPoint, v: f64) -> String {
     fleet::fmt_figure(v, p.lower_better, &p.case)
 }
 
-pub fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
+fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
     match format {
-        Format::Json => crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(points).map_err(|e| Fail::failure(e.to_string()))?
-        ),
+        Format::Json => Ok(serde_json::to_string_pretty(points)
+            .map_err(|e| Fail::failure(e.to_string()))?
+            .to_string()),
         Format::Csv => {
             let mut w = crate::export::csv::CsvOut::default();
             w.row([
@@ -54,7 +53,7 @@ pub fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
                     p.change.why.clone(),
                 ]);
             }
-            crate::outln!("{}", w.text().trim_end());
+            Ok(w.text().trim_end().to_string())
         }
         _ => {
             let steps: Vec<&TrendPoint> = points.iter().filter(|p| p.change.step).collect();
@@ -129,8 +128,18 @@ pub fn print(points: &[TrendPoint], format: Format) -> Result<i32, Fail> {
             }
             crate::console::fit(&mut t);
             out.push_str(&t.to_string());
-            crate::outln!("{out}");
+            Ok(out.to_string())
         }
     }
-    Ok(0)
+}
+
+/// A trend as one document for [`crate::export::emit::emit`].
+pub fn trend_document(rows: &[TrendPoint]) -> Result<crate::export::emit::Document, Fail> {
+    Ok(crate::export::emit::Document {
+        what: "a trend",
+        json: serde_json::to_value(rows).map_err(|e| Fail::failure(e.to_string()))?,
+        csv: points_text(rows, Format::Csv)?,
+        table: points_text(rows, Format::Table)?,
+        markdown: points_text(rows, Format::Markdown)?,
+    })
 }

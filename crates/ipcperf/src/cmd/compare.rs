@@ -3,6 +3,7 @@
 use clap::Args;
 use ipcperf_core::record::RunRecord;
 
+use crate::export::emit::{csv_rows, emit, Document};
 use crate::export::Format;
 use crate::fail::Fail;
 use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
@@ -42,65 +43,61 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let (ib, rb) = load(&mut store, a.b)?;
     let history = earlier_runs(&mut store, (ia, &ra), (ib, &rb));
     let rows = compare::compare_with(&ra, &rb, a.threshold, &history);
-    match a.format {
-        Format::Json => {
-            let doc = serde_json::json!({
-                "a": ia,
-                "b": ib,
-                "threshold": a.threshold,
-                "summary": compare::summary(&rows),
-                "cases": compare::records(&rows),
-            });
-            let text = serde_json::to_string_pretty(&doc)
-                .map_err(|e| Fail::failure(format!("cannot write JSON: {e}")))?;
-            ipcperf_results::outln!("{text}");
+    let fields = [
+        "case",
+        "unit",
+        "a",
+        "b",
+        "ratio_b_over_a",
+        "interval_low",
+        "interval_high",
+        "p_value",
+        "change",
+        "why",
+    ];
+    let cell = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let csv: Vec<Vec<String>> = compare::records(&rows)
+        .iter()
+        .map(|r| fields.iter().map(|f| cell(&r[*f])).collect())
+        .collect();
+    // The tables, and with two measured topologies what moved between them.
+    let tables = |format: Format| {
+        let v = compare::view_with(
+            &ia.to_string(),
+            &ra,
+            &ib.to_string(),
+            &rb,
+            a.threshold,
+            &history,
+        );
+        let mut out = export::render_view(&v, format);
+        if let (Some(x), Some(y), Some(t)) = (
+            &ra.machine.measured,
+            &rb.machine.measured,
+            &rb.machine.topology,
+        ) {
+            out.push_str(&format!("\n{}", crate::measured::compare_text(x, y, t)));
         }
-        Format::OpenMetrics | Format::Prometheus => return Err(a.format.not_a_run("a comparison")),
-        Format::Csv => {
-            let mut w = crate::export::csv::CsvOut::default();
-            let fields = [
-                "case",
-                "unit",
-                "a",
-                "b",
-                "ratio_b_over_a",
-                "interval_low",
-                "interval_high",
-                "p_value",
-                "change",
-                "why",
-            ];
-            let cell = |v: &serde_json::Value| match v {
-                serde_json::Value::Null => String::new(),
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            w.row(fields);
-            for r in compare::records(&rows) {
-                w.row(fields.iter().map(|f| cell(&r[*f])));
-            }
-            crate::console::out(&w.text());
-        }
-        Format::Table | Format::Markdown => {
-            let v = compare::view_with(
-                &ia.to_string(),
-                &ra,
-                &ib.to_string(),
-                &rb,
-                a.threshold,
-                &history,
-            );
-            crate::console::out(&export::render_view(&v, a.format));
-            // Two measured topologies: what moved between the snapshots.
-            if let (Some(x), Some(y), Some(t)) = (
-                &ra.machine.measured,
-                &rb.machine.measured,
-                &rb.machine.topology,
-            ) {
-                crate::console::out(&format!("\n{}", crate::measured::compare_text(x, y, t)));
-            }
-        }
-    }
+        out
+    };
+    let doc = Document {
+        what: "a comparison",
+        json: serde_json::json!({
+            "a": ia,
+            "b": ib,
+            "threshold": a.threshold,
+            "summary": compare::summary(&rows),
+            "cases": compare::records(&rows),
+        }),
+        csv: csv_rows(&fields, &csv),
+        table: tables(Format::Table),
+        markdown: tables(Format::Markdown),
+    };
+    crate::console::out(&emit(&doc, a.format)?);
     let count = |v: compare::Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let slower = count(compare::Verdict::Slower);
     let cannot = count(compare::Verdict::CouldNotTell);

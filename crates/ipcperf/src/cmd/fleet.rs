@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::export::emit::emit;
 use crate::export::Format;
 use crate::fail::Fail;
-use crate::fleet::output::{print_hosts, print_kernels};
+use crate::fleet::output::{hosts_document, kernels_document};
 use crate::fleet::{self, HostRow};
 use crate::shared::db::DbArgs;
 use crate::store::FigureFilter;
@@ -113,10 +114,12 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
             .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("ipcperf: fleet page written to {}", path.display());
     }
-    match a.by {
-        By::Host => print_hosts(&rows, a.format),
-        By::Kernel => print_kernels(&kernels, a.format),
-    }
+    let doc = match a.by {
+        By::Host => hosts_document(&rows)?,
+        By::Kernel => kernels_document(&kernels)?,
+    };
+    crate::console::out(&emit(&doc, a.format)?);
+    Ok(0)
 }
 
 /// The page's trend charts: each outlier's case on its host across its runs;

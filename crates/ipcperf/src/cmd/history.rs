@@ -1,8 +1,8 @@
 //! `ipcperf history`: the runs kept, oldest first.
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
+use crate::export::emit::{csv_rows, emit, markdown_rows, table_rows, Document};
 use crate::export::Format;
 use crate::fail::Fail;
 use crate::shared::db::DbArgs;
@@ -43,10 +43,6 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         let skip = runs.len().saturating_sub(n);
         runs.drain(..skip);
     }
-    if a.format == Format::Json {
-        ipcperf_results::outln!("{}", serde_json::to_string_pretty(&runs).expect("json"));
-        return Ok(0);
-    }
     // One row per run, the same columns in every format.
     let header = [
         "id", "kind", "label", "started", "host", "kernel", "cases", "measured", "status",
@@ -67,41 +63,31 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
             ]
         })
         .collect();
-    if a.format == Format::Csv {
-        let mut w = crate::export::csv::CsvOut::default();
-        let mut h = header.map(str::to_string);
-        h[3] = "started_utc".into();
-        w.row(&h);
-        for r in &rows {
-            w.row(r);
-        }
-        crate::console::out(&w.text());
-        return Ok(0);
-    }
-    if runs.is_empty() {
-        ipcperf_results::outln!(
-            "No runs kept yet in {} (`ipcperf run` saves each run).",
-            store.location
-        );
-        return Ok(0);
-    }
-    if a.format == Format::Markdown {
-        ipcperf_results::outln!("| {} |", header.join(" | "));
-        ipcperf_results::outln!("|{}", "---|".repeat(header.len()));
-        for r in &rows {
-            let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-            ipcperf_results::outln!("| {} |", cells.join(" | "));
-        }
-        return Ok(0);
-    }
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
-    for r in rows {
-        t.add_row(r);
-    }
-    crate::console::fit(&mut t);
-    ipcperf_results::outln!("Runs kept in {}\n{t}", store.location);
+    let mut csv_header = header.map(str::to_string);
+    csv_header[3] = "started_utc".into();
+    let none = format!(
+        "No runs kept yet in {} (`ipcperf run` saves each run).",
+        store.location
+    );
+    let doc = Document {
+        what: "the run history",
+        json: serde_json::to_value(&runs).map_err(|e| Fail::failure(e.to_string()))?,
+        csv: csv_rows(&csv_header, &rows),
+        table: if runs.is_empty() {
+            none.clone()
+        } else {
+            format!(
+                "Runs kept in {}\n{}",
+                store.location,
+                table_rows(&header, &rows)
+            )
+        },
+        markdown: if runs.is_empty() {
+            none
+        } else {
+            markdown_rows(&header, &rows)
+        },
+    };
+    crate::console::out(&emit(&doc, a.format)?);
     Ok(0)
 }

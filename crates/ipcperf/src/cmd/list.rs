@@ -1,12 +1,12 @@
 //! `ipcperf list`: mechanisms, their modes and properties, and this system's limits.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use ipcperf_core::machine::Machine;
 use ipcperf_core::mechanism::MechanismKind;
 use serde_json::json;
 
 use clap::Args;
 
+use crate::export::emit::{csv_rows, emit, markdown_rows, Document};
 use crate::export::list::*;
 use crate::export::Format;
 use crate::fail::Fail;
@@ -82,91 +82,93 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
     }
     let m = Machine::collect();
     if let Some(name) = &a.mechanism {
-        if a.format == Format::Json {
-            let i = the_one(name)?.info();
-            let v = json!({
+        let i = the_one(name)?.info();
+        let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
+        let header = ["name", "modes", "named_objects", "built_on", "summary"];
+        let row = vec![vec![
+            i.name.to_string(),
+            modes.join(" "),
+            i.names.to_string(),
+            built_on(i),
+            i.summary.to_string(),
+        ]];
+        let doc = Document {
+            what: "a mechanism",
+            json: json!({
+                "name": i.name,
+                "summary": i.summary,
+                "modes": modes,
+                "named_objects": i.names,
+                "built_on": built_on(i),
+            }),
+            csv: csv_rows(&header, &row),
+            table: one(name, &m, width())?,
+            markdown: markdown_rows(&header, &row),
+        };
+        crate::console::out(&emit(&doc, a.format)?);
+        return Ok(0);
+    }
+    let mechanisms: Vec<serde_json::Value> = MechanismKind::INFOS
+        .iter()
+        .map(|i| {
+            json!({
                 "name": i.name,
                 "summary": i.summary,
                 "modes": i.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
                 "named_objects": i.names,
                 "built_on": built_on(i),
-            });
-            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
-        } else {
-            ipcperf_results::outln!("{}", one(name, &m, width())?.trim_end());
-        }
-        return Ok(0);
-    }
-    match a.format {
-        Format::Json => {
-            let v = json!({
-                "mechanisms": MechanismKind::INFOS.iter().map(|i| json!({
-                    "name": i.name,
-                    "summary": i.summary,
-                    "modes": i.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
-                    "named_objects": i.names,
-                    "built_on": built_on(i),
-                    "over": i.base.map(|b| b.name()),
-                    "library": i.library,
-                })).collect::<Vec<_>>(),
-                "limits": m.limits,
-                "cpus": m.cpus,
-            });
-            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
-        }
-        Format::OpenMetrics | Format::Prometheus => {
-            return Err(a.format.not_a_run("the mechanism list"))
-        }
-        Format::Csv => {
-            ipcperf_results::outln!("name,modes,named_objects,built_on,summary");
-            for i in MechanismKind::INFOS {
+                "over": i.base.map(|b| b.name()),
+                "library": i.library,
+            })
+        })
+        .collect();
+    let rows = |sep: &str| -> Vec<Vec<String>> {
+        MechanismKind::INFOS
+            .iter()
+            .map(|i| {
                 let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
-                ipcperf_results::outln!(
-                    "{},{},\"{}\",\"{}\",\"{}\"",
-                    i.name,
-                    modes.join(" "),
-                    i.names,
+                vec![
+                    i.name.to_string(),
+                    modes.join(sep),
+                    i.names.to_string(),
                     built_on(i),
-                    i.summary
-                );
-            }
-        }
-        Format::Table => {
-            let w = width();
-            ipcperf_results::outln!("{}", compact(w));
-            let key_w = m.limits.keys().map(|k| k.len()).max().unwrap_or(10);
-            let mut l = format!(
-                "\nLimits on this system ({} CPUs, Linux {}):\n",
-                m.cpus, m.kernel
-            );
-            for (k, v) in &m.limits {
-                l.push_str(&format!("  {k:key_w$}  {v}\n"));
-            }
-            ipcperf_results::outln!("{}", l.trim_end());
-        }
-        Format::Markdown => {
-            let mut t = Table::new();
-            t.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+                    i.summary.to_string(),
+                ]
+            })
+            .collect()
+    };
+    let key_w = m.limits.keys().map(|k| k.len()).max().unwrap_or(10);
+    let mut limits = format!(
+        "\nLimits on this system ({} CPUs, Linux {}):\n",
+        m.cpus, m.kernel
+    );
+    for (k, v) in &m.limits {
+        limits.push_str(&format!("  {k:key_w$}  {v}\n"));
+    }
+    let doc = Document {
+        what: "the mechanism list",
+        json: json!({
+            "mechanisms": mechanisms,
+            "limits": m.limits,
+            "cpus": m.cpus,
+        }),
+        csv: csv_rows(
+            &["name", "modes", "named_objects", "built_on", "summary"],
+            &rows(" "),
+        ),
+        table: format!("{}\n{}", compact(width()), limits.trim_end()),
+        markdown: markdown_rows(
+            &[
                 "mechanism",
                 "modes",
                 "named objects",
                 "built on",
                 "what it is",
-            ]);
-            for i in MechanismKind::INFOS {
-                let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
-                t.add_row(vec![
-                    i.name,
-                    &modes.join(", "),
-                    i.names,
-                    &built_on(i),
-                    i.summary,
-                ]);
-            }
-            crate::console::fit(&mut t);
-            ipcperf_results::outln!("{t}");
-        }
-    }
+            ],
+            &rows(", "),
+        ),
+    };
+    crate::console::out(&emit(&doc, a.format)?);
     Ok(0)
 }
 

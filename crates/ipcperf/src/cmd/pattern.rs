@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::export::csv::CsvOut;
+use crate::export::emit::{emit, Document};
 use crate::export::Format;
 use crate::fail::Fail;
 use crate::pattern::table::{rows, table, Row};
@@ -66,34 +67,30 @@ pub fn run(a: PatternArgs) -> Result<i32, Fail> {
     };
     let shown: Vec<&Conversation> = p.conversations.iter().take(a.top.max(1)).collect();
     let rows: Vec<Row> = shown.iter().flat_map(|c| rows(c)).collect();
-    match a.format {
-        Format::Json => {
-            // Each record lists its conversation's channels.
-            let mut v = serde_json::to_value(&rows).map_err(|e| Fail::failure(e.to_string()))?;
-            if let Some(list) = v.as_array_mut() {
-                for (j, r) in list.iter_mut().zip(&rows) {
-                    j["channels"] = serde_json::json!(r.channels);
-                }
-            }
-            ipcperf_results::outln!(
-                "{}",
-                serde_json::to_string_pretty(&v).map_err(|e| Fail::failure(e.to_string()))?
-            );
-            for n in &p.notes {
-                crate::console::note(n);
-            }
+    // Each record lists its conversation's channels.
+    let mut json = serde_json::to_value(&rows).map_err(|e| Fail::failure(e.to_string()))?;
+    if let Some(list) = json.as_array_mut() {
+        for (j, r) in list.iter_mut().zip(&rows) {
+            j["channels"] = serde_json::json!(r.channels);
         }
-        Format::Csv => {
-            let mut w = CsvOut::default();
-            for r in &rows {
-                w.serialize(r).map_err(Fail::failure)?;
-            }
-            ipcperf_results::outln!("{}", w.text().trim_end());
-            for n in &p.notes {
-                crate::console::note(n);
-            }
+    }
+    let mut csv = CsvOut::default();
+    for r in &rows {
+        csv.serialize(r).map_err(Fail::failure)?;
+    }
+    let doc = Document {
+        what: "a traffic pattern",
+        json,
+        csv: csv.text(),
+        table: table(&p, &shown, &name, a.top, Format::Table),
+        markdown: table(&p, &shown, &name, a.top, Format::Markdown),
+    };
+    crate::console::out(&emit(&doc, a.format)?);
+    // The table says them in its notes; records say them on stderr.
+    if matches!(a.format, Format::Json | Format::Csv) {
+        for n in &p.notes {
+            crate::console::note(n);
         }
-        _ => ipcperf_results::outln!("{}", table(&p, &shown, &name, a.top, a.format)),
     }
     Ok(0)
 }

@@ -9,6 +9,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
 use serde_json::json;
 
+use crate::export::emit::{csv_rows, emit, Document};
 use crate::export::Format;
 use crate::fail::Fail;
 
@@ -101,94 +102,122 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
         return measure(&a, &t);
     }
     let classes = t.classes();
-    match a.format {
-        Format::Json => {
-            let v = json!({
-                "topology": t,
-                "classes": classes.iter().map(|(c, (x, y))| json!({
-                    "class": c.name(), "cpus": [x, y], "means": c.describe(),
-                })).collect::<Vec<_>>(),
-                "absent": PlacementClass::ALL.iter()
-                    .filter(|c| !classes.iter().any(|(k, _)| k == *c))
-                    .map(|c| c.name()).collect::<Vec<_>>(),
-            });
-            ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
-        }
-        Format::OpenMetrics | Format::Prometheus => return Err(a.format.not_a_run("a topology")),
-        Format::Csv => {
-            ipcperf_results::outln!("cpu,package,die,core,node,smt_siblings,l2,l3");
-            for p in &t.cpus {
-                ipcperf_results::outln!(
-                    "{},{},{},{},{},\"{}\",\"{}\",\"{}\"",
-                    p.cpu,
-                    p.package,
-                    p.die,
-                    p.core,
-                    p.node.map(|n| n.to_string()).unwrap_or_default(),
-                    format_cpu_list(&p.smt_siblings),
-                    p.l2.as_deref().map(format_cpu_list).unwrap_or_default(),
-                    p.l3.as_deref().map(format_cpu_list).unwrap_or_default()
-                );
-            }
-        }
-        Format::Table | Format::Markdown => {
-            let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
-            let n = usable.len();
-            ipcperf_results::outln!(
-                "{n} usable CPU{} ({}): {} package{}, {} NUMA node{}, {} core{}, SMT {}",
-                if n == 1 { "" } else { "s" },
-                format_cpu_list(&usable),
-                t.packages(),
-                if t.packages() == 1 { "" } else { "s" },
-                t.nodes(),
-                if t.nodes() == 1 { "" } else { "s" },
-                t.cores(),
-                if t.cores() == 1 { "" } else { "s" },
-                if t.smt() { "on" } else { "off" },
-            );
-            ipcperf_results::outln!(
-                "  offline: {}; outside this process's affinity (cpuset): {}; isolated: {}",
-                list_or_none(&t.offline),
-                list_or_none(&t.not_allowed),
-                list_or_none(&t.isolated)
-            );
-            ipcperf_results::outln!("  last-level cache domains: {}", domains(&t.l3_domains()));
-            ipcperf_results::outln!("  L2 domains: {}", domains(&t.l2_domains()));
-            if a.cpus {
-                let mut tb = Table::new();
-                tb.load_style(UTF8_FULL_CONDENSED);
-                tb.set_header(vec![
-                    "CPU", "package", "die", "core", "node", "SMT", "L2", "L3",
-                ]);
-                for p in &t.cpus {
-                    tb.add_row(vec![
-                        p.cpu.to_string(),
-                        p.package.to_string(),
-                        p.die.to_string(),
-                        p.core.to_string(),
-                        p.node.map(|n| n.to_string()).unwrap_or("-".into()),
-                        format_cpu_list(&p.smt_siblings),
-                        p.l2.as_deref().map(format_cpu_list).unwrap_or("-".into()),
-                        p.l3.as_deref().map(format_cpu_list).unwrap_or("-".into()),
-                    ]);
-                }
-                crate::console::fit(&mut tb);
-                ipcperf_results::outln!("{tb}");
-            }
-            ipcperf_results::outln!("\nPlacement classes (--pin CLASS picks the pair shown):");
-            for (c, (x, y)) in &classes {
-                ipcperf_results::outln!("  {:<13} {x}→{y}  {}", c.name(), c.describe());
-            }
-            let absent: Vec<&str> = PlacementClass::ALL
-                .iter()
-                .filter(|c| !classes.iter().any(|(k, _)| k == *c))
-                .map(|c| c.name())
-                .collect();
-            if !absent.is_empty() {
-                ipcperf_results::outln!("  absent here: {}", absent.join(", "));
-            }
-        }
+    // The summary, the CPUs (with --cpus) and the placement classes, in lines.
+    let mut out = String::new();
+    macro_rules! text_line {
+        ($out:expr, $($arg:tt)*) => {{
+            $out.push_str(&format!($($arg)*));
+            $out.push('\n');
+        }};
     }
+    let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
+    let n = usable.len();
+    text_line!(
+        out,
+        "{n} usable CPU{} ({}): {} package{}, {} NUMA node{}, {} core{}, SMT {}",
+        if n == 1 { "" } else { "s" },
+        format_cpu_list(&usable),
+        t.packages(),
+        if t.packages() == 1 { "" } else { "s" },
+        t.nodes(),
+        if t.nodes() == 1 { "" } else { "s" },
+        t.cores(),
+        if t.cores() == 1 { "" } else { "s" },
+        if t.smt() { "on" } else { "off" },
+    );
+    text_line!(
+        out,
+        "  offline: {}; outside this process's affinity (cpuset): {}; isolated: {}",
+        list_or_none(&t.offline),
+        list_or_none(&t.not_allowed),
+        list_or_none(&t.isolated)
+    );
+    text_line!(
+        out,
+        "  last-level cache domains: {}",
+        domains(&t.l3_domains())
+    );
+    text_line!(out, "  L2 domains: {}", domains(&t.l2_domains()));
+    if a.cpus {
+        let mut tb = Table::new();
+        tb.load_style(UTF8_FULL_CONDENSED);
+        tb.set_header(vec![
+            "CPU", "package", "die", "core", "node", "SMT", "L2", "L3",
+        ]);
+        for p in &t.cpus {
+            tb.add_row(vec![
+                p.cpu.to_string(),
+                p.package.to_string(),
+                p.die.to_string(),
+                p.core.to_string(),
+                p.node.map(|n| n.to_string()).unwrap_or("-".into()),
+                format_cpu_list(&p.smt_siblings),
+                p.l2.as_deref().map(format_cpu_list).unwrap_or("-".into()),
+                p.l3.as_deref().map(format_cpu_list).unwrap_or("-".into()),
+            ]);
+        }
+        crate::console::fit(&mut tb);
+        text_line!(out, "{tb}");
+    }
+    text_line!(
+        out,
+        "\nPlacement classes (--pin CLASS picks the pair shown):"
+    );
+    for (c, (x, y)) in &classes {
+        text_line!(out, "  {:<13} {x}→{y}  {}", c.name(), c.describe());
+    }
+    let absent: Vec<&str> = PlacementClass::ALL
+        .iter()
+        .filter(|c| !classes.iter().any(|(k, _)| k == *c))
+        .map(|c| c.name())
+        .collect();
+    if !absent.is_empty() {
+        text_line!(out, "  absent here: {}", absent.join(", "));
+    }
+    let cpu_rows: Vec<Vec<String>> = t
+        .cpus
+        .iter()
+        .map(|p| {
+            vec![
+                p.cpu.to_string(),
+                p.package.to_string(),
+                p.die.to_string(),
+                p.core.to_string(),
+                p.node.map(|n| n.to_string()).unwrap_or_default(),
+                format_cpu_list(&p.smt_siblings),
+                p.l2.as_deref().map(format_cpu_list).unwrap_or_default(),
+                p.l3.as_deref().map(format_cpu_list).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let doc = Document {
+        what: "a topology",
+        json: json!({
+            "topology": t,
+            "classes": classes.iter().map(|(c, (x, y))| json!({
+                "class": c.name(), "cpus": [x, y], "means": c.describe(),
+            })).collect::<Vec<_>>(),
+            "absent": PlacementClass::ALL.iter()
+                .filter(|c| !classes.iter().any(|(k, _)| k == *c))
+                .map(|c| c.name()).collect::<Vec<_>>(),
+        }),
+        csv: csv_rows(
+            &[
+                "cpu",
+                "package",
+                "die",
+                "core",
+                "node",
+                "smt_siblings",
+                "l2",
+                "l3",
+            ],
+            &cpu_rows,
+        ),
+        table: out.clone(),
+        markdown: out,
+    };
+    crate::console::out(&emit(&doc, a.format)?);
     Ok(0)
 }
 

@@ -158,5 +158,7 @@ pub fn run(a: TrendArgs) -> Result<i32, Fail> {
         }
         eprintln!("ipcperf: trend drawn in {}", p.display());
     }
-    crate::fleet::trend_output::print(&points, a.format)
+    let doc = crate::fleet::trend_output::trend_document(&points)?;
+    crate::console::out(&crate::export::emit::emit(&doc, a.format)?);
+    Ok(0)
 }
