@@ -30,9 +30,6 @@ pub fn opt(v: Option<f64>) -> String {
 
 fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
     match format {
-        Format::Json => Ok(serde_json::to_string_pretty(rows)
-            .map_err(|e| Fail::failure(e.to_string()))?
-            .to_string()),
         Format::Csv => {
             let head = [
                 "host",
@@ -129,9 +126,6 @@ pub fn hosts_document(rows: &[HostRow]) -> Result<crate::export::emit::Document,
 
 fn kernels_text(rows: &[KernelRow], format: Format) -> Result<String, Fail> {
     match format {
-        Format::Json => Ok(serde_json::to_string_pretty(rows)
-            .map_err(|e| Fail::failure(e.to_string()))?
-            .to_string()),
         Format::Csv => {
             let head = [
                 "cpu_model",

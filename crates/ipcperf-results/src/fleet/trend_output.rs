@@ -16,9 +16,6 @@ pub fn figure(p: &TrendPoint, v: f64) -> String {
 
 fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
     match format {
-        Format::Json => Ok(serde_json::to_string_pretty(points)
-            .map_err(|e| Fail::failure(e.to_string()))?
-            .to_string()),
         Format::Csv => {
             let mut w = crate::export::csv::CsvOut::default();
             w.row([

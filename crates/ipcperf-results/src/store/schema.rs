@@ -131,6 +131,14 @@ fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
             ],
         )?;
     }
+    each_case(c, insert_figures)
+}
+
+/// Every case kept, in order, handed to `f` with its run id and number.
+fn each_case(
+    c: &mut dyn Conn,
+    f: fn(&mut dyn Conn, i64, i64, &CaseRecord) -> Result<()>,
+) -> Result<()> {
     let rows = c.query(
         "SELECT run_id, seq, record FROM cases ORDER BY run_id, seq",
         &[],
@@ -138,7 +146,7 @@ fn v4_backfill(c: &mut dyn Conn) -> Result<()> {
     )?;
     for r in rows {
         let case: CaseRecord = unjson(r[2].text().unwrap_or(""), "case")?;
-        insert_figures(c, r[0].int().unwrap_or(0), r[1].int().unwrap_or(0), &case)?;
+        f(c, r[0].int().unwrap_or(0), r[1].int().unwrap_or(0), &case)?;
     }
     Ok(())
 }
@@ -214,16 +222,7 @@ pub fn insert_figures(c: &mut dyn Conn, run_id: i64, seq: i64, case: &CaseRecord
 
 /// Fill `series` from the case records kept before version 2.
 fn v2_backfill(c: &mut dyn Conn) -> Result<()> {
-    let rows = c.query(
-        "SELECT run_id, seq, record FROM cases ORDER BY run_id, seq",
-        &[],
-        &[Kind::Int, Kind::Int, Kind::Text],
-    )?;
-    for r in rows {
-        let case: CaseRecord = unjson(r[2].text().unwrap_or(""), "case")?;
-        insert_series(c, r[0].int().unwrap_or(0), r[1].int().unwrap_or(0), &case)?;
-    }
-    Ok(())
+    each_case(c, insert_series)
 }
 
 /// Every migration, in order; the last is the current schema.
