@@ -152,15 +152,12 @@ impl Mechanism for Cma {
     type End = CmaEnd;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Cma,
-        name: "cma",
-        summary: "cross-memory attach: the receiver copies with process_vm_readv; pipes notify",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Cma,
+            "cma",
+            "cross-memory attach: the receiver copies with process_vm_readv; pipes notify",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

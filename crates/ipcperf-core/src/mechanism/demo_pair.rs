@@ -6,7 +6,6 @@
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -21,15 +20,12 @@ impl Mechanism for DemoPair {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::DemoPair,
-        name: "demo-pair",
-        summary: "test-only demonstration: an anonymous Unix stream socketpair",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (socketpair)",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::DemoPair,
+            "demo-pair",
+            "test-only demonstration: an anonymous Unix stream socketpair",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

@@ -149,16 +149,12 @@ impl Mechanism for EventfdMech {
     type End = EventfdEnd;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Eventfd,
-        name: "eventfd",
-        summary:
-            "wake-up carrying an 8-byte counter, one eventfd per direction (latency only, 8 B)",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Eventfd,
+            "eventfd",
+            "wake-up carrying an 8-byte counter, one eventfd per direction (latency only, 8 B)",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

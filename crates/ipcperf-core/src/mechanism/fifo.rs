@@ -4,7 +4,6 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -70,15 +69,12 @@ impl Mechanism for Fifo {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Fifo,
-        name: "fifo",
-        summary: "named pipe (mkfifo) in a private directory",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "FIFO path",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Fifo,
+            "fifo",
+            "named pipe (mkfifo) in a private directory",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

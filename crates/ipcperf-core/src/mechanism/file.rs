@@ -4,7 +4,6 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
 };
@@ -53,15 +52,13 @@ impl Mechanism for File {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::File,
-        name: "file",
-        summary: "temp file: the writer writes everything, then the reader reads it (--dir)",
-        modes: ALL_MODES,
-        solo: false,
         reader_after_writer: true,
         names: "temp file",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::File,
+            "file",
+            "temp file: the writer writes everything, then the reader reads it (--dir)",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

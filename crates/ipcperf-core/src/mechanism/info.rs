@@ -28,6 +28,26 @@ pub struct MechanismInfo {
     pub library: Option<&'static str>,
 }
 
+impl MechanismInfo {
+    /// Mechanism `kind`, named `name`, in a line: two sides in every mode, no
+    /// named object, built on no other mechanism nor a library. An `INFO` sets
+    /// what differs beside it: `MechanismInfo { modes: TWO_SIDES,
+    /// ..MechanismInfo::new(kind, name, summary) }`.
+    pub const fn new(kind: MechanismKind, name: &'static str, summary: &'static str) -> Self {
+        MechanismInfo {
+            kind,
+            name,
+            summary,
+            modes: ALL_MODES,
+            solo: false,
+            reader_after_writer: false,
+            names: "none",
+            base: None,
+            library: None,
+        }
+    }
+}
+
 /// The io_uring crate the uring mechanisms drive (the version Cargo.lock holds:
 /// a test checks).
 pub const IO_URING: &str = "io-uring 0.7.15";

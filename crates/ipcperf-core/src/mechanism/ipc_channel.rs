@@ -21,7 +21,6 @@ use ipc_channel::{IpcError, TryRecvError};
 use serde_bytes::ByteBuf;
 
 use super::endpoint::WAIT_MS;
-use super::info::ALL_MODES;
 use super::{
     ByteStream, Link, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -225,15 +224,14 @@ impl Mechanism for IpcChannel {
     const POLLS: bool = false;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::IpcChannel,
-        name: "ipc-channel",
-        summary: "servo's ipc-channel: IpcSender<ByteBuf> each way, over Unix seqpacket sockets",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "the crate's one-shot server socket (its temp directory, until accepted)",
         base: Some(MechanismKind::UnixSeqpacket),
         library: Some(LIBRARY),
+        ..MechanismInfo::new(
+            MechanismKind::IpcChannel,
+            "ipc-channel",
+            "servo's ipc-channel: IpcSender<ByteBuf> each way, over Unix seqpacket sockets",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

@@ -12,7 +12,6 @@ use ipcperf_sys::error::Errno;
 use ipcperf_sys::mqueue::{Mq, MqName};
 use ipcperf_sys::sysv_msg::{self, MsgBuf, SysvMsgQueue};
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -379,15 +378,12 @@ impl Mechanism for SysvMsg {
     type End = SysvMsgEnd;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::SysvMsg,
-        name: "sysv-msg",
-        summary: "System V message queue (msgget/msgsnd/msgrcv); one queue, a type per direction",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "SysV queue id (key 0x7<pid><seq>)",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::SysvMsg,
+            "sysv-msg",
+            "System V message queue (msgget/msgsnd/msgrcv); one queue, a type per direction",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
@@ -432,15 +428,12 @@ impl Mechanism for PosixMq {
     }
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::PosixMq,
-        name: "posix-mq",
-        summary: "POSIX message queue (mq_open/mq_send/mq_receive; --priority)",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "/ipcperf-<pid>-... queue name",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::PosixMq,
+            "posix-mq",
+            "POSIX message queue (mq_open/mq_send/mq_receive; --priority)",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

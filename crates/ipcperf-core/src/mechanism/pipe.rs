@@ -2,7 +2,6 @@
 
 use std::os::fd::AsFd;
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -35,17 +34,11 @@ pub struct Pipe;
 impl Mechanism for Pipe {
     super::fd_stream_ends!();
 
-    const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Pipe,
-        name: "pipe",
-        summary: "anonymous pipe (pipe2); --pipe-size sets its buffer",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
-    };
+    const INFO: MechanismInfo = MechanismInfo::new(
+        MechanismKind::Pipe,
+        "pipe",
+        "anonymous pipe (pipe2); --pipe-size sets its buffer",
+    );
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
         setup_as(MechanismKind::Pipe, opts)

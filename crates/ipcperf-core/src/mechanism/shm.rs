@@ -144,15 +144,9 @@ impl Mechanism for Shm {
     type End = ShmRing;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Shm,
-        name: "shm",
-        summary: "SPSC ring in shared memory (memfd; --shm-named: POSIX object); --wake spin|futex|eventfd|sem",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (memfd); /ipcperf-<pid>-...-ring with --shm-named",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(MechanismKind::Shm, "shm", "SPSC ring in shared memory (memfd; --shm-named: POSIX object); --wake spin|futex|eventfd|sem")
     };
 
     const POLLS: bool = false;

@@ -108,15 +108,12 @@ impl Mechanism for Signal {
     type End = SignalEnd;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Signal,
-        name: "signal",
-        summary: "real-time signal with sigqueue carrying a 32-bit value (latency only, <= 4 B)",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Signal,
+            "signal",
+            "real-time signal with sigqueue carrying a 32-bit value (latency only, <= 4 B)",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

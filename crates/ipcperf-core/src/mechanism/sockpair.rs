@@ -7,7 +7,6 @@ use std::os::fd::AsFd;
 
 use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -89,15 +88,12 @@ impl Mechanism for UnixDgram {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::UnixDgram,
-        name: "unix-dgram",
-        summary: "Unix-domain datagram socketpair (message boundaries kept, no loss)",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (socketpair)",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::UnixDgram,
+            "unix-dgram",
+            "Unix-domain datagram socketpair (message boundaries kept, no loss)",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
@@ -120,15 +116,12 @@ impl Mechanism for UnixSeqpacket {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::UnixSeqpacket,
-        name: "unix-seqpacket",
-        summary: "Unix-domain SOCK_SEQPACKET socketpair",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (socketpair)",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::UnixSeqpacket,
+            "unix-seqpacket",
+            "Unix-domain SOCK_SEQPACKET socketpair",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

@@ -16,15 +16,13 @@ impl Mechanism for Null {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Null,
-        name: "null",
-        summary: "the writer alone into /dev/null: a sender's ceiling",
         modes: SOLO,
         solo: true,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Null,
+            "null",
+            "the writer alone into /dev/null: a sender's ceiling",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
@@ -96,15 +94,13 @@ impl Mechanism for Memcpy {
     type End = MemcpyEnd;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Memcpy,
-        name: "memcpy",
-        summary: "one thread copying between two buffers: the memory-bandwidth ceiling",
         modes: SOLO,
         solo: true,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Memcpy,
+            "memcpy",
+            "one thread copying between two buffers: the memory-bandwidth ceiling",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

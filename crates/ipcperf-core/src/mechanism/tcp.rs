@@ -9,7 +9,6 @@ use nix::sys::socket::{
     SockFlag, SockType, SockaddrStorage,
 };
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -123,15 +122,12 @@ impl Mechanism for Tcp {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Tcp,
-        name: "tcp",
-        summary: "TCP over loopback (--ipv6, --nodelay, --sndbuf, --rcvbuf, --nonblocking)",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (ephemeral port)",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Tcp,
+            "tcp",
+            "TCP over loopback (--ipv6, --nodelay, --sndbuf, --rcvbuf, --nonblocking)",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

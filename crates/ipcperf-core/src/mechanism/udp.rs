@@ -16,7 +16,6 @@ use nix::sys::socket::{
 };
 use nix::sys::time::TimeVal;
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, LossyRead, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr,
     PeerHandoff, RoundTripShape,
@@ -488,15 +487,8 @@ impl Mechanism for Udp {
     }
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Udp,
-        name: "udp",
-        summary: "UDP over loopback; sequence-numbered datagrams, loss/duplication/reordering counted (max 65,507 B)",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (ephemeral ports)",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(MechanismKind::Udp, "udp", "UDP over loopback; sequence-numbered datagrams, loss/duplication/reordering counted (max 65,507 B)")
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

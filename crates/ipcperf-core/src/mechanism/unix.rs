@@ -5,7 +5,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 
-use super::info::ALL_MODES;
 use super::{
     Link, LocalEnd, MechOptions, Mechanism, MechanismInfo, MechanismKind, PeerAddr, PeerHandoff,
     RoundTripShape,
@@ -60,15 +59,12 @@ impl Mechanism for Unix {
     super::fd_stream_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Unix,
-        name: "unix",
-        summary: "Unix-domain stream socket on a path",
-        modes: ALL_MODES,
-        solo: false,
-        reader_after_writer: false,
         names: "socket path",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Unix,
+            "unix",
+            "Unix-domain stream socket on a path",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

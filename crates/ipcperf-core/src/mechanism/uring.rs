@@ -117,15 +117,15 @@ impl Mechanism for UringUnix {
     uring_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::UringUnix,
-        name: "uring-unix",
-        summary: "the unix socket, each read and write an io_uring submission",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
         names: "socket path",
         base: Some(MechanismKind::Unix),
         library: Some(super::info::IO_URING),
+        ..MechanismInfo::new(
+            MechanismKind::UringUnix,
+            "uring-unix",
+            "the unix socket, each read and write an io_uring submission",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
@@ -149,15 +149,15 @@ impl Mechanism for UringTcp {
     uring_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::UringTcp,
-        name: "uring-tcp",
-        summary: "TCP over loopback, each read and write an io_uring submission",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
         names: "none (ephemeral port)",
         base: Some(MechanismKind::Tcp),
         library: Some(super::info::IO_URING),
+        ..MechanismInfo::new(
+            MechanismKind::UringTcp,
+            "uring-tcp",
+            "TCP over loopback, each read and write an io_uring submission",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {
@@ -181,15 +181,14 @@ impl Mechanism for UringPipe {
     uring_ends!();
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::UringPipe,
-        name: "uring-pipe",
-        summary: "the anonymous pipe, each read and write an io_uring submission",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
         base: Some(MechanismKind::Pipe),
         library: Some(super::info::IO_URING),
+        ..MechanismInfo::new(
+            MechanismKind::UringPipe,
+            "uring-pipe",
+            "the anonymous pipe, each read and write an io_uring submission",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

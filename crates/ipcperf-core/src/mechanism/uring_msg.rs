@@ -202,15 +202,13 @@ impl Mechanism for UringMsgRing {
     const POLLS: bool = false;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::UringMsgRing,
-        name: "uring-msg-ring",
-        summary: "io_uring MSG_RING notes between two threads' rings; the bytes in shared slots",
         modes: &[Mode::Threads],
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
         library: Some(super::info::IO_URING),
+        ..MechanismInfo::new(
+            MechanismKind::UringMsgRing,
+            "uring-msg-ring",
+            "io_uring MSG_RING notes between two threads' rings; the bytes in shared slots",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {

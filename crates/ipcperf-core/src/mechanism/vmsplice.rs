@@ -106,16 +106,12 @@ impl Mechanism for Vmsplice {
     type End = VmspliceEnd;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Vmsplice,
-        name: "vmsplice",
-        summary:
-            "pipe fed with vmsplice, drained with splice to /dev/null: zero-copy (--no-touch only)",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
-        names: "none",
-        base: None,
-        library: None,
+        ..MechanismInfo::new(
+            MechanismKind::Vmsplice,
+            "vmsplice",
+            "pipe fed with vmsplice, drained with splice to /dev/null: zero-copy (--no-touch only)",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

@@ -209,15 +209,11 @@ macro_rules! zmq_mechanism {
             const POLLS: bool = false;
 
             const INFO: MechanismInfo = MechanismInfo {
-                kind: MechanismKind::$kind,
-                name: $name,
-                summary: $summary,
                 modes: TWO_SIDES,
-                solo: false,
-                reader_after_writer: false,
                 names: $names,
                 base: Some(MechanismKind::$base),
                 library: Some(LIBRARY),
+                ..MechanismInfo::new(MechanismKind::$kind, $name, $summary)
             };
 
             fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

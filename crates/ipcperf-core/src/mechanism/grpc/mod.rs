@@ -493,16 +493,16 @@ impl Mechanism for GrpcUds {
     const POLLS: bool = false;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::GrpcUds,
-        name: "grpc-uds",
-        summary: "gRPC (tonic, HTTP/2) over a Unix socket path: unary calls for round trips, \
-                  a bidirectional streaming call for streams",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
         names: "socket path",
         base: Some(MechanismKind::Unix),
         library: Some(LIBRARY),
+        ..MechanismInfo::new(
+            MechanismKind::GrpcUds,
+            "grpc-uds",
+            "gRPC (tonic, HTTP/2) over a Unix socket path: unary calls for round trips, \
+                  a bidirectional streaming call for streams",
+        )
     };
 
     fn setup(opts: &MechOptions, _block: usize) -> Result<Link> {

@@ -527,17 +527,17 @@ impl Mechanism for Iceoryx2 {
     const POLLS: bool = false;
 
     const INFO: MechanismInfo = MechanismInfo {
-        kind: MechanismKind::Iceoryx2,
-        name: "iceoryx2",
-        summary: "iceoryx2 publish-subscribe each way (loaned slices in shared memory; the \
-                  subscriber busy-polls); round trips also by request-response \
-                  (--request-response)",
         modes: TWO_SIDES,
-        solo: false,
-        reader_after_writer: false,
         names: "iceoryx2's files under a private directory; ipcperf-<pid>-... in /dev/shm",
         base: Some(MechanismKind::Shm),
         library: Some(LIBRARY),
+        ..MechanismInfo::new(
+            MechanismKind::Iceoryx2,
+            "iceoryx2",
+            "iceoryx2 publish-subscribe each way (loaned slices in shared memory; the \
+                  subscriber busy-polls); round trips also by request-response \
+                  (--request-response)",
+        )
     };
 
     fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
