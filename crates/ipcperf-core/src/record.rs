@@ -377,6 +377,31 @@ pub struct SyncRecord {
     pub robustness: Option<RobustnessRecord>,
 }
 
+impl SyncRecord {
+    /// `primitive` in `mode` with nothing measured yet.
+    pub fn new(primitive: String, mode: Mode) -> SyncRecord {
+        SyncRecord {
+            primitive,
+            mode,
+            request_release_per_sec: None,
+            set_clear_per_sec: None,
+            request_release_ns: None,
+            set_clear_ns: None,
+            request_release_tare_ns: None,
+            set_clear_tare_ns: None,
+            request_release_gross_ns: None,
+            set_clear_gross_ns: None,
+            atomic_rmw_ns: None,
+            request_release_note: None,
+            set_clear_note: None,
+            request_release_series: Vec::new(),
+            set_clear_series: Vec::new(),
+            set_clear_latency: None,
+            robustness: None,
+        }
+    }
+}
+
 pub use crate::kind::DatagramCounts;
 
 impl CaseRecord {

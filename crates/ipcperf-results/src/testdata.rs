@@ -127,21 +127,6 @@ pub fn sync_case(primitive: &str, p50: u64, p90: u64, p99: u64, p999: u64) -> Ca
     let mut c = case(primitive, Mode::Threads, 0, "cross-cpu", &[]);
     c.workload = Workload::Sync;
     c.sync = Some(SyncRecord {
-        primitive: primitive.into(),
-        mode: Mode::Threads,
-        request_release_per_sec: None,
-        set_clear_per_sec: None,
-        request_release_ns: None,
-        set_clear_ns: None,
-        request_release_tare_ns: None,
-        set_clear_tare_ns: None,
-        request_release_gross_ns: None,
-        set_clear_gross_ns: None,
-        atomic_rmw_ns: None,
-        request_release_note: None,
-        set_clear_note: None,
-        request_release_series: vec![],
-        set_clear_series: vec![],
         set_clear_latency: Some(CycleLatency {
             samples: 10_000,
             clock_cost_ns: 20,
@@ -152,7 +137,7 @@ pub fn sync_case(primitive: &str, p50: u64, p90: u64, p99: u64, p999: u64) -> Ca
             max_ns: p999 * 3,
             beyond: None,
         }),
-        robustness: None,
+        ..SyncRecord::new(primitive.into(), Mode::Threads)
     });
     c
 }

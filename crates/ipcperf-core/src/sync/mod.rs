@@ -191,25 +191,10 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
         max_bytes_per_sec: None,
         median_blocks_per_sec: None,
         median_cpu_load: None,
-        sync: Some(SyncRecord {
-            primitive: spec.primitive.name().to_string(),
-            mode: spec.mode,
-            request_release_per_sec: None,
-            set_clear_per_sec: None,
-            request_release_ns: None,
-            set_clear_ns: None,
-            request_release_tare_ns: None,
-            set_clear_tare_ns: None,
-            request_release_gross_ns: None,
-            set_clear_gross_ns: None,
-            atomic_rmw_ns: None,
-            request_release_note: None,
-            set_clear_note: None,
-            request_release_series: Vec::new(),
-            set_clear_series: Vec::new(),
-            set_clear_latency: None,
-            robustness: None,
-        }),
+        sync: Some(SyncRecord::new(
+            spec.primitive.name().to_string(),
+            spec.mode,
+        )),
     }
 }
 

@@ -172,15 +172,8 @@ fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     run: &RunRecord,
 ) -> DrawResult<DB::ErrorType> {
-    fonts();
-    root.fill(&WHITE)?;
     let lines = throughput_lines(run);
-    let entries: Vec<(String, RGBAColor)> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.label.clone(), color(i)))
-        .collect();
-    let root = legend_below(root, &entries)?;
+    let root = canvas_with_legend(root, lines.iter().map(|l| l.label.clone()))?;
     if lines.is_empty() {
         root.draw(&Text::new(
             "no case in this run moved any data",
@@ -407,14 +400,7 @@ fn draw_latency<DB: DrawingBackend>(
     run: &RunRecord,
     lines: &[LatencyLine],
 ) -> DrawResult<DB::ErrorType> {
-    fonts();
-    root.fill(&WHITE)?;
-    let entries: Vec<(String, RGBAColor)> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.label.clone(), color(i)))
-        .collect();
-    let root = legend_below(root, &entries)?;
+    let root = canvas_with_legend(root, lines.iter().map(|l| l.label.clone()))?;
     let xs = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| nines(p.0)));
@@ -504,6 +490,22 @@ pub fn size_with_legend(entries: usize) -> (u32, u32) {
 
 /// Split `root` into the plot (above) and its legend (below), and draw the
 /// legend: a line of each entry's colour, then its label, in columns.
+/// A white canvas with a legend below it of `labels`, each in its line's
+/// colour (the `i`th label in `color(i)`): how every line chart starts.
+pub(crate) fn canvas_with_legend<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    labels: impl IntoIterator<Item = String>,
+) -> Result<DrawingArea<DB, plotters::coord::Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    fonts();
+    root.fill(&WHITE)?;
+    let entries: Vec<(String, RGBAColor)> = labels
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| (l, color(i)))
+        .collect();
+    legend_below(root, &entries)
+}
+
 pub(crate) fn legend_below<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     entries: &[(String, RGBAColor)],

@@ -9,7 +9,7 @@ use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 use plotters::prelude::*;
 
-use crate::chart::{color, fmt_ns_tick, fonts, legend_below, size_with_legend, FAMILY};
+use crate::chart::{canvas_with_legend, color, fmt_ns_tick, size_with_legend, FAMILY};
 use crate::export::cells::mechanism_label;
 use crate::fail::Fail;
 
@@ -48,15 +48,8 @@ fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     run: &RunRecord,
 ) -> DrawResult<DB::ErrorType> {
-    fonts();
-    root.fill(&WHITE)?;
     let cs = cases(run);
-    let legend: Vec<(String, RGBAColor)> = cs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (label(c), color(i)))
-        .collect();
-    let root = legend_below(root, &legend)?;
+    let root = canvas_with_legend(root, cs.iter().map(|c| label(c)))?;
     let bins = |c: &CaseRecord| {
         c.replay
             .as_ref()

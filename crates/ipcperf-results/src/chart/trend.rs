@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::chart::{color, fonts, legend_below, size_with_legend, FAMILY};
+use crate::chart::{canvas_with_legend, color, size_with_legend, FAMILY};
 use crate::fleet::TrendPoint;
 
 type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
@@ -44,15 +44,8 @@ fn draw<DB: DrawingBackend>(
     title: &str,
     points: &[TrendPoint],
 ) -> DrawResult<DB::ErrorType> {
-    fonts();
-    root.fill(&WHITE)?;
     let names = cases(points);
-    let legend: Vec<(String, RGBAColor)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.to_string(), color(i)))
-        .collect();
-    let root = legend_below(root, &legend)?;
+    let root = canvas_with_legend(root, names.iter().map(|n| n.to_string()))?;
     let (k, y_desc) = points.first().map(scale).unwrap_or((1.0, ""));
     let t = |p: &TrendPoint| p.started_ms as f64;
     let (x_lo, x_hi) = points

@@ -40,19 +40,10 @@ pub fn offered(c: &CaseRecord) -> Option<u64> {
     c.options.get("rate_per_sec").and_then(|v| v.parse().ok())
 }
 
-/// The latency table of a run (None when it has no round-trip cases).
-pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
-    let cases: Vec<&CaseRecord> = run
-        .cases
-        .iter()
-        .filter(|c| c.workload == Workload::RoundTrip)
-        .collect();
-    if cases.is_empty() {
-        return None;
-    }
-    // Paced cases (--rate): the offered load beside what was achieved.
-    let paced = cases.iter().any(|c| offered(c).is_some());
-    let mut header: Vec<String> = [
+/// The round-trip table's columns before any one-way or half-RTT ones (paced:
+/// the offered rate beside the achieved one).
+pub(crate) fn round_trip_header(paced: bool) -> Vec<String> {
+    [
         "mechanism",
         "mode",
         "placement",
@@ -70,7 +61,22 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     .iter()
     .filter(|s| !s.is_empty())
     .map(|s| s.to_string())
-    .collect();
+    .collect()
+}
+
+/// The latency table of a run (None when it has no round-trip cases).
+pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
+    let cases: Vec<&CaseRecord> = run
+        .cases
+        .iter()
+        .filter(|c| c.workload == Workload::RoundTrip)
+        .collect();
+    if cases.is_empty() {
+        return None;
+    }
+    // Paced cases (--rate): the offered load beside what was achieved.
+    let paced = cases.iter().any(|c| offered(c).is_some());
+    let mut header = round_trip_header(paced);
     let measured = cases
         .iter()
         .any(|c| c.latency.as_ref().is_some_and(|l| l.one_way.is_some()));

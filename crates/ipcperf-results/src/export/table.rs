@@ -120,22 +120,7 @@ mod tests {
     /// it left out; unlimited, it keeps everything.
     #[test]
     fn a_wide_table_drops_spare_columns_in_order_to_fit() {
-        let header: Vec<String> = [
-            "mechanism",
-            "mode",
-            "placement",
-            "message",
-            "round trips/s",
-            "mean",
-            "p50",
-            "p90",
-            "p99",
-            "p99.9",
-            "p99.99",
-            "max",
-        ]
-        .map(String::from)
-        .to_vec();
+        let header = crate::export::latency::round_trip_header(false);
         let row: Vec<String> = [
             "shm (spin)",
             "processes",

@@ -1,7 +1,7 @@
 //! What `fleet` and `trend` read: each comparable case's figures from the narrow
 //! `case_figures` table (schema version 4), chosen in SQL, never the records.
 
-use super::{to_i64, unjson, Kind, Result, Store, Val};
+use super::{to_i64, unjson, Result, Store, Val};
 
 /// One comparable case of one complete run, as `fleet` and `trend` read it.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,17 +96,7 @@ impl Store {
         } else {
             format!("SELECT {cols} {from} ORDER BY r.started_ms, r.id, f.seq")
         };
-        let kinds = [
-            Kind::Int,
-            Kind::Int,
-            Kind::Text,
-            Kind::Text,
-            Kind::Text,
-            Kind::Text,
-            Kind::Text,
-            Kind::Text,
-            Kind::Text,
-        ];
+        let kinds = super::columns(2, 7);
         self.conn
             .query(&sql, &params, &kinds)?
             .into_iter()

@@ -73,6 +73,13 @@ pub enum Kind {
     Text,
 }
 
+/// The kinds of a row of `ints` integer columns, then `texts` text columns.
+pub(crate) fn columns(ints: usize, texts: usize) -> Vec<Kind> {
+    let mut v = vec![Kind::Int; ints];
+    v.resize(ints + texts, Kind::Text);
+    v
+}
+
 /// Which SQL dialect a connection speaks (only the schema's DDL differs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -438,16 +445,7 @@ impl Store {
             "SELECT id, started_ms, finished_ms, complete, hostname, kernel, kind, \
              label FROM runs ORDER BY id",
             &[],
-            &[
-                Kind::Int,
-                Kind::Int,
-                Kind::Int,
-                Kind::Int,
-                Kind::Text,
-                Kind::Text,
-                Kind::Text,
-                Kind::Text,
-            ],
+            &columns(4, 4),
         )?;
         let mechs = self.conn.query(
             "SELECT run_id, mechanism, MIN(seq), COUNT(*) FROM cases \
@@ -486,16 +484,7 @@ impl Store {
             "SELECT started_ms, finished_ms, complete, ipcperf_version, command_line, machine, \
              label, kind FROM runs WHERE id = $1",
             &[Val::Int(Some(id))],
-            &[
-                Kind::Int,
-                Kind::Int,
-                Kind::Int,
-                Kind::Text,
-                Kind::Text,
-                Kind::Text,
-                Kind::Text,
-                Kind::Text,
-            ],
+            &columns(3, 5),
         )?;
         let Some(r) = rows.into_iter().next() else {
             return Ok(None);

@@ -300,21 +300,35 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         }
         _ => runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console)),
     };
+    answer(run, saver, &mut console, &ask, &a, |_| String::new())
+}
+
+/// The ending of both forms of advise: the run saved, ranked and answered (with
+/// `more` after the answer); exit 0 when there is an answer. A candidate that
+/// failed is in the answer's list of what did not run; the answer stands.
+pub(crate) fn answer(
+    run: RunRecord,
+    saver: Saver,
+    console: &mut Console,
+    ask: &Ask,
+    a: &AdviseArgs,
+    more: impl FnOnce(&RunRecord) -> String,
+) -> Result<i32, Fail> {
     let answered = std::cell::Cell::new(false);
     let code = crate::shared::ending::finish(
         run,
         saver,
-        &mut console,
+        console,
         |r| {
-            let mut ans = advise::rank(r, &ask);
-            ans.excluded.extend(left_across(&a));
+            let mut ans = advise::rank(r, ask);
+            ans.excluded.extend(left_across(a));
             answered.set(ans.first.is_some());
-            render(&ans, &ask, &a)
+            let mut out = render(&ans, ask, a);
+            out.push_str(&more(r));
+            out
         },
         false,
     )?;
-    // A candidate that failed is in the answer's list of what did not run; the
-    // answer stands when there is one.
     Ok(if answered.get() { 0 } else { code.max(1) })
 }
 

@@ -7,8 +7,8 @@
 
 use clap::Parser;
 
-use super::{candidates, first_line, left_across, render, AdviseArgs};
-use crate::advise::{self, Ask, Pattern};
+use super::{candidates, first_line, AdviseArgs};
+use crate::advise::{Ask, Pattern};
 use crate::console::Console;
 use crate::fail::Fail;
 use crate::shared::db::Saver;
@@ -111,38 +111,26 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             run.cases.push(run_replay_case(spec, &plan, &env, &mut obs));
         }
     }
-    let answered = std::cell::Cell::new(false);
-    let code = crate::shared::ending::finish(
-        run,
-        saver,
-        &mut console,
-        |r| {
-            let mut ans = advise::rank(r, &ask);
-            ans.excluded.extend(left_across(&a));
-            answered.set(ans.first.is_some());
-            let mut out = render(&ans, &ask, &a);
-            out.push_str(&format!(
-                "\nThe pattern: {}\n",
-                crate::export::replay::describe(&loaded.about)
-            ));
-            if let Some(f) = &loaded.about.fitted {
-                out.push_str(&format!("  fitted: {f}\n"));
+    super::answer(run, saver, &mut console, &ask, &a, |r| {
+        let mut out = format!(
+            "\nThe pattern: {}\n",
+            crate::export::replay::describe(&loaded.about)
+        );
+        if let Some(f) = &loaded.about.fitted {
+            out.push_str(&format!("  fitted: {f}\n"));
+        }
+        // Stretches of several sends behind (one late send is a hiccup).
+        let long = |c: &&ipcperf_core::record::CaseRecord| {
+            c.replay
+                .as_ref()
+                .and_then(|x| x.behind)
+                .is_some_and(|b| b.messages >= 5)
+        };
+        for c in r.cases.iter().filter(long) {
+            if let Some(n) = crate::export::replay::behind_note(c) {
+                out.push_str(&format!("  {n} ({})\n", c.placement.shown()));
             }
-            // Stretches of several sends behind (one late send is a hiccup).
-            let long = |c: &&ipcperf_core::record::CaseRecord| {
-                c.replay
-                    .as_ref()
-                    .and_then(|x| x.behind)
-                    .is_some_and(|b| b.messages >= 5)
-            };
-            for c in r.cases.iter().filter(long) {
-                if let Some(n) = crate::export::replay::behind_note(c) {
-                    out.push_str(&format!("  {n} ({})\n", c.placement.shown()));
-                }
-            }
-            out
-        },
-        false,
-    )?;
-    Ok(if answered.get() { 0 } else { code.max(1) })
+        }
+        out
+    })
 }
