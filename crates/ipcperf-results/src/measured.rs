@@ -64,10 +64,10 @@ fn fresh(m: &Measured, in_vm: bool) -> bool {
 
 /// The newest measurement of this boot in the history (at most the last 200
 /// runs are looked at), if it is fresh enough.
-fn from_history(in_vm: bool) -> Option<Measured> {
-    // The history every command uses by default ($IPCPERF_DB, else the default file).
-    let env = std::env::var("IPCPERF_DB").ok().filter(|s| !s.is_empty());
-    let loc = crate::store::Location::from_arg(env.as_deref()).ok()?;
+fn from_history(in_vm: bool, db: Option<&str>) -> Option<Measured> {
+    // The history the command was given (--db, which takes $IPCPERF_DB), else
+    // the default file.
+    let loc = crate::store::Location::from_arg(db.filter(|s| !s.is_empty())).ok()?;
     if let crate::store::Location::Sqlite(p) = &loc {
         if !p.exists() {
             return None;
@@ -110,11 +110,11 @@ impl Which {
 }
 
 /// The measurement to place by: this boot's from the history, else one taken now.
-pub fn current(topo: &Topology) -> Result<Measured, Fail> {
+pub fn current(topo: &Topology, db: Option<&str>) -> Result<Measured, Fail> {
     let in_vm = ipcperf_core::machine::Machine::collect()
         .virtualization
         .is_some();
-    if let Some(m) = from_history(in_vm) {
+    if let Some(m) = from_history(in_vm, db) {
         let usable: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
         if m.cpus.iter().all(|c| usable.contains(c)) {
             crate::console::note(&format!(

@@ -148,6 +148,30 @@ fn measured_saved_shown_compared_reported_and_placed_by() {
         closest2.round() as u64,
         "the newest: {closest} {closest2}"
     );
+    // The measurement is read from the history the command names with --db,
+    // whatever $IPCPERF_DB says: with the environment pointing at an empty
+    // history, --db finds it (nothing is measured again).
+    let elsewhere = db.with_file_name("elsewhere.db");
+    let out = Command::new(BIN)
+        .args([
+            "latency",
+            "pipe",
+            "--pin",
+            "measured:closest",
+            "-n",
+            "100",
+            "-r",
+            "1",
+        ])
+        .arg("--db")
+        .arg(&db)
+        .env("IPCPERF_DB", &elsewhere)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("placing by the measurement of"), "{err}");
+    assert!(!err.contains("measuring"), "measured again: {err}");
     assert!(pl["label"].as_str().unwrap() != "unpinned");
     assert_ne!(pl["writer_cpu"], pl["reader_cpu"]);
 }

@@ -36,6 +36,7 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
         &mechs,
         &a.mode,
         &a.measure.pin,
+        a.save.db.db.as_deref(),
         &a.mech,
         payload,
         loaded.script.largest(),

@@ -133,6 +133,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
             &a.measure.pin,
             false,
             &ipcperf_core::topology::Topology::current(),
+            a.save.db.db.as_deref(),
         )?
     };
     let mut v = Vec::new();

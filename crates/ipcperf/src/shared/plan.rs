@@ -34,10 +34,13 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     Ok(v)
 }
 
+/// The placements `--pin` asks for; `db` is the history (`--db`) a
+/// `measured:` placement reads its measurement from.
 pub fn placements(
     pins: &[PinArg],
     default_suite: bool,
     topo: &Topology,
+    db: Option<&str>,
 ) -> Result<Vec<Placement>, Fail> {
     let usable: Vec<usize> = topo.cpus.iter().map(|p| p.cpu).collect();
     let check = |c: usize| {
@@ -72,7 +75,7 @@ pub fn placements(
             },
             PinArg::None => vec![Placement::UNPINNED],
             PinArg::Measured(which) => {
-                let m = crate::measured::current(topo)?;
+                let m = crate::measured::current(topo, db)?;
                 match crate::measured::pick(&m, which) {
                     Some((w, r, ns)) => {
                         vec![pair(check(w)?, check(r)?).with_measured(Some(ns.round() as u32))]
@@ -155,17 +158,18 @@ mod tests {
             "qemu-big64",
         ] {
             let t = fixture_topology(name);
-            let got: Vec<(Option<&str>, usize, usize)> = placements(&[PinArg::All], false, &t)
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    (
-                        p.class.map(|c| c.name()),
-                        p.writer_cpu.unwrap(),
-                        p.reader_cpu.unwrap(),
-                    )
-                })
-                .collect();
+            let got: Vec<(Option<&str>, usize, usize)> =
+                placements(&[PinArg::All], false, &t, None)
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.class.map(|c| c.name()),
+                            p.writer_cpu.unwrap(),
+                            p.reader_cpu.unwrap(),
+                        )
+                    })
+                    .collect();
             let want: Vec<(Option<&str>, usize, usize)> = t
                 .classes()
                 .into_iter()
@@ -173,7 +177,7 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "{name}");
             for c in PlacementClass::ALL {
-                let r = placements(&[PinArg::Class(c)], false, &t);
+                let r = placements(&[PinArg::Class(c)], false, &t, None);
                 match t.representative(c) {
                     Some(_) => assert!(r.is_ok(), "{name} {}", c.name()),
                     None => {
@@ -185,14 +189,14 @@ mod tests {
             }
         }
         let t = fixture_topology("offline-cpuset");
-        let f = placements(&[PinArg::Cpus(0, 2)], false, &t).unwrap_err();
+        let f = placements(&[PinArg::Cpus(0, 2)], false, &t, None).unwrap_err();
         assert_eq!(f.code, 2);
         assert!(
             f.message.contains("CPU 2 is not one this process may use"),
             "{}",
             f.message
         );
-        let ok = placements(&[PinArg::Cpus(1, 5)], false, &t).unwrap();
+        let ok = placements(&[PinArg::Cpus(1, 5)], false, &t, None).unwrap();
         assert_eq!(ok[0].label(), "smt-sibling");
     }
 }

@@ -248,12 +248,13 @@ pub fn plan(
     mechs: &[MechanismKind],
     modes: &[TwoSides],
     pins: &[PinArg],
+    db: Option<&str>,
     mech: &crate::shared::args::MechArgs,
     payload: ipcperf_core::payload::Payload,
     largest: usize,
 ) -> Result<Vec<CaseSpec>, Fail> {
     let topo = ipcperf_core::topology::Topology::current();
-    let placements = placements(pins, false, &topo)?;
+    let placements = placements(pins, false, &topo, db)?;
     if mech.zero_copy {
         return Err(Fail::usage(
             "--zero-copy measures shm streams (ipcperf run); a replay copies each message",

@@ -152,7 +152,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     };
     let length = series_length(a.count, a.duration, default_ms);
     let topo = ipcperf_core::topology::Topology::current();
-    let placements = placements(&a.case.pins(), false, &topo)?;
+    let placements = placements(&a.case.pins(), false, &topo, a.save.db.db.as_deref())?;
     let payload = a.case.payload();
     if a.mech.zero_copy {
         return Err(Fail::usage(

@@ -122,7 +122,12 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     };
     let length = series_length(a.count, a.duration, default_ms);
     let topo = ipcperf_core::topology::Topology::current();
-    let placements = placements(&a.case.pins(), default_suite, &topo)?;
+    let placements = placements(
+        &a.case.pins(),
+        default_suite,
+        &topo,
+        a.save.db.db.as_deref(),
+    )?;
     let payload = a.case.payload();
     if a.mech.zero_copy && a.case.no_touch {
         return Err(Fail::usage(

@@ -70,6 +70,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             .collect::<Vec<_>>(),
         &[],
         &r.a.measure.pin,
+        a.save.db.db.as_deref(),
         &r.a.mech,
         ipcperf_core::payload::Payload::Touch,
         largest,
