@@ -77,16 +77,11 @@ fn absurd_values_and_flags_that_do_not_apply_exit_2() {
 #[test]
 fn a_file_series_bigger_than_the_free_space_is_refused_before_it_writes() {
     let dir = tempfile::tempdir().unwrap();
-    // 100 billion 64 KiB blocks: 6.5 PB, more than any disk here.
+    // The most blocks a series takes (2^26) of the largest size (1 GiB): 72 PB,
+    // more than any disk here.
     let out = ipcperf()
         .args([
-            "run",
-            "file",
-            "--sizes",
-            "64k",
-            "--count",
-            "100000000000",
-            "--dir",
+            "run", "file", "--sizes", "1G", "--count", "67108864", "--dir",
         ])
         .arg(dir.path())
         .output()

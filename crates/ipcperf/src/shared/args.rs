@@ -91,6 +91,22 @@ pub struct MeasureArgs {
     pub repeat: u32,
 }
 
+/// How long each series of `run` and `latency` lasts: a duration, or a count of
+/// blocks (round trips) instead; declared once so the two cannot drift.
+#[derive(Args, Debug, Clone)]
+pub struct SeriesArgs {
+    /// Length of each series (2s, 500ms; default 600ms; shorter for the default
+    /// suite, 40ms, and for `latency` of every mechanism, 200ms); the count is
+    /// calibrated in the warm-up.
+    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Blocks (`run`) or round trips (`latency`) per series, instead of a
+    /// duration: 1 to 2^26.
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
+    pub count: Option<u64>,
+}
+
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {

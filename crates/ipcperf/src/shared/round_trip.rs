@@ -37,14 +37,8 @@ pub struct LatencyArgs {
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms; default 600ms, 200ms for every mechanism); the
-    /// round-trip count is calibrated in the warm-up.
-    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count")]
-    pub duration: Option<std::time::Duration>,
-
-    /// Round trips per series, instead of a duration.
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
-    pub count: Option<u64>,
+    #[command(flatten)]
+    pub series: crate::shared::args::SeriesArgs,
 
     #[command(flatten)]
     pub case: crate::shared::args::CaseArgs,
@@ -150,7 +144,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     } else {
         EXPLICIT_SERIES_MS
     };
-    let length = series_length(a.count, a.duration, default_ms);
+    let length = series_length(a.series.count, a.series.duration, default_ms);
     let topo = ipcperf_core::topology::Topology::current();
     let placements = placements(&a.case.pins(), false, &topo, a.save.db.db.as_deref())?;
     let payload = a.case.payload();

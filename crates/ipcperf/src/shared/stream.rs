@@ -29,14 +29,8 @@ pub struct RunArgs {
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
-    /// Length of each series (2s, 500ms; default 600ms, 40ms in the default suite); the
-    /// block count is calibrated in the warm-up.
-    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
-    pub duration: Option<std::time::Duration>,
-
-    /// Blocks per series, instead of a duration.
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
-    pub count: Option<u64>,
+    #[command(flatten)]
+    pub series: crate::shared::args::SeriesArgs,
 
     #[command(flatten)]
     pub case: crate::shared::args::CaseArgs,
@@ -120,7 +114,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     } else {
         EXPLICIT_SERIES_MS
     };
-    let length = series_length(a.count, a.duration, default_ms);
+    let length = series_length(a.series.count, a.series.duration, default_ms);
     let topo = ipcperf_core::topology::Topology::current();
     let placements = placements(
         &a.case.pins(),
