@@ -228,3 +228,56 @@ fn a_matrix_explains_each_placement_class() {
         .count();
     assert_eq!(explained, 2, "{j}");
 }
+
+/// `sync --explain`: a set/clear cycle is cut as a round trip is, the partner a
+/// thread or a process; its wake-ups seen, the untraced cycle beside; the table
+/// names set/clear cycles.
+#[test]
+fn a_sync_set_clear_cycle_is_cut_at_the_kernels_events() {
+    if !root() {
+        eprintln!("skipped: tracing the scheduler needs root");
+        return;
+    }
+    for mode in ["threads", "processes"] {
+        let j = run_json(&[
+            "sync",
+            "posix-sem",
+            "--mode",
+            mode,
+            "--pin",
+            "0,1",
+            "--explain",
+            "-r",
+            "1",
+            "-d",
+            "50ms",
+        ]);
+        let c = &j["cases"][0];
+        assert_eq!(c["status"], "ok", "{c}");
+        assert!(c["options"]["explain_not_traced"].is_null(), "{c}");
+        let x = &c["explain"];
+        assert_eq!(x["round_trips"], 2000, "{x}");
+        assert!(x["woken_share"].as_f64().unwrap() > 0.5, "{mode}: {x}");
+        assert!(x["untraced_median_ns"].as_u64().unwrap() > 0, "{x}");
+        let unexplained: f64 = x["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p["name"].as_str(),
+                    Some("client_to_send" | "client_after" | "user_only")
+                )
+            })
+            .map(|p| p["share"].as_f64().unwrap())
+            .sum();
+        assert!(unexplained < 0.2, "{mode}: {unexplained}: {x}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["sync", "posix-sem", "--mode", "threads", "--pin", "0,1"])
+        .args(["--explain", "-r", "1", "-d", "50ms", "--no-save"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("traced set/clear cycles)"), "{text}");
+}

@@ -22,6 +22,7 @@ fn spec(p: Primitive, mode: Mode) -> SyncSpec {
             args: vec!["__peer".into()],
         },
         untimed: false,
+        explain: false,
     }
 }
 

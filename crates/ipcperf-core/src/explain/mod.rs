@@ -6,12 +6,16 @@
 //! round trips.
 
 pub mod split;
+pub(crate) mod trace;
 
 use serde::{Deserialize, Serialize};
 
 /// The round trips a traced series takes at most (fewer where the timed series
 /// had fewer).
 pub const TRACED_ROUND_TRIPS: u64 = 2_000;
+
+/// The option that says why `--explain` could not trace a case.
+pub const NOT_TRACED: &str = "explain_not_traced";
 
 /// One part over the traced round trips.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +71,18 @@ fn quantile(v: &[u64], q: f64) -> u64 {
         return 0;
     }
     v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+impl ExplainRecord {
+    /// The untraced median beside the traced one, and what tracing cost.
+    pub fn set_untraced(&mut self, p50_ns: u64) {
+        self.untraced_median_ns = p50_ns;
+        self.overhead_ratio = if p50_ns > 0 {
+            self.traced_median_ns as f64 / p50_ns as f64
+        } else {
+            0.0
+        };
+    }
 }
 
 /// Summarize the round trips' splits. `traced` are the traced round trips as

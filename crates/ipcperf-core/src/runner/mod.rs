@@ -503,8 +503,7 @@ fn run_latency_inner<M: Mechanism>(
     Ok(n)
 }
 
-/// The option that says why `--explain` could not trace a case.
-pub const NOT_TRACED: &str = "explain_not_traced";
+pub use crate::explain::NOT_TRACED;
 
 /// What the kept series of a round-trip case add up to (one pair, many pairs or
 /// fan-in alike), and the record's latency figures made from it.
@@ -558,12 +557,7 @@ impl RoundTripTotals {
         summary.one_way = self.one_way.finish();
         summary.series_p99_ns = self.series_p99;
         if let Some(x) = rec.explain.as_mut() {
-            x.untraced_median_ns = summary.p50_ns;
-            x.overhead_ratio = if summary.p50_ns > 0 {
-                x.traced_median_ns as f64 / summary.p50_ns as f64
-            } else {
-                0.0
-            };
+            x.set_untraced(summary.p50_ns);
         }
         rec.latency = Some(summary);
         rec.datagrams = self.datagrams.map(|mut d| {

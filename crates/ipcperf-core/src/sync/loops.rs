@@ -40,11 +40,18 @@ pub fn ping<C: Channel>(c: &mut C, n: u64) -> Result<u64> {
     Ok(now_ns() - t0)
 }
 
-/// The same, each cycle timed into `samples` (cleared first).
+/// The same, each cycle timed into `samples` (cleared first); `origin` is set to
+/// the first cycle's start, so cycle i starts at origin + the samples before it.
 #[inline(never)]
-pub fn ping_sampled<C: Channel>(c: &mut C, n: u64, samples: &mut Vec<u64>) -> Result<u64> {
+pub fn ping_sampled<C: Channel>(
+    c: &mut C,
+    n: u64,
+    samples: &mut Vec<u64>,
+    origin: &mut u64,
+) -> Result<u64> {
     samples.clear();
     let t0 = now_ns();
+    *origin = t0;
     let mut prev = t0;
     if c.one_call() && n > 0 {
         c.signal()?;

@@ -7,6 +7,7 @@
 //! gets the primitive, with a bounded wait.
 
 pub mod ends;
+mod explain;
 pub mod loops;
 pub mod peer;
 
@@ -156,6 +157,8 @@ pub struct SyncSpec {
     pub untimed: bool,
     /// How to start a peer process.
     pub peer: PeerCommand,
+    /// `--explain`: one traced set/clear series after the timed ones.
+    pub explain: bool,
 }
 
 /// The record a case starts from (its spec, no figures yet).
@@ -347,11 +350,11 @@ fn exchange<C: ends::Channel>(
     c: &mut C,
     peer: &mut dyn PeerHandle,
     n: u64,
-    samples: Option<&mut Vec<u64>>,
+    samples: Option<(&mut Vec<u64>, &mut u64)>,
 ) -> Result<u64> {
     peer.send(ToPeer::Go { bytes: n })?;
     let r = match samples {
-        Some(s) => loops::ping_sampled(c, n, s),
+        Some((s, origin)) => loops::ping_sampled(c, n, s, origin),
         None => loops::ping(c, n),
     };
     let ms = 2 * ends::WAIT_LIMIT.as_millis() as i32;
@@ -397,7 +400,7 @@ pub fn measure_set_clear<C: ends::Channel>(
         let k = (n as usize).clamp(1, spec.latency_samples);
         let mut s = Vec::with_capacity(k);
         let clock = ipcperf_sys::clock::clock_cost_ns(10_001);
-        exchange(c, peer, k as u64, Some(&mut s))?;
+        exchange(c, peer, k as u64, Some((&mut s, &mut 0)))?;
         Some(latency_summary(&s, clock))
     } else {
         None
@@ -494,9 +497,16 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
             }
             None => None,
         };
-        let (series, lat) =
-            crate::with_channel!(&mut chan, |c| measure_set_clear(c, peer.as_mut(), spec))
-                .expect("a channel")?;
+        let (series, lat, x) = crate::with_channel!(&mut chan, |c| {
+            let (series, lat) = measure_set_clear(c, peer.as_mut(), spec)?;
+            let x = match spec.explain {
+                true => Some(explain::set_clear(c, peer.as_mut(), spec, pid)?),
+                false => None,
+            };
+            Ok::<_, Error>((series, lat, x))
+        })
+        .expect("a channel")?;
+        let p50 = lat.as_ref().map(|l| l.p50_ns);
         peer.finish()?;
         let sum = summarize(&series);
         sync.set_clear_ns = sum.map(|s| s.net_ns);
@@ -509,6 +519,7 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         };
         sync.set_clear_series = series;
         sync.set_clear_latency = lat;
+        explain::record(rec, x, p50);
     }
     Ok(())
 }

@@ -148,6 +148,7 @@ fn spec(p: Primitive) -> SyncSpec {
             args: vec![],
         },
         untimed: false,
+        explain: false,
     }
 }
 

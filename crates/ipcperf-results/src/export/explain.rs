@@ -37,8 +37,14 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
             ]
         })
         .collect();
+    // A sync case's cycle is a set/clear: a token there and back.
+    let what = if c.workload == ipcperf_core::workload::Workload::Sync {
+        "set/clear cycle"
+    } else {
+        "round trip"
+    };
     let mut notes = vec![format!(
-        "the parts' sum {} µs (median); the traced round trip {} µs, untraced {} µs: tracing \
+        "the parts' sum {} µs (median); the traced {what} {} µs, untraced {} µs: tracing \
          costs ×{:.2}",
         fmt_us(x.sum_median_ns as f64),
         fmt_us(x.traced_median_ns as f64),
@@ -82,7 +88,7 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
     );
     Table {
         title: format!(
-            "Where the time goes · {} ({} traced round trips)",
+            "Where the time goes · {} ({} traced {what}s)",
             named(c),
             x.round_trips
         ),

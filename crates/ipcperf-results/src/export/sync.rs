@@ -259,6 +259,12 @@ pub fn build(run: &RunRecord) -> View {
             .collect();
         tables.push(timing_table(&cases, &k.0, &k.1));
     }
+    // `--explain`: where each set/clear cycle's time goes, and why a case was not
+    // traced.
+    if let (Some(t), Some(line)) = (tables.last_mut(), super::explain::not_traced(run)) {
+        t.notes.push(line);
+    }
+    tables.extend(super::explain::tables(run));
     View { heading, tables }
 }
 

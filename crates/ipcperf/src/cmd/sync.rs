@@ -55,8 +55,17 @@ pub struct SyncArgs {
 
     /// Instead of timing: kill a holder (SIGKILL) and see whether, and how soon, a
     /// waiter gets the primitive (a bounded wait of 1 s; two processes).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "explain")]
     pub robustness: bool,
+
+    /// Where the time of a set/clear cycle goes: after the timed series, one
+    /// traced series of 2,000 cycles with the scheduler's and the system calls'
+    /// tracepoints sampled (root or CAP_PERFMON), each cycle split into its parts
+    /// (this side's set, the partner's wake-up, run-queue wait and turn, and
+    /// back), as `latency --explain` splits a round trip. Without the rights, one
+    /// line says so and the figures stand.
+    #[arg(long)]
+    pub explain: bool,
 
     /// Directory for the lock file of flock and fcntl.
     #[arg(long)]
@@ -152,6 +161,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
                         .clone()
                         .unwrap_or_else(ipcperf_sys::names::default_base),
                     peer: peer.clone(),
+                    explain: a.explain,
                     untimed: a.untimed,
                 });
             }

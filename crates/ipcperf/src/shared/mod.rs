@@ -7,6 +7,7 @@ pub mod choice;
 pub mod db;
 pub mod ending;
 pub mod gen_sink;
+pub mod measure;
 pub mod peer;
 pub mod plan;
 pub mod replay;

@@ -38,10 +38,10 @@ pub struct LatencyArgs {
     pub sizes: Option<SizeList>,
 
     #[command(flatten)]
-    pub series: crate::shared::args::SeriesArgs,
+    pub case: crate::shared::args::CaseArgs,
 
     #[command(flatten)]
-    pub case: crate::shared::args::CaseArgs,
+    pub series: crate::shared::args::SeriesArgs,
 
     /// Measure one-way latency too: the sender writes its send time into each
     /// message (8 bytes or more), the receiver takes the delay on the same

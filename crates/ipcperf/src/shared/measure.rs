@@ -1,0 +1,46 @@
+//! The flags every measuring command takes alike: where the two sides run, how
+//! many series, and how long each lasts.
+
+use clap::Args;
+
+use crate::shared::values::{parse_pin, PinArg};
+use crate::units;
+
+/// What every command that measures two sides takes alike (`run`, `latency`,
+/// `sync`, `replay`; `advise` plans them for you, `matrix` takes every pair of
+/// `--cpus`): where the two sides run and how many series each case is
+/// measured in.
+#[derive(Args, Debug, Clone)]
+pub struct MeasureArgs {
+    /// Pin the two sides: `A,B` CPU numbers (0,0 same CPU), a placement class
+    /// (same-cpu, smt-sibling, shared-l2, shared-l3, other-l3, other-numa,
+    /// other-socket: its pair as `ipcperf topology` shows), `all` (one pair of every
+    /// class this machine has), `measured:closest|farthest|median` (by `topology
+    /// --measure`), `same`, `cross` or `none`. Repeat to measure several placements
+    /// side by side; every result names both CPUs and their class.
+    #[arg(long, value_parser = parse_pin)]
+    pub pin: Vec<PinArg>,
+
+    /// Series per case, each timed on its own (a replay's passes; a stream's
+    /// summary is their median, min and max; round trips all go into one
+    /// histogram). `compare` judges a change from their spread: more series,
+    /// smaller changes it can call.
+    #[arg(long, short, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+}
+
+/// How long each series of `run` and `latency` lasts: a duration, or a count of
+/// blocks (round trips) instead; declared once so the two cannot drift.
+#[derive(Args, Debug, Clone)]
+pub struct SeriesArgs {
+    /// Length of each series (2s, 500ms; default 600ms; shorter for the default
+    /// suite, 40ms, and for `latency` of every mechanism, 200ms); the count is
+    /// calibrated in the warm-up.
+    #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Blocks (`run`) or round trips (`latency`) per series, instead of a
+    /// duration: 1 to 2^26.
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
+    pub count: Option<u64>,
+}
