@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 /// had fewer).
 pub const TRACED_ROUND_TRIPS: u64 = 2_000;
 
+/// Traced series at most a case takes (one per `--repeat`, up to this many):
+/// several give `compare` a spread to judge each part by.
+pub const TRACED_SERIES: usize = 5;
+
 /// The option that says why `--explain` could not trace a case.
 pub const NOT_TRACED: &str = "explain_not_traced";
 
@@ -27,6 +31,10 @@ pub struct ExplainPart {
     pub mean_ns: f64,
     /// Its mean over the round trips' mean: the parts' shares sum to 1.
     pub share: f64,
+    /// Its median in each traced series, the first being `median_ns` (one series
+    /// a case unless `--repeat` asks for more): what `compare` judges a part by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series_median_ns: Vec<u64>,
 }
 
 /// What `--explain` found for a case.
@@ -74,6 +82,35 @@ fn quantile(v: &[u64], q: f64) -> u64 {
 }
 
 impl ExplainRecord {
+    /// Traced series taken (1 for a record kept before several could be).
+    pub fn series(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| p.series_median_ns.len())
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// Add a later traced series' parts: each part's median joins its series'
+    /// medians (0 for a part that series did not have); the summary stays the
+    /// first series'.
+    pub fn add_series(&mut self, later: &ExplainRecord) {
+        let n = self.series();
+        for p in &mut self.parts {
+            if p.series_median_ns.is_empty() {
+                p.series_median_ns.push(p.median_ns);
+            }
+            p.series_median_ns.resize(n, 0);
+            let m = later
+                .parts
+                .iter()
+                .find(|q| q.name == p.name)
+                .map_or(0, |q| q.median_ns);
+            p.series_median_ns.push(m);
+        }
+    }
+
     /// The untraced median beside the traced one, and what tracing cost.
     pub fn set_untraced(&mut self, p50_ns: u64) {
         self.untraced_median_ns = p50_ns;
@@ -118,6 +155,7 @@ pub fn summarize(
             } else {
                 0.0
             },
+            series_median_ns: Vec::new(),
         });
     }
     let mut t = traced.to_vec();
@@ -197,5 +235,26 @@ mod tests {
         assert!((r.woken_share - 0.5).abs() < 1e-9);
         assert_eq!(r.ipi_share, Some(1.0));
         assert_eq!(part_label("wake"), "wake-up (waking to runnable)");
+    }
+
+    /// Later traced series join each part's series medians; the first series'
+    /// summary stays.
+    #[test]
+    fn traced_series_add_up_part_by_part() {
+        use super::split::Split;
+        let rec = |wake: u64| {
+            let mut s = Split::default();
+            s.parts[1] = 1_000;
+            s.parts[7] = wake;
+            summarize(&[s; 3], &[5_000; 3], 4_000, 9, 0, true, vec![])
+        };
+        let mut x = rec(10_000);
+        assert_eq!(x.series(), 1);
+        x.add_series(&rec(12_000));
+        x.add_series(&rec(14_000));
+        assert_eq!(x.series(), 3);
+        let wake = x.parts.iter().find(|p| p.median_ns == 10_000).unwrap();
+        assert_eq!(wake.series_median_ns, [10_000, 12_000, 14_000]);
+        assert_eq!(x.round_trips, 3, "the first series' summary stays");
     }
 }

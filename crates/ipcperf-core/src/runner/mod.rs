@@ -270,6 +270,8 @@ type Round = fn(&CaseSpec, &RunEnv, &mut dyn Observer, &mut InRounds) -> Result<
 fn round_spec(spec: &CaseSpec, st: &InRounds) -> CaseSpec {
     let mut one = spec.clone();
     one.repeat = 1;
+    // `--explain`: a traced series in each of the first rounds.
+    one.opts.explain &= (st.taken as usize) < crate::explain::TRACED_SERIES;
     if st.taken > 0 {
         one.length = Length::Count { blocks: st.blocks };
     }
@@ -490,12 +492,21 @@ fn run_latency_inner<M: Mechanism>(
     }
     // `--explain`: one traced series after the timed ones (the first round's,
     // when the series are taken in rounds).
-    if spec.opts.explain && rec.explain.is_none() && !rec.options.contains_key(NOT_TRACED) {
+    // `--explain`: traced series after the timed ones, one for each of them up to
+    // a few (taken in rounds: one a round, in the first few), so that compare can
+    // judge each part by their spread.
+    if spec.opts.explain && !rec.options.contains_key(NOT_TRACED) {
         let traced = n.min(crate::explain::TRACED_ROUND_TRIPS);
-        match explain::traced(&mut s, traced, budget_ns(&cal, env.stall_ns))? {
-            Ok(x) => rec.explain = Some(Box::new(x)),
-            Err(why) => {
-                rec.options.insert(NOT_TRACED.into(), why);
+        for _ in 0..(spec.repeat as usize).clamp(1, crate::explain::TRACED_SERIES) {
+            match explain::traced(&mut s, traced, budget_ns(&cal, env.stall_ns))? {
+                Ok(x) => match rec.explain.as_mut() {
+                    Some(first) => first.add_series(&x),
+                    None => rec.explain = Some(Box::new(x)),
+                },
+                Err(why) => {
+                    rec.options.insert(NOT_TRACED.into(), why);
+                    break;
+                }
             }
         }
     }

@@ -10,6 +10,7 @@
 //! case's spread holds the drift of the whole run, not only of one second of it.
 //! Records in, a view out.
 
+mod parts;
 mod runs;
 #[cfg(test)]
 mod simulate;
@@ -244,7 +245,7 @@ fn unit(c: &CaseRecord) -> &'static str {
 fn fmt_value(unit: &str, v: f64) -> String {
     match unit {
         "MB/s" => format!("{} MB/s", fmt_mbps(v)),
-        "µs p50" | "µs p99" | "µs part" => format!("{:.2} µs", v / 1e3),
+        "µs p50" | "µs p99" | PART => format!("{:.2} µs", v / 1e3),
         _ => format!("{}/s", crate::units::fmt_rate(v)),
     }
 }
@@ -271,6 +272,12 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
             "µs p99"
         }
     };
+    judge(case, unit, &fa, &fb, min_change)
+}
+
+/// A row for one figure in two runs, judged on their series' values: Welch's t
+/// on the logs, its interval, the threshold.
+fn judge(case: String, unit: &'static str, fa: &Figure, fb: &Figure, min_change: f64) -> Row {
     let (Some(sa), Some(sb)) = (spread(&fa.values), spread(&fb.values)) else {
         let why = if fa.values.is_empty() {
             "did not run in A"
@@ -420,10 +427,24 @@ pub const ALPHA: f64 = 0.05;
 /// share of false calls among the calls to [`ALPHA`] (and, when nothing changed,
 /// the chance of any call at all).
 fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
-    let ps: Vec<f64> = rows.iter().filter_map(|r| r.p).collect();
+    // The cases are one family; `--explain`'s parts another, so that judging
+    // the parts never makes a case harder to call.
+    hold_in_family(rows, min_change, |r| r.unit != PART);
+    hold_in_family(rows, min_change, |r| r.unit == PART);
+}
+
+/// The unit of a row of `--explain`'s parts.
+pub const PART: &str = "µs part";
+
+fn hold_in_family(rows: &mut [Row], min_change: f64, ours: impl Fn(&Row) -> bool) {
+    let ps: Vec<f64> = rows
+        .iter()
+        .filter(|r| ours(r))
+        .filter_map(|r| r.p)
+        .collect();
     let m = ps.len();
     let cutoff = stats::step_up_cutoff(ps, ALPHA);
-    for r in rows.iter_mut() {
+    for r in rows.iter_mut().filter(|r| ours(r)) {
         // What each row could have called, with the m rows compared together.
         if let Some((se, df)) = r.se_df {
             let could = smallest_change(se, df, m, min_change);
@@ -472,7 +493,7 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                     let row = compare_on(ca, cb, Stat::P99, min_change);
                     rows.push(tail::bound(row, ca, cb, min_change));
                 }
-                rows.extend(explained_parts(ca, cb));
+                rows.extend(parts::explained_parts(ca, cb, min_change));
             }
             None => rows.push(Row {
                 case: shown(ca, ca),
@@ -513,48 +534,6 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
     }
     hold_false_discoveries(&mut rows, min_change);
     rows
-}
-
-/// Two explained cases (`--explain`): a row for each part either has, its
-/// median in each and their ratio. One traced series a side gives no spread to
-/// judge by: shown, not judged.
-fn explained_parts(a: &CaseRecord, b: &CaseRecord) -> Vec<Row> {
-    let (Some(xa), Some(xb)) = (a.explain.as_deref(), b.explain.as_deref()) else {
-        return Vec::new();
-    };
-    let median = |x: &ipcperf_core::explain::ExplainRecord, name: &str| {
-        x.parts
-            .iter()
-            .find(|p| p.name == name)
-            .map(|p| p.median_ns as f64)
-    };
-    ipcperf_core::explain::split::PARTS
-        .iter()
-        .filter_map(|(name, label)| {
-            let (ma, mb) = (median(xa, name), median(xb, name));
-            if ma.unwrap_or(0.0) <= 0.0 && mb.unwrap_or(0.0) <= 0.0 {
-                return None;
-            }
-            Some(Row {
-                case: format!("{} · {label}", shown(a, b)),
-                unit: "µs part",
-                a: Some(ma.unwrap_or(0.0)),
-                b: Some(mb.unwrap_or(0.0)),
-                ratio: match (ma, mb) {
-                    (Some(x), Some(y)) if x > 0.0 => Some(y / x),
-                    _ => None,
-                },
-                interval: None,
-                p: None,
-                verdict: Verdict::NoiseUnknown,
-                why: "one traced series each (--explain): the change is shown, not judged".into(),
-                lower_better: true,
-                detectable: None,
-                se_df: None,
-                floor: None,
-            })
-        })
-        .collect()
 }
 
 /// Why a case of run `this` has no match in `other`: only there, or (the same case

@@ -362,9 +362,9 @@ fn earlier_runs_say_how_much_a_case_moves_from_run_to_run() {
 }
 
 /// Two explained cases: a row per part with its median in each, shown and not
-/// judged (one traced series a side).
+/// judged with one traced series a side, judged with several.
 #[test]
-fn explained_parts_are_shown_not_judged() {
+fn explained_parts_are_judged_only_with_several_traced_series() {
     use ipcperf_core::explain::{split::Split, summarize};
     let explained = |wake: u64| {
         let mut s = Split::default();
@@ -395,6 +395,26 @@ fn explained_parts_are_shown_not_judged() {
     );
     assert_eq!(parts[1].ratio, Some(1.5));
     assert!(parts.iter().all(|r| r.verdict == Verdict::NoiseUnknown));
+    // Several traced series a side (--repeat): each part judged on their medians.
+    let series = |x: &mut Option<Box<ipcperf_core::explain::ExplainRecord>>| {
+        for p in &mut x.as_mut().unwrap().parts {
+            p.series_median_ns = [1.0, 1.02, 0.98, 1.01, 0.99]
+                .iter()
+                .map(|f| (p.median_ns as f64 * f) as u64)
+                .collect();
+        }
+    };
+    series(&mut a.cases[0].explain);
+    series(&mut b.cases[0].explain);
+    let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+    let parts: Vec<&Row> = rows.iter().filter(|r| r.unit == super::PART).collect();
+    // The part that went 1.5x slower is called; the one that did not move is not.
+    assert_eq!(parts[1].verdict, Verdict::Slower, "{:?}", parts[1]);
+    assert!(
+        !matches!(parts[0].verdict, Verdict::Faster | Verdict::Slower),
+        "{:?}",
+        parts[0]
+    );
     // Without explain on one side: no part rows.
     b.cases[0].explain = None;
     assert!(compare(&a, &b, DEFAULT_MIN_CHANGE)

@@ -124,9 +124,14 @@ pub fn view_with(
     });
     // The reasons: of every change and every row not judged (and, with -v, of
     // every row), under the table.
-    let parts = rows.iter().filter(|r| r.unit == "µs part").count();
+    let parts = rows.iter().filter(|r| r.unit == super::PART).count();
+    let parts_judged = rows
+        .iter()
+        .filter(|r| r.unit == super::PART && r.verdict != Verdict::NoiseUnknown)
+        .count();
     for r in &rows {
-        if r.unit == "µs part" && !verbose {
+        let changed = matches!(r.verdict, Verdict::Faster | Verdict::Slower);
+        if r.unit == super::PART && !verbose && !changed {
             continue;
         }
         if verbose || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell) {
@@ -134,10 +139,18 @@ pub fn view_with(
         }
     }
     if parts > 0 && !verbose {
-        notes.push(format!(
-            "{parts} rows are the parts of explained round trips (--explain): one traced series \
-             each, so each change is shown, not judged"
-        ));
+        notes.push(if parts_judged == 0 {
+            format!(
+                "{parts} rows are the parts of explained round trips (--explain): one traced \
+                 series each, so each change is shown, not judged (--repeat traces more)"
+            )
+        } else {
+            format!(
+                "{parts} rows are the parts of explained round trips (--explain), {parts_judged} \
+                 judged on their traced series' medians as a case is on its series (a family of \
+                 their own: judging them never makes a case harder to call)"
+            )
+        });
     }
     let cannot = rows
         .iter()

@@ -98,7 +98,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         markdown: tables(Format::Markdown),
     };
     crate::console::out(&emit(&doc, a.format)?);
-    let count = |v: compare::Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    // The gate counts cases; `--explain`'s parts say why, and are not gated.
+    let count = |v: compare::Verdict| {
+        rows.iter()
+            .filter(|r| r.verdict == v && r.unit != compare::PART)
+            .count()
+    };
     let slower = count(compare::Verdict::Slower);
     let cannot = count(compare::Verdict::CouldNotTell);
     if a.fail_on_regression {
