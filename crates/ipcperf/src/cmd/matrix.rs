@@ -41,9 +41,8 @@ pub struct MatrixArgs {
     #[arg(long, short, alias = "size", value_parser = units::parse_block, default_value = "64")]
     pub sizes: usize,
 
-    /// Length of each pair's series (default 100ms); the warm-up adds a quarter.
-    #[arg(long, short, value_parser = units::parse_series_duration)]
-    pub duration: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub series: crate::shared::args::SeriesArgs,
 
     /// Where the two sides run: threads or processes (default).
     #[arg(long, short, value_enum, default_value_t = TwoSides::Processes)]
@@ -99,7 +98,8 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
     }
     let mode = a.mode.mode();
     let opts = a.mech.options(&[m])?;
-    let length = crate::shared::plan::series_length(None, a.duration, DEFAULT_SERIES_MS);
+    let length =
+        crate::shared::plan::series_length(a.series.count, a.series.duration, DEFAULT_SERIES_MS);
     let mut specs = Vec::new();
     for o in a.mech.variants(m, &opts) {
         for &w in &cpus {

@@ -34,13 +34,13 @@ pub struct MeasureArgs {
 #[derive(Args, Debug, Clone)]
 pub struct SeriesArgs {
     /// Length of each series (2s, 500ms; default 600ms; shorter for the default
-    /// suite, 40ms, and for `latency` of every mechanism, 200ms); the count is
-    /// calibrated in the warm-up.
+    /// suite, 40ms, for `latency` of every mechanism, 200ms, and for each pair of
+    /// `matrix`, 100ms); the count is calibrated in the warm-up.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
     pub duration: Option<std::time::Duration>,
 
-    /// Blocks (`run`) or round trips (`latency`) per series, instead of a
-    /// duration: 1 to 2^26.
+    /// Blocks (`run`) or round trips (`latency`, `matrix`: each pair's) per
+    /// series, instead of a duration: 1 to 2^26.
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
     pub count: Option<u64>,
 }
