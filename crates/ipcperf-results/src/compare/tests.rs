@@ -415,6 +415,10 @@ fn explained_parts_are_judged_only_with_several_traced_series() {
         "{:?}",
         parts[0]
     );
+    // The summary counts cases; the parts that changed are said apart.
+    let s = super::summary(&rows);
+    assert!(s.starts_with("0 faster, 0 slower"), "{s}");
+    assert!(s.ends_with("; 1 of the explained parts changed"), "{s}");
     // Without explain on one side: no part rows.
     b.cases[0].explain = None;
     assert!(compare(&a, &b, DEFAULT_MIN_CHANGE)

@@ -9,7 +9,9 @@ use crate::export::view::{Table, View};
 
 /// How many cases got faster, slower, did not change, and could not be judged.
 pub fn summary(rows: &[Row]) -> String {
-    let n = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    // Cases only: `--explain`'s part rows are counted apart, at the end.
+    let cases: Vec<&Row> = rows.iter().filter(|r| r.unit != super::PART).collect();
+    let n = |v: Verdict| cases.iter().filter(|r| r.verdict == v).count();
     let mut s = format!(
         "{} faster, {} slower, {} unchanged",
         n(Verdict::Faster),
@@ -33,6 +35,14 @@ pub fn summary(rows: &[Row]) -> String {
             ", {} not comparable (absent from or not run in one of them)",
             n(Verdict::NotComparable)
         ));
+    }
+    let parts_changed = rows
+        .iter()
+        .filter(|r| r.unit == super::PART)
+        .filter(|r| matches!(r.verdict, Verdict::Faster | Verdict::Slower))
+        .count();
+    if parts_changed > 0 {
+        s.push_str(&format!("; {parts_changed} of the explained parts changed"));
     }
     s
 }
