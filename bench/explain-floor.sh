@@ -6,7 +6,9 @@
 # ipi_send_cpu), beside `ipcperf latency pipe --explain`'s own traced/untraced
 # ratio; ROUNDS interleaved rounds, median (min-max). Root.
 #
-#   bench/explain-floor.sh [--bin PATH] [--pin A,B] [--rounds N] [--count N]
+#   bench/explain-floor.sh [--bin PATH] [--pin A,B] [--rounds N] [--count N] [--floor PATH]
+#
+# (--floor: pipe-rtt.c built already, for a machine without a C compiler.)
 #
 # One run (2-vCPU KVM guest, AMD EPYC, Linux 6.18, 2026-11-26, 5 rounds, --pin 0,1,
 # all six events): C ping-pong 44.8 us untraced, 56.2 us under perf: x1.25
@@ -18,14 +20,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-bin="" pin="0,1" rounds=5 count=20000
+bin="" pin="0,1" rounds=5 count=20000 floor=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
     --pin) pin=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
-    *) echo "usage: $0 [--bin PATH] [--pin A,B] [--rounds N] [--count N]" >&2; exit 2 ;;
+    --floor) floor=$2; shift 2 ;;
+    *) echo "usage: $0 [--bin PATH] [--pin A,B] [--rounds N] [--count N] [--floor PATH]" >&2; exit 2 ;;
   esac
 done
 if [ -z "$bin" ]; then
@@ -35,7 +38,11 @@ fi
 command -v perf >/dev/null || { echo "needs perf (Debian: linux-perf)" >&2; exit 1; }
 work=$(mktemp -d /tmp/ipcperf-explain-floor.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cc -O2 -o "$work/pipe-rtt" "$here/floor/pipe-rtt.c"
+if [ -n "$floor" ]; then
+  cp "$floor" "$work/pipe-rtt"
+else
+  cc -O2 -o "$work/pipe-rtt" "$here/floor/pipe-rtt.c"
+fi
 a=${pin%,*} b=${pin#*,}
 events=raw_syscalls:sys_enter,raw_syscalls:sys_exit,sched:sched_wakeup,sched:sched_switch
 for e in sched:sched_waking ipi:ipi_send_cpu; do
