@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     long n = atol(argv[3]);
     int there[2], back[2];
     char buf[64] = {0};
-    if (n < 10 || pipe(there) || pipe(back)) {
+    if (n < 10 || n > 100000000 || pipe(there) || pipe(back)) {
         return 2;
     }
     pid_t child = fork();
@@ -81,6 +81,10 @@ int main(int argc, char **argv)
     close(there[0]);
     close(back[1]);
     long long *t = malloc(n * sizeof *t);
+    if (t == NULL) {
+        perror("malloc");
+        return 1;
+    }
     for (long i = 0; i < n; i++) {
         long long s = now();
         full(there[1], buf, sizeof buf, 1);

@@ -37,19 +37,23 @@ fn code(text: &str) -> String {
 }
 
 /// Top-level module -> the top-level modules it names.
+/// The top-level module under `src` that file `f` belongs to (`a` for `a.rs`
+/// and for `a/b.rs`).
+fn top_module(src: &Path, f: &Path) -> String {
+    let rel = f.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
-    let module = |p: &Path| -> String {
-        let rel = p.strip_prefix(src).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        first.trim_end_matches(".rs").to_string()
-    };
+    let module = |p: &Path| top_module(src, p);
     let names: BTreeSet<String> = files.iter().map(|p| module(p)).collect();
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in &files {
@@ -357,16 +361,7 @@ fn no_command_module_uses_another() {
     let cmd = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
     let mut files = Vec::new();
     rust_files(&cmd, &mut files);
-    let command = |f: &Path| -> String {
-        let rel = f.strip_prefix(&cmd).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        first.trim_end_matches(".rs").to_string()
-    };
+    let command = |f: &Path| top_module(&cmd, f);
     let names: BTreeSet<String> = files.iter().map(|f| command(f)).collect();
     assert!(names.len() > 20, "commands: {names:?}");
     let mut found = Vec::new();

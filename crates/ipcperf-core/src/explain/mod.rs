@@ -52,9 +52,13 @@ pub struct ExplainRecord {
     pub sum_median_ns: u64,
     /// The traced series' median round trip (the tare taken off).
     pub traced_median_ns: u64,
-    /// The case's median round trip without tracing (its p50).
+    /// The case's median round trip without tracing (its p50); absent (0) when
+    /// none was measured (sync with `--latency-samples 0`).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub untraced_median_ns: u64,
-    /// Traced over untraced: what tracing costs the round trip.
+    /// Traced over untraced: what tracing costs the round trip (absent with no
+    /// untraced median).
+    #[serde(default, skip_serializing_if = "is_zero_f")]
     pub overhead_ratio: f64,
     /// Of the wake-ups a round trip can hold (there and back), the share that
     /// happened (a side asleep when its message came).
@@ -71,6 +75,14 @@ pub struct ExplainRecord {
     /// Events this kernel lacks, whose parts merge into their neighbours.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_events: Vec<String>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_f(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// The value at quantile `q` of sorted `v`.

@@ -171,7 +171,7 @@ pub fn render(run: &RunRecord) -> String {
             opt(fair.map(|f| format!("{:.0}", f.1))),
             opt(x.map(|x| x.sum_median_ns)),
             opt(x.map(|x| x.traced_median_ns)),
-            opt(x.map(|x| x.untraced_median_ns)),
+            opt(x.map(|x| x.untraced_median_ns).filter(|&v| v > 0)),
             // Each part: name=median_ns/p99_ns, ';' between them.
             x.map(|x| {
                 x.parts

@@ -43,13 +43,21 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
     } else {
         "round trip"
     };
+    // The untraced median is the case's own p50; none was measured (sync with
+    // --latency-samples 0) is said so, never a zero.
+    let untraced = if x.untraced_median_ns > 0 {
+        format!(
+            "untraced {} µs: tracing costs ×{:.2}",
+            fmt_us(x.untraced_median_ns as f64),
+            x.overhead_ratio
+        )
+    } else {
+        "no untraced median was measured to set it beside".to_string()
+    };
     let mut notes = vec![format!(
-        "the parts' sum {} µs (median); the traced {what} {} µs, untraced {} µs: tracing \
-         costs ×{:.2}",
+        "the parts' sum {} µs (median); the traced {what} {} µs, {untraced}",
         fmt_us(x.sum_median_ns as f64),
         fmt_us(x.traced_median_ns as f64),
-        fmt_us(x.untraced_median_ns as f64),
-        x.overhead_ratio
     )];
     let mut woken = format!(
         "a side was asleep when its message came (a wake-up) in {:.0}% of the {} there-and-backs",

@@ -22,8 +22,7 @@ pub type Scripted = (u64, bool, u64, Answers);
 #[derive(Clone, Copy)]
 struct KeptCall {
     time_ns: u64,
-    /// A read or write moves at most 2^31 bytes on Linux.
-    bytes: u32,
+    bytes: u64,
     channel: u32,
     /// The end's number, times two, plus one for a send.
     end_way: u32,
@@ -48,7 +47,7 @@ impl Calls {
         let end = *self.ends.entry((call.pid, call.fd)).or_insert(n);
         self.calls.push(KeptCall {
             time_ns: call.time_ns,
-            bytes: u32::try_from(call.bytes).unwrap_or(u32::MAX),
+            bytes: call.bytes,
             channel,
             end_way: end * 2 + u32::from(call.way == Way::Send),
         });
@@ -118,7 +117,7 @@ impl Traced {
         for call in calls.into_iter().filter(|k| mine.contains(&k.channel)) {
             let end = end_of[(call.end_way / 2) as usize];
             let send = call.end_way % 2 == 1;
-            let bytes = u64::from(call.bytes);
+            let bytes = call.bytes;
             let a_to_b = match (c.both_sides, send) {
                 // Both ends traced: the writes are the messages, A's going to B.
                 (true, true) => c.a.contains(&end),
