@@ -15,17 +15,22 @@ order = []
 for path in sorted(glob.glob(os.path.join(out, f"{script}.*.*"))):
     side = path.rsplit(".", 2)[-2]
     section = ""
+    head = ""
     for line in open(path, errors="replace"):
         line = line.rstrip()
         if line.startswith("== "):
             section = line[3:].split(",")[0][:34]
             continue
-        m = re.match(r"^(\S+\s+.+?)\s{2,}\S+\s+\S+\s+(\d+\.\d+)\s+\d", line)
-        if m and not line.startswith("#"):
-            key = "table: " + re.sub(r"\s+", " ", m.group(1))
+        # the peers' table: a row's peer and case, then its statistic and figures
+        m = re.match(r"^ {4}(\S.*?)\s+ipcperf\s+\S+\s+peer\s+\S+\s+ratio\s+(\d+\.\d+)", line)
+        if m and head:
+            key = f"table: {head} / {m.group(1)}"
             val = float(m.group(2))
+        elif line and not line[0].isspace() and ":" not in line and not line.startswith("#"):
+            head = re.sub(r"\s+", " ", line)
+            continue
         else:
-            m = re.match(r"^\s+(.*?):\s+median\s+([\d.]+)", line)
+            m = re.match(r"^\s*(.*?):\s+median\s+([\d.]+)", line)
             if not m:
                 continue
             key = f"{section}: {m.group(1)}" if section else m.group(1)

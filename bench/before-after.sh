@@ -22,9 +22,9 @@ for s in $SCRIPTS; do
     for side in old new; do
       bin=$OLD
       [ "$side" = new ] && bin=$NEW
-      IPCPERF=$bin REPS=${REPS:-3} bash "bench/$s-peers.sh" >"$OUT/$s.$side.$r" 2>&1 || true
+      IPCPERF=$bin ROUNDS=${REPS:-3} REPS=${REPS:-3} bash "bench/$s-peers.sh" >"$OUT/$s.$side.$r" 2>&1 || true
       echo "== $s round $r $side ($bin)"
-      grep -Ei 'x|ratio|target' "$OUT/$s.$side.$r" | grep -v '^#' || cat "$OUT/$s.$side.$r"
+      grep -Ev '^(#|  [^ ].*, round [0-9]+:)' "$OUT/$s.$side.$r" | grep -Ei 'x|ratio|target|median' || cat "$OUT/$s.$side.$r"
     done
   done
 done

@@ -1,142 +1,178 @@
 #!/usr/bin/env bash
-# Side-by-side round-trip and zero-copy figures, each pair measured in the same run
-# and pinned alike, printed as ratios (ipcperf / reference). Repeated REPS times;
-# the spread of each ratio is shown. No figure here is a guess: a tool that is
-# missing is reported as skipped.
+# ipcperf's round trips beside the standard tools' and the C floors', each row a
+# peer and ipcperf on the same case, pinned alike, taken round after round in
+# turned order, and compared statistic with statistic (a mean with a mean, a
+# median with a median). Prints one table: the peer, the case, the statistic,
+# each side's median over the rounds, the ratio ipcperf / peer (median, range and
+# rounds), which way is better and who came out ahead; then vmsplice against the
+# pipe (ipcperf against itself) and bench/shm-peers.sh.
 #
-#   pipe RTT, two processes, 4 bytes, both on CPU 0:
-#       ipcperf latency pipe --sizes 4 --pin 0,0   vs  taskset -c 0 perf bench sched pipe
-#       (perf: two processes exchanging 4 bytes over two pipes; usecs/op is its
-#        mean round trip)                                  target: p50 <= 1.05x
-#   tcp RTT, 64 bytes, loopback, TCP_NODELAY (sockperf's default):
-#       ipcperf latency tcp --sizes 64 --nodelay  vs  sockperf ping-pong --full-rtt
-#       (sockperf's default report is half the round trip; --full-rtt reports the
-#        whole one, so both sides are RTTs)                target: p50 <= 1.05x
-#   vmsplice vs pipe throughput at 64 KiB, two processes, --no-touch, on the
-#   same CPU (0,0) and on two CPUs (0,1):
-#                                                          target: >= 2x
+#   bench/latency-peers.sh                 # ROUNDS=5; IPCPERF=path to use a built binary
+#   PEERS_MD=file bench/latency-peers.sh   # also the table in markdown (the book's)
 #
-# Environment: REPS (default 3), COUNT round trips per run (default 100000),
-# TCP_PIN "A,B" CPUs for the tcp pair (default 0,0), SP_PORT (default 11211),
-# SP_TIME seconds of sockperf ping-pong (default 3).
-# Needs: cargo, jq, taskset; perf (Debian package linux-perf), sockperf.
-# IPCPERF=path uses a built binary (default target/release/ipcperf, built if missing).
-# Benchmarks keep nothing in the run history.
+# Rows:
+#   perf bench sched pipe   two processes on CPU 0 passing 4 bytes over two pipes;
+#                           it prints usecs/op, the mean round trip (it reads no
+#                           clock per round trip; ipcperf and the C floor read two)
+#   C pipe round trip       bench/floor/pipe-rtt.c: the same calls and clock reads as
+#                           ipcperf, nothing else: 4 B on CPU 0 (mean), 64 B across
+#                           CPUs 0,1 (median: cross-CPU wake-ups here are bimodal)
+#   sockperf ping-pong      tcp over loopback, 64 B, TCP_NODELAY, --full-rtt (its
+#                           default is half the round trip), CPUs TCP_PIN: p50 and mean
+#   sockperf under-load     udp, 64 B, RATE a second, every message answered, client
+#                           on CPU 0 and server on 1: p50 and p99, ipcperf --busy-poll
+#                           (sockperf's client spins); sockperf times each round trip
+#                           from its send, ipcperf from when it was due
+#   C paced udp             bench/floor/paced-udp.c spin: ipcperf --busy-poll's calls
+#   lat_sem's form          bench/floor/lat-sem.c (lmbench's lat_sem loop: one semop a
+#                           turn on a SysV set) beside sync sysv-sem-onecall --untimed:
+#                           the mean cycle, one CPU and two
+#
+# Environment: ROUNDS (5), COUNT round trips a series (100000), TCP_PIN (0,0),
+# RATE (1000), SP_TIME seconds of each sockperf run (3), SP_PORT (11211), SHM_PEERS
+# (1; 0 leaves out bench/shm-peers.sh).
+# Needs: jq, taskset, cc; perf (Debian: linux-perf), sockperf: a missing one makes
+# its rows say skipped. Benchmarks keep nothing in the run history.
 export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REPS=${REPS:-3}
+ROUNDS=${ROUNDS:-5}
+export ROUNDS
 COUNT=${COUNT:-100000}
 TCP_PIN=${TCP_PIN:-0,0}
+RATE=${RATE:-1000}
 SP_PORT=${SP_PORT:-11211}
 SP_TIME=${SP_TIME:-3}
-A_CPU=${TCP_PIN%,*}
-B_CPU=${TCP_PIN#*,}
-
 BIN=${IPCPERF:-target/release/ipcperf}
 if [ ! -x "$BIN" ]; then
   cargo build --release -q -p ipcperf
 fi
 command -v jq >/dev/null || { echo "latency-peers: jq is needed to read ipcperf's JSON" >&2; exit 1; }
-
-have_perf=1
-perf bench sched pipe -l 10 >/dev/null 2>&1 || have_perf=0
-have_sockperf=1
-command -v sockperf >/dev/null || have_sockperf=0
-
-# ipcperf round trip p50 and mean in microseconds: "<p50_us> <mean_us>".
-ipcperf_rtt() {
-    "$BIN" latency "$@" --count "$COUNT" --repeat 1 --format json 2>/dev/null |
-        jq -r '.cases[0] | if .status == "ok" then "\(.p50_ns / 1000) \(.mean_ns / 1000)" else "FAILED \(.message)" end'
-}
-
-# perf's usecs/op (mean round trip).
-perf_pipe() {
-    taskset -c 0 perf bench sched pipe -l "$COUNT" 2>/dev/null | awk '/usecs\/op/ {print $1}'
-}
-
-# sockperf's RTT p50 and mean (usec), server and client pinned like ipcperf's two sides.
-sockperf_rtt() {
-    taskset -c "$B_CPU" sockperf server -i 127.0.0.1 -p "$SP_PORT" --tcp >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.5
-    local out
-    out=$(taskset -c "$A_CPU" sockperf ping-pong -i 127.0.0.1 -p "$SP_PORT" --tcp -m 64 \
-        --full-rtt -t "$SP_TIME" 2>&1 | sed 's/\x1b\[[0-9;]*m//g')
-    kill "$srv" 2>/dev/null || true
-    wait "$srv" 2>/dev/null || true
-    local p50 avg
-    p50=$(printf '%s\n' "$out" | awk '/percentile 50.000/ {print $NF}')
-    avg=$(printf '%s\n' "$out" | sed -n 's/.*avg-rtt=\([0-9.]*\).*/\1/p; s/.*avg-latency=\([0-9.]*\).*/\1/p' | head -1)
-    echo "$p50 $avg"
-}
-
-
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+FLOOR=$(mktemp -d)
+trap 'rm -rf "$FLOOR" "$PEER_ROWS"' EXIT
+CROSS=0,1
+[ "$(nproc)" -ge 2 ] || CROSS=
 
-echo "latency-peers: $REPS runs, $COUNT round trips each; $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
+# ipcperf latency's FIELD (p50_ns, mean_ns, p99_ns) of its only case, in us.
+ipcperf_us() {
+  local field=$1; shift
+  "$BIN" latency "$@" --repeat 1 --format json 2>/dev/null \
+    | jq -r ".cases[0] | select(.status == \"ok\") | .$field / 1000"
+}
+cbuild() { command -v cc >/dev/null && cc -O2 -pthread -o "$FLOOR/$1" "bench/floor/$1.c" 2>/dev/null; }
 
-pipe_ratios=()
-pipe_mean_ratios=()
-if [ "$have_perf" = 1 ]; then
-    echo "== pipe round trip, 4 B, two processes, same CPU (0,0)"
-    for i in $(seq "$REPS"); do
-        read -r ip50 imean < <(ipcperf_rtt pipe --mode processes --sizes 4 --pin 0,0)
-        pu=$(perf_pipe)
-        r=$(ratio "$ip50" "$pu")
-        rm=$(ratio "$imean" "$pu")
-        pipe_ratios+=("$r")
-        pipe_mean_ratios+=("$rm")
-        printf '  run %d: ipcperf p50 %.3f us (mean %.3f) | perf bench sched pipe %.3f us/op (a mean) | p50/perf %s, mean/perf %s\n' \
-            "$i" "$ip50" "$imean" "$pu" "$r" "$rm"
-    done
-    echo "  ratio ipcperf p50 / perf us/op:  $(spread "${pipe_ratios[@]}")   target <= 1.05"
-    echo "  ratio ipcperf mean / perf us/op: $(spread "${pipe_mean_ratios[@]}")   (like with like: perf reports a mean)"
+echo "latency-peers: $ROUNDS rounds a row, $COUNT round trips a series; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# 1. pipes: perf bench sched pipe and the C floor.
+if perf bench sched pipe -l 10 >/dev/null 2>&1; then
+  ours() { ipcperf_us mean_ns pipe --mode processes --sizes 4 --pin 0,0 --count "$COUNT"; }
+  theirs() { taskset -c 0 perf bench sched pipe -l "$COUNT" 2>/dev/null | awk '/usecs\/op/ { print $1 }'; }
+  peer_row "perf bench sched pipe" "pipe 4 B, one CPU (0,0)" "mean round trip, us" lower "0.95-1.05" ours theirs
 else
-    echo "== pipe round trip: skipped (perf is not installed or not permitted: apt-get install linux-perf)"
+  peer_skip "perf bench sched pipe" "pipe 4 B, one CPU (0,0)" "perf not installed or not permitted (apt-get install linux-perf)"
 fi
-echo
-
-tcp_ratios=()
-tcp_mean_ratios=()
-if [ "$have_sockperf" = 1 ]; then
-    echo "== tcp round trip, 64 B, loopback, TCP_NODELAY, CPUs $TCP_PIN (sockperf --full-rtt: RTT both sides)"
-    for i in $(seq "$REPS"); do
-        read -r ip50 imean < <(ipcperf_rtt tcp --mode processes --sizes 64 --nodelay --pin "$TCP_PIN")
-        read -r sp50 savg < <(sockperf_rtt)
-        r=$(ratio "$ip50" "$sp50")
-        rm=$(ratio "$imean" "$savg")
-        tcp_ratios+=("$r")
-        tcp_mean_ratios+=("$rm")
-        printf '  run %d: ipcperf p50 %.3f us (mean %.3f) | sockperf RTT p50 %.3f us (avg %s) | p50 ratio %s, mean ratio %s\n' \
-            "$i" "$ip50" "$imean" "$sp50" "$savg" "$r" "$rm"
-    done
-    echo "  ratio ipcperf p50 / sockperf p50:   $(spread "${tcp_ratios[@]}")   target <= 1.05"
-    echo "  ratio ipcperf mean / sockperf mean: $(spread "${tcp_mean_ratios[@]}")"
+if cbuild pipe-rtt; then
+  theirs() { taskset -c 0 "$FLOOR/pipe-rtt" 0 0 "$COUNT" 4 mean | awk '{ print $1 / 1000 }'; }
+  peer_row "C pipe round trip (floor)" "pipe 4 B, one CPU (0,0)" "mean round trip, us" lower "0.95-1.05" ours theirs
+  if [ -n "$CROSS" ]; then
+    n=$((COUNT / 5))
+    ours() { ipcperf_us p50_ns pipe --mode processes --sizes 64 --pin "$CROSS" --count "$n"; }
+    theirs() { "$FLOOR/pipe-rtt" 0 1 "$n" 64 median | awk '{ print $1 / 1000 }'; }
+    peer_row "C pipe round trip (floor)" "pipe 64 B, two CPUs ($CROSS)" "median round trip, us" lower "0.95-1.05" ours theirs
+  fi
 else
-    echo "== tcp round trip: skipped (sockperf is not installed: apt-get install sockperf)"
+  peer_skip "C pipe round trip (floor)" "pipe" "no C compiler (cc)"
 fi
+
+# 2. sockperf: ping-pong over tcp, under-load over udp (with the C floor of
+#    ipcperf --busy-poll's paced round trips).
+ul=(udp --sizes 64 --rate "$RATE" --pin 0,1 -d "${SP_TIME}s" --busy-poll)
+ours_ul() { ipcperf_us p50_ns "${ul[@]}"; }
+ours_ul99() { ipcperf_us p99_ns "${ul[@]}"; }
+if command -v sockperf >/dev/null; then
+  A_CPU=${TCP_PIN%,*}; B_CPU=${TCP_PIN#*,}
+  # sockperf's client against a server pinned like ipcperf's two sides; its
+  # percentile lines and its average, colour codes stripped.
+  sockperf_out() { # MODE ARGS...
+    local mode=$1 srv; shift
+    taskset -c "$B_CPU" sockperf server -i 127.0.0.1 -p "$SP_PORT" "$@" >/dev/null 2>&1 &
+    srv=$!
+    sleep 0.5
+    taskset -c "$A_CPU" sockperf "$mode" -i 127.0.0.1 -p "$SP_PORT" "$@" -m 64 --full-rtt -t "$SP_TIME" \
+      ${SP_EXTRA:-} 2>&1 | sed 's/\x1b\[[0-9;]*m//g' || true
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+  }
+  sp_p50() { awk '/percentile 50.000/ { print $NF }'; }
+  sp_p99() { awk '/percentile 99.000/ { print $NF }'; }
+  sp_avg() { sed -n 's/.*avg-rtt=\([0-9.]*\).*/\1/p; s/.*avg-latency=\([0-9.]*\).*/\1/p' | head -1; }
+  pp=(tcp --sizes 64 --nodelay --mode processes --pin "$TCP_PIN" --count "$COUNT")
+  ours() { ipcperf_us p50_ns "${pp[@]}"; }
+  theirs() { sockperf_out ping-pong --tcp | sp_p50; }
+  peer_row "sockperf ping-pong" "tcp 64 B, CPUs $TCP_PIN" "median round trip, us" lower "0.95-1.05" ours theirs
+  ours() { ipcperf_us mean_ns "${pp[@]}"; }
+  theirs() { sockperf_out ping-pong --tcp | sp_avg; }
+  peer_row "sockperf ping-pong" "tcp 64 B, CPUs $TCP_PIN" "mean round trip, us" lower "0.95-1.05" ours theirs
+
+  if [ -n "$CROSS" ]; then
+    A_CPU=0; B_CPU=1
+    under() { SP_EXTRA="--mps $RATE --reply-every 1" sockperf_out under-load; }
+    unlike="not like for like: its client is two threads on one CPU"
+    theirs() { under | sp_p50; }
+    peer_row "sockperf under-load" "udp 64 B at $RATE/s, CPUs 0,1" "median round trip, us" lower "$unlike" ours_ul theirs
+    theirs() { under | sp_p99; }
+    peer_row "sockperf under-load" "udp 64 B at $RATE/s, CPUs 0,1" "p99 round trip, us" lower "$unlike" ours_ul99 theirs
+  fi
+else
+  peer_skip "sockperf" "tcp ping-pong, udp under-load" "sockperf not installed (apt-get install sockperf)"
+fi
+
+if [ -n "$CROSS" ] && cbuild paced-udp; then
+  floor() { "$FLOOR/paced-udp" "$RATE" $((RATE * SP_TIME)) 64 spin 0 1; }
+  theirs() { floor | awk '{ print $2 }'; }
+  peer_row "C paced udp (floor)" "udp 64 B at $RATE/s, CPUs 0,1" "median round trip, us" lower "0.95-1.05" ours_ul theirs
+  theirs() { floor | awk '{ print $4 }'; }
+  peer_row "C paced udp (floor)" "udp 64 B at $RATE/s, CPUs 0,1" "p99 round trip, us" lower "0.95-1.05" ours_ul99 theirs
+fi
+
+# 3. lat_sem's form: one semop a turn on a SysV set, untimed.
+if cbuild lat-sem; then
+  for pl in 0,0 $CROSS; do
+    a=${pl%,*}; b=${pl#*,}
+    ours() {
+      "$BIN" -q sync sysv-sem-onecall --untimed --mode processes --pin "$a,$b" -d 300ms -r 1 \
+        --latency-samples 0 --format json 2>/dev/null \
+        | jq -r '.cases[0].sync.set_clear_gross_ns // empty | . / 1000'
+    }
+    theirs() { "$FLOOR/lat-sem" "$([ "$a" = "$b" ] && echo 100000 || echo 20000)" "$a" "$b" | awk '{ print $1 / 1000 }'; }
+    where=$([ "$a" = "$b" ] && echo "one CPU ($pl)" || echo "two CPUs ($pl)")
+    peer_row "lat_sem's form (C)" "sysv-sem-onecall, $where" "mean cycle, us" lower "0.95-1.05" ours theirs
+  done
+else
+  peer_skip "lat_sem's form (C)" "sysv-sem-onecall" "no C compiler (cc)"
+fi
+
+echo
+echo "== round trips: ipcperf beside its peers ($ROUNDS rounds a row, order turned each round)"
+peer_table
+[ -n "${PEERS_MD:-}" ] && peer_table markdown >>"$PEERS_MD"
 echo
 
-for pin in 0,0 0,1; do
-    echo "== vmsplice vs pipe throughput, 64 KiB, two processes, --no-touch, CPUs $pin"
-    vs_ratios=()
-    for i in $(seq "$REPS"); do
-        json=$("$BIN" run vmsplice pipe --mode processes --sizes 64k --no-touch --pin "$pin" \
-            --duration 1s --repeat 3 --format json 2>/dev/null)
-        v=$(jq -r '.cases[] | select(.mechanism == "vmsplice") | .median_bytes_per_sec // 0' <<<"$json")
-        p=$(jq -r '.cases[] | select(.mechanism == "pipe") | .median_bytes_per_sec // 0' <<<"$json")
-        r=$(ratio "$v" "$p")
-        vs_ratios+=("$r")
-        printf '  run %d: vmsplice %.0f MB/s | pipe %.0f MB/s | ratio %s\n' \
-            "$i" "$(awk -v x="$v" 'BEGIN{print x/1e6}')" "$(awk -v x="$p" 'BEGIN{print x/1e6}')" "$r"
-    done
-    echo "  ratio vmsplice / pipe ($pin): $(spread "${vs_ratios[@]}")   target >= 2"
-    echo
+# ipcperf against itself: the zero-copy path's gain (target >= 2).
+for pin in 0,0 $CROSS; do
+  vs=()
+  for _ in $(seq "$ROUNDS"); do
+    json=$("$BIN" run vmsplice pipe --mode processes --sizes 64k --no-touch --pin "$pin" \
+      --duration 1s --repeat 3 --format json 2>/dev/null)
+    v=$(jq -r '.cases[] | select(.mechanism == "vmsplice") | .median_bytes_per_sec // 0' <<<"$json")
+    p=$(jq -r '.cases[] | select(.mechanism == "pipe") | .median_bytes_per_sec // 0' <<<"$json")
+    vs+=("$(ratio "$v" "$p")")
+  done
+  echo "vmsplice / pipe MB/s, 64 KiB, --no-touch, CPUs $pin: $(spread "${vs[@]}")   target >= 2"
 done
 
 # The shm targets (throughput vs memcpy, round trip vs pipe) in their own script.
-[ -x bench/shm-peers.sh ] && bench/shm-peers.sh
+if [ "${SHM_PEERS:-1}" = 1 ] && [ -x bench/shm-peers.sh ]; then bench/shm-peers.sh; fi

@@ -54,3 +54,77 @@ against_method() {
     echo "$label: ipcperf over the method:                        $(spread "${r[@]}")   target $target"
     echo "$label: ipcperf over the method as ipcperf uses it (harness): $(spread "${h[@]}")"
 }
+
+# The peers' table (bench/compare-peers.sh, bench/latency-peers.sh): one row a
+# comparison of ipcperf with a peer, taken round after round in turned order.
+#
+#   peer_row PEER CASE STATISTIC BETTER TARGET OURS_FN THEIRS_FN
+#
+# runs ROUNDS rounds; in odd rounds OURS_FN goes first, in even ones THEIRS_FN
+# (a drifting machine favours neither). Each function prints one figure in the
+# unit STATISTIC names, or nothing when it could not run (no zero stands in).
+# BETTER is "lower" (times) or "higher" (rates): which way of the ratio
+# ipcperf / peer favours ipcperf. TARGET is "0.95-1.05" (like for like: the
+# row says whether the median ratio is inside), or words ("floor", "not like
+# for like: ..."). The row goes to $PEER_ROWS (tab-separated); peer_table
+# prints them all.
+PEER_ROWS=${PEER_ROWS:-$(mktemp)}
+peer_row() {
+    local peer=$1 case=$2 stat=$3 better=$4 target=$5 ours=$6 theirs=$7 i o t
+    local os=() ts=() rs=()
+    for i in $(seq "${ROUNDS:-5}"); do
+        if ((i % 2)); then o=$($ours || true); t=$($theirs || true)
+        else t=$($theirs || true); o=$($ours || true); fi
+        os+=("${o:-n/a}"); ts+=("${t:-n/a}"); rs+=("$(ratio "${o:-0}" "${t:-0}")")
+        printf '  %s, %s, round %d: ipcperf %s, peer %s, ratio %s\n' "$peer" "$case" "$i" \
+            "$(awk -v x="${o:-n/a}" 'BEGIN { print (x + 0 > 0) ? sprintf("%.4g", x) : "n/a" }')" \
+            "$(awk -v x="${t:-n/a}" 'BEGIN { print (x + 0 > 0) ? sprintf("%.4g", x) : "n/a" }')" "${rs[-1]}" >&2
+    done
+    local lo hi m n
+    read -r m lo hi n < <(numbers "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "n/a n/a n/a 0"; exit }
+        printf "%.3f %.3f %.3f %d\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR], NR }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$peer" "$case" "$stat" \
+        "$(median "${os[@]}")" "$(median "${ts[@]}")" "$m" "$lo" "$hi" "$n/${#rs[@]}" \
+        "$better" "$target" >>"$PEER_ROWS"
+}
+
+# peer_skip PEER CASE WHY: a row that could not run, and why.
+peer_skip() {
+    printf '%s\t%s\t-\tn/a\tn/a\tn/a\tn/a\tn/a\t0/0\t-\tskipped: %s\n' "$1" "$2" "$3" >>"$PEER_ROWS"
+}
+
+# peer_table [markdown]: the rows so far, with who came out ahead: "level" when
+# the rounds' ratios lie on both sides of 1, else the side the median favours
+# and by how much. In markdown for the book when asked.
+peer_table() {
+    awk -F'\t' -v md="${1:-}" '
+    function fig(x) { if (x == "n/a" || x == "") return "n/a"; return sprintf(x >= 100 ? "%.0f" : (x >= 10 ? "%.1f" : "%.2f"), x) }
+    function ahead(m, lo, hi, better,   who) {
+        if (m == "n/a") return "-"
+        if (lo + 0 <= 1 && hi + 0 >= 1) return "level"
+        who = ((better == "lower") == (m < 1)) ? "ipcperf" : "peer"
+        if (m > 1.5 || m < 0.667) return sprintf("%s, x%.1f", who, (m > 1) ? m : 1 / m)
+        return sprintf("%s by %.0f%%", who, (m > 1) ? (m - 1) * 100 : (1 - m) * 100)
+    }
+    function met(m, target,   b) {
+        if (target !~ /^[0-9.]+-[0-9.]+$/ || m == "n/a") return target
+        split(target, b, "-")
+        return target ((m >= b[1] && m <= b[2]) ? ": met" : ": missed")
+    }
+    BEGIN {
+        if (md) {
+            print "| peer | case | statistic | ipcperf | peer\047s | ipcperf / peer | better | ahead | target |"
+            print "|---|---|---|---:|---:|---|---|---|---|"
+        }
+    }
+    {
+        if (md) for (i = 1; i <= NF; i++) { gsub(/\|/, "\\|", $i); gsub(/ us$/, " µs", $i) }
+        ratio = ($6 == "n/a") ? "n/a" : sprintf("%s (%s-%s, %s)", $6, $7, $8, $9)
+        if (md) printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $11)
+        else {
+            printf "%-26s %-44s\n", $1, $2
+            printf "    %-24s ipcperf %-8s peer %-8s ratio %-26s %-6s %-16s %s\n", $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $11)
+        }
+    }' "$PEER_ROWS"
+}

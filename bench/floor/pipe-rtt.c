@@ -4,9 +4,10 @@
  * scheduler's and the system calls' tracepoints, what tracing those events
  * costs a round trip whatever the program (bench/explain-floor.sh).
  *
- *   pipe-rtt CPU_A CPU_B COUNT     prints the median round trip in ns
+ *   pipe-rtt CPU_A CPU_B COUNT [SIZE [median|mean]]
+ *                                  prints the median (or the mean) round trip in ns
  *
- * 64-byte messages over two pipes; each round trip timed with
+ * SIZE-byte messages (64 unless given; perf bench sched pipe sends 4) over two pipes; each round trip timed with
  * clock_gettime(CLOCK_MONOTONIC) into an array allocated before the loop; the
  * first tenth is a warm-up and left out.
  */
@@ -14,6 +15,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,15 +58,17 @@ static void full(int fd, char *buf, int n, int writing)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: pipe-rtt CPU_A CPU_B COUNT\n");
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: pipe-rtt CPU_A CPU_B COUNT [SIZE [median|mean]]\n");
         return 2;
     }
     int a = atoi(argv[1]), b = atoi(argv[2]);
     long n = atol(argv[3]);
+    int size = argc > 4 ? atoi(argv[4]) : 64;
+    int mean = argc > 5 && strcmp(argv[5], "mean") == 0;
     int there[2], back[2];
-    char buf[64] = {0};
-    if (n < 10 || n > 100000000 || pipe(there) || pipe(back)) {
+    static char buf[4096];
+    if (n < 10 || n > 100000000 || size < 1 || size > (int)sizeof buf || pipe(there) || pipe(back)) {
         return 2;
     }
     pid_t child = fork();
@@ -73,8 +77,8 @@ int main(int argc, char **argv)
         close(there[1]);
         close(back[0]);
         for (;;) {
-            full(there[0], buf, sizeof buf, 0);
-            full(back[1], buf, sizeof buf, 1);
+            full(there[0], buf, size, 0);
+            full(back[1], buf, size, 1);
         }
     }
     pin(a);
@@ -87,13 +91,21 @@ int main(int argc, char **argv)
     }
     for (long i = 0; i < n; i++) {
         long long s = now();
-        full(there[1], buf, sizeof buf, 1);
-        full(back[0], buf, sizeof buf, 0);
+        full(there[1], buf, size, 1);
+        full(back[0], buf, size, 0);
         t[i] = now() - s;
     }
     close(there[1]);
     waitpid(child, NULL, 0);
     long skip = n / 10;
+    if (mean) {
+        long long sum = 0;
+        for (long i = skip; i < n; i++) {
+            sum += t[i];
+        }
+        printf("%.1f\n", (double)sum / (n - skip));
+        return 0;
+    }
     qsort(t + skip, n - skip, sizeof *t, cmp);
     printf("%lld\n", t[skip + (n - skip) / 2]);
     return 0;
