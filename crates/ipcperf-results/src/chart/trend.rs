@@ -33,9 +33,21 @@ fn cases(points: &[TrendPoint]) -> Vec<&str> {
     out
 }
 
-fn when(ms: f64) -> String {
+/// How the time axis labels a moment, as fine as its span needs: runs seconds
+/// apart would otherwise share one minute's label six times over.
+fn time_format(span_ms: f64) -> &'static str {
+    if span_ms <= 3_600_000.0 {
+        "%H:%M:%S"
+    } else if span_ms <= 3.0 * 86_400_000.0 {
+        "%m-%d %H:%M"
+    } else {
+        "%Y-%m-%d"
+    }
+}
+
+fn when(ms: f64, format: &str) -> String {
     jiff::Timestamp::from_millisecond(ms as i64)
-        .map(|t| t.strftime("%m-%d %H:%M").to_string())
+        .map(|t| t.strftime(format).to_string())
         .unwrap_or_default()
 }
 
@@ -52,6 +64,7 @@ fn draw<DB: DrawingBackend>(
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(t(p)), b.max(t(p))));
     let pad = ((x_hi - x_lo) * 0.05).max(60_000.0);
+    let format = time_format(x_hi - x_lo + 2.0 * pad);
     let (y_lo, y_hi) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
         (a.min(p.min * k), b.max(p.max * k))
     });
@@ -73,7 +86,7 @@ fn draw<DB: DrawingBackend>(
         .x_labels(6)
         .label_style((FAMILY, 14).into_font())
         .axis_desc_style((FAMILY, 16).into_font())
-        .x_label_formatter(&|x| when(*x))
+        .x_label_formatter(&|x| when(*x, format))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
@@ -130,4 +143,24 @@ pub fn svg(title: &str, points: &[TrendPoint]) -> Result<String, String> {
 pub fn png(title: &str, points: &[TrendPoint], path: &Path) -> Result<(), String> {
     let root = BitMapBackend::new(path, size_with_legend(cases(points).len())).into_drawing_area();
     draw(root, title, points).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Six labels over a span tell six moments apart, whether the runs were
+    /// seconds, hours or weeks apart.
+    #[test]
+    fn labels_tell_their_moments_apart() {
+        let start = 1_780_000_000_000.0;
+        for span in [130_000.0, 5.0 * 3_600_000.0, 40.0 * 86_400_000.0] {
+            let format = time_format(span);
+            let labels: std::collections::BTreeSet<String> = (0..6)
+                .map(|i| when(start + span * i as f64 / 5.0, format))
+                .collect();
+            assert_eq!(labels.len(), 6, "{span} ms in {format}: {labels:?}");
+        }
+        assert_eq!(time_format(130_000.0), "%H:%M:%S");
+    }
 }
