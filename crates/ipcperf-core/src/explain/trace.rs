@@ -111,6 +111,28 @@ fn refused(e: &ipcperf_sys::SysError) -> String {
     }
 }
 
+/// The other side of a traced series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Partner {
+    /// A process: every thread of it.
+    Process(u32),
+    /// One thread of this process (the peer thread of `--mode threads`).
+    Thread(i64),
+}
+
+impl Partner {
+    /// The partner of a started peer: its process when it is one, else its
+    /// thread when it is one of ours; None when it is neither (the tracer then
+    /// follows every other thread of this process).
+    pub(crate) fn of(
+        pid: Option<u32>,
+        peer: &dyn crate::mode::protocol::PeerHandle,
+    ) -> Option<Partner> {
+        pid.map(Partner::Process)
+            .or_else(|| peer.thread_id().map(Partner::Thread))
+    }
+}
+
 /// The tracer open on the two sides' threads, ready for one series.
 pub(crate) struct Tracing {
     f: Formats,
@@ -121,20 +143,25 @@ pub(crate) struct Tracing {
 }
 
 impl Tracing {
-    /// Open the events for a series between this thread and the other side (the
-    /// threads of process `peer`, or this process's other threads when None),
+    /// Open the events for a series between this thread and the other side (a
+    /// process's threads, one thread, or this process's other threads when the
+    /// partner is not known: progress, watchdog and load threads among them),
     /// on the CPUs of `placement`. Err(why): it cannot be traced here (no
     /// rights, no tracefs, an event missing): the figures stand as measured.
     pub(crate) fn open(
         placement: &Placement,
-        peer: Option<u32>,
+        partner: Option<Partner>,
     ) -> std::result::Result<Tracing, String> {
         let tfs = Tracefs::find()?;
         let f = Formats::find(&tfs)?;
         drop(tfs);
         let me = nix::unistd::gettid().as_raw() as i64;
         let a = vec![me];
-        let b = threads(peer, me);
+        let b = match partner {
+            Some(Partner::Process(pid)) => threads(Some(pid), me),
+            Some(Partner::Thread(tid)) => vec![tid],
+            None => threads(None, me),
+        };
         let both: Vec<i64> = a.iter().chain(&b).copied().collect();
         let cpus = match (placement.writer_cpu, placement.reader_cpu) {
             (Some(w), Some(r)) if w == r => vec![w],

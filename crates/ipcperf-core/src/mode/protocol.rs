@@ -174,6 +174,11 @@ pub trait PeerHandle {
     /// clock); `None` disarms. A process peer enforces it from a watchdog thread, so
     /// a stopped or stuck peer turns into an error instead of a hang.
     fn arm(&mut self, _deadline_ns: Option<u64>) {}
+    /// The thread id of a peer that is a thread of this process (what tracing
+    /// follows as the other side); None for a process or another machine.
+    fn thread_id(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// A peer's job: what it does with its end until told to quit. The transport (a

@@ -32,6 +32,7 @@ pub struct ThreadPeer {
     rx: Receiver<FromPeer>,
     join: Option<JoinHandle<Result<()>>>,
     done: Arc<AtomicBool>,
+    tid: Option<i64>,
 }
 
 /// Sets the flag when the peer thread ends, by return or by panic.
@@ -49,10 +50,12 @@ impl ThreadPeer {
         let (from_tx, from_rx) = channel();
         let done = Arc::new(AtomicBool::new(false));
         let flag = DoneOnDrop(done.clone());
+        let (tid_tx, tid_rx) = channel();
         let join = std::thread::Builder::new()
             .name("ipcperf-peer".into())
             .spawn(move || {
                 let _flag = flag;
+                let _ = tid_tx.send(i64::from(nix::unistd::gettid().as_raw()));
                 let mut ch = ThreadChannel {
                     tx: from_tx,
                     rx: to_rx,
@@ -60,11 +63,14 @@ impl ThreadPeer {
                 job(&mut ch, setup)
             })
             .map_err(|e| Error::Peer(format!("cannot start the peer thread: {e}")))?;
+        // Its first act: the wait is for a thread to be scheduled once.
+        let tid = tid_rx.recv_timeout(Duration::from_secs(2)).ok();
         Ok(ThreadPeer {
             tx: to_tx,
             rx: from_rx,
             join: Some(join),
             done,
+            tid,
         })
     }
 
@@ -110,5 +116,55 @@ impl PeerHandle for ThreadPeer {
             Some(Err(_)) => Err(Error::Peer("the peer thread panicked".into())),
             None => Ok(()),
         }
+    }
+    fn thread_id(&self) -> Option<i64> {
+        self.tid
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanism::{MechanismKind, PeerAddr, PeerHandoff};
+    use crate::mode::protocol::PeerRole;
+
+    /// The peer says its own thread id, as the tracer would see it.
+    fn say_tid(ch: &mut dyn PeerChannel, _setup: PeerSetup) -> Result<()> {
+        let tid = nix::unistd::gettid().as_raw();
+        ch.send(FromPeer::Failed {
+            message: tid.to_string(),
+        })
+    }
+
+    /// What `--explain` follows as the other side of a threads-mode case is the
+    /// peer thread itself, not the starter nor any other thread of the process.
+    #[test]
+    fn the_peer_threads_id_is_its_own() {
+        let setup = PeerSetup {
+            role: PeerRole::StreamReader,
+            handoff: PeerHandoff {
+                kind: MechanismKind::Pipe,
+                addr: PeerAddr::Fd,
+                opts: Default::default(),
+                fds: Vec::new(),
+            },
+            block_size: 0,
+            payload: crate::payload::Payload::NoTouch,
+            cpu: None,
+            sync: None,
+            back: None,
+            handoff_fds: None,
+            one_way: false,
+            more: Vec::new(),
+            script: None,
+        };
+        let mut peer = ThreadPeer::spawn_job(setup, say_tid).unwrap();
+        let said = match peer.recv(2000).unwrap() {
+            FromPeer::Failed { message } => message.parse::<i64>().unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let me = i64::from(nix::unistd::gettid().as_raw());
+        assert_eq!(peer.thread_id(), Some(said));
+        assert_ne!(said, me);
     }
 }

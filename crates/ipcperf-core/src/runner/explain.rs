@@ -2,7 +2,7 @@
 //! one's start kept, under the tracing of [`crate::explain::trace`].
 
 use crate::error::Result;
-use crate::explain::trace::Tracing;
+use crate::explain::trace::{Partner, Tracing};
 use crate::explain::ExplainRecord;
 use crate::mechanism::Mechanism;
 use crate::workload::roundtrip::Recorded;
@@ -16,7 +16,8 @@ pub(crate) fn traced<M: Mechanism>(
     n: u64,
     budget_ns: u64,
 ) -> Result<std::result::Result<ExplainRecord, String>> {
-    let mut t = match Tracing::open(&s.spec.placement, s.peer_pid()) {
+    let partner = Partner::of(s.peer_pid(), &*s.peer);
+    let mut t = match Tracing::open(&s.spec.placement, partner) {
         Ok(t) => t,
         Err(why) => return Ok(Err(why)),
     };

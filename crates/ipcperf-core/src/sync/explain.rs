@@ -4,7 +4,7 @@
 
 use super::{ends, exchange, SyncSpec};
 use crate::error::Result;
-use crate::explain::trace::Tracing;
+use crate::explain::trace::{Partner, Tracing};
 use crate::explain::{ExplainRecord, TRACED_ROUND_TRIPS};
 use crate::mode::protocol::PeerHandle;
 use crate::record::CaseRecord;
@@ -18,8 +18,8 @@ pub(crate) fn set_clear<C: ends::Channel>(
     spec: &SyncSpec,
     pid: Option<i32>,
 ) -> Result<std::result::Result<ExplainRecord, String>> {
-    let peer_pid = pid.and_then(|p| u32::try_from(p).ok());
-    let mut t = match Tracing::open(&spec.placement, peer_pid) {
+    let partner = Partner::of(pid.and_then(|p| u32::try_from(p).ok()), &*peer);
+    let mut t = match Tracing::open(&spec.placement, partner) {
         Ok(t) => t,
         Err(why) => return Ok(Err(why)),
     };
