@@ -63,7 +63,12 @@ fn draw<DB: DrawingBackend>(
     let (x_lo, x_hi) = points
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(t(p)), b.max(t(p))));
-    let pad = ((x_hi - x_lo) * 0.05).max(60_000.0);
+    // A margin of the span's own size (a minute either side of a lone run).
+    let pad = if x_hi > x_lo {
+        (x_hi - x_lo) * 0.06
+    } else {
+        60_000.0
+    };
     let format = time_format(x_hi - x_lo + 2.0 * pad);
     let (y_lo, y_hi) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
         (a.min(p.min * k), b.max(p.max * k))
