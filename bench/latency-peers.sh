@@ -29,6 +29,7 @@
 #                           the mean cycle, one CPU and two
 #
 # Environment: ROUNDS (5), COUNT round trips a series (100000), TCP_PIN (0,0),
+# FLOORS (a folder of the C floors built already, for a machine without cc),
 # RATE (1000), SP_TIME seconds of each sockperf run (3), SP_PORT (11211), SHM_PEERS
 # (1; 0 leaves out bench/shm-peers.sh).
 # Needs: jq, taskset, cc; perf (Debian: linux-perf), sockperf: a missing one makes
@@ -62,7 +63,11 @@ ipcperf_us() {
   "$BIN" latency "$@" --repeat 1 --format json 2>/dev/null \
     | jq -r ".cases[0] | select(.status == \"ok\") | .$field / 1000"
 }
-cbuild() { command -v cc >/dev/null && cc -O2 -pthread -o "$FLOOR/$1" "bench/floor/$1.c" 2>/dev/null; }
+# A C floor: built here, or taken ready-made from FLOORS (a machine without cc).
+cbuild() {
+  if [ -n "${FLOORS:-}" ] && [ -x "$FLOORS/$1" ]; then cp "$FLOORS/$1" "$FLOOR/$1"; return; fi
+  command -v cc >/dev/null && cc -O2 -pthread -o "$FLOOR/$1" "bench/floor/$1.c" 2>/dev/null
+}
 
 echo "latency-peers: $ROUNDS rounds a row, $COUNT round trips a series; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
