@@ -492,3 +492,68 @@ fn a_kept_pipeline_run_is_shown_and_drawn_as_stover_had_it() {
         "not a throughput-against-size chart"
     );
 }
+
+/// Processes that open one new history at the same moment (a Slurm job's tasks
+/// on a shared directory) each keep their run: SQLite answers the loser of the
+/// switch to WAL "busy" at once, without waiting, and that open failed with
+/// "database is locked" (1 start in 16 here, four at a time). Started together
+/// through a FIFO, 30 times over.
+#[test]
+fn processes_opening_one_new_history_at_once_all_keep_their_runs() {
+    const N: usize = 4;
+    for round in 0..30 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.db");
+        let go = dir.path().join("go");
+        assert!(Command::new("mkfifo").arg(&go).status().unwrap().success());
+        let kids: Vec<_> = (0..N)
+            .map(|_| {
+                let run = cmd(
+                    &db,
+                    &[
+                        "run", "memcpy", "--sizes", "64", "-d", "5ms", "-r", "1", "-q",
+                    ],
+                );
+                let line = format!("read x < '{}'; exec {}", go.display(), shell_words(&run));
+                Command::new("sh")
+                    .args(["-c", &line])
+                    .env_remove("IPCPERF_DB")
+                    .env_remove("IPCPERF_NO_SAVE")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // A line each, written at once once they wait (opened read-write, so
+        // neither side blocks, and a late reader still finds its line).
+        std::thread::sleep(Duration::from_millis(100));
+        let mut fifo = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&go)
+            .unwrap();
+        std::io::Write::write_all(&mut fifo, "go\n".repeat(N).as_bytes()).unwrap();
+        for k in kids {
+            let out = k.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        drop(fifo);
+        let list = stdout(&mut cmd(&db, &["history", "--format", "json"]));
+        let runs: serde_json::Value = serde_json::from_str(&list).unwrap();
+        assert_eq!(runs.as_array().map(|a| a.len()), Some(N), "{list}");
+    }
+}
+
+/// A command as one line of sh: each word quoted.
+fn shell_words(c: &Command) -> String {
+    std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|w| format!("'{}'", w.to_string_lossy().replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

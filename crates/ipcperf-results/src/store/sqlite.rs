@@ -41,9 +41,7 @@ impl SqliteConn {
             .map_err(|e| err(&path, "busy timeout", e))?;
         // WAL: readers never block the writer, and a commit is one append; with
         // synchronous=NORMAL a killed process loses nothing committed.
-        let mode: String = db
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| err(&path, "cannot set WAL mode", e))?;
+        let mode = wal_mode(&db).map_err(|e| err(&path, "cannot set WAL mode", e))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::new(format!(
                 "{path}: the database would not use WAL (journal mode {mode})"
@@ -87,6 +85,27 @@ impl SqliteConn {
             Some(e) => err(&shown, "cannot open to read", e),
             None => StoreError::new(format!("{shown}: cannot open to read")),
         })
+    }
+}
+
+/// Put `db` in WAL mode. Two processes opening one new history at once (a
+/// Slurm job's tasks on a shared directory) contend for the switch, and SQLite
+/// answers the loser SQLITE_BUSY at once, without its busy handler (waiting could
+/// deadlock): so try again, for as long as the busy timeout would have waited.
+fn wal_mode(db: &Connection) -> rusqlite::Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match db.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(
+                    f.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
     }
 }
 
