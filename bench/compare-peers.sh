@@ -43,6 +43,7 @@ fi
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 FLOOR=$(mktemp -d)
+PEER_ROWS=$(mktemp)
 trap 'rm -rf "$FLOOR" "$PEER_ROWS"' EXIT
 
 need() { # need CMD PACKAGE

@@ -53,6 +53,7 @@ command -v jq >/dev/null || { echo "latency-peers: jq is needed to read ipcperf'
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 FLOOR=$(mktemp -d)
+PEER_ROWS=$(mktemp)
 trap 'rm -rf "$FLOOR" "$PEER_ROWS"' EXIT
 CROSS=0,1
 [ "$(nproc)" -ge 2 ] || CROSS=

@@ -4,24 +4,28 @@
 # figure failed, "n/a", leaves the statistics instead of counting as a zero).
 numbers() { printf '%s\n' "$@" | grep -E '^[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?$' || true; }
 
+# summary X...: "MEDIAN MIN MAX COUNT" of the numbers given ("n/a n/a n/a 0"
+# when there are none): what spread, median and peer_row report.
+summary() {
+    numbers "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "n/a n/a n/a 0"; exit }
+        print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR], NR }'
+}
+
 # spread X...: the median of the numbers given, their range and how many there
 # were, with how many rounds had no figure ("n/a" for none): how a ratio taken
 # in each round is reported.
 spread() {
-    numbers "$@" | sort -g | awk -v all=$# '{ v[NR] = $1 } END {
-        if (NR == 0) { print "n/a"; exit }
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "median %.3f (min %.3f, max %.3f, %d rounds", m, v[1], v[NR], NR
-        if (all > NR) printf "; %d without a figure", all - NR
-        printf ")" }'
+    local m lo hi n
+    read -r m lo hi n < <(summary "$@")
+    [ "$n" = 0 ] && { echo n/a; return; }
+    printf 'median %.3f (min %.3f, max %.3f, %d rounds' "$m" "$lo" "$hi" "$n"
+    [ $# -gt "$n" ] && printf '; %d without a figure' $(($# - n))
+    printf ')'
 }
 
 # median X...: the median alone.
-median() {
-    numbers "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "n/a"; exit }
-        print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { summary "$@" | cut -d' ' -f1; }
 
 # ratio A B: A / B to three places ("n/a" unless both are above zero: a figure
 # that failed is no figure, never a ratio of 0).
@@ -68,7 +72,8 @@ against_method() {
 # row says whether the median ratio is inside), or words ("floor", "not like
 # for like: ..."). The row goes to $PEER_ROWS (tab-separated); peer_table
 # prints them all.
-PEER_ROWS=${PEER_ROWS:-$(mktemp)}
+# (The caller makes $PEER_ROWS, and removes it.)
+g4() { awk -v x="$1" 'BEGIN { print (x + 0 > 0) ? sprintf("%.4g", x) : "n/a" }'; }
 peer_row() {
     local peer=$1 case=$2 stat=$3 better=$4 target=$5 ours=$6 theirs=$7 i o t
     local os=() ts=() rs=()
@@ -76,14 +81,11 @@ peer_row() {
         if ((i % 2)); then o=$($ours || true); t=$($theirs || true)
         else t=$($theirs || true); o=$($ours || true); fi
         os+=("${o:-n/a}"); ts+=("${t:-n/a}"); rs+=("$(ratio "${o:-0}" "${t:-0}")")
-        printf '  %s, %s, round %d: ipcperf %s, peer %s, ratio %s\n' "$peer" "$case" "$i" \
-            "$(awk -v x="${o:-n/a}" 'BEGIN { print (x + 0 > 0) ? sprintf("%.4g", x) : "n/a" }')" \
-            "$(awk -v x="${t:-n/a}" 'BEGIN { print (x + 0 > 0) ? sprintf("%.4g", x) : "n/a" }')" "${rs[-1]}" >&2
+        printf '  %s, %s, round %d: ipcperf %s, peer %s, ratio %s\n' \
+            "$peer" "$case" "$i" "$(g4 "$o")" "$(g4 "$t")" "${rs[-1]}" >&2
     done
-    local lo hi m n
-    read -r m lo hi n < <(numbers "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "n/a n/a n/a 0"; exit }
-        printf "%.3f %.3f %.3f %d\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR], NR }')
+    local m lo hi n
+    read -r m lo hi n < <(summary "${rs[@]}")
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$peer" "$case" "$stat" \
         "$(median "${os[@]}")" "$(median "${ts[@]}")" "$m" "$lo" "$hi" "$n/${#rs[@]}" \
         "$better" "$target" >>"$PEER_ROWS"
@@ -120,7 +122,7 @@ peer_table() {
     }
     {
         if (md) for (i = 1; i <= NF; i++) { gsub(/\|/, "\\|", $i); gsub(/ us$/, " µs", $i) }
-        ratio = ($6 == "n/a") ? "n/a" : sprintf("%s (%s-%s, %s)", $6, $7, $8, $9)
+        ratio = ($6 == "n/a") ? "n/a" : sprintf("%.3f (%.3f-%.3f, %s)", $6, $7, $8, $9)
         if (md) printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $11)
         else {
             printf "%-26s %-44s\n", $1, $2

@@ -11,10 +11,11 @@
  * each, as ipcperf does. `spin`: A spins to each due time and polls a
  * non-blocking socket for the answer (ipcperf --busy-poll); `sleep`: A sleeps
  * until 30 us before each due time (its timer slack at 1 ns, as ipcperf sets
- * it), spins the rest, and blocks in recv for the answer (ipcperf's default); `thread`: sockperf under-load's design, a sender
- * thread spinning to each due time and a receiving thread on the same CPU blocked
- * in recv (each answer wakes it on a CPU the sender keeps busy). Prints the
- * median and the 99th percentile in us:
+ * it), spins the rest, and blocks in recv for the answer (ipcperf's default);
+ * `thread`: sockperf under-load's design, a sender thread spinning to each due
+ * time and a receiving thread on the same CPU blocked in recv (each answer
+ * wakes it on a CPU the sender keeps busy). Prints the median and the 99th
+ * percentile in us:
  *
  *   p50 N p99 N
  */

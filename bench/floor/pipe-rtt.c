@@ -7,9 +7,9 @@
  *   pipe-rtt CPU_A CPU_B COUNT [SIZE [median|mean]]
  *                                  prints the median (or the mean) round trip in ns
  *
- * SIZE-byte messages (64 unless given; perf bench sched pipe sends 4) over two pipes; each round trip timed with
- * clock_gettime(CLOCK_MONOTONIC) into an array allocated before the loop; the
- * first tenth is a warm-up and left out.
+ * SIZE-byte messages (64 unless given; perf bench sched pipe sends 4) over two
+ * pipes; each round trip timed with clock_gettime(CLOCK_MONOTONIC) into an
+ * array allocated before the loop; the first tenth is a warm-up and left out.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -68,7 +68,8 @@ int main(int argc, char **argv)
     int mean = argc > 5 && strcmp(argv[5], "mean") == 0;
     int there[2], back[2];
     static char buf[4096];
-    if (n < 10 || n > 100000000 || size < 1 || size > (int)sizeof buf || pipe(there) || pipe(back)) {
+    if (n < 10 || n > 100000000 || size < 1 || size > (int)sizeof buf || pipe(there) ||
+        pipe(back)) {
         return 2;
     }
     pid_t child = fork();

@@ -39,6 +39,23 @@ fn part(x: &serde_json::Value, name: &str) -> Option<u64> {
         .map(|p| p["median_ns"].as_u64().unwrap())
 }
 
+/// The share of a round trip no kernel event explains: the time fallen to the
+/// client's own parts (before its send, after its wait) or to "no kernel event".
+fn unexplained(x: &serde_json::Value) -> f64 {
+    x["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            matches!(
+                p["name"].as_str(),
+                Some("client_to_send" | "client_after" | "user_only")
+            )
+        })
+        .map(|p| p["share"].as_f64().unwrap())
+        .sum()
+}
+
 #[test]
 fn a_pipe_round_trip_across_cpus_is_cut_at_the_kernels_events() {
     if !root() {
@@ -52,18 +69,7 @@ fn a_pipe_round_trip_across_cpus_is_cut_at_the_kernels_events() {
     // the events were not found, the time falls to the client's own parts
     // (before its send, after its wait) or to "no kernel event": those must
     // hold little of a sleeping pipe's round trip.
-    let unexplained: f64 = x["parts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| {
-            matches!(
-                p["name"].as_str(),
-                Some("client_to_send" | "client_after" | "user_only")
-            )
-        })
-        .map(|p| p["share"].as_f64().unwrap())
-        .sum();
+    let unexplained = unexplained(&x);
     assert!(
         unexplained < 0.2,
         "{unexplained} of the round trip unexplained: {x}"
@@ -259,18 +265,7 @@ fn a_sync_set_clear_cycle_is_cut_at_the_kernels_events() {
         assert_eq!(x["round_trips"], 2000, "{x}");
         assert!(x["woken_share"].as_f64().unwrap() > 0.5, "{mode}: {x}");
         assert!(x["untraced_median_ns"].as_u64().unwrap() > 0, "{x}");
-        let unexplained: f64 = x["parts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p["name"].as_str(),
-                    Some("client_to_send" | "client_after" | "user_only")
-                )
-            })
-            .map(|p| p["share"].as_f64().unwrap())
-            .sum();
+        let unexplained = unexplained(x);
         assert!(unexplained < 0.2, "{mode}: {unexplained}: {x}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))

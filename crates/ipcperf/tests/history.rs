@@ -514,9 +514,11 @@ fn processes_opening_one_new_history_at_once_all_keep_their_runs() {
                         "run", "memcpy", "--sizes", "64", "-d", "5ms", "-r", "1", "-q",
                     ],
                 );
-                let line = format!("read x < '{}'; exec {}", go.display(), shell_words(&run));
                 Command::new("sh")
-                    .args(["-c", &line])
+                    .args(["-c", r#"read x < "$0"; exec "$@""#])
+                    .arg(&go)
+                    .arg(run.get_program())
+                    .args(run.get_args())
                     .env_remove("IPCPERF_DB")
                     .env_remove("IPCPERF_NO_SAVE")
                     .stdout(Stdio::null())
@@ -547,13 +549,4 @@ fn processes_opening_one_new_history_at_once_all_keep_their_runs() {
         let runs: serde_json::Value = serde_json::from_str(&list).unwrap();
         assert_eq!(runs.as_array().map(|a| a.len()), Some(N), "{list}");
     }
-}
-
-/// A command as one line of sh: each word quoted.
-fn shell_words(c: &Command) -> String {
-    std::iter::once(c.get_program())
-        .chain(c.get_args())
-        .map(|w| format!("'{}'", w.to_string_lossy().replace('\'', "'\\''")))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

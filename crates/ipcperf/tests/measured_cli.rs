@@ -111,21 +111,17 @@ fn measured_saved_shown_compared_reported_and_placed_by() {
 
     // Placed by the newest measurement of this boot: the pair it found
     // closest, recorded with its sysfs class and the distance measured.
-    let (code, out, err) = ipcperf(
-        &db,
-        &[
-            "latency",
-            "pipe",
-            "--pin",
-            "measured:closest",
-            "-n",
-            "100",
-            "-r",
-            "1",
-            "--format",
-            "json",
-        ],
-    );
+    let closest_run = [
+        "latency",
+        "pipe",
+        "--pin",
+        "measured:closest",
+        "-n",
+        "100",
+        "-r",
+        "1",
+    ];
+    let (code, out, err) = ipcperf(&db, &[&closest_run[..], &["--format", "json"]].concat());
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("placing by the measurement of"), "{err}");
     let run: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -153,16 +149,7 @@ fn measured_saved_shown_compared_reported_and_placed_by() {
     // history, --db finds it (nothing is measured again).
     let elsewhere = db.with_file_name("elsewhere.db");
     let out = Command::new(BIN)
-        .args([
-            "latency",
-            "pipe",
-            "--pin",
-            "measured:closest",
-            "-n",
-            "100",
-            "-r",
-            "1",
-        ])
+        .args(closest_run)
         .arg("--db")
         .arg(&db)
         .env("IPCPERF_DB", &elsewhere)

@@ -81,6 +81,26 @@ pub struct PeerSetup {
     pub script: Option<ScriptHandoff>,
 }
 
+#[cfg(test)]
+impl PeerSetup {
+    /// A setup with a role and its end, nothing else (64-byte touched blocks).
+    pub(crate) fn bare(role: PeerRole, handoff: crate::mechanism::PeerHandoff) -> PeerSetup {
+        PeerSetup {
+            role,
+            handoff,
+            block_size: 64,
+            payload: crate::payload::Payload::Touch,
+            cpu: None,
+            sync: None,
+            back: None,
+            handoff_fds: None,
+            one_way: false,
+            more: Vec::new(),
+            script: None,
+        }
+    }
+}
+
 /// A replay's script for the peer: `steps` steps at the start of `file`; the peer
 /// writes its `times` (one 8-byte time per step and pass) after them.
 #[derive(Debug, Serialize, Deserialize)]

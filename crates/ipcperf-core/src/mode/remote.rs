@@ -501,23 +501,14 @@ mod tests {
         use crate::mechanism::{MechOptions, MechanismKind, PeerHandoff};
         use crate::mode::protocol::PeerRole;
         let client: IpAddr = "10.0.0.2".parse().unwrap();
-        let setup = |addr: PeerAddr, opts: MechOptions| PeerSetup {
-            script: None,
-            role: PeerRole::Echo,
-            handoff: PeerHandoff {
+        let setup = |addr: PeerAddr, opts: MechOptions| {
+            let end = PeerHandoff {
                 kind: MechanismKind::Tcp,
                 addr,
                 opts,
                 fds: Vec::new(),
-            },
-            block_size: 64,
-            payload: crate::payload::Payload::Touch,
-            cpu: None,
-            sync: None,
-            back: None,
-            handoff_fds: None,
-            one_way: false,
-            more: Vec::new(),
+            };
+            PeerSetup::bare(PeerRole::Echo, end)
         };
         let to_client = PeerAddr::Tcp("10.0.0.2:4000".parse().unwrap());
         assert!(check_setup(&setup(to_client.clone(), MechOptions::default()), client).is_ok());

@@ -140,24 +140,13 @@ mod tests {
     /// peer thread itself, not the starter nor any other thread of the process.
     #[test]
     fn the_peer_threads_id_is_its_own() {
-        let setup = PeerSetup {
-            role: PeerRole::StreamReader,
-            handoff: PeerHandoff {
-                kind: MechanismKind::Pipe,
-                addr: PeerAddr::Fd,
-                opts: Default::default(),
-                fds: Vec::new(),
-            },
-            block_size: 0,
-            payload: crate::payload::Payload::NoTouch,
-            cpu: None,
-            sync: None,
-            back: None,
-            handoff_fds: None,
-            one_way: false,
-            more: Vec::new(),
-            script: None,
+        let end = PeerHandoff {
+            kind: MechanismKind::Pipe,
+            addr: PeerAddr::Fd,
+            opts: Default::default(),
+            fds: Vec::new(),
         };
+        let setup = PeerSetup::bare(PeerRole::StreamReader, end);
         let mut peer = ThreadPeer::spawn_job(setup, say_tid).unwrap();
         let said = match peer.recv(2000).unwrap() {
             FromPeer::Failed { message } => message.parse::<i64>().unwrap(),

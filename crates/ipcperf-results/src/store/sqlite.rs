@@ -37,7 +37,7 @@ impl SqliteConn {
         // `Location::default_sqlite`), never one a --db path names.
         let db = Connection::open(path).map_err(|e| err(&shown, "cannot open", e))?;
         let path = shown;
-        db.busy_timeout(Duration::from_secs(10))
+        db.busy_timeout(BUSY_WAIT)
             .map_err(|e| err(&path, "busy timeout", e))?;
         // WAL: readers never block the writer, and a commit is one append; with
         // synchronous=NORMAL a killed process loses nothing committed.
@@ -88,12 +88,15 @@ impl SqliteConn {
     }
 }
 
+/// How long an open waits for another process's hold on the database.
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
 /// Put `db` in WAL mode. Two processes opening one new history at once (a
 /// Slurm job's tasks on a shared directory) contend for the switch, and SQLite
 /// answers the loser SQLITE_BUSY at once, without its busy handler (waiting could
 /// deadlock): so try again, for as long as the busy timeout would have waited.
 fn wal_mode(db: &Connection) -> rusqlite::Result<String> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + BUSY_WAIT;
     loop {
         match db.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
             Err(rusqlite::Error::SqliteFailure(f, _))
