@@ -506,6 +506,13 @@ fn processes_opening_one_new_history_at_once_all_keep_their_runs() {
         let db = dir.path().join("h.db");
         let go = dir.path().join("go");
         assert!(Command::new("mkfifo").arg(&go).status().unwrap().success());
+        // Opened read-write before the children, so neither side blocks in
+        // open, and should this test stop early each child reads the end.
+        let mut fifo = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&go)
+            .unwrap();
         let kids: Vec<_> = (0..N)
             .map(|_| {
                 let run = cmd(
@@ -527,14 +534,9 @@ fn processes_opening_one_new_history_at_once_all_keep_their_runs() {
                     .unwrap()
             })
             .collect();
-        // A line each, written at once once they wait (opened read-write, so
-        // neither side blocks, and a late reader still finds its line).
+        // A line each, written at once once they wait (a late reader still
+        // finds its line).
         std::thread::sleep(Duration::from_millis(100));
-        let mut fifo = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&go)
-            .unwrap();
         std::io::Write::write_all(&mut fifo, "go\n".repeat(N).as_bytes()).unwrap();
         for k in kids {
             let out = k.wait_with_output().unwrap();
