@@ -262,11 +262,29 @@ fn a_sync_set_clear_cycle_is_cut_at_the_kernels_events() {
         assert_eq!(c["status"], "ok", "{c}");
         assert!(c["options"]["explain_not_traced"].is_null(), "{c}");
         let x = &c["explain"];
+        // What the cutting guarantees on any machine, whatever the scheduler
+        // does: every traced cycle cut, the parts summing to the cycle. How
+        // often the partner sleeps is the machine's (98% of cycles on one VM,
+        // 46% on another, where the traced cycles ran without sleeping): not
+        // asserted.
         assert_eq!(x["round_trips"], 2000, "{x}");
-        assert!(x["woken_share"].as_f64().unwrap() > 0.5, "{mode}: {x}");
+        assert_eq!(x["sum_median_ns"], x["traced_median_ns"], "{x}");
         assert!(x["untraced_median_ns"].as_u64().unwrap() > 0, "{x}");
-        let unexplained = unexplained(x);
-        assert!(unexplained < 0.2, "{mode}: {unexplained}: {x}");
+        let woken = x["woken_share"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&woken), "{x}");
+        let parts = x["parts"].as_array().unwrap();
+        let shares: f64 = parts.iter().map(|p| p["share"].as_f64().unwrap()).sum();
+        assert!((shares - 1.0).abs() < 1e-6, "{mode}: {x}");
+        // Where a cycle made system calls, its milestones were found: what
+        // fell before this side's set or after its wait is little of it. (A
+        // cycle with no system call at all, neither side sleeping, is all
+        // user time, "user_only": cut right, so not counted here.)
+        let own: f64 = parts
+            .iter()
+            .filter(|p| matches!(p["name"].as_str(), Some("client_to_send" | "client_after")))
+            .map(|p| p["share"].as_f64().unwrap())
+            .sum();
+        assert!(own < 0.2, "{mode}: {own}: {x}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
         .args(["sync", "posix-sem", "--mode", "threads", "--pin", "0,1"])

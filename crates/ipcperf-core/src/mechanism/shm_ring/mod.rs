@@ -25,7 +25,14 @@
 //! (a multiple of the capacity back) decodes to at least the capacity, never-written
 //! memory (zero) to nearly 2^64, and a payload left from an earlier lap would need
 //! its high bits to hold this position's complement (46 bits at 1 MiB by chance,
-//! and no pattern ipcperf writes). One word, read once, gives both the news and
+//! and no pattern ipcperf writes). That holds only of whole words: a payload that
+//! ended inside a word and left an older header's high bytes beside its own low
+//! ones could complete a header (two nearby positions' complements share their
+//! high bytes), and a replay of mixed sizes read such a phantom record in about
+//! 1.5% of its wraps. So the writer zeroes the rest of a payload's last word:
+//! every word of the ring is a header, a whole payload word, or a payload's last
+//! bytes followed by zeros (whose high bytes decode to nearly 2^64).
+//! One word, read once, gives both the news and
 //! the length: a second load after the news (a separate length word) cost this
 //! VM 60-90 ns a round trip at 64 B. The writer writes the record's own lines and
 //! nothing else, as a cache-line ping-pong does.

@@ -91,6 +91,15 @@ impl ShmRing {
             }
             self.room(size)?;
             self.mem.write_bytes(HDR + at + REC_HDR, &buf[..n]);
+            // The payload's last word whole: its bytes past the payload zero,
+            // so no word of the ring is part this lap's and part an earlier
+            // one's (see the module's text). In the record's own line, which
+            // the writer is writing anyway.
+            let cut = n % 8;
+            if cut != 0 {
+                self.mem
+                    .write_bytes(HDR + at + REC_HDR + n, &[0u8; 8][..8 - cut]);
+            }
             self.stamp(at, n as u64, size)?;
             buf = &buf[n..];
         }

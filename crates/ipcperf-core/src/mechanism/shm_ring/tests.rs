@@ -145,3 +145,53 @@ fn one_slot_needs_the_message_layout() {
         .unwrap();
     assert!(matches!(e, Error::Invalid(_)), "{e}");
 }
+
+/// A record whose payload ends inside an 8-byte word leaves the rest of that
+/// word as an earlier lap had it. Where that rest is the high bytes of an old
+/// header (two nearby positions' complements agree there), the payload's low
+/// bytes could complete a header that decodes, at a later lap's position, to a
+/// small length: a record the writer never wrote (a replay of mixed sizes
+/// read one ~1.5% of its wraps and then stalled). Planted here without a race:
+/// lap 0 stamps a header at every 64 B; lap 1's first record ends 2 bytes into
+/// the word at 64, those bytes the low bytes of a header of 8 B at the position
+/// lap 2 reaches there; lap 2's reader, standing at 64, must see no record.
+#[test]
+fn a_payload_ending_inside_an_old_header_never_reads_as_a_record() {
+    let cap = 4096usize;
+    let obj = RingObject::create(cap, Wake::Spin, false)
+        .unwrap()
+        .messages(true)
+        .unwrap();
+    let mut w = ShmRing::open_end(&obj.handoff, obj.end_fds().unwrap(), true).unwrap();
+    let mut r = ShmRing::open_end(&obj.handoff, obj.end_fds().unwrap(), false).unwrap();
+    let mut buf = vec![0u8; 256];
+    let mut pass = |w: &mut ShmRing, r: &mut ShmRing, msg: &[u8]| {
+        w.write_all(msg).unwrap();
+        let n = r.read_some(&mut buf[..msg.len()]).unwrap();
+        assert_eq!(&buf[..n], msg);
+    };
+    // Lap 0: 64 records of 56 B (64 ring bytes each): a header every 64 B.
+    for _ in 0..cap / 64 {
+        pass(&mut w, &mut r, &[1u8; 56]);
+    }
+    // The word lap 2 will read at offset 64 (position 2 * cap + 64).
+    let planted = header(8, 2 * cap as u64 + 64).to_le_bytes();
+    let old = header(56, 64).to_le_bytes();
+    // Only its two low bytes differ from the old header's there: a payload
+    // ending two bytes into that word would complete it.
+    assert_eq!(planted[2..], old[2..]);
+    // Lap 1: 58 B at offset 0 (payload 8..66: the word at 64 is cut after two
+    // bytes), then 62 records of 56 B, so lap 2 starts at offset 0 again.
+    let mut first = vec![2u8; 58];
+    first[56..].copy_from_slice(&planted[..2]);
+    pass(&mut w, &mut r, &first);
+    for _ in 0..62 {
+        pass(&mut w, &mut r, &[3u8; 56]);
+    }
+    // Lap 2: one record at offset 0; the reader then stands at 64, where
+    // nothing of lap 2 was written.
+    pass(&mut w, &mut r, &[4u8; 56]);
+    assert!(!r.has_data(), "a record read where none was written");
+    drop(w);
+    assert_eq!(r.read_some(&mut buf).unwrap(), 0);
+}
