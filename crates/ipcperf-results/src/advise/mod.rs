@@ -6,6 +6,7 @@ mod names;
 
 use std::collections::BTreeMap;
 
+use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
 
@@ -94,6 +95,9 @@ pub struct Answer {
     pub first: Option<String>,
     pub runner_up: Option<String>,
     pub caveats: Vec<String>,
+    /// Reference ceilings measured beside the candidates (`memcpy`, `null`: one
+    /// side, no IPC), never ranked: their names and figures, as shown.
+    pub ceilings: Vec<(String, String)>,
 }
 
 /// Mechanisms Linux has and POSIX does not (or that need a Linux call to set up:
@@ -232,6 +236,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut mech_of: BTreeMap<String, String> = BTreeMap::new();
     let mut not_run = Vec::new();
+    let mut ceilings: BTreeMap<String, f64> = BTreeMap::new();
     let better = |a: f64, b: f64| {
         if higher_is_better(ask) {
             a > b
@@ -256,6 +261,16 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         let Some((v, lo, hi)) = figure(c, ask) else {
             continue;
         };
+        // A mechanism with one side (a copy in memory, writes to nothing) is
+        // how fast bytes move without IPC: a ceiling beside the ranking, no
+        // way for two processes to talk. Its best placement.
+        if MechanismKind::from_name(&c.mechanism).is_some_and(|k| k.info().solo) {
+            let e = ceilings.entry(name).or_insert(v);
+            if better(v, *e) {
+                *e = v;
+            }
+            continue;
+        }
         let load = c.median_cpu_load.unwrap_or(0.0);
         let beyond = c.latency.as_ref().and_then(|l| l.beyond());
         mech_of.insert(name.clone(), c.mechanism.clone());
@@ -308,6 +323,10 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         _ => None,
     };
     let caveats = caveats(run, &ranked, &excluded, ask);
+    let ceilings = ceilings
+        .into_iter()
+        .map(|(n, v)| (n, fmt_figure(v, ask)))
+        .collect();
     Answer {
         ranked,
         excluded,
@@ -315,6 +334,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         first,
         runner_up,
         caveats,
+        ceilings,
     }
 }
 
@@ -375,12 +395,13 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
         _ => format!("{} (worst placement)", ask.figure.name()),
     };
     let mut tails = crate::export::cells::TailCounts::default();
+    let groups = tie_groups(&ans.ranked);
     let rows = ans
         .ranked
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let tie = i > 0 && tie(&ans.ranked[i - 1], r);
+            let tie = i > 0 && groups[i] == groups[i - 1];
             let value = fmt_figure(r.value, ask);
             // A percentile carries the round trips beyond it (not a rate or MB/s).
             let value = match ask.figure {
@@ -419,11 +440,25 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
         .collect(),
         rows,
         notes: [
-            "\"=\": a tie with the row above (their series' ranges overlap)".into(),
+            "\"=\": a tie with the rows above it down to the last plain rank (its series' range \
+             overlaps every one of theirs; ties do not chain)"
+                .into(),
             "placement: the class where the mechanism did worst, which decides its rank".into(),
         ]
         .into_iter()
         .chain(tails.note("round trips"))
+        .chain((!ans.ceilings.is_empty()).then(|| {
+            let c: Vec<String> = ans
+                .ceilings
+                .iter()
+                .map(|(n, v)| format!("{n} {v}"))
+                .collect();
+            format!(
+                "ceilings, not ranked (one side, no IPC: how fast bytes move with no other \
+                 side): {}",
+                c.join(", ")
+            )
+        }))
         .collect(),
     }
 }
@@ -504,6 +539,23 @@ impl Ask {
 /// Whether two rows' ranges overlap: too close to rank.
 pub fn tie(a: &Row, b: &Row) -> bool {
     a.low <= b.high && b.low <= a.high
+}
+
+/// The ranking's tie groups, a number per row: going down the ranking, a row
+/// joins the group above only if its range overlaps every member's, else it
+/// starts one. So a tie is never transitive by accident: A~B and B~C with A
+/// and C apart rank C on its own, not "=" to A by a chain of overlaps; every
+/// row of the first group ties the first choice.
+pub fn tie_groups(rows: &[Row]) -> Vec<usize> {
+    let mut groups = Vec::with_capacity(rows.len());
+    let mut start = 0;
+    for (i, r) in rows.iter().enumerate() {
+        if i > 0 && !rows[start..i].iter().all(|m| tie(m, r)) {
+            start = i;
+        }
+        groups.push(start);
+    }
+    groups
 }
 
 fn sentence_first(r: &Row, n: usize, ask: &Ask) -> String {

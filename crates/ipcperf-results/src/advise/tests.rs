@@ -195,6 +195,86 @@ fn overlapping_spreads_are_called_a_tie() {
         .any(|c| c.contains("within each other's noise")));
 }
 
+/// Ties do not chain (issue 52: ranks 2 to 18 were all "=" across 58.7 to
+/// 163.3 us, each overlapping the row above): A~B and B~C with A and C apart
+/// make C a rank of its own; D, overlapping C alone, ties C.
+#[test]
+fn ties_are_groups_that_all_overlap_never_a_chain() {
+    let row = |name: &str, low: f64, high: f64| Row {
+        name: name.into(),
+        value: (low + high) / 2.0,
+        low,
+        high,
+        placement: "shared-l3".into(),
+        cpu_load: 0.6,
+        spins: false,
+        why: String::new(),
+        by_placement: Default::default(),
+        beyond: None,
+    };
+    let rows = vec![
+        row("a", 10.0, 20.0),
+        row("b", 18.0, 30.0),
+        row("c", 25.0, 40.0),
+        row("d", 35.0, 50.0),
+        row("e", 60.0, 70.0),
+    ];
+    assert!(tie(&rows[0], &rows[1]) && tie(&rows[1], &rows[2]));
+    assert!(!tie(&rows[0], &rows[2]));
+    assert_eq!(tie_groups(&rows), [0, 0, 2, 2, 4]);
+    // The table marks "=" within a group only.
+    let ans = Answer {
+        ranked: rows,
+        ..rank(&run_of(Vec::new()), &ask(Pattern::RequestReply))
+    };
+    let t = ranked_table(&ans, &ask(Pattern::RequestReply), String::new());
+    let ranks: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ranks, ["1", "2 =", "3", "4 =", "5"]);
+}
+
+/// memcpy and null (one side, no IPC) are ceilings beside the ranking, never
+/// in it (issue 52: the report's "first choice: memcpy").
+#[test]
+fn ceilings_stand_beside_the_ranking_never_in_it() {
+    let run = run_of(vec![
+        testdata::case(
+            "memcpy",
+            Mode::Single,
+            65536,
+            "same-cpu",
+            &[20000.0, 21000.0],
+        ),
+        testdata::case("null", Mode::Single, 65536, "same-cpu", &[90000.0, 91000.0]),
+        testdata::case(
+            "pipe",
+            Mode::Processes,
+            65536,
+            "shared-l3",
+            &[3000.0, 3100.0],
+        ),
+        testdata::case(
+            "unix",
+            Mode::Processes,
+            65536,
+            "shared-l3",
+            &[5000.0, 5200.0],
+        ),
+    ]);
+    let a = rank(&run, &ask(Pattern::Stream));
+    assert_eq!(ranked(&a), ["unix", "pipe"]);
+    assert!(
+        a.first.as_ref().unwrap().starts_with("unix"),
+        "{:?}",
+        a.first
+    );
+    let names: Vec<&str> = a.ceilings.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["memcpy", "null"]);
+    let t = ranked_table(&a, &ask(Pattern::Stream), String::new());
+    let note = t.notes.iter().find(|n| n.starts_with("ceilings")).unwrap();
+    assert!(note.contains("memcpy") && note.contains("null"), "{note}");
+    assert!(t.rows.iter().all(|r| r[1] != "memcpy" && r[1] != "null"));
+}
+
 #[test]
 fn streams_rank_by_throughput_and_failures_are_listed_not_ranked() {
     let mut bad = testdata::case("udp", Mode::Processes, 65536, "shared-l3", &[100.0]);
