@@ -140,6 +140,50 @@ impl CaseSpec {
         }
     }
 
+    /// Why this case cannot run, as far as its plan alone says (None: it may),
+    /// as a round trip (`round_trip`) or a stream: the sessions refuse with
+    /// these words, and a command asks before it measures anything, so what the
+    /// plan already knows is refused up front.
+    pub fn refusal(&self, round_trip: bool) -> Option<String> {
+        let k = self.mechanism;
+        let info = k.info();
+        if round_trip {
+            if k.round_trip().is_none() {
+                return Some(format!(
+                    "{} cannot carry round trips (it has no reader that answers)",
+                    info.name
+                ));
+            }
+            if self.mode == Mode::Single {
+                return Some(
+                    "a round trip needs two sides: use --mode threads or processes".into(),
+                );
+            }
+        }
+        if !info.modes.contains(&self.mode) {
+            let modes: Vec<_> = info.modes.iter().map(|m| m.name()).collect();
+            return Some(format!(
+                "{} runs in {} mode only, not {}",
+                info.name,
+                modes.join("/"),
+                self.mode.name()
+            ));
+        }
+        if round_trip && self.opts.one_way && self.block_size < 8 {
+            return Some(format!(
+                "--one-way writes an 8-byte send time into each message: a {}-byte message \
+                 has no room for it",
+                self.block_size
+            ));
+        }
+        if !round_trip {
+            if let Some(why) = k.refuse_payload(self.payload) {
+                return Some(why);
+            }
+        }
+        k.refuse_block(self.block_size, round_trip)
+    }
+
     /// How the case is placed, as records and progress lines name it: the
     /// placement's label, or for many pairs their count and how they sit, or for
     /// fan-in the clients and their one server.

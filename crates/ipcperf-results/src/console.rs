@@ -23,6 +23,11 @@ fn verbosity() -> i8 {
     VERBOSITY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether `-q` asked for the results alone (no banner above the tables).
+pub fn quiet() -> bool {
+    verbosity() < 0
+}
+
 /// Whether `-v` asked for every case's own lines (tables then note each noisy
 /// case on a line of its own, not one line for the table).
 pub fn verbose() -> bool {

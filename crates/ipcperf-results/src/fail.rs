@@ -1,5 +1,19 @@
 //! The error a command ends with: one line for the user and its exit code.
 
+/// The exit codes, one per outcome (the man page and "Reading the output" list
+/// them). Where a run has several outcomes the worst counts: bad input before
+/// anything ran, else a failed case over a regression.
+pub mod exit {
+    /// Everything asked ran, and no gate fired.
+    pub const OK: i32 = 0;
+    /// A case failed while it ran (or the command could not do its work).
+    pub const FAILED: i32 = 1;
+    /// Bad input: nothing was measured (or a read named what is not there).
+    pub const USAGE: i32 = 2;
+    /// `compare --fail-on-regression` called a regression.
+    pub const REGRESSION: i32 = 3;
+}
+
 /// An error for the user: one line, and the exit code it deserves.
 #[derive(Debug)]
 pub struct Fail {
@@ -11,14 +25,14 @@ impl Fail {
     /// Bad input: exit code 2.
     pub fn usage(message: impl Into<String>) -> Fail {
         Fail {
-            code: 2,
+            code: exit::USAGE,
             message: message.into(),
         }
     }
     /// Something failed while running: exit code 1.
     pub fn failure(message: impl Into<String>) -> Fail {
         Fail {
-            code: 1,
+            code: exit::FAILED,
             message: message.into(),
         }
     }

@@ -3,8 +3,33 @@
 
 use ipcperf_core::plan::{pow2_range, BRADFORD_SIZES};
 
-/// `64k` → 65536. Zero is refused: a block of no bytes measures nothing.
+/// A byte count, by the one rule every help states: k, M, G (KiB, MiB, GiB)
+/// are powers of 2, kB, MB, GB powers of 10 (`64k`, `64KiB` → 65536, `64kB` →
+/// 64000; counts and rates take k = 1000).
+/// Zero is refused: a block of no bytes measures nothing.
 pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let decimal = lower.ends_with('b')
+        && !lower.ends_with("ib")
+        && lower[..lower.len() - 1]
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphabetic());
+    if decimal {
+        let v = parse_size::Config::new()
+            .parse_size(t)
+            .map_err(|e| format!("'{s}' is not a size ({e}); try 1MB, 1MiB or 1M"))?;
+        if v == 0 {
+            return Err(format!("'{s}': a size must be at least 1 byte"));
+        }
+        return usize::try_from(v).map_err(|_| format!("'{s}' is too large"));
+    }
+    parse_binary(t)
+}
+
+/// A size whose suffixes are powers of 2 (`k`, `KiB`).
+fn parse_binary(s: &str) -> Result<usize, String> {
     let cfg = parse_size::Config::new().with_binary();
     let v = cfg
         .parse_size(s.trim())
@@ -119,27 +144,10 @@ pub fn parse_series_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(d)
 }
 
-/// A byte count (`gen`, `sink`, `pipeline --bytes`), saying what it means: `1M`,
-/// `1MiB` = 1,048,576 (k = 1024), `1MB` = 1,000,000 (as MB/s counts).
+/// A byte count (`gen`, `sink`, `pipeline --bytes`): as every size,
+/// [`parse_size`] (`1M`, `1MiB` = 1,048,576; `1MB` = 1,000,000).
 pub fn parse_bytes(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let decimal = lower.ends_with('b')
-        && !lower.ends_with("ib")
-        && lower[..lower.len() - 1]
-            .chars()
-            .last()
-            .is_some_and(|c| c.is_ascii_alphabetic());
-    if decimal {
-        let v = parse_size::Config::new()
-            .parse_size(t)
-            .map_err(|e| format!("'{s}' is not a size ({e}); try 1MB, 1MiB or 1M"))?;
-        if v == 0 {
-            return Err(format!("'{s}': a size must be at least 1 byte"));
-        }
-        return usize::try_from(v).map_err(|_| format!("'{s}' is too large"));
-    }
-    parse_size(t)
+    parse_size(s)
 }
 
 /// 65536 → "64 KiB", 1000 → "1000 B".
@@ -258,6 +266,24 @@ pub fn fmt_utc(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One rule for every number with a suffix (issue 52): a size's k, M, G and
+    /// KiB, MiB, GiB are powers of 2, its kB, MB, GB powers of 10, in --sizes
+    /// (which read 1MB as 2^20) as in gen's --bytes (which read it as 10^6);
+    /// a rate's k is 1000.
+    #[test]
+    fn a_suffix_means_one_thing_everywhere() {
+        for parse in [parse_size, parse_bytes, parse_block] {
+            assert_eq!(parse("64k"), Ok(65_536));
+            assert_eq!(parse("64K"), Ok(65_536));
+            assert_eq!(parse("64KiB"), Ok(65_536));
+            assert_eq!(parse("64kB"), Ok(64_000));
+            assert_eq!(parse("1M"), Ok(1 << 20));
+            assert_eq!(parse("1MB"), Ok(1_000_000));
+        }
+        assert_eq!(parse_sizes("1MB,64k").unwrap(), vec![65_536, 1_000_000]);
+        assert_eq!(parse_rates("10k").unwrap().0, vec![10_000]);
+    }
 
     #[test]
     fn utc_dates() {

@@ -19,7 +19,7 @@ and how they relate recorded in every result. Runs are kept and can be shown, pl
 reported and compared.\n\n\
 Start with `ipcperf run` (a quick default suite, about 20 s), `ipcperf list` and \
 `ipcperf topology`.",
-    after_help = "Examples:\n  ipcperf run\n  ipcperf run pipe unix --sizes 64,4k,64k --mode threads --pin 0,1\n  ipcperf run pipe --mode single --sizes bradford\n  ipcperf run tcp --sizes 16..1M --nodelay --sndbuf 1M --rcvbuf 1M\n  ipcperf list\n\nEnvironment (set but empty is the same as unset):\n  IPCPERF_DB       --db: the run history (a file or a postgres:// URL)\n  IPCPERF_NO_SAVE  --no-save: keep nothing (true/false, yes/no, 1/0)\n  NO_COLOR         no colour in warnings"
+    after_help = "Examples:\n  ipcperf run\n  ipcperf run pipe unix --sizes 64,4k,64k --mode threads --pin 0,1\n  ipcperf run pipe --mode single --sizes bradford\n  ipcperf run tcp --sizes 16..1M --nodelay --sndbuf 1M --rcvbuf 1M\n  ipcperf list\n\nEnvironment (set but empty is the same as unset):\n  IPCPERF_DB       --db: the run history (a file or a postgres:// URL)\n  IPCPERF_NO_SAVE  --no-save: keep nothing (true/false, yes/no, 1/0)\n  NO_COLOR         no colour in warnings\n\nNumbers with a suffix: sizes: k, M, G (KiB, MiB, GiB) are 1024-based, kB, MB, GB\n  1000-based (64k = 65,536 B, 64kB = 64,000 B); counts and rates: k = 1000, M = 10^6.\n\nExit codes:\n  0  everything asked ran (and no gate fired)\n  1  a case failed while it ran\n  2  bad input: nothing was measured (or a read named a history that is not there)\n  3  compare --fail-on-regression called a regression\n  A failure outranks a regression; 101 is an internal error (a bug), 130 Ctrl-C."
 )]
 pub struct Cli {
     #[command(subcommand)]

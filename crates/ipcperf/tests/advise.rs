@@ -159,8 +159,10 @@ fn from_history_ranks_kept_runs_without_measuring() {
     let none = cmd(&db, &["advise", "--from-history", "--only", "pipe"])
         .output()
         .unwrap();
-    assert_eq!(none.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&none.stderr).contains("no kept run"));
+    // No history at all is bad input (a read makes none).
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no run history at"));
+    assert!(!db.exists());
     stdout(&mut cmd(
         &db,
         &[

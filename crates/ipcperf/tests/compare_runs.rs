@@ -10,7 +10,7 @@ use common::{cmd, stdout};
 /// The same command twice (an A/A pair, unpinned, the default 5 series taken in
 /// rounds, the default 5% threshold): compare marks nothing. The second run with
 /// every figure multiplied beyond its own spread: compare marks every case, and
-/// --fail-on-regression exits 1 when B is the slower one.
+/// --fail-on-regression exits 3 when B is the slower one (1 is a failed case).
 #[test]
 fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,7 +36,7 @@ fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
         let clean = text.contains("0 faster, 0 slower,");
         assert_eq!(
             out.status.code(),
-            Some(i32::from(text.contains("SLOWER"))),
+            Some(3 * i32::from(text.contains("SLOWER"))),
             "{out:?}"
         );
         seen.push(text);
@@ -94,10 +94,10 @@ fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
         assert!((r - k as f64).abs() < 1e-6, "{c} (k = {k})");
         assert!(c["interval_low"].as_f64().unwrap() > 1.0, "{c}");
     }
-    // Backwards, B is the slower: a regression, exit 1 when asked.
+    // Backwards, B is the slower: a regression, exit 3 when asked.
     cmd(&db, &["compare", "3", "2", "--fail-on-regression"])
         .assert()
-        .code(1);
+        .code(3);
     cmd(&db, &["compare", "3", "2"]).assert().success();
     let csv = stdout(&mut cmd(&db, &["compare", "3", "2", "--format", "csv"]));
     assert_eq!(csv.lines().count(), 5, "{csv}");

@@ -158,10 +158,10 @@ fn a_halved_host_is_named_first_and_an_a_a_fleet_names_none() {
         &["fleet", "--mechanisms", "unix", "--format", "csv"],
     ));
     assert_eq!(text.lines().count(), 1 + 20, "{text}");
-    let out = common::cmd(&dir.path().join("none.db"), &["fleet"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let none = dir.path().join("none.db");
+    let out = common::cmd(&none, &["fleet"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!none.exists(), "a read made a history");
 }
 
 /// Three kernels (8 hosts each; the second and third 20% slower) and one host

@@ -33,12 +33,19 @@ fn refuse_stream() -> String {
         .into()
 }
 
-fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
-    if block != MESSAGE {
-        return Err(Error::Refused(format!(
+/// Why a message of `block` bytes cannot go (None: it can).
+fn refuse_block(block: usize) -> Option<String> {
+    (block != MESSAGE).then(|| {
+        format!(
             "eventfd carries exactly one 8-byte counter per message, not {block} bytes \
              (use --sizes 8)"
-        )));
+        )
+    })
+}
+
+fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
+    if let Some(why) = refuse_block(block) {
+        return Err(Error::Refused(why));
     }
     let e = Eventfd::counter(0)?;
     let end = |sender: bool| -> Result<PeerHandoff> {
@@ -174,6 +181,14 @@ impl Mechanism for EventfdMech {
 
     fn refuse_payload(_p: crate::payload::Payload) -> Option<String> {
         Some(refuse_stream())
+    }
+
+    fn refuse_block(block: usize, round_trip: bool) -> Option<String> {
+        if round_trip {
+            refuse_block(block)
+        } else {
+            Some(refuse_stream())
+        }
     }
 
     fn default_round_trip_sizes() -> Option<&'static [usize]> {

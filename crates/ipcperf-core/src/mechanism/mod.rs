@@ -205,6 +205,11 @@ impl MechanismKind {
         with_mechanism!(self, M => M::refuse_payload(p))
     }
 
+    /// Why it cannot carry `block`-byte messages or blocks (None: it can).
+    pub fn refuse_block(self, block: usize, round_trip: bool) -> Option<String> {
+        with_mechanism!(self, M => M::refuse_block(block, round_trip))
+    }
+
     /// Round-trip sizes when the user gives none (None: the command's default).
     pub fn default_round_trip_sizes(self) -> Option<&'static [usize]> {
         with_mechanism!(self, M => M::default_round_trip_sizes())

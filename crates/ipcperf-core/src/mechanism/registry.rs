@@ -75,6 +75,12 @@ pub trait Mechanism: 'static {
         None
     }
 
+    /// Why it cannot carry messages (`round_trip`) or blocks of `block` bytes
+    /// (None: it can): known from the plan, said before anything runs.
+    fn refuse_block(_block: usize, _round_trip: bool) -> Option<String> {
+        None
+    }
+
     /// Round-trip sizes when the user gives none (None: the command's default).
     fn default_round_trip_sizes() -> Option<&'static [usize]> {
         None

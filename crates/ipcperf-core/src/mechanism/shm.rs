@@ -146,7 +146,7 @@ impl Mechanism for Shm {
     const INFO: MechanismInfo = MechanismInfo {
         modes: TWO_SIDES,
         names: "none (memfd); /ipcperf-<pid>-...-ring with --shm-named",
-        ..MechanismInfo::new(MechanismKind::Shm, "shm", "SPSC ring in shared memory (memfd; --shm-named: POSIX object); --wake spin|futex|eventfd|sem")
+        ..MechanismInfo::new(MechanismKind::Shm, "shm", "SPSC ring in shared memory (memfd; --shm-named: POSIX object); --wake spin|futex|eventfd|sem|adaptive")
     };
 
     const POLLS: bool = false;

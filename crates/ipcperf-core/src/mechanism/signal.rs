@@ -57,12 +57,19 @@ fn check_blocked() -> Result<()> {
 }
 
 /// Set up one direction: `to_peer` (ping: the owner sends) or the way back (pong).
-fn setup(opts: &MechOptions, block: usize, to_peer: bool) -> Result<Link> {
-    if block > MAX_MESSAGE {
-        return Err(Error::Refused(format!(
+/// Why a message of `block` bytes cannot go (None: it can).
+fn refuse_block(block: usize) -> Option<String> {
+    (block > MAX_MESSAGE).then(|| {
+        format!(
             "a real-time signal carries one 32-bit value (sigval): at most 4 bytes, \
              not {block}"
-        )));
+        )
+    })
+}
+
+fn setup(opts: &MechOptions, block: usize, to_peer: bool) -> Result<Link> {
+    if let Some(why) = refuse_block(block) {
+        return Err(Error::Refused(why));
     }
     check_blocked()?;
     let sig = if to_peer {
@@ -143,6 +150,10 @@ impl Mechanism for Signal {
 
     fn refuse_payload(_p: crate::payload::Payload) -> Option<String> {
         Some(refuse_stream())
+    }
+
+    fn refuse_block(block: usize, _round_trip: bool) -> Option<String> {
+        refuse_block(block)
     }
 
     fn default_round_trip_sizes() -> Option<&'static [usize]> {

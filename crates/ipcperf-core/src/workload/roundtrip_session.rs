@@ -22,7 +22,6 @@ use crate::mechanism::{open_local, Link, Mechanism, RoundTripShape, OPEN_TIMEOUT
 use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
 use crate::mode::start::start_in;
 use crate::mode::watchdog::Watchdog;
-use crate::mode::Mode;
 use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
 
@@ -94,34 +93,14 @@ impl<M: Mechanism> RoundTripSession<M> {
         role: PeerRole,
         script: Option<crate::mode::protocol::ScriptHandoff>,
     ) -> Result<RoundTripSession<M>> {
-        let info = &M::INFO;
+        if let Some(why) = spec.refusal(true) {
+            return Err(Error::Refused(why));
+        }
         let Some(shape) = M::round_trip() else {
-            return Err(Error::Refused(format!(
-                "{} cannot carry round trips (it has no reader that answers)",
-                info.name
-            )));
+            return Err(Error::Refused("no round trips".into()));
         };
-        if spec.mode == Mode::Single {
-            return Err(Error::Refused(
-                "a round trip needs two sides: use --mode threads or processes".into(),
-            ));
-        }
-        if !info.modes.contains(&spec.mode) {
-            return Err(Error::Refused(format!(
-                "{} does not run in {} mode",
-                info.name,
-                spec.mode.name()
-            )));
-        }
         if spec.block_size == 0 {
             return Err(Error::Invalid("block size 0".into()));
-        }
-        if spec.opts.one_way && spec.block_size < 8 {
-            return Err(Error::Refused(format!(
-                "--one-way writes an 8-byte send time into each message: a {}-byte message \
-                 has no room for it",
-                spec.block_size
-            )));
         }
         let pin = PinGuard::pin(spec.placement.writer_cpu)?;
         // The tare: measured here, on the owner's CPU, before anything else runs.

@@ -70,22 +70,11 @@ impl<M: Mechanism> StreamSession<M> {
         link: Option<Link>,
     ) -> Result<StreamSession<M>> {
         let info = &M::INFO;
-        if !info.modes.contains(&spec.mode) {
-            return Err(Error::Refused(format!(
-                "{} runs in {} mode only",
-                info.name,
-                info.modes
-                    .iter()
-                    .map(|m| m.name())
-                    .collect::<Vec<_>>()
-                    .join("/")
-            )));
+        if let Some(why) = spec.refusal(false) {
+            return Err(Error::Refused(why));
         }
         if spec.block_size == 0 {
             return Err(Error::Invalid("block size 0".into()));
-        }
-        if let Some(why) = M::refuse_payload(spec.payload) {
-            return Err(Error::Refused(why));
         }
         if spec.mode == Mode::Single && !info.solo {
             // Before set-up: nothing is made for a block that cannot go.

@@ -84,10 +84,16 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
 
 pub fn render(v: &View) -> String {
     let mut out = String::new();
-    if !v.heading.is_empty() {
-        out.push_str(&format!("{}\n", v.heading));
+    let tables = render_tables(&v.tables);
+    if v.heading.is_empty() {
+        out.push_str(&tables);
+    } else if crate::console::quiet() {
+        // -q: the tables alone, no banner naming the machine (JSON and CSV
+        // keep it), nor the blank line under it.
+        out.push_str(tables.trim_start_matches('\n'));
+    } else {
+        out.push_str(&format!("{}\n{tables}", v.heading));
     }
-    out.push_str(&render_tables(&v.tables));
     out
 }
 

@@ -24,14 +24,15 @@ pub struct CompareArgs {
     #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
     pub threshold: f64,
     /// Output format: table, markdown, json or csv (one record per case).
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
-    /// Exit 1 when any case got slower (for CI); the output is the same, and
-    /// a line on stderr says how many rows could not tell.
+    /// Exit 3 when any case got slower (for CI: 1 is kept for a failure, 2 for
+    /// bad input); the output is the same, and a line on stderr says how many
+    /// rows could not tell.
     #[arg(long)]
     pub fail_on_regression: bool,
 
-    /// With --fail-on-regression: also exit 1 when a row could not tell (its
+    /// With --fail-on-regression: also exit 3 when a row could not tell (its
     /// series too spread or too few to call a change of the threshold's size).
     #[arg(long, requires = "fail_on_regression")]
     pub strict: bool,
@@ -118,9 +119,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             }
         ));
     }
-    Ok(i32::from(
-        a.fail_on_regression && (slower > 0 || (a.strict && cannot > 0)),
-    ))
+    let called = a.fail_on_regression && (slower > 0 || (a.strict && cannot > 0));
+    Ok(if called {
+        crate::fail::exit::REGRESSION
+    } else {
+        crate::fail::exit::OK
+    })
 }
 
 /// The newest 30 other complete runs of A's and B's host, kernel and CPU model

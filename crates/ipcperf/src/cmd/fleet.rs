@@ -43,7 +43,7 @@ pub struct FleetArgs {
     pub threshold: f64,
     /// Output format: table, markdown, json or csv (one record per host and case,
     /// or per CPU model, case and kernel with --by kernel).
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
     /// Also write the fleet page (HTML): hosts × cases as a heat table, the
     /// outliers, the kernel steps and trend charts.

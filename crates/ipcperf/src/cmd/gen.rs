@@ -13,7 +13,8 @@ use crate::units;
 
 #[derive(Args, Debug)]
 pub struct GenArgs {
-    /// How many bytes to write: 512M and 512MiB are 512 × 2^20, 512MB is 512 × 10^6.
+    /// How many bytes to write: 512M and 512MiB are 512 × 2^20, 512MB is 512 × 10^6
+    /// (as every size ipcperf takes).
     #[arg(long, short, default_value = "512M", value_parser = units::parse_bytes)]
     pub bytes: usize,
 

@@ -17,7 +17,7 @@ pub struct HistoryArgs {
     #[arg(long, short = 'l')]
     pub last: Option<usize>,
     /// Output format.
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
 }
 

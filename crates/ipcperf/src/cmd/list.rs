@@ -21,7 +21,7 @@ pub struct ListArgs {
     #[arg(value_name = "MECHANISM")]
     pub mechanism: Option<String>,
     /// Output format.
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
     /// Which mechanisms cross which namespace boundary, checked on this machine:
     /// each one's peer started in a fresh namespace of each kind (net, ipc, mnt,

@@ -48,7 +48,7 @@ pub struct PatternArgs {
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Output format: table, markdown, json or csv (one record per conversation and way).
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
 }
 

@@ -54,7 +54,7 @@ pub struct TopologyArgs {
     pub sysfs: Option<PathBuf>,
 
     /// Output format.
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
 }
 

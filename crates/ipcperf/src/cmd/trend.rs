@@ -43,7 +43,7 @@ pub struct TrendArgs {
     #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
     pub threshold: f64,
     /// Output format: table, markdown, json or csv (one record per run and case).
-    #[arg(long, short, value_parser = crate::shared::choice::choice::<Format>(), default_value_t = Format::Table)]
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]
     pub format: Format,
     /// Also draw the trend: FILE.png or FILE.svg.
     #[arg(long, short, value_name = "FILE")]

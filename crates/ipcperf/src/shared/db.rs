@@ -76,9 +76,18 @@ impl DbArgs {
 
     /// Open the store to read it: as [`DbArgs::open`], or, where an existing
     /// SQLite file cannot be written (a read-only mount, another user's file),
-    /// read-only.
+    /// read-only. A read makes nothing: an SQLite file that is not there is
+    /// bad input (a mistyped --db or IPCPERF_DB), never a new empty history.
     pub fn open_read(&self) -> Result<Store, Fail> {
         let loc = self.location()?;
+        if let crate::store::Location::Sqlite(p) = &loc {
+            if !p.exists() {
+                return Err(Fail::usage(format!(
+                    "no run history at {}: nothing was kept there (a measuring command such as                      `ipcperf run` keeps its runs there; --db or IPCPERF_DB names another)",
+                    p.display()
+                )));
+            }
+        }
         match Store::open(&loc) {
             Ok(s) => Ok(s),
             Err(e) => match &loc {

@@ -34,6 +34,63 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     Ok(v)
 }
 
+/// Refuse, as bad input and before anything is measured, a case of a named
+/// mechanism that its plan already says cannot run (`round_trip`: as a round
+/// trip, else as a stream): one line, the first such case and its reason, with
+/// how many more there are. Without named mechanisms (every one, or the default
+/// suite) such a case stays in the run as a row that says why it was skipped.
+pub fn refuse_up_front(
+    specs: &[ipcperf_core::plan::CaseSpec],
+    named: bool,
+    round_trip: bool,
+) -> Result<(), Fail> {
+    if !named {
+        return Ok(());
+    }
+    let refused: Vec<_> = specs
+        .iter()
+        .filter_map(|s| s.refusal(round_trip).map(|why| (s, why)))
+        .collect();
+    let Some((s, why)) = refused.first() else {
+        return Ok(());
+    };
+    let more = match refused.len() - 1 {
+        0 => String::new(),
+        1 => " (and 1 more case)".into(),
+        n => format!(" (and {n} more cases)"),
+    };
+    Err(Fail::usage(format!(
+        "{} {} {} B cannot run: {why}{more}",
+        s.mechanism.name(),
+        s.mode.name(),
+        s.block_size
+    )))
+}
+
+/// The payload a stream of mechanism `m` takes when the user chose none: the
+/// default (`payload`), or where `m` refuses it but takes the payload untouched
+/// (vmsplice: its reader splices the pages away unlooked-at), that, with a
+/// note saying so. A payload the user chose is kept (and refused if it must be).
+pub fn stream_payload(
+    m: MechanismKind,
+    payload: ipcperf_core::payload::Payload,
+    chosen: bool,
+) -> ipcperf_core::payload::Payload {
+    use ipcperf_core::payload::Payload;
+    if chosen || m.refuse_payload(payload).is_none() || m.refuse_payload(Payload::NoTouch).is_some()
+    {
+        return payload;
+    }
+    // The reason, past its own "runs with --no-touch only (touch asked)".
+    let why = m.refuse_payload(payload).unwrap_or_default();
+    let why = why.split_once("): ").map_or(why.as_str(), |(_, w)| w);
+    crate::console::note(&format!(
+        "{} runs with --no-touch, the one payload it takes: {why}",
+        m.name()
+    ));
+    Payload::NoTouch
+}
+
 /// The placements `--pin` asks for; `db` is the history (`--db`) a
 /// `measured:` placement reads its measurement from.
 pub fn placements(

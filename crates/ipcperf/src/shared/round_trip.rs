@@ -33,7 +33,7 @@ pub struct LatencyArgs {
     pub mode: Vec<TwoSides>,
 
     /// Message sizes: a list (1,64,512,4k), a power-of-two range (16..64k) or
-    /// `bradford`. k = 1024. Default 512.
+    /// `bradford`. k = 1024, kB = 1000. Default 512.
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
@@ -55,7 +55,7 @@ pub struct LatencyArgs {
     pub half_rtt: bool,
 
     /// Paced load: send round trips on a fixed schedule at this many per second
-    /// (10k, 50k; a comma list measures each). Each latency runs from when its
+    /// (10k, 50k: k = 1000; a comma list measures each). Each latency runs from when its
     /// message was due, so a stall counts for every round trip it delays; a rate
     /// the mechanism cannot keep is reported as saturated. Default: back to back.
     #[arg(long, value_parser = units::parse_rates, value_name = "RATE[,RATE...]")]

@@ -25,7 +25,7 @@ pub struct RunArgs {
     pub mode: Vec<ModeArg>,
 
     /// Block sizes: a list (64,1k,64k), a power-of-two range (16..1M) or `bradford`
-    /// (his 1 B to 4 KiB sizes). k = 1024.
+    /// (his 1 B to 4 KiB sizes). k = 1024, kB = 1000.
     #[arg(long, short, value_parser = parse_size_list)]
     pub sizes: Option<SizeList>,
 
@@ -132,8 +132,10 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let mut opts = a.mech.options(&mechs)?;
     opts.buffer_offset = a.buffer_offset.into();
     let mut specs: Vec<CaseSpec> = Vec::new();
+    let chosen = a.case.verify || a.case.no_touch;
     for &m in &mechs {
         let info = m.info();
+        let payload = crate::shared::plan::stream_payload(m, payload, chosen);
         let mut mech_modes: Vec<Mode> = modes.clone();
         if info.solo {
             // A solo mechanism has no reader: it runs once, in one thread.

@@ -201,10 +201,13 @@ fn absurd_imported_values_are_refused_with_the_field_named() {
         assert_eq!(out.status.code(), Some(2), "{field}: {out:?}");
         assert!(text(&out.stderr).contains(field), "{field}: {out:?}");
     }
+    // Nothing was kept: no refused import made the history.
+    assert!(!db.exists(), "a refused import made {}", db.display());
     let out = Command::new(BIN)
         .args(["history", "--db"])
         .arg(&db)
         .output()
         .unwrap();
-    assert!(text(&out.stdout).contains("No runs kept"), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(text(&out.stderr).contains("no run history at"), "{out:?}");
 }

@@ -1,0 +1,247 @@
+//! Each outcome its own exit code (0 ok, 1 a case failed, 2 bad input, 3 a
+//! regression called), what the plan already knows refused before anything is
+//! measured, each command's --format help listing only what it takes, no read
+//! making a history, and -q printing the results alone.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::cmd;
+
+fn ipcperf() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ipcperf"));
+    c.env_remove("IPCPERF_DB").env("IPCPERF_NO_SAVE", "1");
+    c
+}
+
+#[test]
+fn a_run_that_measured_everything_exits_0() {
+    let out = ipcperf()
+        .args(["latency", "pipe", "-n", "200", "-r", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// A case that failed while it ran (its peer killed): 1.
+#[test]
+fn a_case_that_failed_exits_1() {
+    let child = ipcperf()
+        .args([
+            "run",
+            "pipe",
+            "--sizes",
+            "64k",
+            "--duration",
+            "30s",
+            "-r",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", child.id());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let peer = loop {
+        let list = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(p) = list.split_whitespace().next() {
+            break p.to_string();
+        }
+        assert!(Instant::now() < deadline, "no peer process");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    Command::new("kill").args(["-9", &peer]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("FAILED"), "{err}");
+}
+
+/// What the plan already knows cannot run, for a mechanism the user named, is
+/// bad input said before anything is measured: one line, nothing on stdout.
+#[test]
+fn what_the_plan_knows_is_refused_up_front_with_2() {
+    for (args, why) in [
+        (
+            &["latency", "pipe", "eventfd", "--sizes", "64"][..],
+            "8-byte counter",
+        ),
+        (&["latency", "eventfd", "--sizes", "64"][..], "--sizes 8"),
+        (
+            &["latency", "pipe", "--one-way", "--sizes", "4"][..],
+            "no room",
+        ),
+        (
+            &["latency", "signal", "--sizes", "8"][..],
+            "at most 4 bytes",
+        ),
+        (&["run", "vmsplice", "--verify"][..], "--no-touch only"),
+        (&["run", "eventfd"][..], "not a byte stream"),
+    ] {
+        let started = Instant::now();
+        let out = ipcperf().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: a table was printed");
+        let errors: Vec<_> = err.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {err}");
+        assert!(errors[0].contains(why), "{args:?}: {err}");
+        // No warning about the machine: those come only before a measurement.
+        assert!(!err.contains("warning"), "{args:?}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{args:?}");
+    }
+    // vmsplice with the payload left to ipcperf runs the one way it can.
+    let out = ipcperf()
+        .args(["run", "vmsplice", "--sizes", "64k", "-d", "20ms", "-r", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("vmsplice runs with --no-touch"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no-touch"));
+}
+
+/// A regression called by `compare --fail-on-regression`: 3, apart from a failed
+/// case's 1. B is A's own run with every series carrying a quarter of the bytes.
+#[test]
+fn a_regression_called_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let run = [
+        "run", "pipe", "--sizes", "4k", "-d", "20ms", "-r", "5", "--format", "json",
+    ];
+    let out = cmd(&db, &run).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["started_ms"] = (v["started_ms"].as_u64().unwrap() + 1).into();
+    for c in v["cases"].as_array_mut().unwrap() {
+        for s in c["series"].as_array_mut().unwrap() {
+            s["bytes"] = (s["bytes"].as_u64().unwrap() / 4).into();
+        }
+    }
+    let json = dir.path().join("slower.json");
+    std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = cmd(&db, &["import"]).arg(&json).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let gate = |a: &str, b: &str| {
+        cmd(&db, &["compare", a, b, "--fail-on-regression"])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(gate("1", "2"), Some(3));
+    // The other way B is faster: nothing to gate.
+    assert_eq!(gate("2", "1"), Some(0));
+}
+
+/// The `--format` values a command's help lists (its "Possible values").
+fn formats_listed(command: &str) -> Vec<String> {
+    let out = ipcperf().args([command, "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let start = help
+        .find("--format <FORMAT>")
+        .unwrap_or_else(|| panic!("{command}"));
+    help[start..]
+        .lines()
+        .skip_while(|l| !l.contains("Possible values"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.trim_start().starts_with("- "))
+        .map(|l| {
+            let v = l.trim_start().trim_start_matches("- ");
+            v.split([':', ' ']).next().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// Each command's help lists the formats it takes, and takes every one listed:
+/// what is not a run's figures has no metrics formats.
+#[test]
+fn each_help_lists_only_the_formats_its_command_takes() {
+    let documents = ["table", "json", "csv", "markdown"];
+    let metrics = ["openmetrics", "prometheus"];
+    for c in [
+        "compare", "fleet", "history", "list", "pattern", "topology", "trend",
+    ] {
+        assert_eq!(formats_listed(c), documents, "{c}");
+        for m in metrics {
+            let out = ipcperf().args([c, "--format", m]).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{c} --format {m}");
+        }
+    }
+    for c in [
+        "run", "latency", "sync", "replay", "matrix", "pipeline", "show", "export",
+    ] {
+        let listed = formats_listed(c);
+        for f in documents.iter().chain(&metrics) {
+            assert!(listed.iter().any(|l| l == f), "{c}: {listed:?}");
+        }
+    }
+}
+
+/// A read names a history that must be there: a missing file is bad input,
+/// and no empty history is made in its place (by --db or IPCPERF_DB).
+#[test]
+fn no_read_creates_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("mistyped.db");
+    for args in [
+        &["history"][..],
+        &["show", "last"][..],
+        &["compare", "1", "2"][..],
+        &["export", "last"][..],
+        &["report", "last", "-o", "r.html"][..],
+        &["plot", "last", "-o", "p.png"][..],
+        &["trend", "pipe"][..],
+        &["fleet"][..],
+    ] {
+        for by_env in [false, true] {
+            let mut c = ipcperf();
+            c.current_dir(dir.path()).args(args);
+            if by_env {
+                c.env("IPCPERF_DB", &missing);
+            } else {
+                c.arg("--db").arg(&missing);
+            }
+            let out = c.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("no run history at"), "{args:?}: {err}");
+            assert!(!missing.exists(), "{args:?} made {}", missing.display());
+        }
+    }
+}
+
+/// -q: the results alone, no banner naming the machine above them.
+#[test]
+fn quiet_prints_the_tables_alone() {
+    let out = ipcperf()
+        .args(["-q", "latency", "pipe", "-n", "200", "-r", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Round-trip latency"), "{text}");
+    assert!(!text.contains("ipcperf 0."), "{text}");
+    let out = ipcperf()
+        .args(["latency", "pipe", "-n", "200", "-r", "1"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ipcperf "));
+}
+
+/// `list shm` names every way the ring waits, as `--wake` takes them.
+#[test]
+fn list_shm_names_every_wake() {
+    let out = ipcperf().args(["list", "shm"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let help = ipcperf().args(["latency", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for w in ["spin", "futex", "eventfd", "sem", "adaptive"] {
+        assert!(text.contains(w), "list shm leaves out {w}: {text}");
+        assert!(help.contains(w), "--wake's help leaves out {w}");
+    }
+}
