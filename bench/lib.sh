@@ -96,23 +96,28 @@ peer_skip() {
     printf '%s\t%s\t-\tn/a\tn/a\tn/a\tn/a\tn/a\t0/0\t-\tskipped: %s\n' "$1" "$2" "$3" >>"$PEER_ROWS"
 }
 
-# peer_table [markdown]: the rows so far, with who came out ahead: "level" when
-# the rounds' ratios lie on both sides of 1, else the side the median favours
-# and by how much. In markdown for the book when asked.
+# peer_table [markdown]: the rows so far, with who came out ahead:
+# "inconclusive" with the rounds' range when their ratios lie on both sides of
+# 1 (a median of 1.64 over 0.9-2.1 is no result), else the side every round
+# favours and by how much (the median). A target band is "met" only when every
+# round's ratio lies inside it, "missed" when none does, else "inconclusive".
+# In markdown for the book when asked.
 peer_table() {
     awk -F'\t' -v md="${1:-}" '
     function fig(x) { if (x == "n/a" || x == "") return "n/a"; return sprintf(x >= 100 ? "%.0f" : (x >= 10 ? "%.1f" : "%.2f"), x) }
     function ahead(m, lo, hi, better,   who) {
         if (m == "n/a") return "-"
-        if (lo + 0 <= 1 && hi + 0 >= 1) return "level"
+        if (lo + 0 <= 1 && hi + 0 >= 1) return sprintf("inconclusive (%.3f-%.3f)", lo, hi)
         who = ((better == "lower") == (m < 1)) ? "ipcperf" : "peer"
         if (m > 1.5 || m < 0.667) return sprintf("%s, x%.1f", who, (m > 1) ? m : 1 / m)
         return sprintf("%s by %.0f%%", who, (m > 1) ? (m - 1) * 100 : (1 - m) * 100)
     }
-    function met(m, target,   b) {
+    function met(m, lo, hi, target,   b) {
         if (target !~ /^[0-9.]+-[0-9.]+$/ || m == "n/a") return target
         split(target, b, "-")
-        return target ((m >= b[1] && m <= b[2]) ? ": met" : ": missed")
+        if (lo + 0 >= b[1] + 0 && hi + 0 <= b[2] + 0) return target ": met"
+        if (hi + 0 < b[1] + 0 || lo + 0 > b[2] + 0) return target ": missed"
+        return target ": inconclusive"
     }
     BEGIN {
         if (md) {
@@ -123,10 +128,10 @@ peer_table() {
     {
         if (md) for (i = 1; i <= NF; i++) { gsub(/\|/, "\\|", $i); gsub(/ us$/, " µs", $i) }
         ratio = ($6 == "n/a") ? "n/a" : sprintf("%.3f (%.3f-%.3f, %s)", $6, $7, $8, $9)
-        if (md) printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $11)
+        if (md) printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $7, $8, $11)
         else {
             printf "%-26s %-44s\n", $1, $2
-            printf "    %-24s ipcperf %-8s peer %-8s ratio %-26s %-6s %-16s %s\n", $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $11)
+            printf "    %-24s ipcperf %-8s peer %-8s ratio %-26s %-6s %-16s %s\n", $3, fig($4), fig($5), ratio, $10, ahead($6, $7, $8, $10), met($6, $7, $8, $11)
         }
     }' "$PEER_ROWS"
 }
