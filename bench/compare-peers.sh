@@ -7,7 +7,8 @@
 # (median, range and rounds), which way is better and who came out ahead.
 #
 #   bench/compare-peers.sh            # ROUNDS=5; IPCPERF=path to use a built binary
-#   PEERS_MD=file bench/compare-peers.sh   # also the tables in markdown (the book's)
+#   PEERS_MD=file bench/compare-peers.sh   # also the tables in markdown, headed by the machine
+#                                          # and date: the book includes docs/src/figures/peers-*.md
 #
 # Rows, on one CPU (0,0) and across two (0,1):
 #   dd | dd            pipe, 64 KiB blocks, two processes: ipcperf --no-touch
@@ -154,7 +155,7 @@ fi
 echo
 echo "== throughput: ipcperf beside its peers ($ROUNDS rounds a row, order turned each round)"
 peer_table
-[ -n "${PEERS_MD:-}" ] && peer_table markdown >>"$PEERS_MD"
+[ -n "${PEERS_MD:-}" ] && { measured_on bench/compare-peers.sh; peer_table markdown; echo; } >>"$PEERS_MD"
 
 start=$(date +%s.%N)
 "$IPCPERF" run --no-save >/dev/null 2>&1 || true

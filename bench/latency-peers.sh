@@ -8,7 +8,8 @@
 # pipe (ipcperf against itself) and bench/shm-peers.sh.
 #
 #   bench/latency-peers.sh                 # ROUNDS=5; IPCPERF=path to use a built binary
-#   PEERS_MD=file bench/latency-peers.sh   # also the table in markdown (the book's)
+#   PEERS_MD=file bench/latency-peers.sh   # also the table in markdown, headed by the machine
+#                                          # and date: the book includes docs/src/figures/peers-*.md
 #
 # Rows:
 #   perf bench sched pipe   two processes on CPU 0 passing 4 bytes over two pipes;
@@ -164,7 +165,7 @@ fi
 echo
 echo "== round trips: ipcperf beside its peers ($ROUNDS rounds a row, order turned each round)"
 peer_table
-[ -n "${PEERS_MD:-}" ] && peer_table markdown >>"$PEERS_MD"
+[ -n "${PEERS_MD:-}" ] && { measured_on bench/latency-peers.sh; peer_table markdown; echo; } >>"$PEERS_MD"
 echo
 
 # ipcperf against itself: the zero-copy path's gain (target >= 2).

@@ -91,6 +91,19 @@ peer_row() {
         "$better" "$target" >>"$PEER_ROWS"
 }
 
+# measured_on SCRIPT: the line a figures file of the book (docs/src/figures/)
+# starts with: the machine (CPU model, virtualisation, kernel, cpuidle driver),
+# the date and the rounds, and the script that measured.
+measured_on() {
+    local cpu virt idle
+    cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+    virt=$(systemd-detect-virt --vm 2>/dev/null || echo none)
+    idle=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
+    echo "Measured on $(nproc) CPUs ($cpu, virtualisation: $virt, Linux $(uname -r)," \
+        "cpuidle \`$idle\`), $(date -u +%Y-%m-%d), \`ROUNDS=${ROUNDS:-5}\`, by \`$1\`:"
+    echo
+}
+
 # peer_skip PEER CASE WHY: a row that could not run, and why.
 peer_skip() {
     printf '%s\t%s\t-\tn/a\tn/a\tn/a\tn/a\tn/a\t0/0\t-\tskipped: %s\n' "$1" "$2" "$3" >>"$PEER_ROWS"

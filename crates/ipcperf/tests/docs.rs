@@ -359,6 +359,130 @@ fn internal_links_lead_somewhere() {
     );
 }
 
+/// The figures `text` (a page in `dir`) quotes from the book's figures files:
+/// each link `[FIGURE](figures/F.md)` whose text is not in that file, as
+/// "FIGURE: not in F". A measured figure in prose is such a link, so it has
+/// one source: a bench script writes the file, the page quotes it, and two
+/// pages cannot quote one measurement differently.
+fn unsourced(text: &str, dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            inside = !inside;
+            continue;
+        }
+        if inside {
+            continue;
+        }
+        let mut at = 0;
+        while let Some(i) = line[at..].find("](").map(|i| at + i) {
+            let Some(j) = line[i + 2..].find(')').map(|j| i + 2 + j) else {
+                break;
+            };
+            let target = &line[i + 2..j];
+            at = j;
+            let Some(open) = line[..i].rfind('[') else {
+                continue;
+            };
+            let figure = &line[open + 1..i];
+            if !target.contains("figures/") {
+                continue;
+            }
+            let file = target.split('#').next().unwrap_or_default();
+            let source = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+            if source.is_empty() {
+                out.push(format!("{figure}: {file} is missing"));
+            } else if !holds(&source, figure) {
+                out.push(format!("{figure}: not in {file}"));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `source` holds `figure` whole: not inside a longer number ("1.3"
+/// is not in "1.36" nor in "21.3").
+fn holds(source: &str, figure: &str) -> bool {
+    let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
+    source.match_indices(figure).any(|(i, _)| {
+        let before = source[..i].chars().next_back();
+        let mut after = source[i + figure.len()..].chars();
+        let (a, b) = (after.next(), after.next());
+        // A number may end a sentence: "1.3." is 1.3, "1.3.5" is not.
+        let after_number = digit(a) && !(a == Some('.') && !digit(b));
+        !digit(before) && !after_number
+    })
+}
+
+/// Every figure the README and the book quote from a figures file is in it;
+/// a planted contradiction (a figure its source does not hold) is caught.
+#[test]
+fn quoted_figures_are_in_their_sources() {
+    let src = root().join("docs/src");
+    // The checker itself: the book's dd ratio, right and wrong.
+    let planted = "On one CPU ipcperf runs [1.3](figures/peers-2vcpu.md)× dd.";
+    assert_eq!(
+        unsourced(planted, &src),
+        ["1.3: not in figures/peers-2vcpu.md"]
+    );
+    let right = "On one CPU ipcperf runs [1.081](figures/peers-2vcpu.md)× dd.";
+    assert!(unsourced(right, &src).is_empty());
+    let mut bad = Vec::new();
+    let mut quoted = 0;
+    let mut pages = vec![(root().join("README.md"), root())];
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            pages.push((p, src.clone()));
+        }
+    }
+    for (page, dir) in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        quoted += text.matches("figures/").count();
+        for b in unsourced(&text, &dir) {
+            bad.push(format!("{}: {b}", page.display()));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(quoted > 5, "the book quotes its figures files");
+}
+
+/// The noise rule the book states is the code's: wherever a paragraph calls a
+/// case noisy past a share ("over 8%", "> 8%", "more than 8%"), that share is
+/// `stats::NOISY_SD` (the book said 8% in three places and 20% in one).
+#[test]
+fn the_book_states_the_noise_rule_the_code_applies() {
+    let want = format!("{}%", (ipcperf_core::stats::NOISY_SD * 100.0).round());
+    let mut bad = Vec::new();
+    for e in std::fs::read_dir(root().join("docs/src")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for para in text.split("\n\n").chain(text.split("\n* ")) {
+            let flat = para.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !flat.contains("noisy") {
+                continue;
+            }
+            for key in ["over ", "> ", "more than "] {
+                for (i, _) in flat.match_indices(key) {
+                    let rest = &flat[i + key.len()..];
+                    let n: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                    if !n.is_empty() && rest[n.len()..].starts_with('%') {
+                        let got = format!("{n}%");
+                        if got != want {
+                            bad.push(format!("{}: {got} in \"{flat}\"", p.display()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "noisy is over {want}:\n{}", bad.join("\n"));
+}
+
 /// Every Markdown file of the book has a test below (a new chapter must add one).
 #[test]
 fn every_book_chapter_is_tested() {
