@@ -165,7 +165,7 @@ fn each_help_lists_only_the_formats_its_command_takes() {
     let documents = ["table", "json", "csv", "markdown"];
     let metrics = ["openmetrics", "prometheus"];
     for c in [
-        "compare", "fleet", "history", "list", "pattern", "topology", "trend",
+        "advise", "compare", "fleet", "history", "list", "pattern", "topology", "trend",
     ] {
         assert_eq!(formats_listed(c), documents, "{c}");
         for m in metrics {
@@ -244,4 +244,34 @@ fn list_shm_names_every_wake() {
         assert!(text.contains(w), "list shm leaves out {w}: {text}");
         assert!(help.contains(w), "--wake's help leaves out {w}");
     }
+}
+
+/// `advise --format`: its ranking as JSON (figures, ranges, tie groups) and
+/// CSV (a row a candidate); the metrics formats refused before measuring.
+#[test]
+fn advise_answers_in_json_and_csv() {
+    let args = ["advise", "--only", "pipe,unix", "--quick", "--format"];
+    let out = ipcperf().args(args).arg("json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ranked = j["ranked"].as_array().unwrap();
+    assert_eq!(ranked.len(), 2, "{j}");
+    for (i, r) in ranked.iter().enumerate() {
+        assert_eq!(r["rank"], i + 1);
+        assert!(r["tie_with_rank"].as_u64().unwrap() <= r["rank"].as_u64().unwrap());
+        assert!(r["low"].as_f64().unwrap() <= r["value"].as_f64().unwrap());
+        assert!(r["value"].as_f64().unwrap() <= r["high"].as_f64().unwrap());
+    }
+    assert!(j["first_choice"]
+        .as_str()
+        .unwrap()
+        .starts_with(ranked[0]["mechanism"].as_str().unwrap()));
+    let out = ipcperf().args(args).arg("csv").output().unwrap();
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.starts_with("rank,mechanism,"), "{csv}");
+    let out = ipcperf().args(args).arg("prometheus").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty());
 }

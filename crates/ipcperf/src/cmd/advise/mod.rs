@@ -34,6 +34,12 @@ pub struct AdviseArgs {
     #[arg(long = "traffic", alias = "pattern", value_parser = crate::shared::choice::choice::<Pattern>(), default_value_t = Pattern::RequestReply)]
     pub pattern: Pattern,
 
+    /// Output format: the answer as tables (the default), its ranking as JSON
+    /// (every figure with its range, the tie groups, the first choice and why),
+    /// CSV or Markdown.
+    #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = crate::export::Format::Table)]
+    pub format: crate::export::Format,
+
     /// Message or block size (default 512 for round trips, 64k for streams).
     #[arg(long, value_parser = units::parse_block)]
     pub size: Option<usize>,
@@ -260,6 +266,7 @@ pub(crate) fn first_line(s: &str) -> String {
 }
 
 pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
+    a.format.refuse_metrics("an answer")?;
     if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
         return Err(Fail::usage(
             "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
@@ -323,6 +330,9 @@ pub(crate) fn answer(
             let mut ans = advise::rank(r, ask);
             ans.excluded.extend(left_across(a));
             answered.set(ans.first.is_some());
+            if a.format != crate::export::Format::Table {
+                return formatted(&ans, ask, a);
+            }
             let mut out = render(&ans, ask, a);
             out.push_str(&more(r));
             out
@@ -419,6 +429,10 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
     }
     let mut ans = advise::rank(&kept, ask);
     ans.excluded.extend(left_across(a));
+    if a.format != crate::export::Format::Table {
+        crate::console::out(&formatted(&ans, ask, a));
+        return Ok(if ans.first.is_some() { 0 } else { 1 });
+    }
     let mut out = render(&ans, ask, a);
     out.push_str(&format!(
         "\nFigures from kept runs {} ({} of {} cases found; `ipcperf show ID` for each)\n",
@@ -449,8 +463,66 @@ pub(crate) fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
         .collect()
 }
 
-pub(crate) fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
-    let mut out = String::new();
+/// The answer in `a.format` other than the table (json, csv, markdown): the
+/// ranking row by row, with the first choice, runner-up, what was left out or
+/// could not run, the caveats and the ceilings.
+fn formatted(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
+    let t = advise::ranked_table(ans, ask, title(ask, a));
+    let groups = advise::tie_groups(&ans.ranked);
+    let pairs = |v: &[(String, String)]| -> Vec<serde_json::Value> {
+        v.iter()
+            .map(|(n, why)| serde_json::json!({ "mechanism": n, "why": why }))
+            .collect()
+    };
+    let json = serde_json::json!({
+        "question": t.title,
+        "ranked": ans.ranked.iter().enumerate().map(|(i, r)| serde_json::json!({
+            "rank": i + 1,
+            // The rank of the group's first row: rows of one group tie.
+            "tie_with_rank": groups[i] + 1,
+            "mechanism": r.name,
+            "value": r.value,
+            "low": r.low,
+            "high": r.high,
+            "unit": if matches!(ask.pattern, Pattern::Stream | Pattern::FanOut) { "bytes/s" } else if ask.figure == Figure::Rate { "round trips/s" } else { "ns" },
+            "placement": r.placement,
+            "cpu_load": r.cpu_load,
+            "spins": r.spins,
+            "why": r.why,
+        })).collect::<Vec<_>>(),
+        "first_choice": ans.first,
+        "runner_up": ans.runner_up,
+        "left_out": pairs(&ans.excluded),
+        "could_not_run": pairs(&ans.not_run),
+        "caveats": ans.caveats,
+        "ceilings": ans.ceilings.iter().map(|(n, v)| serde_json::json!({ "mechanism": n, "figure": v })).collect::<Vec<_>>(),
+    });
+    let mut markdown = format!("**{}**\n\n", t.title);
+    markdown.push_str(&crate::export::emit::markdown_rows(&t.header, &t.rows));
+    for line in ans
+        .first
+        .iter()
+        .map(|f| format!("First choice: {f}"))
+        .chain(ans.runner_up.iter().map(|r| format!("Runner-up: {r}")))
+        .chain(t.notes.iter().cloned())
+        .chain(ans.caveats.iter().cloned())
+    {
+        markdown.push_str(&format!("\n- {line}"));
+    }
+    markdown.push('\n');
+    let doc = crate::export::emit::Document {
+        what: "an answer",
+        json,
+        csv: crate::export::emit::csv_rows(&t.header, &t.rows),
+        table: String::new(),
+        markdown,
+    };
+    crate::export::emit::emit(&doc, a.format).unwrap_or_else(|f| f.message)
+}
+
+/// The question, as the answer's title: the traffic, its size, how it is
+/// ranked, and every constraint asked.
+fn title(ask: &Ask, a: &AdviseArgs) -> String {
     let by = if ask.figure == Figure::Rate {
         "round trips per second".to_string()
     } else {
@@ -499,6 +571,12 @@ pub(crate) fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
             ipcperf_core::crossing::Namespace::list_name(&ns.0)
         ));
     }
+    title
+}
+
+pub(crate) fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
+    let mut out = String::new();
+    let title = title(ask, a);
     if ans.ranked.is_empty() {
         out.push_str(&format!("{title}\n\nNo mechanism qualifies.\n"));
     } else {
