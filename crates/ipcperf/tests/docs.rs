@@ -410,7 +410,7 @@ fn holds(source: &str, figure: &str) -> bool {
         let mut after = source[i + figure.len()..].chars();
         let (a, b) = (after.next(), after.next());
         // A number may end a sentence: "1.3." is 1.3, "1.3.5" is not.
-        let after_number = digit(a) && !(a == Some('.') && !digit(b));
+        let after_number = digit(a) && (a != Some('.') || digit(b));
         !digit(before) && !after_number
     })
 }
