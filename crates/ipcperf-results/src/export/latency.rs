@@ -77,6 +77,21 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     // Paced cases (--rate): the offered load beside what was achieved.
     let paced = cases.iter().any(|c| offered(c).is_some());
     let mut header = round_trip_header(paced);
+    // p99.99 only where some row has it firm (10 round trips beyond it, or a
+    // record without the counts), or -v asks: else every cell of the column
+    // would be marked, a figure resting on a handful of round trips. JSON and
+    // CSV keep it always.
+    let firm_9999 = crate::console::verbose()
+        || cases.iter().any(|c| {
+            c.latency.as_ref().is_some_and(|l| {
+                l.beyond()
+                    .and_then(|b| b.at("p99.99"))
+                    .is_none_or(|n| n >= ipcperf_core::latency::FEW_BEYOND)
+            })
+        });
+    if !firm_9999 {
+        header.retain(|h| h != "p99.99");
+    }
     let measured = cases
         .iter()
         .any(|c| c.latency.as_ref().is_some_and(|l| l.one_way.is_some()));
@@ -138,7 +153,10 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                     ("p99.9", l.p999_ns),
                     ("p99.99", l.p9999_ns),
                 ] {
-                    row.push(tails.cell(name, fmt_us(v as f64), beyond.as_ref()));
+                    let cell = tails.cell(name, fmt_us(v as f64), beyond.as_ref());
+                    if name != "p99.99" || firm_9999 {
+                        row.push(cell);
+                    }
                 }
                 row.push(fmt_us(l.max_ns as f64));
                 if measured {
@@ -237,6 +255,13 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     );
     }
     notes.extend(tails.note("round trips"));
+    if !firm_9999 && cases.iter().any(|c| c.latency.is_some()) {
+        notes.push(
+            "p99.99 left out: no row has 10 round trips beyond it (run longer for it, or -v \
+             shows it marked; JSON and CSV keep it)"
+                .into(),
+        );
+    }
     notes.extend(one_way_tails.note("one-way messages"));
     if !noisy.is_empty() {
         notes.push(format!(
@@ -361,6 +386,33 @@ mod tests {
         let i = t.header.iter().position(|h| h == "half-rtt p50").unwrap();
         assert_eq!(t.rows[0][i], "2.00");
         assert!(t.notes[0].contains("25 ns"));
+    }
+
+    /// p99.99 is shown where some row rests it on 10 round trips beyond it, and
+    /// left out (with a note) where every row's would be marked (issue 52:
+    /// nearly every row of the book's tables carried a † there).
+    #[test]
+    fn p9999_shows_only_where_some_row_has_it_firm() {
+        let few = table(&run_with(case()), false).unwrap();
+        assert!(
+            !few.header.iter().any(|h| h == "p99.99"),
+            "{:?}",
+            few.header
+        );
+        assert!(few.rows.iter().all(|r| r.len() == few.header.len()));
+        assert!(few.notes.iter().any(|n| n.starts_with("p99.99 left out")));
+        // 200,000 round trips, the slowest 50 each its own time (exact below
+        // 2,048 ns): the p99.99 is the 30th of them, 20 beyond it.
+        let mut c = case();
+        let mut h = new_histogram();
+        let mut samples = vec![1_000u64; 199_950];
+        samples.extend(1_500..1_550);
+        record_samples(&mut h, &samples, 0);
+        c.latency = Some(summarize(&h, 1_000_000, 0, 25, vec![4_000], 0));
+        let firm = table(&run_with(c), false).unwrap();
+        let i = firm.header.iter().position(|h| h == "p99.99").unwrap();
+        assert!(!firm.rows[0][i].ends_with('†'), "{:?}", firm.rows[0]);
+        assert!(!firm.notes.iter().any(|n| n.starts_with("p99.99 left out")));
     }
 
     #[test]
