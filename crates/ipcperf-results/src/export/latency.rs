@@ -111,6 +111,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut noisy: Vec<String> = Vec::new();
+    let mut tail_noisy: Vec<String> = Vec::new();
     let mut tares: Vec<u64> = Vec::new();
     let (mut tails, mut one_way_tails) = (TailCounts::default(), TailCounts::default());
     for c in &cases {
@@ -188,6 +189,18 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                         fmt_size(c.block_size),
                         l.round_trips_lost,
                         l.round_trips + l.round_trips_lost
+                    ));
+                }
+                // The tail by the same rule: series whose p99s disagree, or a
+                // mean the tail has pulled past twice the p50.
+                let p99s: Vec<f64> = l.series_p99_ns.iter().map(|&x| x as f64).collect();
+                if ipcperf_core::stats::noisy(&p99s).is_some() || l.mean_ns > 2.0 * l.p50_ns as f64
+                {
+                    tail_noisy.push(format!(
+                        "{} {} {}",
+                        super::cells::mechanism_label(c),
+                        fmt_size(c.block_size),
+                        c.placement.shown()
                     ));
                 }
                 let p50s: Vec<f64> = l.series_p50_ns.iter().map(|&x| x as f64).collect();
@@ -268,6 +281,15 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
             "noisy (the series' p50 vary by > {:.0}%, standard deviation): {}; -v says each",
             NOISY_SD * 100.0,
             noisy.join(", ")
+        ));
+    }
+    if !tail_noisy.is_empty() {
+        notes.push(format!(
+            "tail noisy (the series' p99 vary by > {:.0}%, or the mean is over twice the p50: \
+             a few slow round trips weigh on it): {}; read its percentiles, and run longer for a \
+             firm tail",
+            NOISY_SD * 100.0,
+            tail_noisy.join(", ")
         ));
     }
     if measured {
@@ -413,6 +435,31 @@ mod tests {
         let i = firm.header.iter().position(|h| h == "p99.99").unwrap();
         assert!(!firm.rows[0][i].ends_with('†'), "{:?}", firm.rows[0]);
         assert!(!firm.notes.iter().any(|n| n.starts_with("p99.99 left out")));
+    }
+
+    /// The noise rule looks at the tail too (issue 52: p50 23.5, mean 54.7,
+    /// p99 1,523 us printed with no note): series whose p99s disagree are named,
+    /// steady ones are not.
+    #[test]
+    fn a_wandering_tail_is_named_though_the_p50s_agree() {
+        let tail_note = |p99s: Vec<u64>| {
+            let mut c = case();
+            if let Some(l) = c.latency.as_mut() {
+                l.series_p50_ns = vec![4_000, 4_000, 4_000];
+                l.series_p99_ns = p99s;
+            }
+            let t = table(&run_with(c), false).unwrap();
+            assert!(
+                !t.notes.iter().any(|n| n.starts_with("noisy")),
+                "{:?}",
+                t.notes
+            );
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("tail noisy") && n.contains("pipe 512 B"))
+        };
+        assert!(tail_note(vec![10_000, 30_000, 12_000]));
+        assert!(!tail_note(vec![10_000, 10_100, 9_900]));
     }
 
     #[test]
