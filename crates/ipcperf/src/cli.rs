@@ -211,6 +211,14 @@ mod tests {
                 &["ipcperf", "advise", "--traffic", "stream"],
             ),
             (
+                &["ipcperf", "advise", "--only", "pipe,unix"],
+                &["ipcperf", "advise", "--mechanisms", "pipe,unix"],
+            ),
+            (
+                &["ipcperf", "topology", "--cpus"],
+                &["ipcperf", "topology", "--per-cpu"],
+            ),
+            (
                 &["ipcperf", "matrix", "pipe", "--heatmap", "m.png"],
                 &["ipcperf", "matrix", "pipe", "-o", "m.png"],
             ),
@@ -246,6 +254,8 @@ mod tests {
             ("advise", "--pattern <"),
             ("matrix", "--heatmap <"),
             ("topology", "--heatmap <"),
+            ("advise", "--only <"),
+            ("topology", "--cpus\n"),
         ] {
             let help = cmd
                 .find_subcommand_mut(sub)

@@ -249,7 +249,7 @@ fn bad_questions_are_one_line_exit_2() {
     let db = dir.path().join("h.db");
     for (args, want) in [
         (&["advise", "--cpu-budget", "0"][..], "--cpu-budget"),
-        (&["advise", "--only", "nope"][..], "--only nope"),
+        (&["advise", "--only", "nope"][..], "--mechanisms nope"),
         (&["advise", "--only", "memcpy"][..], "not a candidate"),
         (&["advise", "--placement", "sideways"][..], "sideways"),
         (&["advise", "--size", "0"][..], "size"),

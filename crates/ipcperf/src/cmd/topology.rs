@@ -15,7 +15,7 @@ use crate::fail::Fail;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  ipcperf topology\n  ipcperf topology --cpus\n  ipcperf topology --format json\n  ipcperf topology --measure                   # every CPU pair's one-way latency, measured\n  ipcperf topology --measure -o c2c.png\n  ipcperf latency pipe --pin measured:closest  # the closest pair as measured"
+    after_help = "Examples:\n  ipcperf topology\n  ipcperf topology --per-cpu\n  ipcperf topology --format json\n  ipcperf topology --measure                   # every CPU pair's one-way latency, measured\n  ipcperf topology --measure -o c2c.png\n  ipcperf latency pipe --pin measured:closest  # the closest pair as measured"
 )]
 pub struct TopologyArgs {
     /// Measure every ordered CPU pair's one-way latency (a cache-line ping-pong,
@@ -44,8 +44,9 @@ pub struct TopologyArgs {
     pub save: crate::shared::db::SaveArgs,
 
     /// Also list every usable CPU with its package, die, core, node, SMT siblings
-    /// and caches.
-    #[arg(long)]
+    /// and caches. Was --cpus, which still works (`--cpus` is a list of CPUs
+    /// elsewhere, as in matrix).
+    #[arg(long = "per-cpu", alias = "cpus")]
     pub cpus: bool,
 
     /// Read the tree under this directory instead of /sys (a copy of another

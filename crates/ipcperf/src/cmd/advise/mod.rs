@@ -83,8 +83,13 @@ pub struct AdviseArgs {
     pub across: Option<crate::shared::args::AcrossList>,
 
     /// Only these candidates (comma list; default: every mechanism that fits
-    /// the pattern).
-    #[arg(long, value_delimiter = ',', value_name = "MECHANISM")]
+    /// the pattern). Was --only, which still works.
+    #[arg(
+        long = "mechanisms",
+        alias = "only",
+        value_delimiter = ',',
+        value_name = "MECHANISM"
+    )]
     pub only: Vec<String>,
 
     /// Shorter series (100 ms each instead of 300 ms): a faster, rougher answer.
@@ -143,7 +148,7 @@ pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
     for m in &a.only {
         if !all.contains(m) {
             return Err(Fail::usage(format!(
-                "--only {m}: not a candidate for the {} pattern here; candidates: {}",
+                "--mechanisms {m}: not a candidate for the {} pattern here; candidates: {}",
                 a.pattern,
                 all.join(", ")
             )));
