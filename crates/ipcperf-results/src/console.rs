@@ -34,11 +34,32 @@ pub fn verbose() -> bool {
     verbosity() > 0
 }
 
-/// `text` in an ANSI colour (31 red, 32 green, 33 yellow) when stderr is a terminal
-/// and `NO_COLOR` is not set (https://no-color.org); plain otherwise.
+/// `--color`: 0 auto, 1 always, 2 never.
+static COLOR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// `--color auto|always|never` (anything else: auto).
+pub fn set_color(when: &str) {
+    let v = match when {
+        "always" => 1,
+        "never" => 2,
+        _ => 0,
+    };
+    COLOR.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `text` in an ANSI colour (31 red, 32 green, 33 yellow): with `--color always`;
+/// never with `--color never`; by default when stderr is a terminal and
+/// `NO_COLOR` is not set (https://no-color.org). Plain otherwise.
 pub fn paint(text: &str, colour: u8) -> String {
-    if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-    {
+    let on = match COLOR.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    if on {
         format!("\x1b[{colour}m{text}\x1b[0m")
     } else {
         text.to_string()

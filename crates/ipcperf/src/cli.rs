@@ -32,6 +32,11 @@ pub struct Cli {
     /// Also say every case as it ends.
     #[arg(long, short, global = true, conflicts_with = "quiet")]
     pub verbose: bool,
+
+    /// Colour in warnings and failures: auto (when stderr is a terminal and
+    /// NO_COLOR is unset), always or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
 }
 
 #[derive(Subcommand, Debug)]

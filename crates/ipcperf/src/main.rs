@@ -100,6 +100,7 @@ fn main() {
     quiet_panics();
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
+    console::set_color(&cli.color);
     let result = commands::dispatch(cli.command);
     // Interrupted (Ctrl-C) while the run ended: the handler's exit, 128 + the
     // signal, is the one that counts; wait for it.
@@ -115,7 +116,7 @@ fn main() {
         }
         Err(f) => {
             wait_for_the_handler();
-            eprintln!("ipcperf: error: {}", f.message);
+            eprintln!("ipcperf: {} {}", console::paint("error:", 31), f.message);
             std::process::exit(f.code);
         }
     }

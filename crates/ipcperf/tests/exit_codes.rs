@@ -275,3 +275,30 @@ fn advise_answers_in_json_and_csv() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty());
 }
+
+/// `--color always|never|auto`: colour in warnings and errors when asked,
+/// never when not, and by default only on a terminal (these pipes are none).
+#[test]
+fn colour_is_asked_for_or_left_out() {
+    let stderr = |color: Option<&str>| {
+        let mut c = ipcperf();
+        if let Some(w) = color {
+            c.args(["--color", w]);
+        }
+        let out = c
+            .args(["latency", "eventfd", "--sizes", "64"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(stderr(Some("always")).contains("\x1b[31merror:\x1b[0m"));
+    for w in [Some("never"), Some("auto"), None] {
+        assert!(!stderr(w).contains('\x1b'), "{w:?}");
+    }
+    let out = ipcperf()
+        .args(["--color", "sometimes", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
