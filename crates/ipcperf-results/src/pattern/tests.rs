@@ -328,3 +328,24 @@ fn answers_follow_the_request_read_whole() {
     let anchors: Vec<u32> = s.steps.iter().map(|s| s.anchor).collect();
     assert_eq!(&anchors[3..], [0, 1, 2]);
 }
+
+/// The conversations' table fits 80 columns into a pipe or a file, as its
+/// heading does, whatever this trace's names, pids and times (a run of the
+/// conversations test drew 81 when its pids and times came a digit longer:
+/// the table was fitted on a terminal only).
+#[test]
+fn the_table_fits_80_columns_off_a_terminal() {
+    let mut p = read(&fixture("app.csv")).unwrap();
+    let c = &mut p.conversations[0];
+    c.channels = vec![
+        "/tmp/.tmpmIsDTf/a-long-directory/fifos-false/up".into(),
+        "/tmp/.tmpmIsDTf/a-long-directory/fifos-false/down".into(),
+    ];
+    c.a = vec![(4_194_301, 3)];
+    c.b = vec![(4_194_302, 4)];
+    let shown: Vec<&Conversation> = p.conversations.iter().collect();
+    let text = table::table(&p, &shown, "app.csv", 10, crate::export::Format::Table);
+    assert!(text.contains("4194301"), "{text}");
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 80, "{widest} columns:\n{text}");
+}
