@@ -179,7 +179,14 @@ fn plots_are_written_as_svg_and_png() {
     let svg = dir.path().join("c.svg");
     cmd(&db, &["plot", "1", "-o"]).arg(&svg).assert().success();
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("pipe threads unpinned") && text.contains("64 KiB"));
+    assert!(
+        text.contains("pipe threads ") && text.contains("64 KiB"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("unpinned"),
+        "no --pin places the sides: {text}"
+    );
     let png = dir.path().join("c.png");
     cmd(&db, &["plot", "1", "-o"]).arg(&png).assert().success();
     let img = image::open(&png).unwrap().to_rgb8();

@@ -17,7 +17,10 @@ pub struct MeasureArgs {
     /// other-socket: its pair as `ipcperf topology` shows), `all` (one pair of every
     /// class this machine has), `measured:closest|farthest|median` (by `topology
     /// --measure`), `same`, `cross` or `none`. Repeat to measure several placements
-    /// side by side; every result names both CPUs and their class.
+    /// side by side; every result names both CPUs and their class. Default:
+    /// across the first two CPUs (`cross`; one CPU: on it), and for `run`'s
+    /// default suite on one CPU and across two; `none` leaves the sides to the
+    /// scheduler.
     #[arg(long, value_parser = parse_pin)]
     pub pin: Vec<PinArg>,
 
