@@ -1,0 +1,102 @@
+//! The answer's ranking as a table, and the tie rule that marks its rows.
+
+use super::{fmt_figure, streams, Answer, Ask, Figure, Pattern, Row};
+
+/// The ranked rows as a table (rank, figure at the worst placement, series
+/// range, placement, CPUs busy, why), titled `title`.
+pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::view::Table {
+    let fig = match ask.pattern {
+        Pattern::Stream => "throughput (worst placement)".to_string(),
+        Pattern::FanOut => "slowest reader (worst placement)".to_string(),
+        _ => format!("{} (worst placement)", ask.figure.name()),
+    };
+    let mut tails = crate::export::cells::TailCounts::default();
+    let groups = tie_groups(&ans.ranked);
+    let rows = ans
+        .ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let tie = i > 0 && groups[i] == groups[i - 1];
+            let value = fmt_figure(r.value, ask);
+            // A percentile carries the round trips beyond it (not a rate or MB/s).
+            let value = match ask.figure {
+                Figure::Rate => value,
+                _ if streams(ask.pattern) => value,
+                f => tails.cell(f.name(), value, r.beyond.as_ref()),
+            };
+            vec![
+                if tie {
+                    format!("{} =", i + 1)
+                } else {
+                    (i + 1).to_string()
+                },
+                r.name.clone(),
+                value,
+                format!("{}–{}", fmt_figure(r.low, ask), fmt_figure(r.high, ask)),
+                r.placement.clone(),
+                format!("{:.2}", r.cpu_load),
+                r.why.clone(),
+            ]
+        })
+        .collect();
+    crate::export::view::Table {
+        title,
+        header: [
+            "rank",
+            "mechanism",
+            &fig,
+            "series range",
+            "placement",
+            "CPUs busy",
+            "why",
+        ]
+        .iter()
+        .map(|h| h.to_string())
+        .collect(),
+        rows,
+        notes: [
+            "\"=\": a tie with the rows above it down to the last plain rank (its series' range \
+             overlaps every one of theirs; ties do not chain)"
+                .into(),
+            "placement: the class where the mechanism did worst, which decides its rank".into(),
+        ]
+        .into_iter()
+        .chain(tails.note("round trips"))
+        .chain((!ans.ceilings.is_empty()).then(|| {
+            let c: Vec<String> = ans
+                .ceilings
+                .iter()
+                .map(|(n, v)| format!("{n} {v}"))
+                .collect();
+            format!(
+                "ceilings, not ranked (one side, no IPC: how fast bytes move with no other \
+                 side): {}",
+                c.join(", ")
+            )
+        }))
+        .collect(),
+    }
+}
+
+/// Whether two rows' ranges overlap: too close to rank.
+pub fn tie(a: &Row, b: &Row) -> bool {
+    a.low <= b.high && b.low <= a.high
+}
+
+/// The ranking's tie groups, a number per row: going down the ranking, a row
+/// joins the group above only if its range overlaps every member's, else it
+/// starts one. So a tie is never transitive by accident: A~B and B~C with A
+/// and C apart rank C on its own, not "=" to A by a chain of overlaps; every
+/// row of the first group ties the first choice.
+pub fn tie_groups(rows: &[Row]) -> Vec<usize> {
+    let mut groups = Vec::with_capacity(rows.len());
+    let mut start = 0;
+    for (i, r) in rows.iter().enumerate() {
+        if i > 0 && !rows[start..i].iter().all(|m| tie(m, r)) {
+            start = i;
+        }
+        groups.push(start);
+    }
+    groups
+}
