@@ -99,9 +99,59 @@ pub struct Tracefs {
     _held: Option<std::fs::File>,
 }
 
+/// A tracefs instance as a detached mount (Linux 5.2's fsopen, fsconfig and
+/// fsmount; needs CAP_SYS_ADMIN): its descriptor reads as the instance's root
+/// through /proc/self/fd, and it is gone when the descriptor closes, however
+/// the process ends.
+fn detached_tracefs() -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // The kernel's UAPI values (linux/mount.h).
+    const FSOPEN_CLOEXEC: libc::c_uint = 1;
+    const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
+    const FSMOUNT_CLOEXEC: libc::c_uint = 1;
+    const MOUNT_ATTR_NOSUID_NODEV_NOEXEC: libc::c_uint = 0x2 | 0x4 | 0x8;
+    let check = |r: libc::c_long| {
+        if r < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(r as libc::c_int)
+        }
+    };
+    // SAFETY: fsopen reads the NUL-terminated name and takes flags; it returns
+    // a new descriptor (owned below) or -1.
+    let fs =
+        check(unsafe { libc::syscall(libc::SYS_fsopen, c"tracefs".as_ptr(), FSOPEN_CLOEXEC) })?;
+    // SAFETY: `fs` is a descriptor fsopen just returned, owned by nothing else.
+    let fs = unsafe { std::os::fd::OwnedFd::from_raw_fd(fs) };
+    // SAFETY: FSCONFIG_CMD_CREATE takes no key, value or aux (null, null, 0).
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            fs.as_raw_fd(),
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_void>(),
+            0,
+        )
+    })?;
+    // SAFETY: fsmount takes the configured context's descriptor and flags; it
+    // returns a new descriptor of the detached mount or -1.
+    let m = check(unsafe {
+        libc::syscall(
+            libc::SYS_fsmount,
+            fs.as_raw_fd(),
+            FSMOUNT_CLOEXEC,
+            MOUNT_ATTR_NOSUID_NODEV_NOEXEC,
+        )
+    })?;
+    // SAFETY: `m` is a descriptor fsmount just returned, owned by nothing else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(m) })
+}
+
 impl Tracefs {
-    /// The mounted tracefs, else one mounted on a fresh private directory
-    /// (needs CAP_SYS_ADMIN). The error says which.
+    /// The mounted tracefs, else a detached instance of our own (or, on a
+    /// kernel before 5.2, one mounted on a fresh private directory and
+    /// detached at once); mounting needs CAP_SYS_ADMIN. The error says which.
     pub fn find() -> Result<Tracefs, String> {
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
         for l in mounts.lines() {
@@ -118,6 +168,16 @@ impl Tracefs {
                     _held: None,
                 });
             }
+        }
+        // A mount that was never attached: nothing named or mounted exists at
+        // any instant, so even SIGKILL leaves nothing (a directory made to
+        // mount on could be left by a kill in its few microseconds).
+        if let Ok(fd) = detached_tracefs() {
+            let held = std::fs::File::from(fd);
+            return Ok(Tracefs {
+                dir: PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd())),
+                _held: Some(held),
+            });
         }
         use nix::mount::{mount, MsFlags};
         use std::os::unix::fs::DirBuilderExt;
