@@ -278,8 +278,8 @@ fn slug(heading: &str) -> String {
         .collect()
 }
 
-/// The Markdown links `[text](target)` of a text, outside code blocks.
-fn links(text: &str) -> Vec<String> {
+/// The Markdown links of a text outside code blocks, as (text, target).
+fn md_links(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut inside = false;
     for line in text.lines() {
@@ -290,15 +290,22 @@ fn links(text: &str) -> Vec<String> {
         if inside {
             continue;
         }
-        let mut rest = line;
-        while let Some(i) = rest.find("](") {
-            let after = &rest[i + 2..];
-            let Some(j) = after.find(')') else { break };
-            out.push(after[..j].to_string());
-            rest = &after[j..];
+        let mut at = 0;
+        while let Some(i) = line[at..].find("](").map(|i| at + i) {
+            let Some(j) = line[i + 2..].find(')').map(|j| i + 2 + j) else {
+                break;
+            };
+            let label = line[..i].rfind('[').map_or("", |o| &line[o + 1..i]);
+            out.push((label.to_string(), line[i + 2..j].to_string()));
+            at = j;
         }
     }
     out
+}
+
+/// The Markdown links `[text](target)` of a text, outside code blocks: their targets.
+fn links(text: &str) -> Vec<String> {
+    md_links(text).into_iter().map(|(_, t)| t).collect()
 }
 
 /// Every link between the README and the book's pages leads to a file that
@@ -366,42 +373,22 @@ fn internal_links_lead_somewhere() {
 /// pages cannot quote one measurement differently.
 fn unsourced(text: &str, dir: &std::path::Path) -> Vec<String> {
     let mut out = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            inside = !inside;
+    for (figure, target) in md_links(text) {
+        // A quoted figure is a number; a link with words (a page's title)
+        // only points at the file.
+        let number = figure.starts_with(|c: char| c.is_ascii_digit())
+            && figure
+                .chars()
+                .all(|c| c.is_ascii_digit() || ".,".contains(c));
+        if !target.contains("figures/") || !number {
             continue;
         }
-        if inside {
-            continue;
-        }
-        let mut at = 0;
-        while let Some(i) = line[at..].find("](").map(|i| at + i) {
-            let Some(j) = line[i + 2..].find(')').map(|j| i + 2 + j) else {
-                break;
-            };
-            let target = &line[i + 2..j];
-            at = j;
-            let Some(open) = line[..i].rfind('[') else {
-                continue;
-            };
-            let figure = &line[open + 1..i];
-            // A quoted figure is a number; a link with words (a page's title)
-            // only points at the file.
-            let number = figure.starts_with(|c: char| c.is_ascii_digit())
-                && figure
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || ".,".contains(c));
-            if !target.contains("figures/") || !number {
-                continue;
-            }
-            let file = target.split('#').next().unwrap_or_default();
-            let source = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
-            if source.is_empty() {
-                out.push(format!("{figure}: {file} is missing"));
-            } else if !holds(&source, figure) {
-                out.push(format!("{figure}: not in {file}"));
-            }
+        let file = target.split('#').next().unwrap_or_default();
+        let source = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        if source.is_empty() {
+            out.push(format!("{figure}: {file} is missing"));
+        } else if !holds(&source, &figure) {
+            out.push(format!("{figure}: not in {file}"));
         }
     }
     out
