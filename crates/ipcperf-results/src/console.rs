@@ -47,6 +47,26 @@ pub fn set_color(when: &str) {
     COLOR.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether tables draw Unicode boxes (on a terminal) or ASCII lines (into a pipe
+/// or a file, where `|`, `-` and `+` survive every viewer and `cut -d'|'`).
+/// The binary sets it from standard output at start; the library's default is
+/// boxes.
+static BOXES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Draw tables with Unicode boxes (`true`) or ASCII lines (`false`).
+pub fn set_boxes(on: bool) {
+    BOXES.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The style every console table loads: see [`set_boxes`].
+pub fn table_style() -> comfy_table::TableStyle {
+    if BOXES.load(std::sync::atomic::Ordering::Relaxed) {
+        comfy_table::presets::UTF8_FULL_CONDENSED
+    } else {
+        comfy_table::presets::ASCII_FULL_CONDENSED
+    }
+}
+
 /// `text` in an ANSI colour (31 red, 32 green, 33 yellow): with `--color always`;
 /// never with `--color never`; by default when stderr is a terminal and
 /// `NO_COLOR` is not set (https://no-color.org). Plain otherwise.

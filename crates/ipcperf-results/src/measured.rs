@@ -196,7 +196,7 @@ pub fn text(m: &Measured, topo: &Topology, in_vm: bool, markdown: bool) -> Strin
         t.load_style(if markdown {
             comfy_table::presets::ASCII_MARKDOWN
         } else {
-            comfy_table::presets::UTF8_FULL_CONDENSED
+            crate::console::table_style()
         });
         let mut header = vec!["ns: ping ↓ pong →".to_string()];
         header.extend(m.cpus.iter().map(|c| c.to_string()));

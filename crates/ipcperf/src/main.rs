@@ -101,6 +101,8 @@ fn main() {
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
     console::set_color(&cli.color);
+    // Boxes on a terminal; ASCII lines into a pipe or a file.
+    console::set_boxes(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let result = commands::dispatch(cli.command);
     // Interrupted (Ctrl-C) while the run ended: the handler's exit, 128 + the
     // signal, is the one that counts; wait for it.

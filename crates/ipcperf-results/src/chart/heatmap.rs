@@ -185,7 +185,7 @@ fn domain_starts(cpus: &[usize], topo: Option<&Topology>) -> Vec<usize> {
 /// The matrix as table rows: writer CPU down, reader CPU across, p50 (p99) in µs.
 pub fn table(m: &Matrix) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.load_style(crate::console::table_style());
     let mut header = vec!["writer ↓ reader →".to_string()];
     header.extend(m.cpus.iter().map(|c| c.to_string()));
     t.set_header(header);

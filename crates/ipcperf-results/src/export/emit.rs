@@ -63,7 +63,7 @@ pub fn markdown_rows<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]
 /// Rows under a header as a terminal table, fitted to its width.
 pub fn table_rows<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]) -> String {
     let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+    t.load_style(crate::console::table_style())
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
         .set_header(header.iter().map(|h| h.as_ref()));
     for r in rows {

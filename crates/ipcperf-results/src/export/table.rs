@@ -2,7 +2,7 @@
 //! can most easily spare go first, in a fixed order (said in a note); only if it
 //! is still too wide do cells wrap. Pipes and files get every column.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Comfy};
+use comfy_table::{ContentArrangement, Table as Comfy};
 
 use super::cells::{Table, View};
 
@@ -32,7 +32,7 @@ fn spare(header: &str, name: &str) -> bool {
 
 fn comfy(t: &Table) -> Comfy {
     let mut c = Comfy::new();
-    c.load_style(UTF8_FULL_CONDENSED)
+    c.load_style(crate::console::table_style())
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(t.header.clone());
     for r in &t.rows {

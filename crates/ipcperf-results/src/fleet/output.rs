@@ -18,7 +18,7 @@ pub fn table(format: Format, header: &[&str]) -> comfy_table::Table {
     t.load_style(if format == Format::Markdown {
         comfy_table::presets::ASCII_MARKDOWN
     } else {
-        comfy_table::presets::UTF8_FULL_CONDENSED
+        crate::console::table_style()
     });
     t.set_header(header);
     t

@@ -84,7 +84,7 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
             t.load_style(if format == Format::Markdown {
                 comfy_table::presets::ASCII_MARKDOWN
             } else {
-                comfy_table::presets::UTF8_FULL_CONDENSED
+                crate::console::table_style()
             });
             let mut head = vec![
                 "case",

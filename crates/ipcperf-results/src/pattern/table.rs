@@ -206,7 +206,7 @@ pub fn table(
     t.load_style(if format == Format::Markdown {
         comfy_table::presets::ASCII_MARKDOWN
     } else {
-        comfy_table::presets::UTF8_FULL_CONDENSED
+        crate::console::table_style()
     });
     t.set_header(["#", "channel", "A→B", "B→A", "over\nrate"]);
     for c in shown {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use comfy_table::Table;
 use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
 use serde_json::json;
 
@@ -138,10 +138,24 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
         "  last-level cache domains: {}",
         domains(&t.l3_domains())
     );
+    // The idle state decides how fast an idle CPU wakes (this machine's only).
+    if a.sysfs.is_none() {
+        let idle = ipcperf_core::idle::IdleInfo::current();
+        text_line!(
+            out,
+            "  idle: {}{}",
+            idle.summary(),
+            if idle.request_matters() {
+                "; --idle poll keeps idle CPUs polling"
+            } else {
+                ""
+            }
+        );
+    }
     text_line!(out, "  L2 domains: {}", domains(&t.l2_domains()));
     if a.cpus {
         let mut tb = Table::new();
-        tb.load_style(UTF8_FULL_CONDENSED);
+        tb.load_style(ipcperf_results::console::table_style());
         tb.set_header(vec![
             "CPU", "package", "die", "core", "node", "SMT", "L2", "L3",
         ]);
