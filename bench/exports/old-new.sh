@@ -54,7 +54,7 @@ PY
   fi
 done
 # What is not a run: the history of those runs, the mechanism list, a trend.
-for what in "history" "list" "list shm" "trend pipe --size 64"; do
+for what in "history" "list" "list shm" "trend pipe --sizes 64"; do
   for f in table json csv markdown; do
     # shellcheck disable=SC2086
     IPCPERF_DB="$work/old.db" "$old" $what --format $f > "$work/o.txt" 2>&1 || true

@@ -126,7 +126,7 @@ for r in $(seq "$rounds"); do
     timed "$db:by-kernel" "$url" fleet --label scale --by kernel
     timed "$db:page" "$url" fleet --label scale -o "$work/fleet-$db.html"
     timed "$db:all-cases" "$url" fleet --label scale --all-cases --format csv
-    timed "$db:trend" "$url" trend pipe --size 64k --host node97
+    timed "$db:trend" "$url" trend pipe --sizes 64k --host node97
   done
 done
 echo

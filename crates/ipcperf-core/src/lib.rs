@@ -20,6 +20,7 @@ pub mod crossing;
 pub mod error;
 pub mod explain;
 pub mod gen;
+pub mod idle;
 pub mod kind;
 pub mod latency;
 pub mod machine;

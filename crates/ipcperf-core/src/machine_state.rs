@@ -31,6 +31,10 @@ pub struct MachineState {
     /// (the machine's busy time less ours and our peers'), set when the run ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_busy_cpus: Option<f64>,
+    /// The CPUs' idle state: cpuidle driver, states, the latency request in
+    /// force (absent in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<crate::idle::IdleInfo>,
     /// The CPU times when the state was read (not kept: the run's end uses it).
     #[serde(skip)]
     pub started: Option<CpuSnapshot>,
@@ -114,6 +118,14 @@ impl MachineState {
             nohz_full: read(root, "sys/devices/system/cpu/nohz_full").filter(|s| s != "(null)"),
             load_1m: read(root, "proc/loadavg")
                 .and_then(|l| l.split_whitespace().next().and_then(|x| x.parse().ok())),
+            idle: Some(crate::idle::IdleInfo::read(
+                root,
+                &if root == Path::new("/") {
+                    ipcperf_sys::cpu::allowed_cpus().unwrap_or_else(|_| (0..cpus).collect())
+                } else {
+                    (0..cpus).collect()
+                },
+            )),
             cpus,
             virtualized,
             others_busy_cpus: None,

@@ -240,6 +240,7 @@ impl CaseRecord {
             peer_machine: None,
             explain: None,
             replay: None,
+            idle_probe: None,
         }
     }
 }

@@ -155,6 +155,54 @@ pub struct CaseRecord {
     /// it was due; `round_trips` there counts messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<ReplayRecord>>,
+    /// The case measured again with the CPUs held at polling idle (one series
+    /// after the timed ones): the part of its figure that is wake-ups from idle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_probe: Option<IdleProbe>,
+}
+
+/// One series of a case with no idle state deeper than polling
+/// (`/dev/cpu_dma_latency` held at 0), taken after its timed series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleProbe {
+    /// Round trips: the series' p50 and p99, ns (the clock's cost taken off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
+    /// Streams: the series' bytes a second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_sec: Option<f64>,
+    /// Round trips or blocks in the series.
+    pub count: u64,
+}
+
+impl IdleProbe {
+    /// A round-trip series' samples (sorted here), less the clock's cost.
+    pub fn round_trips(samples: &mut [u64], tare: u64) -> IdleProbe {
+        samples.sort_unstable();
+        let at = |q: usize| {
+            samples
+                .get(samples.len() * q / 100)
+                .map(|v| v.saturating_sub(tare))
+        };
+        IdleProbe {
+            p50_ns: at(50),
+            p99_ns: at(99),
+            bytes_per_sec: None,
+            count: samples.len() as u64,
+        }
+    }
+
+    /// A stream series: `bytes` in `elapsed_ns`.
+    pub fn stream(bytes: f64, elapsed_ns: u64, blocks: u64) -> IdleProbe {
+        IdleProbe {
+            p50_ns: None,
+            p99_ns: None,
+            bytes_per_sec: Some(bytes * 1e9 / elapsed_ns.max(1) as f64),
+            count: blocks,
+        }
+    }
 }
 
 /// A replayed pattern and what became of its schedule (workload `replay`).

@@ -59,6 +59,7 @@ pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) ->
         peer_machine: None,
         explain: None,
         replay: None,
+        idle_probe: None,
         latency: None,
     };
     c.summarize();

@@ -14,6 +14,7 @@ pub mod eventfd;
 pub mod fd;
 pub mod fdpass;
 pub mod futex;
+pub mod idle;
 pub mod lock;
 pub mod mqueue;
 pub mod mutex;

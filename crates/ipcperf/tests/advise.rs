@@ -39,7 +39,7 @@ fn a_quick_answer_is_ranked_by_the_figure_and_kept_as_a_run() {
             "--quick",
             "--only",
             "pipe,unix,shm",
-            "--size",
+            "--sizes",
             "64",
             "--latency",
             "p50",
@@ -54,9 +54,9 @@ fn a_quick_answer_is_ranked_by_the_figure_and_kept_as_a_run() {
     // The ranked rows, in order, with their p50 (worst placement) and CPUs busy.
     let rows: Vec<(String, f64, f64)> = out
         .lines()
-        .filter(|l| l.starts_with('│') && !l.contains("mechanism"))
+        .filter(|l| l.starts_with('|') && !l.contains("mechanism"))
         .map(|l| {
-            let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
             (
                 cells[2].to_string(),
                 ns(cells[3]),
@@ -147,7 +147,11 @@ fn streams_and_message_boundaries() {
         ],
     ));
     assert!(out.contains("ranked by round trips per second"), "{out}");
-    assert!(out.contains("round trips/s (worst placement)"), "{out}");
+    assert!(out.contains("| round trips/s |"), "{out}");
+    assert!(
+        out.contains("round trips/s and range: the median and the range"),
+        "{out}"
+    );
 }
 
 /// --from-history measures nothing: it ranks the newest kept figure of each
@@ -272,7 +276,7 @@ fn bad_questions_are_one_line_exit_2() {
         (
             &[
                 "advise",
-                "--sizes",
+                "--size-dist",
                 "fixed:64",
                 "--gaps",
                 "fixed:1k",
@@ -339,9 +343,9 @@ fn a_replayed_pattern_is_ranked_with_the_pattern_beside_the_answer() {
         assert!(cases.iter().any(|c| c["mechanism"] == m), "{m}");
         let line = out
             .lines()
-            .find(|l| l.contains(&format!("┆ {m} ")))
+            .find(|l| l.contains(&format!("| {m} ")))
             .unwrap_or_else(|| panic!("{m}: {out}"));
-        let p99 = ns(line.split('┆').nth(2).unwrap());
+        let p99 = ns(line.split('|').nth(3).unwrap());
         let worst = cases
             .iter()
             .filter(|c| c["mechanism"] == m)

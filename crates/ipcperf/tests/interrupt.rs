@@ -181,7 +181,14 @@ fn replay_is_interrupted_cleanly() {
     for mech in ["posix-mq", "sysv-msg"] {
         interrupt(
             &[
-                "replay", mech, "--sizes", "fixed:64", "--gaps", "fixed:2k", "--for", "20s",
+                "replay",
+                mech,
+                "--size-dist",
+                "fixed:64",
+                "--gaps",
+                "fixed:2k",
+                "--for",
+                "20s",
             ],
             true,
             an_object,

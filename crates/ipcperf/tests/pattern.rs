@@ -376,7 +376,7 @@ fn a_fitted_pattern_keeps_its_schedule_at_speed_and_in_loops() {
     let run = |extra: &[&str]| -> serde_json::Value {
         let mut a = vec![
             "replay",
-            "--sizes",
+            "--size-dist",
             "fixed:64",
             "--gaps",
             "fixed:2k",
@@ -448,7 +448,14 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
             ".png or .svg",
         ),
         (
-            vec!["replay", "--sizes", "fixed:0", "--gaps", "fixed:1k", "pipe"],
+            vec![
+                "replay",
+                "--size-dist",
+                "fixed:0",
+                "--gaps",
+                "fixed:1k",
+                "pipe",
+            ],
             "size",
         ),
         (vec!["replay"], "give a trace"),

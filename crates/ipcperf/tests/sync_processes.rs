@@ -10,6 +10,7 @@ use ipcperf_core::sync::{run_case, run_robustness, Primitive, SyncSpec, PRIMITIV
 
 fn spec(p: Primitive, mode: Mode) -> SyncSpec {
     SyncSpec {
+        idle: Default::default(),
         primitive: p,
         mode,
         placement: ipcperf_core::mode::Placement::UNPINNED,

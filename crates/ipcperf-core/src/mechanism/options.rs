@@ -47,6 +47,14 @@ pub struct MechOptions {
     /// kernel's parts (`--explain`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explain: bool,
+    /// The idle state the case's series run under (`--idle`): the latency
+    /// request held while they run. Part of the case's identity.
+    #[serde(default, skip_serializing_if = "crate::idle::Idle::is_as_is")]
+    pub idle: crate::idle::Idle,
+    /// After the timed series, one series with the CPUs held at polling idle,
+    /// so the table can say what share of the figure is wake-ups from idle.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub idle_probe: bool,
     /// shm streams: the writer builds blocks in the ring, the reader reads them there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shm_zero_copy: bool,
@@ -123,6 +131,9 @@ impl MechOptions {
         }
         if self.one_way {
             v.push(("one_way".into(), "measured".into()));
+        }
+        if !self.idle.is_as_is() {
+            v.push(("idle".into(), self.idle.label()));
         }
         if self.busy_poll {
             v.push(("busy_poll".into(), "client".into()));

@@ -105,6 +105,8 @@ fn run_inner<M: Mechanism>(
         return Err(Error::Invalid("--repeat 0".into()));
     }
     remote_fits(spec, env)?;
+    // `--idle`: the latency request held while this case's series run.
+    let _idle = spec.opts.idle.hold()?;
     crate::crossing::check(
         M::INFO.kind,
         spec.mode == crate::mode::Mode::Processes,
@@ -142,6 +144,17 @@ fn run_inner<M: Mechanism>(
         for _ in 0..spec.repeat {
             let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
             keep(rec, spec, blocks, o, obs);
+        }
+        if spec.opts.idle_probe {
+            if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
+                let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
+                let bytes = (blocks * spec.block_size as u64) as f64;
+                rec.idle_probe = Some(crate::record::IdleProbe::stream(
+                    bytes,
+                    o.elapsed_ns,
+                    blocks,
+                ));
+            }
         }
         return s.close().map(|()| blocks);
     }
@@ -272,6 +285,8 @@ fn round_spec(spec: &CaseSpec, st: &InRounds) -> CaseSpec {
     one.repeat = 1;
     // `--explain`: a traced series in each of the first rounds.
     one.opts.explain &= (st.taken as usize) < crate::explain::TRACED_SERIES;
+    // The idle probe: once, in the first round.
+    one.opts.idle_probe &= st.taken == 0;
     if st.taken > 0 {
         one.length = Length::Count { blocks: st.blocks };
     }
@@ -422,6 +437,7 @@ fn run_latency_inner<M: Mechanism>(
             "--include-setup applies to throughput only: round trips are timed one by one".into(),
         ));
     }
+    let _idle = spec.opts.idle.hold()?;
     crate::crossing::check(
         M::INFO.kind,
         spec.mode == crate::mode::Mode::Processes,
@@ -488,6 +504,12 @@ fn run_latency_inner<M: Mechanism>(
         // Both ways: the bytes of a round trip are 2 × the block.
         if let Some(last) = rec.series.last_mut() {
             last.bytes *= 2;
+        }
+    }
+    if spec.opts.idle_probe {
+        if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
+            s.series(n, budget_ns(&cal, env.stall_ns))?;
+            rec.idle_probe = Some(crate::record::IdleProbe::round_trips(&mut s.samples, tare));
         }
     }
     // `--explain`: one traced series after the timed ones (the first round's,

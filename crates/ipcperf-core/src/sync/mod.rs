@@ -159,6 +159,8 @@ pub struct SyncSpec {
     pub peer: PeerCommand,
     /// `--explain`: one traced set/clear series after the timed ones.
     pub explain: bool,
+    /// `--idle`: the latency request held while the case runs.
+    pub idle: crate::idle::Idle,
 }
 
 /// The record a case starts from (its spec, no figures yet).
@@ -179,7 +181,7 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
         payload: Payload::NoTouch,
         wait: "block".into(),
         include_setup: false,
-        options: Default::default(),
+        options: crate::idle::options(spec.idle),
         status: CaseStatus::Ok,
         message: None,
         latency: None,
@@ -188,6 +190,7 @@ pub fn empty_record(spec: &SyncSpec) -> CaseRecord {
         peer_machine: None,
         explain: None,
         replay: None,
+        idle_probe: None,
         series: Vec::new(),
         median_bytes_per_sec: None,
         min_bytes_per_sec: None,
@@ -527,7 +530,7 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
 /// Run one sync case. Never fails: a failure is recorded with its reason.
 pub fn run_case(spec: &SyncSpec) -> CaseRecord {
     let mut rec = empty_record(spec);
-    if let Err(e) = run_inner(spec, &mut rec) {
+    if let Err(e) = spec.idle.hold().and_then(|_held| run_inner(spec, &mut rec)) {
         rec.fail(e);
     }
     rec

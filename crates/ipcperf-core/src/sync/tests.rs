@@ -136,6 +136,7 @@ fn a_dead_side_is_a_timeout_not_a_hang() {
 
 fn spec(p: Primitive) -> SyncSpec {
     SyncSpec {
+        idle: Default::default(),
         primitive: p,
         mode: Mode::Threads,
         placement: Placement::UNPINNED,

@@ -2,6 +2,7 @@
 //! one pattern and the constraints a user gives. Records in, an answer out: no
 //! system calls here, and every figure in the answer is a case's.
 
+pub mod idle;
 mod names;
 
 use std::collections::BTreeMap;
@@ -304,7 +305,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         match constraint(&name, &mech, row.cpu_load, ask) {
             Some(why) => excluded.push((name, why)),
             None => {
-                row.why = qualifies(&row, &mech, ask);
+                row.why = qualifies(&mech, ask);
                 ranked.push(row);
             }
         }
@@ -338,10 +339,10 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     }
 }
 
-fn qualifies(row: &Row, mech: &str, ask: &Ask) -> String {
+fn qualifies(mech: &str, ask: &Ask) -> String {
     let mut v = Vec::new();
-    if ask.cpu_budget.is_some() {
-        v.push(format!("{:.2} CPUs busy", row.cpu_load));
+    if let Some(b) = ask.cpu_budget {
+        v.push(format!("keeps at most {b} CPUs busy"));
     }
     if ask.messages {
         v.push("keeps message boundaries".to_string());
@@ -350,9 +351,6 @@ fn qualifies(row: &Row, mech: &str, ask: &Ask) -> String {
         v.push("POSIX".to_string());
     } else if LINUX_ONLY.contains(&mech) {
         v.push("Linux only".to_string());
-    }
-    if row.by_placement.len() > 1 {
-        v.push(format!("worst of {} placements", row.by_placement.len()));
     }
     v.join(", ")
 }

@@ -2,13 +2,15 @@
 
 use super::{fmt_figure, streams, Answer, Ask, Figure, Pattern, Row};
 
-/// The ranked rows as a table (rank, figure at the worst placement, series
-/// range, placement, CPUs busy, why), titled `title`.
+/// The ranked rows as a table (rank, figure at the worst placement, its series'
+/// range, that placement, CPUs busy), titled `title`: six narrow columns, so it
+/// fits 80 columns; what qualifies a row (Linux only, a CPU budget) and the
+/// ceilings are notes under it.
 pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::view::Table {
     let fig = match ask.pattern {
-        Pattern::Stream => "throughput (worst placement)".to_string(),
-        Pattern::FanOut => "slowest reader (worst placement)".to_string(),
-        _ => format!("{} (worst placement)", ask.figure.name()),
+        Pattern::Stream => "MB/s".to_string(),
+        Pattern::FanOut => "slowest reader".to_string(),
+        _ => ask.figure.name().to_string(),
     };
     let mut tails = crate::export::cells::TailCounts::default();
     let groups = tie_groups(&ans.ranked);
@@ -33,35 +35,40 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
                 },
                 r.name.clone(),
                 value,
-                format!("{}–{}", fmt_figure(r.low, ask), fmt_figure(r.high, ask)),
+                range(fmt_figure(r.low, ask), fmt_figure(r.high, ask)),
                 r.placement.clone(),
                 format!("{:.2}", r.cpu_load),
-                r.why.clone(),
             ]
         })
         .collect();
+    let places = ans
+        .ranked
+        .iter()
+        .map(|r| r.by_placement.len())
+        .max()
+        .unwrap_or(1);
     crate::export::view::Table {
         title,
-        header: [
-            "rank",
-            "mechanism",
-            &fig,
-            "series range",
-            "placement",
-            "CPUs busy",
-            "why",
-        ]
-        .iter()
-        .map(|h| h.to_string())
-        .collect(),
+        header: ["rank", "mechanism", &fig, "range", "worst at", "CPUs busy"]
+            .iter()
+            .map(|h| h.to_string())
+            .collect(),
         rows,
         notes: [
             "\"=\": a tie with the rows above it down to the last plain rank (its series' range \
              overlaps every one of theirs; ties do not chain)"
                 .into(),
-            "placement: the class where the mechanism did worst, which decides its rank".into(),
+            if places > 1 {
+                format!(
+                    "{fig} and range: the series at the placement where each did worst (\"worst \
+                     at\", of the {places} measured), which decides its rank"
+                )
+            } else {
+                format!("{fig} and range: the median and the range of the case's series")
+            },
         ]
         .into_iter()
+        .chain(qualified(ans))
         .chain(tails.note("round trips"))
         .chain((!ans.ceilings.is_empty()).then(|| {
             let c: Vec<String> = ans
@@ -77,6 +84,36 @@ pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::vi
         }))
         .collect(),
     }
+}
+
+/// A range written once with its unit where both ends share it ("52.6–59.9 µs").
+fn range(low: String, high: String) -> String {
+    match (low.rsplit_once(' '), high.rsplit_once(' ')) {
+        (Some((l, lu)), Some((h, hu))) if lu == hu => format!("{l}–{h} {hu}"),
+        _ => format!("{low}–{high}"),
+    }
+}
+
+/// What qualifies rows, a note each ("Linux only: shm (futex), cma").
+fn qualified(ans: &Answer) -> Vec<String> {
+    let mut by: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in &ans.ranked {
+        for w in r.why.split(", ").filter(|w| !w.is_empty()) {
+            match by.iter_mut().find(|(k, _)| k == w) {
+                Some((_, v)) => v.push(&r.name),
+                None => by.push((w.to_string(), vec![&r.name])),
+            }
+        }
+    }
+    by.into_iter()
+        .map(|(w, names)| {
+            if names.len() == ans.ranked.len() {
+                format!("{w}: every row")
+            } else {
+                format!("{w}: {}", names.join(", "))
+            }
+        })
+        .collect()
 }
 
 /// Whether two rows' ranges overlap: too close to rank.

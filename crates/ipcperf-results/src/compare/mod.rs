@@ -146,8 +146,14 @@ fn key_at(c: &CaseRecord, placement: &str) -> String {
             format!(" [{id}{conv}{speed}{loops}]")
         })
         .unwrap_or_default();
+    // `--idle`: a case held at another idle state is another case.
+    let idle = c
+        .options
+        .get("idle")
+        .map(|v| format!(" idle={v}"))
+        .unwrap_or_default();
     format!(
-        "{}{pattern} {}{zero_copy} {} {} {} {}{}{}{rate}",
+        "{}{pattern} {}{zero_copy} {} {} {} {}{}{}{rate}{idle}",
         c.workload.name(),
         c.mechanism,
         c.mode.name(),

@@ -75,6 +75,21 @@ pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// "the idle state differs between A and B" where the machines' idle states
+/// (cpuidle driver, states, latency request in force) differ.
+pub fn idle_differs(a: &RunRecord, b: &RunRecord) -> Option<String> {
+    let idle = |r: &RunRecord| r.machine.state.as_ref().and_then(|s| s.idle.clone());
+    let (x, y) = (idle(a)?, idle(b)?);
+    (x != y).then(|| {
+        format!(
+            "the idle state differs between A and B: A {}; B {}. A cross-CPU figure holds the \
+             wake-ups from idle, so a change may be the idle state's, not the mechanism's",
+            x.summary(),
+            y.summary()
+        )
+    })
+}
+
 fn describe(label: &str, id: &str, r: &RunRecord) -> String {
     format!(
         "{label} = run {id} on {} (Linux {}, {} CPUs)",
@@ -120,6 +135,7 @@ pub fn view_with(
          the threshold could not tell, and is not counted unchanged.",
         min_change * 100.0
     )];
+    notes.extend(idle_differs(a, b));
     notes.push(if judged_across == 0 {
         "Each verdict rests on one run each: earlier runs of the same cases on this host \
          (kernel, CPU model) in the history would say how much a figure moves from one run \

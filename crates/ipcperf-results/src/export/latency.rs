@@ -292,6 +292,8 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
             tail_noisy.join(", ")
         ));
     }
+    notes.extend(super::idle::held_note(&cases));
+    notes.extend(super::idle::round_trip_note(&cases));
     if measured {
         notes.push(
             "one-way = from the send time the sender wrote into the message to when the \

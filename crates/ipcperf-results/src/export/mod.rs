@@ -8,6 +8,7 @@ pub mod cells;
 pub mod csv;
 pub mod emit;
 pub mod explain;
+pub mod idle;
 pub mod latency;
 pub mod list;
 mod markdown;

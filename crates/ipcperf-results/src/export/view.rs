@@ -186,6 +186,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
             rows.push(row);
         }
         notes.extend(noisy_line(&noisy));
+        notes.extend(super::idle::stream_note(&cases));
         let first = cases[0];
         let mut title = format!("{} · {} · {}", first.mechanism, k.1, k.2);
         if first.wait != "block" {
@@ -197,6 +198,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         let opts: Vec<String> = first
             .options
             .iter()
+            .filter(|(k, _)| k.as_str() != ipcperf_core::idle::NO_IDLE_PROBE)
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if !opts.is_empty() {

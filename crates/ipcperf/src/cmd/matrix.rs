@@ -98,8 +98,15 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
     }
     let mode = a.mode.mode();
     let opts = a.mech.options(&[m])?;
-    let length =
-        crate::shared::plan::series_length(a.series.count, a.series.duration, DEFAULT_SERIES_MS);
+    let length = match (a.series.count, a.series.duration) {
+        (Some(n), _) => Length::Count { blocks: n },
+        (None, Some(d)) => Length::Duration {
+            ns: d.as_nanos() as u64,
+        },
+        (None, None) => Length::Duration {
+            ns: DEFAULT_SERIES_MS * 1_000_000,
+        },
+    };
     let mut specs = Vec::new();
     for o in a.mech.variants(m, &opts) {
         for &w in &cpus {

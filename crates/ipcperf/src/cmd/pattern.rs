@@ -33,9 +33,9 @@ pub struct PatternArgs {
     #[arg(required_unless_present = "sizes")]
     pub trace: Option<PathBuf>,
     /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
-    /// uniform:64,4k, lognormal:MEDIAN,SPREAD (with --gaps). Was --sizes, which
-    /// still works.
-    #[arg(long = "size-dist", alias = "sizes", requires = "gaps", conflicts_with = "trace", value_parser = clap::value_parser!(pattern::fitted::Sizes), value_name = "DIST")]
+    /// uniform:64,4k, lognormal:MEDIAN,SPREAD (with --gaps). Was --sizes, now
+    /// the block size of every other command.
+    #[arg(long = "size-dist", requires = "gaps", conflicts_with = "trace", value_parser = clap::value_parser!(pattern::fitted::Sizes), value_name = "DIST")]
     pub sizes: Option<pattern::fitted::Sizes>,
     /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND;
     /// a rate a second (20k) or the mean gap (50us).

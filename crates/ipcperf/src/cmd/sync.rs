@@ -35,7 +35,15 @@ pub struct SyncArgs {
     #[arg(long, short, value_enum, value_delimiter = ',')]
     pub mode: Vec<SyncModeArg>,
 
+    /// The CPUs' idle state while the cases run: as-is (default), poll (no idle
+    /// state deeper than polling: /dev/cpu_dma_latency held at 0; root) or a
+    /// latency in µs (20us). See `ipcperf latency --help`.
+    #[arg(long, value_parser = ipcperf_core::idle::parse_idle, default_value = "as-is", value_name = "as-is|poll|LATENCY")]
+    pub idle: ipcperf_core::idle::Idle,
+
     /// Length of each timed series (the cycle count is calibrated in the warm-up).
+    /// Default: 10 s of series shared by the plan (cases × --repeat), each 40ms
+    /// to 600ms, as in `run` and `latency`.
     #[arg(long, short, value_parser = units::parse_series_duration)]
     pub duration: Option<std::time::Duration>,
 
@@ -78,8 +86,6 @@ pub struct SyncArgs {
     #[command(flatten)]
     pub save: crate::shared::db::SaveArgs,
 }
-
-const DEFAULT_SERIES_MS: u64 = 300;
 
 pub fn parse_primitives(names: &[String]) -> Result<Vec<Primitive>, Fail> {
     if names.is_empty() {
@@ -130,11 +136,10 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
             )));
         }
     }
+    ipcperf_core::idle::check(a.idle, &ipcperf_core::idle::IdleInfo::current())
+        .map_err(Fail::usage)?;
     let peer = PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?;
-    let series_ns = a
-        .duration
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(DEFAULT_SERIES_MS * 1_000_000);
+    let series_ns = a.duration.map(|d| d.as_nanos() as u64).unwrap_or(0);
     let placements = if a.robustness {
         vec![ipcperf_core::mode::Placement::UNPINNED]
     } else {
@@ -162,9 +167,18 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
                         .unwrap_or_else(ipcperf_sys::names::default_base),
                     peer: peer.clone(),
                     explain: a.explain,
+                    idle: a.idle,
                     untimed: a.untimed,
                 });
             }
+        }
+    }
+    // Without --duration, the budget rule that `run` and `latency` follow.
+    if a.duration.is_none() {
+        let ms = crate::shared::plan::budget_series_ms(v.len() * a.measure.repeat as usize);
+        crate::shared::plan::say_series(v.len(), a.measure.repeat, ms);
+        for s in &mut v {
+            s.series_ns = ms * 1_000_000;
         }
     }
     Ok(v)

@@ -14,14 +14,15 @@ use crate::store::FigureFilter;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
-  ipcperf trend pipe --size 64k                        # this host's runs of pipe at 64 KiB
-  ipcperf trend pipe --size 64k --host node17 -o node17-pipe.png
-  ipcperf trend unix --workload round-trip --size 512 --label nightly --format csv")]
+  ipcperf trend pipe --sizes 64k                        # this host's runs of pipe at 64 KiB
+  ipcperf trend pipe --sizes 64k --host node17 -o node17-pipe.png
+  ipcperf trend unix --workload round-trip --sizes 512 --label nightly --format csv")]
 pub struct TrendArgs {
     /// The mechanism (as `ipcperf list` names it).
     pub mechanism: String,
-    /// Block size of the case (64k, 512); default every size measured.
-    #[arg(long, short, value_parser = crate::units::parse_size)]
+    /// Block size of the case (64k, 512; k = 1024, kB = 1000); default every
+    /// size measured. Was --size, which still works.
+    #[arg(long = "sizes", short, alias = "size", value_name = "SIZE", value_parser = crate::units::parse_size)]
     pub size: Option<usize>,
     /// stream, round-trip or sync; default every workload measured.
     #[arg(long, value_enum)]

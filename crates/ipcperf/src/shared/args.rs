@@ -72,6 +72,15 @@ const URING_BUFFERED: [MechanismKind; 3] = [
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {
+    /// The CPUs' idle state while the series run: as-is (the default: what an
+    /// application gets), poll (no idle state deeper than polling:
+    /// /dev/cpu_dma_latency held at 0; root), or a latency in µs (20us: only
+    /// idle states that exit within it). Where an idle CPU may halt, each case
+    /// across CPUs also takes one series at polling idle, and the table says
+    /// how much of its figure is wake-ups from idle. See `ipcperf topology`.
+    #[arg(long, value_parser = ipcperf_core::idle::parse_idle, default_value = "as-is", value_name = "as-is|poll|LATENCY")]
+    pub idle: ipcperf_core::idle::Idle,
+
     /// shm: how a waiting side is woken: spin (busy-poll, burns a CPU), futex,
     /// eventfd, sem (POSIX semaphores in the shared page) or adaptive (spin for
     /// --spin-for, then sleep on the futex). A comma list measures each, side by side.
@@ -354,7 +363,11 @@ impl MechArgs {
                 )));
             }
         }
+        ipcperf_core::idle::check(self.idle, &ipcperf_core::idle::IdleInfo::current())
+            .map_err(Fail::usage)?;
         Ok(MechOptions {
+            idle: self.idle,
+            idle_probe: false,
             pipe_size: self.pipe_size,
             nodelay: self.nodelay,
             sndbuf: self.sndbuf,

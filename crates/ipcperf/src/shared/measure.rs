@@ -36,9 +36,10 @@ pub struct MeasureArgs {
 /// blocks (round trips) instead; declared once so the two cannot drift.
 #[derive(Args, Debug, Clone)]
 pub struct SeriesArgs {
-    /// Length of each series (2s, 500ms; default 600ms; shorter for the default
-    /// suite, 40ms, for `latency` of every mechanism, 200ms, and for each pair of
-    /// `matrix`, 100ms); the count is calibrated in the warm-up.
+    /// Length of each series (2s, 500ms); the count is calibrated in the warm-up.
+    /// Default: 10 s of series shared by the whole plan (cases × --repeat), each
+    /// 40ms to 600ms (one case: 600ms; the default suite: 40ms); a pair of
+    /// `matrix`: 100ms.
     #[arg(long, short, value_parser = units::parse_series_duration, conflicts_with = "count", allow_hyphen_values = true)]
     pub duration: Option<std::time::Duration>,
 

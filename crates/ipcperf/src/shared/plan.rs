@@ -3,7 +3,7 @@
 
 use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::Placement;
-use ipcperf_core::plan::Length;
+use ipcperf_core::plan::{CaseSpec, Length};
 use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
 
 use crate::fail::Fail;
@@ -84,7 +84,7 @@ pub fn stream_payload(
     // The reason, past its own "runs with --no-touch only (touch asked)".
     let why = m.refuse_payload(payload).unwrap_or_default();
     let why = why.split_once("): ").map_or(why.as_str(), |(_, w)| w);
-    crate::console::note(&format!(
+    ipcperf_results::console::note(&format!(
         "{} runs with --no-touch, the one payload it takes: {why}",
         m.name()
     ));
@@ -167,7 +167,7 @@ pub fn placements(
         }
     }
     if !absent.is_empty() {
-        crate::console::note(&format!(
+        ipcperf_results::console::note(&format!(
             "placement classes this machine does not have: {} (see `ipcperf topology`)",
             absent.join(", ")
         ));
@@ -182,20 +182,139 @@ fn topo_one_cpu(usable: &[usize]) -> String {
     )
 }
 
-/// `--count N` or `--duration D`, else `default_ms` per series.
+/// The timed series a plan spends when neither `--duration` nor `--count` is
+/// given: one budget, shared by all its series, so that naming a mechanism or
+/// not changes how many cases run, never by what rule their series are cut.
+pub const SERIES_BUDGET_MS: u64 = 10_000;
+/// The shortest and longest series the budget gives.
+pub const SERIES_MS: std::ops::RangeInclusive<u64> = 40..=600;
+
+/// One series' length by the budget rule: [`SERIES_BUDGET_MS`] shared by
+/// `series` series (cases × `--repeat`), kept within [`SERIES_MS`].
+pub fn budget_series_ms(series: usize) -> u64 {
+    (SERIES_BUDGET_MS / series.max(1) as u64).clamp(*SERIES_MS.start(), *SERIES_MS.end())
+}
+
+/// The line that says how the series were cut (stderr, none with `-q`).
+pub fn say_series(cases: usize, repeat: u32, ms: u64) {
+    ipcperf_results::console::note(&format!(
+        "{cases} case{} × {repeat} series of {ms} ms (the default: {} s of series shared by the \
+         plan, {}–{} ms each; --duration or --count sets it)",
+        if cases == 1 { "" } else { "s" },
+        SERIES_BUDGET_MS / 1000,
+        SERIES_MS.start(),
+        SERIES_MS.end()
+    ));
+}
+
+/// Mark the cases whose figure may hold wake-ups from idle (two pinned CPUs,
+/// one pair, a sleeping wait, at the machine's own idle) for one more series at
+/// polling idle, where the machine's idle may halt and a request can be made;
+/// where it cannot, one line says so.
+pub fn idle_probes(specs: &mut [CaseSpec]) {
+    for s in specs.iter_mut().filter(|s| idle_sensitive(s)) {
+        s.opts.idle_probe = true;
+    }
+    if !idle_requests(specs) {
+        for s in specs.iter_mut() {
+            s.opts.idle_probe = false;
+        }
+    }
+}
+
+/// `advise`: each case whose figure may hold wake-ups from idle also planned at
+/// polling idle (a twin with `--idle poll`, its series as many and as long), so
+/// that both rankings have their ranges; no probes then. False where there is
+/// no twin to make (nothing halts, no rights, or no such case).
+pub fn idle_twins(specs: &mut Vec<CaseSpec>) -> bool {
+    let twins: Vec<CaseSpec> = specs
+        .iter()
+        .filter(|s| idle_sensitive(s))
+        .map(|s| {
+            let mut t = s.clone();
+            t.opts.idle = ipcperf_core::idle::Idle::Poll;
+            t
+        })
+        .collect();
+    for s in specs.iter_mut() {
+        s.opts.idle_probe = false;
+    }
+    if twins.is_empty() || !idle_requests(&twins) {
+        return false;
+    }
+    specs.extend(twins.into_iter().map(|mut t| {
+        t.opts.idle_probe = false;
+        t
+    }));
+    true
+}
+
+/// Two pinned CPUs, one pair, a sleeping wait, at the machine's own idle.
+fn idle_sensitive(s: &CaseSpec) -> bool {
+    let p = s.placement;
+    s.opts.idle.is_as_is()
+        && p.writer_cpu.is_some()
+        && p.reader_cpu.is_some()
+        && p.writer_cpu != p.reader_cpu
+        && s.pairs.is_empty()
+        && s.clients == 0
+        && s.subscribers == 0
+        && s.opts.rate_per_sec.is_none()
+        && !s.mechanism.info().solo
+        && !(s.mechanism == MechanismKind::Shm
+            && s.opts.shm_wake == Some(ipcperf_core::mechanism::wake::Wake::Spin))
+}
+
+/// Whether a latency request both matters here and can be made, for these
+/// cases (any that would use one); where it matters but cannot be made, one
+/// line says so.
+fn idle_requests(specs: &[CaseSpec]) -> bool {
+    if !specs
+        .iter()
+        .any(|s| s.opts.idle_probe || !s.opts.idle.is_as_is())
+    {
+        return false;
+    }
+    let info = ipcperf_core::idle::IdleInfo::current();
+    if !info.request_matters() {
+        return false;
+    }
+    match ipcperf_sys::idle::can_request() {
+        Ok(()) => true,
+        Err(e) => {
+            ipcperf_results::console::note(&format!(
+                "wake-ups from idle are not measured apart ({e}); this machine's idle may halt \
+                 a CPU ({}), which cross-CPU figures include",
+                info.summary()
+            ));
+            false
+        }
+    }
+}
+
+/// `--count N` or `--duration D` for every case; else the budget rule over the
+/// plan's cases, said on stderr.
 pub fn series_length(
+    specs: &mut [CaseSpec],
     count: Option<u64>,
     duration: Option<std::time::Duration>,
-    default_ms: u64,
-) -> Length {
-    match (count, duration) {
+) {
+    let length = match (count, duration) {
         (Some(n), _) => Length::Count { blocks: n },
         (None, Some(d)) => Length::Duration {
             ns: d.as_nanos() as u64,
         },
-        (None, None) => Length::Duration {
-            ns: default_ms * 1_000_000,
-        },
+        (None, None) => {
+            let series: usize = specs.iter().map(|s| s.repeat as usize).sum();
+            let ms = budget_series_ms(series);
+            if let Some(first) = specs.first() {
+                say_series(specs.len(), first.repeat, ms);
+            }
+            Length::Duration { ns: ms * 1_000_000 }
+        }
+    };
+    for s in specs {
+        s.length = length;
     }
 }
 

@@ -31,8 +31,8 @@ pub struct PatternSource {
     pub channel: Option<String>,
     /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
     /// uniform:64,4k, lognormal:MEDIAN,SPREAD (with --gaps; its messages all go A
-    /// to B). Was --sizes, which still works.
-    #[arg(long = "size-dist", alias = "sizes", requires = "gaps", value_parser = clap::value_parser!(fitted::Sizes), value_name = "DIST")]
+    /// to B). Was --sizes, now the block size of every other command.
+    #[arg(long = "size-dist", requires = "gaps", value_parser = clap::value_parser!(fitted::Sizes), value_name = "DIST")]
     pub sizes: Option<fitted::Sizes>,
     /// Its gaps: fixed:RATE, poisson:RATE, bursts:COUNT,RATE_IN_A_BURST,BURSTS_A_SECOND;
     /// a rate a second (20k) or the mean gap (50us).

@@ -14,10 +14,6 @@ use ipcperf_core::plan::CaseSpec;
 /// The default block size: Duncan's 512-byte messages.
 pub const DEFAULT_SIZE: usize = 512;
 
-const ALL_SERIES_MS: u64 = 200;
-
-const EXPLICIT_SERIES_MS: u64 = 600;
-
 #[derive(Args, Debug)]
 #[command(
     after_help = "Examples:\n  ipcperf latency\n  ipcperf latency pipe unix --sizes 1,64,512,4k,64k --mode threads --pin 0,1\n  ipcperf latency pipe --sizes 4 --pin 0,0 --count 100000\n  ipcperf latency tcp --sizes 64 --nodelay --format json\n  ipcperf latency pipe unix --pin 0,1 --explain   # where each round trip's time goes (root)"
@@ -139,12 +135,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
         .as_ref()
         .map(|s| s.0.clone())
         .unwrap_or_else(|| vec![DEFAULT_SIZE]);
-    let default_ms = if all {
-        ALL_SERIES_MS
-    } else {
-        EXPLICIT_SERIES_MS
-    };
-    let length = series_length(a.series.count, a.series.duration, default_ms);
+    let length = ipcperf_core::plan::Length::Duration { ns: 0 };
     let topo = ipcperf_core::topology::Topology::current();
     let placements = placements(&a.case.pins(), false, &topo, a.save.db.db.as_deref())?;
     let payload = a.case.payload();
@@ -195,6 +186,8 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
             }
         }
     }
+    series_length(&mut specs, a.series.count, a.series.duration);
+    crate::shared::plan::idle_probes(&mut specs);
     Ok(specs)
 }
 

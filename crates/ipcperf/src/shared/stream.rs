@@ -80,10 +80,6 @@ pub const DEFAULT_MECHANISMS: &[MechanismKind] = &[
 
 pub const DEFAULT_SIZES: &[usize] = &[64, 4096, 65536, 1 << 20];
 
-const SUITE_SERIES_MS: u64 = 40;
-
-const EXPLICIT_SERIES_MS: u64 = 600;
-
 /// Turn the arguments into the list of cases, in the order they run.
 pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let default_suite = a.mechanisms.is_empty();
@@ -109,12 +105,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         .as_ref()
         .map(|s| s.0.clone())
         .unwrap_or_else(|| DEFAULT_SIZES.to_vec());
-    let default_ms = if default_suite {
-        SUITE_SERIES_MS
-    } else {
-        EXPLICIT_SERIES_MS
-    };
-    let length = series_length(a.series.count, a.series.duration, default_ms);
+    let length = ipcperf_core::plan::Length::Duration { ns: 0 };
     let topo = ipcperf_core::topology::Topology::current();
     let placements = placements(
         &a.case.pins(),
@@ -172,6 +163,8 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
             }
         }
     }
+    series_length(&mut specs, a.series.count, a.series.duration);
+    crate::shared::plan::idle_probes(&mut specs);
     Ok(specs)
 }
 

@@ -21,8 +21,8 @@ use ipcperf_core::runner;
 #[derive(Args, Debug)]
 #[command(
     after_help = "Every figure in the answer comes from the run it makes and saves (`ipcperf show` \
-                  it). Examples:\n  ipcperf advise --traffic request-reply --size 512\n  ipcperf \
-                  advise --traffic stream --size 64k --cpu-budget 1\n  ipcperf advise --traffic \
+                  it). Examples:\n  ipcperf advise --traffic request-reply --sizes 512\n  ipcperf \
+                  advise --traffic stream --sizes 64k --cpu-budget 1\n  ipcperf advise --traffic \
                   notify --latency p99 --placement other-l3\n  ipcperf advise --messages \
                   --posix-only --quick"
 )]
@@ -40,8 +40,10 @@ pub struct AdviseArgs {
     #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = crate::export::Format::Table)]
     pub format: crate::export::Format,
 
-    /// Message or block size (default 512 for round trips, 64k for streams).
-    #[arg(long, value_parser = units::parse_block)]
+    /// Message or block size: one, as the answer is for one traffic (default 512
+    /// for round trips, 64k for streams; k = 1024, kB = 1000). Was --size, which
+    /// still works.
+    #[arg(long = "sizes", alias = "size", value_name = "SIZE", value_parser = units::parse_block)]
     pub size: Option<usize>,
 
     /// Fan-in: how many clients; fan-out: how many readers.
@@ -91,6 +93,13 @@ pub struct AdviseArgs {
         value_name = "MECHANISM"
     )]
     pub only: Vec<String>,
+
+    /// The CPUs' idle state: as-is (the default) ranks at the machine's own idle
+    /// and, where an idle CPU may halt, measures each candidate across CPUs at
+    /// polling idle too and says what that changes; poll (or a latency in µs,
+    /// 20us) ranks there alone. Root, for poll.
+    #[arg(long, value_parser = ipcperf_core::idle::parse_idle, default_value = "as-is", value_name = "as-is|poll|LATENCY")]
+    pub idle: ipcperf_core::idle::Idle,
 
     /// Shorter series (100 ms each instead of 300 ms): a faster, rougher answer.
     #[arg(long, conflicts_with = "from_history")]
@@ -222,6 +231,9 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
             ]);
         }
         argv.extend(place.iter().cloned());
+        if !a.idle.is_as_is() {
+            argv.extend(["--idle".into(), a.idle.label()]);
+        }
         match a.pattern {
             Pattern::FanIn => argv.extend(["--clients".into(), a.fan.to_string()]),
             Pattern::FanOut => argv.extend(["--subscribers".into(), a.fan.to_string()]),
@@ -258,6 +270,10 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
             }
         };
         specs.extend(parsed?);
+    }
+    // At the machine's idle, each cross-CPU candidate at polling idle too.
+    if a.idle.is_as_is() && !a.from_history {
+        crate::shared::plan::idle_twins(&mut specs);
     }
     Ok(specs)
 }
@@ -332,13 +348,17 @@ pub(crate) fn answer(
         saver,
         console,
         |r| {
-            let mut ans = advise::rank(r, ask);
+            let (asis, held) = advise::idle::split(r);
+            let mut ans = advise::rank(&asis, ask);
             ans.excluded.extend(left_across(a));
             answered.set(ans.first.is_some());
             if a.format != crate::export::Format::Table {
                 return formatted(&ans, ask, a);
             }
             let mut out = render(&ans, ask, a);
+            if let Some(h) = held {
+                out.push_str(&advise::idle::section(&ans, &advise::rank(&h, ask), ask));
+            }
             out.push_str(&more(r));
             out
         },

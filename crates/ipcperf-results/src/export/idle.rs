@@ -1,0 +1,153 @@
+//! What the tables say of the idle state: the share of a cross-CPU figure
+//! that is wake-ups from idle (from each case's series at polling idle), and the
+//! idle a run was held at.
+
+use ipcperf_core::record::CaseRecord;
+
+use crate::units::fmt_size;
+
+fn us(ns: u64) -> String {
+    let v = ns as f64 / 1e3;
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The idle the cases were held at, where not the machine's own: "idle held at
+/// poll …" (None when every case ran as-is).
+pub fn held_note(cases: &[&CaseRecord]) -> Option<String> {
+    let mut held: Vec<&str> = cases
+        .iter()
+        .filter_map(|c| c.options.get("idle").map(String::as_str))
+        .collect();
+    held.dedup();
+    let all = held.len() == 1 && cases.iter().all(|c| c.options.contains_key("idle"));
+    (!held.is_empty()).then(|| {
+        format!(
+            "idle held at {} while the series ran ({}/dev/cpu_dma_latency; `poll`: no idle \
+             state deeper than polling): the mechanism without wake-ups from a halted CPU",
+            held.join(", "),
+            if all { "every case; " } else { "some cases; " }
+        )
+    })
+}
+
+/// Round trips: "wake-ups from idle are ~52.9 of pipe's 58.8 µs p50 …", for the
+/// cases that took a series at polling idle and whose p50 there is below every
+/// one of their timed series' p50s (a share beyond the noise).
+pub fn round_trip_note(cases: &[&CaseRecord]) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut level = Vec::new();
+    for c in cases {
+        let (Some(l), Some(p)) = (&c.latency, &c.idle_probe) else {
+            continue;
+        };
+        let Some(poll) = p.p50_ns else { continue };
+        let low = l.series_p50_ns.iter().copied().min().unwrap_or(l.p50_ns);
+        let name = format!(
+            "{} {} {}",
+            c.mechanism,
+            fmt_size(c.block_size),
+            c.placement.shown()
+        );
+        if poll < low {
+            parts.push(format!(
+                "{name} {} of {} µs ({} at polling idle)",
+                us(l.p50_ns.saturating_sub(poll)),
+                us(l.p50_ns),
+                us(poll)
+            ));
+        } else {
+            level.push(name);
+        }
+    }
+    if parts.is_empty() && level.is_empty() {
+        return None;
+    }
+    let mut s = String::from(
+        "idle: each case across CPUs took one more series with no idle state deeper than \
+         polling (/dev/cpu_dma_latency held at 0)",
+    );
+    if !parts.is_empty() {
+        s.push_str(&format!(
+            "; wake-ups from idle are ~ this much of the p50 round trip: {}; --idle poll \
+             measures the mechanism without them (a CPU then polls while idle: more power)",
+            parts.join(", ")
+        ));
+    }
+    if !level.is_empty() {
+        s.push_str(&format!(
+            "; no share beyond the series' spread: {}",
+            level.join(", ")
+        ));
+    }
+    Some(s)
+}
+
+/// Streams: "64 KiB 0→1: 1311 MB/s, 3663 at polling idle".
+pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in cases {
+        let (Some(m), Some(p)) = (c.median_bytes_per_sec, &c.idle_probe) else {
+            continue;
+        };
+        let Some(poll) = p.bytes_per_sec else {
+            continue;
+        };
+        let high = c.max_bytes_per_sec.unwrap_or(m);
+        let change = if poll > high {
+            format!("{:.2}× at polling idle", poll / m.max(1.0))
+        } else {
+            "within the series' spread".to_string()
+        };
+        parts.push(format!(
+            "{} {}: {:.0} MB/s, {:.0} at polling idle ({change})",
+            fmt_size(c.block_size),
+            c.placement.shown(),
+            m / 1e6,
+            poll / 1e6
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "idle: each block size across CPUs took one more series with no idle state deeper \
+             than polling (/dev/cpu_dma_latency held at 0): {}; --idle poll measures without \
+             wake-ups from idle",
+            parts.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A share is said only where the polling-idle p50 is below every timed
+    /// series' p50; a streams' change only above the series' best.
+    #[test]
+    fn a_share_is_said_only_beyond_the_spread() {
+        let mut case = crate::testdata::paced_case("pipe", 1000, 1000.0, 45_000, 60_000, 90_000);
+        let c = &mut case;
+        let l = c.latency.as_mut().unwrap();
+        l.p50_ns = 45_000;
+        l.series_p50_ns = vec![44_000, 45_000, 46_000];
+        c.idle_probe = Some(ipcperf_core::record::IdleProbe {
+            p50_ns: Some(5_000),
+            p99_ns: None,
+            bytes_per_sec: None,
+            count: 100,
+        });
+        let n = round_trip_note(&[&*c]).unwrap();
+        assert!(n.contains("40.0 of 45.0 µs (5.0 at polling idle)"), "{n}");
+        c.idle_probe.as_mut().unwrap().p50_ns = Some(44_500);
+        let n = round_trip_note(&[&*c]).unwrap();
+        assert!(
+            n.contains("no share beyond") && !n.contains("of 45.0"),
+            "{n}"
+        );
+        c.idle_probe = None;
+        assert_eq!(round_trip_note(&[&*c]), None);
+    }
+}
