@@ -410,6 +410,10 @@ pub fn outside_notes(r: &RunRecord, m: &Matrix) -> String {
              one run may not be in the next (ipcperf topology --measure takes a snapshot)\n",
         );
     }
+    let cases: Vec<&ipcperf_core::record::CaseRecord> = r.cases.iter().collect();
+    if let Some(n) = crate::export::idle::summary_note(&cases) {
+        out.push_str(&format!("  note: {n}\n"));
+    }
     out
 }
 

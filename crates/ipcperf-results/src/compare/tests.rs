@@ -425,3 +425,43 @@ fn explained_parts_are_judged_only_with_several_traced_series() {
         .iter()
         .all(|r| r.unit != "µs part"));
 }
+
+/// Two runs whose machines idle differently are said to, with both states;
+/// the same idle says nothing.
+#[test]
+fn a_different_idle_state_is_said() {
+    use ipcperf_core::idle::{IdleInfo, IdleStateInfo};
+    let mut a = testdata::run();
+    let mut b = testdata::run();
+    let halt = IdleInfo {
+        driver: Some("haltpoll".into()),
+        states: vec![IdleStateInfo {
+            name: "haltpoll idle".into(),
+            latency_us: 1,
+            residency_us: 1,
+            disabled: false,
+        }],
+        ..Default::default()
+    };
+    let state = ipcperf_core::machine_state::MachineState::read(
+        std::path::Path::new("/nonexistent"),
+        2,
+        true,
+    );
+    a.machine.state = Some(ipcperf_core::machine_state::MachineState {
+        idle: Some(halt.clone()),
+        ..state.clone()
+    });
+    b.machine.state = Some(ipcperf_core::machine_state::MachineState {
+        idle: Some(halt.clone()),
+        ..state.clone()
+    });
+    assert_eq!(super::view::idle_differs(&a, &b), None);
+    b.machine.state.as_mut().unwrap().idle = Some(IdleInfo {
+        request_us: Some(0),
+        ..halt
+    });
+    let n = super::view::idle_differs(&a, &b).unwrap();
+    assert!(n.contains("the idle state differs between A and B"), "{n}");
+    assert!(n.contains("latency request 0 µs in force"), "{n}");
+}

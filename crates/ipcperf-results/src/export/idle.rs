@@ -86,6 +86,38 @@ pub fn round_trip_note(cases: &[&CaseRecord]) -> Option<String> {
     Some(s)
 }
 
+/// Many pairs (`matrix`): the wake-ups' share over every pair that took a
+/// series at polling idle, as medians: "wake-ups from idle are ~44.1 µs of the
+/// pairs' 50.2 µs p50 (median over 2 pairs; 6.1 at polling idle)".
+pub fn summary_note(cases: &[&CaseRecord]) -> Option<String> {
+    let mut p50 = Vec::new();
+    let mut poll = Vec::new();
+    for c in cases {
+        if let (Some(l), Some(p)) = (&c.latency, c.idle_probe.as_ref().and_then(|p| p.p50_ns)) {
+            p50.push(l.p50_ns);
+            poll.push(p);
+        }
+    }
+    if p50.is_empty() {
+        return None;
+    }
+    let median = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let n = p50.len();
+    let (a, b) = (median(&mut p50), median(&mut poll));
+    Some(format!(
+        "idle: wake-ups from idle are ~{} µs of the pairs' {} µs p50 (medians over {n} pair{} \
+         that took one series with no idle state deeper than polling: {} µs there); --idle poll \
+         measures without them",
+        us(a.saturating_sub(b)),
+        us(a),
+        if n == 1 { "" } else { "s" },
+        us(b)
+    ))
+}
+
 /// Streams: "64 KiB 0→1: 1311 MB/s, 3663 at polling idle".
 pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
     let mut parts = Vec::new();

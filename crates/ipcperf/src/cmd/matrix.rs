@@ -130,6 +130,8 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
             }
         }
     }
+    // Where an idle CPU may halt: each pair's share of wake-ups from idle.
+    crate::shared::plan::idle_probes(&mut specs);
     Ok(specs)
 }
 

@@ -321,6 +321,17 @@ pub fn series_length(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One rule cuts every plan's series: one case gets the longest, the default
+    /// suite (48 cases × 5) the budget shared, a huge plan the shortest.
+    #[test]
+    fn the_series_budget_is_one_rule_for_every_plan() {
+        assert_eq!(budget_series_ms(5), 600);
+        assert_eq!(budget_series_ms(48 * 5), 41);
+        assert_eq!(budget_series_ms(18 * 5), 111);
+        assert_eq!(budget_series_ms(10_000), 40);
+        assert_eq!(budget_series_ms(0), 600);
+    }
     use crate::testdata::fixture_topology;
 
     /// On every recorded machine, `--placements all` runs one pair of exactly the
