@@ -7,7 +7,7 @@ use common::run_json;
 use std::collections::BTreeMap;
 
 /// The suffixes that name a unit.
-const UNITS: &[&str] = &["_ns", "_ms", "_bytes", "_per_sec"];
+const UNITS: &[&str] = &["_ns", "_us", "_ms", "_bytes", "_per_sec"];
 
 /// Numbers without a unit, as the book lists them (docs/src/json.md).
 const UNITLESS: &[&str] = &[
@@ -58,7 +58,7 @@ const UNITLESS: &[&str] = &[
 ];
 
 /// Maps whose keys are data (sysctl names, option names), not fields.
-const MAPS: &[&str] = &["options", "limits", "mitigations"];
+const MAPS: &[&str] = &["options", "limits", "mitigations", "haltpoll", "differing"];
 
 /// Every field name, with the first path it was seen at and whether it held a
 /// number there.
