@@ -140,12 +140,7 @@ pub struct IdleInfo {
     pub request_us: Option<i64>,
 }
 
-fn read(root: &Path, rel: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(rel))
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
+use crate::machine_state::read;
 
 fn states_of(root: &Path, cpu: usize) -> Vec<IdleStateInfo> {
     let mut v = Vec::new();

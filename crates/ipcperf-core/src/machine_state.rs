@@ -91,7 +91,8 @@ impl CpuSnapshot {
     }
 }
 
-fn read(root: &Path, rel: &str) -> Option<String> {
+/// A sysfs or procfs file under `root`, trimmed; None if absent or empty.
+pub(crate) fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel))
         .ok()
         .map(|s| s.trim().to_string())

@@ -203,7 +203,13 @@ fn advise_is_interrupted_cleanly() {
     // The pattern form: a fitted pattern replayed over each candidate.
     interrupt(
         &[
-            "advise", "--sizes", "fixed:64", "--gaps", "fixed:2k", "--for", "20s",
+            "advise",
+            "--size-dist",
+            "fixed:64",
+            "--gaps",
+            "fixed:2k",
+            "--for",
+            "20s",
         ],
         false,
         a_peer,

@@ -389,6 +389,10 @@ fn what(ask: &Ask) -> String {
 /// ranking at 64 KiB (else the largest block). Each as a table whose notes
 /// carry the first choice, the runner-up and the caveats.
 pub fn report_answers(run: &RunRecord) -> Vec<crate::export::view::Table> {
+    // At the machine's own idle: an advise run's polling-idle twins are not
+    // more placements of the same candidates.
+    let (run, _) = idle::split(run);
+    let run = &run;
     let plain = |c: &&CaseRecord| {
         c.status == CaseStatus::Ok && c.pairs.is_none() && !c.options.contains_key("rate_per_sec")
     };

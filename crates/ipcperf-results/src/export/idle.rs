@@ -22,6 +22,7 @@ pub fn held_note(cases: &[&CaseRecord]) -> Option<String> {
         .iter()
         .filter_map(|c| c.options.get("idle").map(String::as_str))
         .collect();
+    held.sort_unstable();
     held.dedup();
     let all = held.len() == 1 && cases.iter().all(|c| c.options.contains_key("idle"));
     (!held.is_empty()).then(|| {
@@ -86,8 +87,8 @@ pub fn round_trip_note(cases: &[&CaseRecord]) -> Option<String> {
     Some(s)
 }
 
-/// Many pairs (`matrix`): the wake-ups' share over every pair that took a
-/// series at polling idle, as medians: "wake-ups from idle are ~44.1 µs of the
+/// Many pairs (`matrix`): the wake-ups' share over the pairs that took a series
+/// at polling idle (one of each placement class), as medians: "wake-ups from idle are ~44.1 µs of the
 /// pairs' 50.2 µs p50 (median over 2 pairs; 6.1 at polling idle)".
 pub fn summary_note(cases: &[&CaseRecord]) -> Option<String> {
     let mut p50 = Vec::new();
@@ -108,9 +109,9 @@ pub fn summary_note(cases: &[&CaseRecord]) -> Option<String> {
     let n = p50.len();
     let (a, b) = (median(&mut p50), median(&mut poll));
     Some(format!(
-        "idle: wake-ups from idle are ~{} µs of the pairs' {} µs p50 (medians over {n} pair{} \
-         that took one series with no idle state deeper than polling: {} µs there); --idle poll \
-         measures without them",
+        "idle: wake-ups from idle are ~{} µs of these pairs' {} µs p50 (medians over {n} \
+         pair{}, one of each class, that took one series with no idle state deeper than \
+         polling: {} µs there); --idle poll measures without them",
         us(a.saturating_sub(b)),
         us(a),
         if n == 1 { "" } else { "s" },

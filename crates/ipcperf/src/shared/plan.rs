@@ -227,6 +227,9 @@ pub fn idle_probes(specs: &mut [CaseSpec]) {
 /// that both rankings have their ranges; no probes then. False where there is
 /// no twin to make (nothing halts, no rights, or no such case).
 pub fn idle_twins(specs: &mut Vec<CaseSpec>) -> bool {
+    for s in specs.iter_mut() {
+        s.opts.idle_probe = false;
+    }
     let twins: Vec<CaseSpec> = specs
         .iter()
         .filter(|s| idle_sensitive(s))
@@ -236,16 +239,10 @@ pub fn idle_twins(specs: &mut Vec<CaseSpec>) -> bool {
             t
         })
         .collect();
-    for s in specs.iter_mut() {
-        s.opts.idle_probe = false;
-    }
     if twins.is_empty() || !idle_requests(&twins) {
         return false;
     }
-    specs.extend(twins.into_iter().map(|mut t| {
-        t.opts.idle_probe = false;
-        t
-    }));
+    specs.extend(twins);
     true
 }
 

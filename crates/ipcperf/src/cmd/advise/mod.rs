@@ -352,12 +352,13 @@ pub(crate) fn answer(
             let mut ans = advise::rank(&asis, ask);
             ans.excluded.extend(left_across(a));
             answered.set(ans.first.is_some());
+            let poll = held.map(|h| advise::rank(&h, ask));
             if a.format != crate::export::Format::Table {
-                return formatted(&ans, ask, a);
+                return formatted(&ans, poll.as_ref(), ask, a);
             }
             let mut out = render(&ans, ask, a);
-            if let Some(h) = held {
-                out.push_str(&advise::idle::section(&ans, &advise::rank(&h, ask), ask));
+            if let Some(p) = &poll {
+                out.push_str(&advise::idle::section(&ans, p, ask));
             }
             out.push_str(&more(r));
             out
@@ -384,6 +385,9 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
             c.wait.clone(),
             c.block_size,
             c.placement.label.clone(),
+            // A case held at another idle (an advise's polling-idle twin) is
+            // another case.
+            c.options.get("idle").cloned(),
         )
     };
     let want_workload = match a.pattern {
@@ -455,7 +459,7 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
     let mut ans = advise::rank(&kept, ask);
     ans.excluded.extend(left_across(a));
     if a.format != crate::export::Format::Table {
-        crate::console::out(&formatted(&ans, ask, a));
+        crate::console::out(&formatted(&ans, None, ask, a));
         return Ok(if ans.first.is_some() { 0 } else { 1 });
     }
     let mut out = render(&ans, ask, a);
@@ -491,9 +495,23 @@ pub(crate) fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
 /// The answer in `a.format` other than the table (json, csv, markdown): the
 /// ranking row by row, with the first choice, runner-up, what was left out or
 /// could not run, the caveats and the ceilings.
-fn formatted(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
+fn formatted(ans: &Answer, poll: Option<&Answer>, ask: &Ask, a: &AdviseArgs) -> String {
     let t = advise::ranked_table(ans, ask, title(ask, a));
     let groups = advise::tie_groups(&ans.ranked);
+    // Where measured, the ranking at polling idle: rank, tie group, figure.
+    let at_poll = poll.map(|p| {
+        let g = advise::tie_groups(&p.ranked);
+        p.ranked
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                serde_json::json!({
+                    "rank": i + 1, "tie_with_rank": g[i] + 1, "mechanism": r.name,
+                    "value": r.value, "low": r.low, "high": r.high,
+                })
+            })
+            .collect::<Vec<_>>()
+    });
     let pairs = |v: &[(String, String)]| -> Vec<serde_json::Value> {
         v.iter()
             .map(|(n, why)| serde_json::json!({ "mechanism": n, "why": why }))
@@ -521,6 +539,7 @@ fn formatted(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
         "could_not_run": pairs(&ans.not_run),
         "caveats": ans.caveats,
         "ceilings": ans.ceilings.iter().map(|(n, v)| serde_json::json!({ "mechanism": n, "figure": v })).collect::<Vec<_>>(),
+        "at_polling_idle": at_poll,
     });
     let mut markdown = format!("**{}**\n\n", t.title);
     markdown.push_str(&crate::export::emit::markdown_rows(&t.header, &t.rows));
