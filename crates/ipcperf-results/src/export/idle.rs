@@ -119,7 +119,8 @@ pub fn summary_note(cases: &[&CaseRecord]) -> Option<String> {
     ))
 }
 
-/// Streams: "64 KiB 0→1: 1311 MB/s, 3663 at polling idle".
+/// Streams: "64 KiB 0→1: 1311 MB/s, 3663 at polling idle (2.79×)", the ratio
+/// only where the polling series is outside the timed series' range.
 pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
     let mut parts = Vec::new();
     for c in cases {
@@ -130,10 +131,12 @@ pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
             continue;
         };
         let high = c.max_bytes_per_sec.unwrap_or(m);
-        let change = if poll > high {
-            format!("{:.2}× at polling idle", poll / m.max(1.0))
+        let low = c.min_bytes_per_sec.unwrap_or(m);
+        // Said only beyond the timed series' range, either way.
+        let change = if poll > high || poll < low {
+            format!("{:.2}×", poll / m.max(1.0))
         } else {
-            "within the series' spread".to_string()
+            "within the series' range".to_string()
         };
         parts.push(format!(
             "{} {}: {:.0} MB/s, {:.0} at polling idle ({change})",
@@ -156,6 +159,7 @@ pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcperf_core::mode::Mode;
 
     /// A share is said only where the polling-idle p50 is below every timed
     /// series' p50; a streams' change only above the series' best.
