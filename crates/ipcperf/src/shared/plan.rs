@@ -266,17 +266,30 @@ fn idle_sensitive(s: &CaseSpec) -> bool {
 /// cases (any that would use one); where it matters but cannot be made, one
 /// line says so.
 fn idle_requests(specs: &[CaseSpec]) -> bool {
+    idle_requests_on(
+        specs,
+        &ipcperf_core::idle::IdleInfo::current(),
+        ipcperf_sys::idle::can_request,
+    )
+}
+
+/// [`idle_requests`] for a machine whose idle state is `info`, `may` saying
+/// whether this process may make a request.
+fn idle_requests_on(
+    specs: &[CaseSpec],
+    info: &ipcperf_core::idle::IdleInfo,
+    may: impl FnOnce() -> Result<(), String>,
+) -> bool {
     if !specs
         .iter()
         .any(|s| s.opts.idle_probe || !s.opts.idle.is_as_is())
     {
         return false;
     }
-    let info = ipcperf_core::idle::IdleInfo::current();
     if !info.request_matters() {
         return false;
     }
-    match ipcperf_sys::idle::can_request() {
+    match may() {
         Ok(()) => true,
         Err(e) => {
             ipcperf_results::console::note(&format!(
@@ -318,6 +331,49 @@ pub fn series_length(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A case across CPUs is probed only where a request changes something
+    /// and may be made: not on a machine without cpuidle (the 16-CPU guest),
+    /// nor without rights; a same-CPU case or a spinning ring never.
+    #[test]
+    fn idle_probes_only_where_a_request_matters_and_may_be_made() {
+        use ipcperf_core::idle::{IdleInfo, IdleStateInfo};
+        use ipcperf_core::mode::Mode;
+        let across = CaseSpec {
+            opts: ipcperf_core::mechanism::MechOptions {
+                idle_probe: true,
+                ..Default::default()
+            },
+            ..CaseSpec::new(
+                MechanismKind::Pipe,
+                Mode::Processes,
+                64,
+                Placement::pinned(0, 1),
+            )
+        };
+        assert!(idle_sensitive(&across));
+        let mut same = across.clone();
+        same.placement = Placement::pinned(0, 0);
+        assert!(!idle_sensitive(&same));
+        let mut spin = across.clone();
+        spin.mechanism = MechanismKind::Shm;
+        spin.opts.shm_wake = Some(ipcperf_core::mechanism::wake::Wake::Spin);
+        assert!(!idle_sensitive(&spin));
+        let halts = IdleInfo {
+            driver: Some("haltpoll".into()),
+            states: vec![IdleStateInfo {
+                name: "haltpoll idle".into(),
+                latency_us: 1,
+                residency_us: 1,
+                disabled: false,
+            }],
+            ..Default::default()
+        };
+        let specs = [across];
+        assert!(idle_requests_on(&specs, &halts, || Ok(())));
+        assert!(!idle_requests_on(&specs, &halts, || Err("no".into())));
+        assert!(!idle_requests_on(&specs, &IdleInfo::default(), || Ok(())));
+    }
 
     /// One rule cuts every plan's series: one case gets the longest, the default
     /// suite (48 cases × 5) the budget shared, a huge plan the shortest.
