@@ -186,5 +186,19 @@ mod tests {
         );
         c.idle_probe = None;
         assert_eq!(round_trip_note(&[&*c]), None);
+        // A stream: the ratio beyond the timed range either way, none inside it.
+        let mut s = crate::testdata::case("pipe", Mode::Processes, 65536, "shared-l3", &[1e9]);
+        s.median_bytes_per_sec = Some(1.0e9);
+        s.min_bytes_per_sec = Some(0.9e9);
+        s.max_bytes_per_sec = Some(1.1e9);
+        for (poll, want) in [(2.5e9, "(2.50×)"), (0.5e9, "(0.50×)"), (1.05e9, "within")] {
+            s.idle_probe = Some(ipcperf_core::record::IdleProbe::stream(
+                poll,
+                1_000_000_000,
+                1,
+            ));
+            let n = stream_note(&[&s]).unwrap();
+            assert!(n.contains(want), "{poll}: {n}");
+        }
     }
 }
