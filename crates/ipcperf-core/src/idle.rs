@@ -140,7 +140,7 @@ pub struct IdleInfo {
     pub request_us: Option<i64>,
 }
 
-use crate::machine_state::read;
+use crate::sysfs::read;
 
 fn states_of(root: &Path, cpu: usize) -> Vec<IdleStateInfo> {
     let mut v = Vec::new();

@@ -37,6 +37,7 @@ pub mod record;
 pub mod runner;
 pub mod stats;
 pub mod sync;
+mod sysfs;
 pub mod topology;
 pub mod workload;
 

@@ -91,13 +91,7 @@ impl CpuSnapshot {
     }
 }
 
-/// A sysfs or procfs file under `root`, trimmed; None if absent or empty.
-pub(crate) fn read(root: &Path, rel: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(rel))
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
+use crate::sysfs::read;
 
 impl MachineState {
     /// Read the state under `root` (`/` on a live machine).
