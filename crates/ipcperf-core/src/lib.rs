@@ -16,6 +16,7 @@
 pub mod c2c;
 pub mod calibrate;
 pub mod conformance;
+pub mod counts;
 pub mod crossing;
 pub mod error;
 pub mod explain;

@@ -73,7 +73,7 @@ impl PlacementRecord {
 }
 
 /// One timed series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SeriesRecord {
     pub blocks: u64,
     pub bytes: u64,
@@ -84,7 +84,16 @@ pub struct SeriesRecord {
     /// CPU time the reader's thread used (absent in single mode and for solo mechanisms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_cpu_ns: Option<u64>,
+    /// What the writer's thread (the client's, for round trips) cost the kernel
+    /// over exactly the series: context switches, page faults, migrations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_counts: Option<Counts>,
+    /// The same of the reader's thread (the server's), where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_counts: Option<Counts>,
 }
+
+pub use crate::counts::{Counts, PerMessage};
 
 impl SeriesRecord {
     pub fn bytes_per_sec(&self) -> f64 {
@@ -469,6 +478,43 @@ impl CaseRecord {
 
     pub fn is_ok(&self) -> bool {
         self.status == CaseStatus::Ok
+    }
+
+    /// What one message cost each side, the median over the series that were
+    /// counted (None where none was: an older record, a kind not counted yet).
+    pub fn per_message(&self) -> Option<PerMessage> {
+        let med = |f: &dyn Fn(&SeriesRecord) -> Option<f64>| -> Option<f64> {
+            let v: Vec<f64> = self
+                .series
+                .iter()
+                .filter(|s| s.blocks > 0)
+                .filter_map(f)
+                .collect();
+            spread(&v).map(|s| s.median)
+        };
+        let per = |s: &SeriesRecord, x: u64| x as f64 / s.blocks as f64;
+        let w = |f: fn(&Counts) -> u64| med(&|s| s.writer_counts.map(|c| per(s, f(&c))));
+        let r = |f: fn(&Counts) -> u64| med(&|s| s.reader_counts.map(|c| per(s, f(&c))));
+        Some(PerMessage {
+            writer_switches: w(|c| c.switches())?,
+            reader_switches: r(|c| c.switches()),
+            writer_involuntary: w(|c| c.involuntary_switches)?,
+            reader_involuntary: r(|c| c.involuntary_switches),
+            writer_cpu_ns: med(&|s| s.writer_counts.map(|_| per(s, s.writer_cpu_ns)))?,
+            reader_cpu_ns: med(&|s| s.reader_counts.and(s.reader_cpu_ns).map(|n| per(s, n))),
+            writer_migrations: med(&|s| {
+                s.writer_counts
+                    .and_then(|c| c.migrations)
+                    .map(|m| per(s, m))
+            }),
+            reader_migrations: med(&|s| {
+                s.reader_counts
+                    .and_then(|c| c.migrations)
+                    .map(|m| per(s, m))
+            }),
+            writer_faults: w(|c| c.minor_faults + c.major_faults)?,
+            reader_faults: r(|c| c.minor_faults + c.major_faults),
+        })
     }
 }
 

@@ -25,6 +25,8 @@ pub fn case(mech: &str, mode: Mode, size: u64, place: &str, mb_per_s: &[f64]) ->
                 elapsed_ns: 1_000_000_000,
                 writer_cpu_ns: 900_000_000,
                 reader_cpu_ns: Some(800_000_000),
+                writer_counts: None,
+                reader_counts: None,
             }
         })
         .collect();

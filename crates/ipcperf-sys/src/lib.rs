@@ -8,6 +8,7 @@
 pub mod cleanup;
 pub mod clock;
 pub mod cma;
+pub mod counters;
 pub mod cpu;
 pub mod error;
 pub mod eventfd;

@@ -153,6 +153,9 @@ pub enum FromPeer {
         /// length when the reader is on another machine, whose clock is not ours.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         since_go_ns: Option<u64>,
+        /// The peer's thread's counters over the series (absent from an older peer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        counts: Option<crate::record::Counts>,
     },
     Failed {
         message: String,
@@ -170,6 +173,9 @@ pub enum FromPeer {
         /// peer's clock cost taken off) and that cost.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         one_way: Option<(crate::latency::HistogramRecord, u64)>,
+        /// The peer's thread's counters over the series (absent from an older peer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        counts: Option<crate::record::Counts>,
     },
 }
 

@@ -70,6 +70,8 @@ impl<M: Mechanism> PairSession for Client<M> {
             peer_cpu_ns: 0,
             datagrams: None,
             one_way: None,
+            owner_counts: None,
+            peer_counts: None,
         };
         Ok(PairRoundTrips::new(
             outcome,

@@ -115,6 +115,8 @@ fn fan_out<M: Mechanism>(
             // One writer wrote to every reader: its CPU time once.
             writer_cpu_ns: v.first().map_or(0, |o| o.writer_cpu_ns),
             reader_cpu_ns: Some(0),
+            writer_counts: None,
+            reader_counts: None,
             delivered_bytes: Some(per_reader * n as u64),
             datagrams: None,
         };

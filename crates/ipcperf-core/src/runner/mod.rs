@@ -10,8 +10,7 @@ use ipcperf_sys::clock::now_ns;
 
 use crate::calibrate::{calibrate, Calibration, Target};
 use crate::error::{Error, Result};
-use crate::kind::DatagramCounts;
-use crate::kind::Workload;
+use crate::kind::{DatagramCounts, Workload};
 use crate::latency;
 use crate::mechanism::{with_mechanism, Mechanism};
 use crate::observer::Observer;
@@ -20,9 +19,8 @@ use crate::record::{CaseRecord, SeriesRecord};
 use crate::workload::roundtrip_session::RoundTripSession;
 use crate::workload::stream_session::{SeriesOutcome, StreamSession};
 
-/// With IPCPERF_TEST_PANIC set, a panic here, once a stream case's objects and
-/// peer exist: the tests' way to show that a panic removes them (never set by
-/// users; read once a case, outside every timed loop).
+/// With IPCPERF_TEST_PANIC set, a panic once a stream case's objects and peer exist: the tests'
+/// way to show that a panic removes them (never set by users; read once a case, untimed).
 fn panic_on_purpose() {
     if std::env::var_os("IPCPERF_TEST_PANIC").is_some() {
         panic!("IPCPERF_TEST_PANIC: a panic on purpose, the case's objects made");
@@ -37,8 +35,8 @@ pub fn warmup_target_ns(spec: &CaseSpec) -> u64 {
     }
 }
 
-/// Calibrate a case's series: `series(n, budget)` runs `n` units (blocks, round
-/// trips) and says how long they took; `first` and `cap` bound a run.
+/// Calibrate a case's series: `series(n, budget)` runs `n` units (blocks, round trips) and
+/// says how long they took; `first` and `cap` bound a run.
 pub(crate) fn calibrate_case(
     spec: &CaseSpec,
     first: u64,
@@ -79,6 +77,8 @@ pub(crate) fn keep(
         elapsed_ns: o.elapsed_ns,
         writer_cpu_ns: o.writer_cpu_ns,
         reader_cpu_ns: o.reader_cpu_ns,
+        writer_counts: o.writer_counts,
+        reader_counts: o.reader_counts,
     };
     obs.series_done(spec, &s);
     rec.series.push(s);
@@ -237,9 +237,8 @@ fn run_each(
         .collect()
 }
 
-/// Whether a case's series can be taken one per round, each on a set-up of its
-/// own. Many pairs, fan-in, fan-out and timed set-ups run whole, in the first
-/// round.
+/// Whether a case's series can be taken one per round, each on a set-up of its own. Many
+/// pairs, fan-in, fan-out and timed set-ups run whole, in the first round.
 fn in_rounds(spec: &CaseSpec) -> bool {
     spec.repeat > 1
         && !spec.include_setup
@@ -496,8 +495,9 @@ fn run_latency_inner<M: Mechanism>(
                 reader_cpu: o.peer_cpu,
                 writer_cpu_ns: o.owner_cpu_ns,
                 reader_cpu_ns: Some(o.peer_cpu_ns),
-                delivered_bytes: None,
-                datagrams: None,
+                writer_counts: o.owner_counts,
+                reader_counts: o.peer_counts,
+                ..Default::default()
             },
             obs,
         );

@@ -363,6 +363,8 @@ pub(crate) fn run_stream<M: Mechanism>(
                 reader_cpu: None,
                 writer_cpu_ns: 0,
                 reader_cpu_ns: None,
+                writer_counts: None,
+                reader_counts: None,
                 delivered_bytes: Some(0),
                 datagrams: None,
             };
@@ -500,8 +502,7 @@ pub(crate) fn round_trip_series(
             reader_cpu: None,
             writer_cpu_ns: 0,
             reader_cpu_ns: Some(server_cpu.unwrap_or(0)),
-            delivered_bytes: None,
-            datagrams: None,
+            ..Default::default()
         };
         let mut done = 0;
         for (o, p) in v.iter().zip(pr.per_pair.iter_mut()) {

@@ -124,7 +124,7 @@ fn run_inner<M: Mechanism>(
             writer_cpu_ns: p.owner_cpu_ns,
             reader_cpu_ns: Some(p.peer_cpu_ns),
             delivered_bytes: Some(pass.bytes),
-            datagrams: None,
+            ..Default::default()
         };
         keep(rec, spec, pass.delivered, outcome, obs);
         // Messages, not blocks of one size.

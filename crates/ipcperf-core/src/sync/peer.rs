@@ -22,6 +22,7 @@ fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Resu
                     delivered: None,
                     datagrams: None,
                     since_go_ns: None,
+                    counts: None,
                 })?;
             }
             ToPeer::Quit => return Ok(()),

@@ -363,6 +363,7 @@ impl Server<'_> {
                         cpu_ns,
                         datagrams: None,
                         one_way,
+                        counts: None,
                     })?;
                 }
                 ToPeer::Quit => return Ok(()),

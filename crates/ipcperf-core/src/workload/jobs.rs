@@ -3,7 +3,7 @@
 //! role in its setup); each dispatches once on the mechanism into loops
 //! monomorphized for its end. The sync roles' jobs are `sync::peer`'s.
 
-use ipcperf_sys::clock::thread_cpu_ns;
+use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::current_cpu;
 
 use crate::error::{Error, Result};
@@ -39,7 +39,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                     ToPeer::Go { bytes } => {
                         let go_ns = ipcperf_sys::clock::now_ns();
                         ep.prepare_series(false)?;
-                        let cpu0 = thread_cpu_ns();
+                        let c0 = ThreadCounters::now();
                         let (end_ns, lossy) =
                             match M::read_lossy(&mut ep, setup.payload, &mut buf, bytes) {
                                 Some(r) => {
@@ -51,10 +51,12 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                                     None,
                                 ),
                             };
+                        let ours = ThreadCounters::now().since(&c0);
                         ch.send(FromPeer::Done {
                             end_ns,
                             cpu: current_cpu(),
-                            cpu_ns: thread_cpu_ns() - cpu0,
+                            cpu_ns: ours.cpu_ns,
+                            counts: Some(ours.into()),
                             delivered: lossy.map(|l| l.0),
                             datagrams: lossy.map(|l| l.1),
                             since_go_ns: Some(end_ns.saturating_sub(go_ns)),
@@ -93,7 +95,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                             delays.clear();
                             delays.reserve_exact((n as usize).min(1 << 26));
                         }
-                        let cpu0 = thread_cpu_ns();
+                        let c0 = ThreadCounters::now();
                         let echoed = crate::with_duplex!(&mut end, e => roundtrip::echo(
                             setup.payload,
                             e,
@@ -101,7 +103,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                             n,
                             setup.one_way.then_some(&mut delays)
                         ))?;
-                        let cpu_ns = thread_cpu_ns() - cpu0;
+                        let ours = ThreadCounters::now().since(&c0);
                         let one_way = setup.one_way.then(|| {
                             let mut h = crate::latency::new_one_way_histogram();
                             crate::latency::record_samples(&mut h, &delays, tare);
@@ -110,9 +112,10 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                         ch.send(FromPeer::Echoed {
                             echoed,
                             cpu: current_cpu(),
-                            cpu_ns,
+                            cpu_ns: ours.cpu_ns,
                             datagrams: M::take_datagram_counts(end.rx()),
                             one_way,
+                            counts: Some(ours.into()),
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

@@ -68,6 +68,7 @@ pub fn follow<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> R
                     cpu_ns,
                     datagrams: M::take_datagram_counts(end.rx()),
                     one_way: None,
+                    counts: None,
                 })?;
             }
             ToPeer::Quit => return Ok(()),

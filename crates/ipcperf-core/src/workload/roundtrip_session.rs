@@ -10,7 +10,8 @@
 //! Generic over the [`Mechanism`], chosen once per case: the timed loop is
 //! monomorphized for its end (or pair of ends).
 
-use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
+use ipcperf_sys::clock::{clock_cost_ns, now_ns};
+use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 pub use super::duplex::Duplex;
@@ -54,6 +55,9 @@ pub struct RoundTripOutcome {
     /// CPU time of the owner's and the peer's thread during the series.
     pub owner_cpu_ns: u64,
     pub peer_cpu_ns: u64,
+    /// Each side's counters over the series (`record::Counts`), where read.
+    pub owner_counts: Option<crate::record::Counts>,
+    pub peer_counts: Option<crate::record::Counts>,
     /// Both sides' datagram counts, when the mechanism keeps them.
     pub datagrams: Option<DatagramCounts>,
     /// `--one-way`: the receiver's histogram of delays, and its clock cost.
@@ -217,7 +221,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         self.peer.send(ToPeer::Rounds { n })?;
         let p = self.spec.payload;
         let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
-        let cpu0 = thread_cpu_ns();
+        let c0 = ThreadCounters::now();
         let interval = roundtrip::Pace::of(&self.spec.opts);
         let stamp = self.spec.opts.one_way;
         let r = match rec {
@@ -228,7 +232,7 @@ impl<M: Mechanism> RoundTripSession<M> {
                 crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, wbuf, rbuf, n, samples, interval, stamp))
             }
         };
-        let owner_cpu_ns = thread_cpu_ns() - cpu0;
+        let counted = ThreadCounters::now().since(&c0);
         let ping = match r {
             Ok(o) => o,
             Err(e) => {
@@ -248,6 +252,7 @@ impl<M: Mechanism> RoundTripSession<M> {
                 cpu_ns,
                 datagrams,
                 one_way,
+                counts,
             } => {
                 if let Some(d) = datagrams {
                     ours.get_or_insert_with(DatagramCounts::default).add(&d);
@@ -256,8 +261,10 @@ impl<M: Mechanism> RoundTripSession<M> {
                     ping,
                     owner_cpu: current_cpu(),
                     peer_cpu: cpu,
-                    owner_cpu_ns,
+                    owner_cpu_ns: counted.cpu_ns,
                     peer_cpu_ns: cpu_ns,
+                    owner_counts: Some(counted.into()),
+                    peer_counts: counts,
                     datagrams: ours,
                     one_way,
                 })

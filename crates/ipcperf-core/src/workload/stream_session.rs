@@ -2,7 +2,8 @@
 //! ready to run timed series. Set-up and tear-down happen here, outside the
 //! timed series (the runner times them only for `--include-setup`).
 
-use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
+use ipcperf_sys::clock::now_ns;
+use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 use super::jobs::serve;
@@ -17,7 +18,7 @@ use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
 
 /// What one series measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SeriesOutcome {
     /// When the timed series began (CLOCK_MONOTONIC), so many pairs' series can
     /// be laid on one wall clock.
@@ -29,6 +30,9 @@ pub struct SeriesOutcome {
     /// (the same thread in single mode; no reader for solo mechanisms).
     pub writer_cpu_ns: u64,
     pub reader_cpu_ns: Option<u64>,
+    /// Each side's counters over the series (`record::Counts`), where read.
+    pub writer_counts: Option<crate::record::Counts>,
+    pub reader_counts: Option<crate::record::Counts>,
     /// Lossy mechanisms (udp): the bytes that arrived (the rest was lost) and the
     /// datagram counts of both ends.
     pub delivered_bytes: Option<u64>,
@@ -180,32 +184,32 @@ impl<M: Mechanism> StreamSession<M> {
         w.prepare_series(true)?;
         if let Some(r) = self.reader.as_mut() {
             r.prepare_series(false)?;
-            let cpu0 = thread_cpu_ns();
+            let c0 = ThreadCounters::now();
             let start = now_ns();
             stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
             let end = now_ns();
-            let cpu_ns = thread_cpu_ns() - cpu0;
-            return Ok(self.outcome(start, end - start, cpu_ns));
+            let ours = ThreadCounters::now().since(&c0);
+            return Ok(self.outcome(start, end - start, ours));
         }
         let Some(peer) = self.peer.as_mut() else {
             // Solo writer (null).
-            let cpu0 = thread_cpu_ns();
+            let c0 = ThreadCounters::now();
             let start = now_ns();
             stream::write_stream(p, w, &mut self.wbuf, blocks)?;
             let end = now_ns();
-            let cpu_ns = thread_cpu_ns() - cpu0;
-            return Ok(self.outcome(start, end - start, cpu_ns));
+            let ours = ThreadCounters::now().since(&c0);
+            return Ok(self.outcome(start, end - start, ours));
         };
         let after = M::INFO.reader_after_writer;
         peer.arm(Some(now_ns().saturating_add(budget_ns)));
         if !after {
             peer.send(ToPeer::Go { bytes })?;
         }
-        let cpu0 = thread_cpu_ns();
+        let c0 = ThreadCounters::now();
         let start = now_ns();
         let wrote = stream::write_stream(p, w, &mut self.wbuf, blocks);
         let write_end = now_ns();
-        let writer_cpu_ns = thread_cpu_ns() - cpu0;
+        let ours = ThreadCounters::now().since(&c0);
         if let Err(e) = wrote {
             // The peer's own account of what went wrong beats our broken pipe (its
             // death, or the stall watchdog's time-out). A reader that only starts
@@ -235,6 +239,7 @@ impl<M: Mechanism> StreamSession<M> {
                 delivered,
                 datagrams,
                 since_go_ns,
+                counts,
             } => {
                 // Another machine's clock is not ours: its reader's own span, from
                 // our "go" (sent just before the first byte) to its last byte.
@@ -242,9 +247,10 @@ impl<M: Mechanism> StreamSession<M> {
                     (true, Some(d)) => d.max(1),
                     _ => end_ns.saturating_sub(start),
                 };
-                let mut o = self.outcome(start, elapsed, writer_cpu_ns);
+                let mut o = self.outcome(start, elapsed, ours);
                 o.reader_cpu = cpu;
                 o.reader_cpu_ns = Some(cpu_ns);
+                o.reader_counts = counts;
                 o.delivered_bytes = delivered;
                 o.datagrams = datagrams.map(|mut d| {
                     if let Some(w) = self.writer.as_mut().and_then(M::take_datagram_counts) {
@@ -290,10 +296,10 @@ impl<M: Mechanism> StreamSession<M> {
             .iter_mut()
             .filter_map(|s| s.writer.as_mut())
             .collect();
-        let cpu0 = thread_cpu_ns();
+        let c0 = ThreadCounters::now();
         let start = now_ns();
         let wrote = stream::write_stream_to_all(p, &mut ends, wbuf, blocks);
-        let writer_cpu_ns = thread_cpu_ns() - cpu0;
+        let ours = ThreadCounters::now().since(&c0);
         drop(ends);
         let wait_ms = 10_000 + 2 * ((now_ns() - start) / 1_000_000).min(600_000) as i32;
         let mut out = Vec::with_capacity(sessions.len());
@@ -311,11 +317,13 @@ impl<M: Mechanism> StreamSession<M> {
                     end_ns,
                     cpu,
                     cpu_ns,
+                    counts,
                     ..
                 }) => {
-                    let mut o = s.outcome(start, end_ns.saturating_sub(start), writer_cpu_ns);
+                    let mut o = s.outcome(start, end_ns.saturating_sub(start), ours);
                     o.reader_cpu = cpu;
                     o.reader_cpu_ns = Some(cpu_ns);
+                    o.reader_counts = counts;
                     out.push(o);
                 }
                 Ok(FromPeer::Failed { message }) => {
@@ -339,7 +347,8 @@ impl<M: Mechanism> StreamSession<M> {
         }
     }
 
-    fn outcome(&self, start_ns: u64, elapsed_ns: u64, writer_cpu_ns: u64) -> SeriesOutcome {
+    /// The series' outcome from this side: `ours`, the writer's counters over it.
+    fn outcome(&self, start_ns: u64, elapsed_ns: u64, ours: ThreadCounters) -> SeriesOutcome {
         let cpu = current_cpu();
         let single = self.spec.mode == Mode::Single;
         SeriesOutcome {
@@ -347,8 +356,10 @@ impl<M: Mechanism> StreamSession<M> {
             elapsed_ns: elapsed_ns.max(1),
             writer_cpu: cpu,
             reader_cpu: if single { cpu } else { None },
-            writer_cpu_ns,
+            writer_cpu_ns: ours.cpu_ns,
             reader_cpu_ns: None,
+            writer_counts: Some(ours.into()),
+            reader_counts: None,
             delivered_bytes: None,
             datagrams: None,
         }

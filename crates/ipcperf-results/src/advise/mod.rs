@@ -84,6 +84,9 @@ pub struct Row {
     /// The round trips beyond each percentile at that placement (what a tail
     /// figure rests on); None for streams and rates.
     pub beyond: Option<ipcperf_core::latency::Beyond>,
+    /// Context switches per message, both sides, at that placement (None: not
+    /// counted): part of why a figure is what it is.
+    pub switches: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -286,6 +289,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
             why: String::new(),
             by_placement: BTreeMap::new(),
             beyond,
+            switches: c.per_message().map(|p| p.switches()),
         });
         row.cpu_load = row.cpu_load.max(load);
         row.by_placement.insert(c.placement.label.clone(), v);
@@ -296,6 +300,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
             row.high = hi;
             row.placement = c.placement.label.clone();
             row.beyond = beyond;
+            row.switches = c.per_message().map(|p| p.switches());
         }
     }
     let mut ranked = Vec::new();
@@ -463,12 +468,30 @@ impl Ask {
 
 fn sentence_first(r: &Row, n: usize, ask: &Ask) -> String {
     format!(
-        "{}: its {} of {} ({}) is the best of the {n} that qualify.",
+        "{}: its {} of {} ({}) is the best of the {n} that qualify.{}",
         r.name,
         what(ask),
         fmt_figure(r.value, ask),
-        r.placement
+        r.placement,
+        cost(r)
     )
+}
+
+/// What a message costs the machine there, from the counters: a wait that
+/// spins instead of switching keeps CPUs busy; a sleeping one switches.
+fn cost(r: &Row) -> String {
+    match r.switches {
+        Some(s) if s < 0.05 && r.spins => format!(
+            " It makes no context switch ({s:.2} a message): its wait spins, keeping {:.2} CPUs \
+             busy.",
+            r.cpu_load
+        ),
+        Some(s) => format!(
+            " Each message costs {s:.2} context switches (both sides), {:.2} CPUs busy.",
+            r.cpu_load
+        ),
+        None => String::new(),
+    }
 }
 
 fn sentence_runner_up(a: &Row, b: &Row, ask: &Ask) -> String {
@@ -509,6 +532,13 @@ fn sentence_runner_up(a: &Row, b: &Row, ask: &Ask) -> String {
             "; it wins on CPU: {:.2} CPUs busy against {:.2}",
             b.cpu_load, a.cpu_load
         ));
+    }
+    if let (Some(x), Some(y)) = (a.switches, b.switches) {
+        if (x - y).abs() >= 0.5 {
+            s.push_str(&format!(
+                "; it makes {y:.2} context switches a message against the first's {x:.2}"
+            ));
+        }
     }
     s.push('.');
     s

@@ -211,6 +211,7 @@ fn ties_are_groups_that_all_overlap_never_a_chain() {
         why: String::new(),
         by_placement: Default::default(),
         beyond: None,
+        switches: None,
     };
     let rows = vec![
         row("a", 10.0, 20.0),

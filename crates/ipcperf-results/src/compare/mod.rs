@@ -10,6 +10,7 @@
 //! case's spread holds the drift of the whole run, not only of one second of it.
 //! Records in, a view out.
 
+mod counters;
 mod parts;
 mod runs;
 #[cfg(test)]
@@ -17,6 +18,7 @@ mod simulate;
 pub(crate) mod stats;
 mod tail;
 mod view;
+pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 use runs::across_runs;
 pub use runs::{history_of, same_machine, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
@@ -251,7 +253,8 @@ fn unit(c: &CaseRecord) -> &'static str {
 fn fmt_value(unit: &str, v: f64) -> String {
     match unit {
         "MB/s" => format!("{} MB/s", fmt_mbps(v)),
-        "µs p50" | "µs p99" | PART => format!("{:.2} µs", v / 1e3),
+        "µs p50" | "µs p99" | PART | CPU_PER_MSG => format!("{:.2} µs", v / 1e3),
+        SWITCHES => format!("{v:.3}"),
         _ => format!("{}/s", crate::units::fmt_rate(v)),
     }
 }
@@ -435,8 +438,16 @@ pub const ALPHA: f64 = 0.05;
 fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
     // The cases are one family; `--explain`'s parts another, so that judging
     // the parts never makes a case harder to call.
-    hold_in_family(rows, min_change, |r| r.unit != PART);
+    // The per-message counters a third.
+    hold_in_family(rows, min_change, is_case);
     hold_in_family(rows, min_change, |r| r.unit == PART);
+    hold_in_family(rows, min_change, is_counter);
+}
+
+/// Whether a row judges a case's own figure: not a part of `--explain`'s nor a
+/// counter, which say why and are never gated.
+pub fn is_case(r: &Row) -> bool {
+    r.unit != PART && !is_counter(r)
 }
 
 /// The unit of a row of `--explain`'s parts.
@@ -500,6 +511,7 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                     rows.push(tail::bound(row, ca, cb, min_change));
                 }
                 rows.extend(parts::explained_parts(ca, cb, min_change));
+                rows.extend(counters::counter_rows(ca, cb, min_change));
             }
             None => rows.push(Row {
                 case: shown(ca, ca),

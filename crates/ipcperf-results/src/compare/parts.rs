@@ -44,26 +44,40 @@ pub(super) fn explained_parts(a: &CaseRecord, b: &CaseRecord, min_change: f64) -
                 };
                 return Some(judge(case, PART, &fig(va), &fig(vb), min_change));
             }
-            Some(Row {
+            Some(shown_row(
                 case,
-                unit: PART,
-                a: Some(ma.unwrap_or(0.0)),
-                b: Some(mb.unwrap_or(0.0)),
-                ratio: match (ma, mb) {
-                    (Some(x), Some(y)) if x > 0.0 => Some(y / x),
-                    _ => None,
-                },
-                interval: None,
-                p: None,
-                verdict: Verdict::NoiseUnknown,
-                why: "one traced series a side (--explain; --repeat traces more): the change is \
-                      shown, not judged"
-                    .into(),
-                lower_better: true,
-                detectable: None,
-                se_df: None,
-                floor: None,
-            })
+                PART,
+                (ma, mb),
+                "one traced series a side (--explain; --repeat traces more): the change is \
+                 shown, not judged",
+            ))
         })
         .collect()
+}
+
+/// A row shown, not judged: the medians `m` of A and B, their ratio, and why.
+pub(super) fn shown_row(
+    case: String,
+    unit: &'static str,
+    m: (Option<f64>, Option<f64>),
+    why: &str,
+) -> Row {
+    Row {
+        case,
+        unit,
+        a: Some(m.0.unwrap_or(0.0)),
+        b: Some(m.1.unwrap_or(0.0)),
+        ratio: match m {
+            (Some(x), Some(y)) if x > 0.0 => Some(y / x),
+            _ => None,
+        },
+        interval: None,
+        p: None,
+        verdict: Verdict::NoiseUnknown,
+        why: why.into(),
+        lower_better: true,
+        detectable: None,
+        se_df: None,
+        floor: None,
+    }
 }

@@ -10,7 +10,7 @@ use crate::export::view::{Table, View};
 /// How many cases got faster, slower, did not change, and could not be judged.
 pub fn summary(rows: &[Row]) -> String {
     // Cases only: `--explain`'s part rows are counted apart, at the end.
-    let cases: Vec<&Row> = rows.iter().filter(|r| r.unit != super::PART).collect();
+    let cases: Vec<&Row> = rows.iter().filter(|r| super::is_case(r)).collect();
     let n = |v: Verdict| cases.iter().filter(|r| r.verdict == v).count();
     let mut s = format!(
         "{} faster, {} slower, {} unchanged",
@@ -43,6 +43,16 @@ pub fn summary(rows: &[Row]) -> String {
         .count();
     if parts_changed > 0 {
         s.push_str(&format!("; {parts_changed} of the explained parts changed"));
+    }
+    let counters_changed = rows
+        .iter()
+        .filter(|r| super::is_counter(r))
+        .filter(|r| matches!(r.verdict, Verdict::Faster | Verdict::Slower))
+        .count();
+    if counters_changed > 0 {
+        s.push_str(&format!(
+            "; {counters_changed} of the per-message counters changed"
+        ));
     }
     s
 }
@@ -157,7 +167,7 @@ pub fn view_with(
         .count();
     for r in &rows {
         let changed = matches!(r.verdict, Verdict::Faster | Verdict::Slower);
-        if r.unit == super::PART && !verbose && !changed {
+        if !super::is_case(r) && !verbose && !changed {
             continue;
         }
         if verbose || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell) {

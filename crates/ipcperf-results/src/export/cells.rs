@@ -178,3 +178,53 @@ mod tests {
         );
     }
 }
+
+/// A count per message: two decimals below 10 ("1.98", "0.00"), one above.
+fn per_msg(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Whether any of `cases` was counted (its series carry each side's counters):
+/// the tables add their per-message columns only then.
+pub fn counted(cases: &[&CaseRecord]) -> bool {
+    cases.iter().any(|c| c.is_ok() && c.per_message().is_some())
+}
+
+/// Context switches per message (block, round trip), both sides together
+/// ("2.00"); with -v each side ("1.00+1.00": writer or client first); "-"
+/// where not counted.
+pub fn switches_cell(c: &CaseRecord) -> String {
+    match c.per_message().filter(|_| c.is_ok()) {
+        None => "-".into(),
+        Some(p) => match p.reader_switches.filter(|_| crate::console::verbose()) {
+            Some(r) => format!("{}+{}", per_msg(p.writer_switches), per_msg(r)),
+            None => per_msg(p.switches()),
+        },
+    }
+}
+
+/// CPU time per message in µs, both sides together; with -v each side.
+pub fn cpu_cell(c: &CaseRecord) -> String {
+    match c.per_message().filter(|_| c.is_ok()) {
+        None => "-".into(),
+        Some(p) => match p.reader_cpu_ns.filter(|_| crate::console::verbose()) {
+            Some(r) => format!("{}+{}", per_msg(p.writer_cpu_ns / 1e3), per_msg(r / 1e3)),
+            None => per_msg(p.cpu_ns() / 1e3),
+        },
+    }
+}
+
+/// The note under a table with per-message columns.
+pub const COUNTERS_NOTE: &str = "switches/msg: context switches per message (block or round \
+     trip), both sides together; CPU µs/msg: their CPU time per message; from the kernel's \
+     own accounting over each series, the median of the series (-v: writer or client + reader \
+     or server; JSON and CSV: every counter)";
+
+/// The note under a stream table with its per-message column.
+pub const STREAM_COUNTERS_NOTE: &str = "switches/msg: context switches per block, writer and \
+     reader together, from the kernel's own accounting over each series (median of the series; \
+     -v: writer + reader; JSON and CSV: every counter)";

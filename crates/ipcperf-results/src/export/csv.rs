@@ -87,7 +87,49 @@ pub const HEADER: &[&str] = &[
     "explain_traced_median_ns",
     "explain_untraced_median_ns",
     "explain_parts",
+    "series_writer_cpu_ns",
+    "series_reader_cpu_ns",
+    "series_writer_voluntary_switches",
+    "series_writer_involuntary_switches",
+    "series_reader_voluntary_switches",
+    "series_reader_involuntary_switches",
+    "series_writer_migrations",
+    "series_reader_migrations",
+    "series_writer_faults",
+    "series_reader_faults",
+    "switches_per_msg",
+    "cpu_ns_per_msg",
 ];
+
+/// Each series' counters, ';' between series (empty where not counted), then
+/// the two per-message figures (both sides, median of the series).
+fn counter_cells(c: &ipcperf_core::record::CaseRecord) -> Vec<String> {
+    use ipcperf_core::record::{Counts, SeriesRecord};
+    let each = |f: &dyn Fn(&SeriesRecord) -> Option<u64>| -> String {
+        c.series
+            .iter()
+            .map(|s| opt(f(s)))
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    let w = |f: fn(&Counts) -> Option<u64>| each(&|s| s.writer_counts.as_ref().and_then(f));
+    let r = |f: fn(&Counts) -> Option<u64>| each(&|s| s.reader_counts.as_ref().and_then(f));
+    let pm = c.per_message();
+    vec![
+        each(&|s| s.writer_counts.map(|_| s.writer_cpu_ns)),
+        each(&|s| s.reader_counts.and(s.reader_cpu_ns)),
+        w(|c| Some(c.voluntary_switches)),
+        w(|c| Some(c.involuntary_switches)),
+        r(|c| Some(c.voluntary_switches)),
+        r(|c| Some(c.involuntary_switches)),
+        w(|c| c.migrations),
+        r(|c| c.migrations),
+        w(|c| Some(c.minor_faults + c.major_faults)),
+        r(|c| Some(c.minor_faults + c.major_faults)),
+        opt(pm.map(|p| format!("{:.4}", p.switches()))),
+        opt(pm.map(|p| format!("{:.1}", p.cpu_ns()))),
+    ]
+}
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -108,7 +150,7 @@ pub fn render(run: &RunRecord) -> String {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
-        w.row([
+        let mut row = vec![
             c.workload.name().to_string(),
             c.mechanism.clone(),
             c.mode.name().to_string(),
@@ -181,7 +223,9 @@ pub fn render(run: &RunRecord) -> String {
                     .join(";")
             })
             .unwrap_or_default(),
-        ]);
+        ];
+        row.extend(counter_cells(c));
+        w.row(row);
     }
     w.text()
 }

@@ -104,6 +104,11 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         header.push("half-rtt p50".into());
         header.push("half-rtt p99".into());
     }
+    let counted = super::cells::counted(&cases);
+    if counted {
+        header.push("switches/msg".into());
+        header.push("CPU µs/msg".into());
+    }
     let lossy = cases.iter().any(|c| c.datagrams.is_some());
     if lossy {
         header.push("lost/dup/reord".into());
@@ -178,6 +183,10 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                 if half_rtt {
                     row.push(fmt_us(l.p50_ns as f64 / 2.0));
                     row.push(fmt_us(l.p99_ns as f64 / 2.0));
+                }
+                if counted {
+                    row.push(super::cells::switches_cell(c));
+                    row.push(super::cells::cpu_cell(c));
                 }
                 if !tares.contains(&l.clock_cost_ns) {
                     tares.push(l.clock_cost_ns);
@@ -294,6 +303,9 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     }
     notes.extend(super::idle::held_note(&cases));
     notes.extend(super::idle::round_trip_note(&cases));
+    if counted {
+        notes.push(super::cells::COUNTERS_NOTE.into());
+    }
     if measured {
         notes.push(
             "one-way = from the send time the sender wrote into the message to when the \

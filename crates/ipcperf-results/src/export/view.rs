@@ -134,11 +134,15 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
                 sizes.push(c.block_size);
             }
         }
+        let counted = super::cells::counted(&cases);
         let mut header = vec!["block".to_string()];
         for p in &placements {
             header.push(format!("{p} MB/s (min–max)"));
             header.push(format!("{p} blocks/s"));
             header.push("CPUs busy".to_string());
+            if counted {
+                header.push("switches/msg".to_string());
+            }
         }
         let mut rows = Vec::new();
         let mut notes = Vec::new();
@@ -152,6 +156,9 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
                 {
                     Some(c) => {
                         row.extend(cells(c));
+                        if counted {
+                            row.push(super::cells::switches_cell(c));
+                        }
                         if let Some(n) = noise(c) {
                             if crate::console::verbose() {
                                 notes.push(format!("{} {p}: {n}", fmt_size(*s)));
@@ -180,13 +187,21 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
                             }
                         }
                     }
-                    None => row.extend(["-".to_string(), "-".into(), "-".into()]),
+                    None => {
+                        row.extend(["-".to_string(), "-".into(), "-".into()]);
+                        if counted {
+                            row.push("-".into());
+                        }
+                    }
                 }
             }
             rows.push(row);
         }
         notes.extend(noisy_line(&noisy));
         notes.extend(super::idle::stream_note(&cases));
+        if counted {
+            notes.push(super::cells::STREAM_COUNTERS_NOTE.into());
+        }
         let first = cases[0];
         let mut title = format!("{} · {} · {}", first.mechanism, k.1, k.2);
         if first.wait != "block" {
@@ -292,6 +307,8 @@ mod tests {
                 elapsed_ns: m * 1_000_000,
                 writer_cpu_ns: m * 1_000_000,
                 reader_cpu_ns: Some(0),
+                writer_counts: None,
+                reader_counts: None,
             })
             .collect();
         r.summarize();

@@ -4,6 +4,7 @@
 //! of how many network links this host's loopback rate would fill. Records in,
 //! text out.
 
+mod counters;
 mod explain;
 pub mod fleet;
 pub mod summary;
@@ -589,6 +590,7 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             o.push_str("</div>\n");
         }
         o.push_str(&explain::section(run).unwrap_or_default());
+        o.push_str(&counters::section(run).unwrap_or_default());
         // What `ipcperf advise` would answer from this run's figures.
         for t in crate::advise::report_answers(run) {
             o.push_str(&table_html(&t));

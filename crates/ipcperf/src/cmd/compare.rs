@@ -99,10 +99,10 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         markdown: tables(Format::Markdown),
     };
     crate::console::out(&emit(&doc, a.format)?);
-    // The gate counts cases; `--explain`'s parts say why, and are not gated.
+    // The gate counts cases; `--explain`'s parts and the counters say why, and are not gated.
     let count = |v: compare::Verdict| {
         rows.iter()
-            .filter(|r| r.verdict == v && r.unit != compare::PART)
+            .filter(|r| r.verdict == v && compare::is_case(r))
             .count()
     };
     let slower = count(compare::Verdict::Slower);

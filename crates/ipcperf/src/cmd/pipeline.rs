@@ -286,6 +286,8 @@ impl Setting {
                         // reader: their CPU time together, so CPUs busy stays true.
                         writer_cpu_ns: run.cpu_ns,
                         reader_cpu_ns: None,
+                        writer_counts: None,
+                        reader_counts: None,
                     }),
                     Err(e) => fail(rec, CaseStatus::Failed, e),
                 }
