@@ -65,6 +65,29 @@ for i in $(seq "$rounds"); do
     done
 done
 
+# What perf's per-thread counters cost: a pipe round trip's p50 with them
+# (IPCPERF_PERF_COUNTERS=1) over without (the default), across CPUs and on one,
+# interleaved. Where perf may count nothing here (no rights, no PMU) both runs
+# are alike.
+p50() { "$bin" latency pipe --pin "$1" -n "$n" -r 3 --no-save --format json 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["cases"][0]["p50_ns"])'; }
+declare -A P
+for i in $(seq "$rounds"); do
+    for pin in 0,1 0,0; do
+        if ((i % 2)); then
+            with=$(IPCPERF_PERF_COUNTERS=1 p50 "$pin"); without=$(p50 "$pin")
+        else
+            without=$(p50 "$pin"); with=$(IPCPERF_PERF_COUNTERS=1 p50 "$pin")
+        fi
+        P[$pin]+="$(ratio "$with" "$without") "
+        echo "  round $i: pipe round trip p50 CPUs $pin: perf counters on $with ns, off $without ns" >&2
+    done
+done
+perf_on=$(IPCPERF_PERF_COUNTERS=1 "$bin" latency pipe --pin 0,1 -n 100 -r 1 --no-save --format json 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["cases"][0]["series"][0].get("writer_counts", {})
+l=d["machine"]["state"].get("perf_not_counted", [])
+print(", ".join(k for k in ("perf_switches", "cycles") if k in c) or "none", "|", "; ".join(l) or "-")')
+
 fig() {
     # shellcheck disable=SC2086
     read -r m lo hi cnt < <(summary $1)
@@ -80,6 +103,14 @@ table() {
     done
     echo
     echo "Per message (a round trip, a block), the median of each run's three series; median (min–max) over the rounds."
+    echo
+    echo "| what perf's per-thread counters cost | p50 with / without |"
+    echo "|---|---:|"
+    for pin in 0,1 0,0; do
+        printf '| pipe round trip, 512 B, CPUs %s | %s |\n' "$pin" "$(fig "${P[$pin]}")"
+    done
+    echo
+    echo "perf's counters open here: ${perf_on%% |*}; not counted: ${perf_on#*| }."
 }
 table
 if [ -n "${COUNTERS_MD:-}" ]; then

@@ -35,6 +35,10 @@ pub struct MachineState {
     /// force (absent in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<crate::idle::IdleInfo>,
+    /// The perf counters this run could not count, a line each, saying why
+    /// (`ipcperf_sys::perfcount`): no PMU here, or not allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perf_not_counted: Vec<String>,
     /// The CPU times when the state was read (not kept: the run's end uses it).
     #[serde(skip)]
     pub started: Option<CpuSnapshot>,
@@ -124,6 +128,7 @@ impl MachineState {
             cpus,
             virtualized,
             others_busy_cpus: None,
+            perf_not_counted: Vec::new(),
             started: None,
         }
     }
@@ -132,6 +137,9 @@ impl MachineState {
     pub fn current(cpus: usize, virtualized: bool) -> MachineState {
         let mut s = MachineState::read(Path::new("/"), cpus, virtualized);
         s.started = Some(CpuSnapshot::now());
+        if crate::counts::perf_wanted() {
+            s.perf_not_counted = ipcperf_sys::perfcount::ThreadPerf::open().1;
+        }
         s
     }
 

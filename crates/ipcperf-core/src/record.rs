@@ -93,7 +93,7 @@ pub struct SeriesRecord {
     pub reader_counts: Option<Counts>,
 }
 
-pub use crate::counts::{Counts, PerMessage};
+pub use crate::counts::{Cost, Counts, PerMessage};
 
 impl SeriesRecord {
     pub fn bytes_per_sec(&self) -> f64 {
@@ -368,6 +368,12 @@ pub struct SyncSeries {
     /// timed the same way in the same series: what no lock can beat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic_ns: Option<u64>,
+    /// This side's CPU time and counts over the series' loop, and (set/clear)
+    /// the partner's: absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_cost: Option<Cost>,
 }
 
 /// Per-cycle set/clear latency (each cycle timed alone; the clock's median cost subtracted).

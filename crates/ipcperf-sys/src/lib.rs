@@ -21,6 +21,7 @@ pub mod mqueue;
 pub mod mutex;
 pub mod names;
 pub mod ns;
+pub mod perfcount;
 pub mod rtsig;
 pub mod sem;
 pub mod shm;

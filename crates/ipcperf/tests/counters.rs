@@ -190,3 +190,92 @@ fn tables_csv_and_compare_carry_the_counters() {
     assert!(units.contains(&"switches/msg"), "{units:?}");
     assert!(units.contains(&"CPU µs/msg"), "{units:?}");
 }
+
+/// Set/clear cycles are counted on both sides: each side waits for the other's
+/// token, so the partner blocks at least once for every two cycles.
+#[test]
+fn set_clear_cycles_carry_both_sides_counts() {
+    if cpus() < 2 {
+        println!("skipped: one CPU, so no set/clear across two");
+        return;
+    }
+    let run = json(
+        &[
+            "sync",
+            "eventfd",
+            "--mode",
+            "processes",
+            "--pin",
+            "0,1",
+            "-d",
+            "50ms",
+            "-r",
+            "2",
+        ],
+        false,
+    );
+    let case = &run["cases"][0];
+    assert_eq!(case["status"], "ok", "{case}");
+    let series = case["sync"]["set_clear_series"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "{case}");
+    for s in series {
+        let cycles = n(s, "cycles");
+        let ours = &s["cost"];
+        let theirs = &s["partner_cost"];
+        assert!(n(ours, "cpu_ns") > 0, "{s}");
+        assert!(n(theirs, "voluntary_switches") * 2 >= cycles, "{s}");
+    }
+}
+
+/// perf's counters only when asked for: by default no series carries them and
+/// the machine state says nothing of them; asked for, each series carries
+/// perf's context switches or the machine state says in a line why not.
+#[test]
+fn perf_counters_are_asked_for_and_say_why_when_they_cannot_count() {
+    let args = [
+        "latency",
+        "pipe",
+        "--mode",
+        "threads",
+        "--pin",
+        "0,0",
+        "-n",
+        "500",
+        "-r",
+        "1",
+        "--format",
+        "json",
+        "--no-save",
+    ];
+    let plain = Command::new(BIN).args(args).output().unwrap();
+    let plain: Value = serde_json::from_slice(&plain.stdout).unwrap();
+    let w = &plain["cases"][0]["series"][0]["writer_counts"];
+    assert!(w.is_object() && w.get("perf_switches").is_none(), "{w}");
+    assert!(plain["machine"]["state"].get("perf_not_counted").is_none());
+    let asked = Command::new(BIN)
+        .args(args)
+        .env("IPCPERF_PERF_COUNTERS", "1")
+        .output()
+        .unwrap();
+    let asked: Value = serde_json::from_slice(&asked.stdout).unwrap();
+    let w = &asked["cases"][0]["series"][0]["writer_counts"];
+    let lines = asked["machine"]["state"]["perf_not_counted"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    match w.get("perf_switches") {
+        // Counted with the kernel's share: the thread blocked once a round trip.
+        Some(v) => assert!(v.as_u64().unwrap() >= 250, "{w}"),
+        None => assert!(
+            lines
+                .iter()
+                .any(|l| l.as_str().unwrap().contains("context switches")),
+            "neither counted nor said why: {lines:?}"
+        ),
+    }
+    // The processor's counters: counted, or a line says why not.
+    assert!(
+        w.get("cycles").is_some() || lines.iter().any(|l| l.as_str().unwrap().contains("cycles")),
+        "{w} {lines:?}"
+    );
+}

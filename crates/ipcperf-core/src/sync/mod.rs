@@ -10,6 +10,7 @@ pub mod ends;
 mod explain;
 pub mod loops;
 pub mod peer;
+mod setclear;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,17 +20,19 @@ use crate::kind::Workload;
 use crate::kind::{Mode, Placement};
 use crate::mechanism::{MechOptions, MechanismKind, PeerAddr, PeerHandoff};
 use crate::mode::process::PeerCommand;
-use crate::mode::protocol::{FromPeer, PeerHandle, PeerRole, PeerSetup, ToPeer};
+use crate::mode::protocol::{PeerHandle, PeerRole, PeerSetup};
 use crate::mode::start::start;
 use crate::payload::Payload;
 use crate::record::{
-    CaseRecord, CaseStatus, CycleLatency, PlacementRecord, RobustnessRecord, SyncRecord, SyncSeries,
+    CaseRecord, CaseStatus, PlacementRecord, RobustnessRecord, SyncRecord, SyncSeries,
 };
 use crate::stats::median;
-use ends::{AnyLock, Lock, NopChannel, NopLock, Objects};
+use ends::{AnyLock, Lock, NopLock, Objects};
 use ipcperf_sys::clock::now_ns;
 
 pub use crate::kind::Primitive;
+use setclear::exchange;
+pub use setclear::{latency_summary, measure_set_clear};
 
 /// What a user can know about a primitive before running it.
 #[derive(Debug, Clone, Copy)]
@@ -289,9 +292,12 @@ pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Ve
     let n = calibrate(spec.series_ns, |n| loops::request_release(l, n))?;
     let mut nop = NopLock;
     let mut atomic = ends::AtomicPair::default();
+    let meter = crate::counts::Meter::open();
     let mut v = Vec::new();
     for _ in 0..spec.repeat {
+        let mark = meter.mark();
         let elapsed_ns = loops::request_release(l, n)?;
+        let cost = Some(meter.since(&mark).into());
         let tare_ns = loops::request_release(&mut nop, n)?;
         let atomic_ns = loops::request_release(&mut atomic, n)?;
         v.push(SyncSeries {
@@ -299,6 +305,8 @@ pub fn measure_request_release<L: Lock>(l: &mut L, spec: &SyncSpec) -> Result<Ve
             elapsed_ns,
             tare_ns,
             atomic_ns: Some(atomic_ns),
+            cost,
+            partner_cost: None,
         });
     }
     if !l.is_free()? {
@@ -345,95 +353,6 @@ pub fn start_partner(
     let mut started = start(spec.mode, &spec.peer, setup, peer::serve, Vec::new())?;
     started.ready(Ok(()))?;
     Ok((started.handle, started.pid.map(|p| p as i32)))
-}
-
-/// One set/clear run of `n` cycles against the partner: its time, checked with the
-/// partner's own account.
-fn exchange<C: ends::Channel>(
-    c: &mut C,
-    peer: &mut dyn PeerHandle,
-    n: u64,
-    samples: Option<(&mut Vec<u64>, &mut u64)>,
-) -> Result<u64> {
-    peer.send(ToPeer::Go { bytes: n })?;
-    let r = match samples {
-        Some((s, origin)) => loops::ping_sampled(c, n, s, origin),
-        None => loops::ping(c, n),
-    };
-    let ms = 2 * ends::WAIT_LIMIT.as_millis() as i32;
-    let elapsed = match r {
-        Ok(t) => t,
-        Err(e) => {
-            // The partner's own account of what went wrong beats our time-out.
-            return Err(match peer.recv(ms) {
-                Ok(FromPeer::Failed { message }) => Error::Peer(message),
-                Err(pe @ Error::Peer(_)) => pe,
-                _ => e,
-            });
-        }
-    };
-    match peer.recv(ms)? {
-        FromPeer::Done { .. } => Ok(elapsed),
-        FromPeer::Failed { message } => Err(Error::Peer(message)),
-        other => Err(Error::Peer(format!("unexpected message {other:?}"))),
-    }
-}
-
-/// Set/clear against a started partner: calibrated series each with its tare, then
-/// one series timed cycle by cycle for the percentiles.
-pub fn measure_set_clear<C: ends::Channel>(
-    c: &mut C,
-    peer: &mut dyn PeerHandle,
-    spec: &SyncSpec,
-) -> Result<(Vec<SyncSeries>, Option<CycleLatency>)> {
-    let n = calibrate(spec.series_ns, |n| exchange(c, peer, n, None))?;
-    let mut nop = NopChannel;
-    let mut v = Vec::new();
-    for _ in 0..spec.repeat {
-        let elapsed_ns = exchange(c, peer, n, None)?;
-        let tare_ns = loops::ping(&mut nop, n)?;
-        v.push(SyncSeries {
-            cycles: n,
-            elapsed_ns,
-            tare_ns,
-            atomic_ns: None,
-        });
-    }
-    let lat = if spec.latency_samples > 0 {
-        let k = (n as usize).clamp(1, spec.latency_samples);
-        let mut s = Vec::with_capacity(k);
-        let clock = ipcperf_sys::clock::clock_cost_ns(10_001);
-        exchange(c, peer, k as u64, Some((&mut s, &mut 0)))?;
-        Some(latency_summary(&s, clock))
-    } else {
-        None
-    };
-    // Exactly n tokens went each way: none is left over on our side.
-    if c.try_take()? {
-        return Err(Error::Invalid(format!(
-            "{}: a token too many came back",
-            spec.primitive.name()
-        )));
-    }
-    Ok((v, lat))
-}
-
-/// Percentiles of per-cycle samples with the clock's cost subtracted (never below
-/// 0), through the same histogram and percentiles as round trips.
-pub fn latency_summary(s: &[u64], clock_cost_ns: u64) -> CycleLatency {
-    let mut h = crate::latency::new_histogram();
-    crate::latency::record_samples(&mut h, s, clock_cost_ns);
-    let p = crate::latency::percentiles(&h);
-    CycleLatency {
-        samples: p.samples,
-        clock_cost_ns,
-        p50_ns: p.p50_ns,
-        p90_ns: p.p90_ns,
-        p99_ns: p.p99_ns,
-        p999_ns: p.p999_ns,
-        max_ns: p.max_ns,
-        beyond: p.beyond,
-    }
 }
 
 fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {

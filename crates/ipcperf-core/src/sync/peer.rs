@@ -5,24 +5,27 @@
 use super::ends::{Ends, Side, WAIT_TIMEOUT};
 use crate::error::{Error, Result};
 use crate::mode::protocol::{FromPeer, PeerChannel, PeerRole, PeerSetup, ToPeer};
-use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
+use ipcperf_sys::clock::now_ns;
 use ipcperf_sys::cpu::current_cpu;
 
 fn partner<C: super::ends::Channel>(ch: &mut dyn PeerChannel, c: &mut C) -> Result<()> {
+    let meter = crate::counts::Meter::open();
     ch.send(FromPeer::Ready { cpu: current_cpu() })?;
     loop {
         match ch.recv()? {
             ToPeer::Go { bytes: n } => {
-                let cpu0 = thread_cpu_ns();
+                let mark = meter.mark();
                 super::loops::pong(c, n)?;
+                let end_ns = now_ns();
+                let (cpu_ns, counts) = meter.since(&mark);
                 ch.send(FromPeer::Done {
-                    end_ns: now_ns(),
+                    end_ns,
                     cpu: current_cpu(),
-                    cpu_ns: thread_cpu_ns() - cpu0,
+                    cpu_ns,
                     delivered: None,
                     datagrams: None,
                     since_go_ns: None,
-                    counts: None,
+                    counts: Some(counts),
                 })?;
             }
             ToPeer::Quit => return Ok(()),

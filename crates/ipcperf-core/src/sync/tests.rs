@@ -188,6 +188,8 @@ fn series(cycles: u64, elapsed_ns: u64, tare_ns: u64) -> SyncSeries {
         elapsed_ns,
         tare_ns,
         atomic_ns: None,
+        cost: None,
+        partner_cost: None,
     }
 }
 

@@ -3,9 +3,9 @@
 //! role in its setup); each dispatches once on the mechanism into loops
 //! monomorphized for its end. The sync roles' jobs are `sync::peer`'s.
 
-use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::current_cpu;
 
+use crate::counts::Meter;
 use crate::error::{Error, Result};
 use crate::mechanism::{with_mechanism, ByteStream, Mechanism, OPEN_TIMEOUT_MS};
 use crate::mode::protocol::{run_job, FromPeer, PeerChannel, PeerRole, PeerSetup, ToPeer};
@@ -33,13 +33,14 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
         PeerRole::StreamReader => {
             let mut ep = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
             let mut buf = AlignedBuf::new(setup.block_size);
+            let meter = Meter::open();
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
                 match ch.recv()? {
                     ToPeer::Go { bytes } => {
                         let go_ns = ipcperf_sys::clock::now_ns();
                         ep.prepare_series(false)?;
-                        let c0 = ThreadCounters::now();
+                        let c0 = meter.mark();
                         let (end_ns, lossy) =
                             match M::read_lossy(&mut ep, setup.payload, &mut buf, bytes) {
                                 Some(r) => {
@@ -51,12 +52,12 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                                     None,
                                 ),
                             };
-                        let ours = ThreadCounters::now().since(&c0);
+                        let (cpu_ns, counts) = meter.since(&c0);
                         ch.send(FromPeer::Done {
                             end_ns,
                             cpu: current_cpu(),
-                            cpu_ns: ours.cpu_ns,
-                            counts: Some(ours.into()),
+                            cpu_ns,
+                            counts: Some(counts),
                             delivered: lossy.map(|l| l.0),
                             datagrams: lossy.map(|l| l.1),
                             since_go_ns: Some(end_ns.saturating_sub(go_ns)),
@@ -85,6 +86,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                 0
             };
             let mut delays: Vec<u64> = Vec::new();
+            let meter = Meter::open();
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
                 match ch.recv()? {
@@ -95,7 +97,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                             delays.clear();
                             delays.reserve_exact((n as usize).min(1 << 26));
                         }
-                        let c0 = ThreadCounters::now();
+                        let c0 = meter.mark();
                         let echoed = crate::with_duplex!(&mut end, e => roundtrip::echo(
                             setup.payload,
                             e,
@@ -103,7 +105,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                             n,
                             setup.one_way.then_some(&mut delays)
                         ))?;
-                        let ours = ThreadCounters::now().since(&c0);
+                        let (cpu_ns, counts) = meter.since(&c0);
                         let one_way = setup.one_way.then(|| {
                             let mut h = crate::latency::new_one_way_histogram();
                             crate::latency::record_samples(&mut h, &delays, tare);
@@ -112,10 +114,10 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
                         ch.send(FromPeer::Echoed {
                             echoed,
                             cpu: current_cpu(),
-                            cpu_ns: ours.cpu_ns,
+                            cpu_ns,
                             datagrams: M::take_datagram_counts(end.rx()),
                             one_way,
-                            counts: Some(ours.into()),
+                            counts: Some(counts),
                         })?;
                     }
                     ToPeer::Quit => return Ok(()),

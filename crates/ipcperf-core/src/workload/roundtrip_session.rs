@@ -11,12 +11,12 @@
 //! monomorphized for its end (or pair of ends).
 
 use ipcperf_sys::clock::{clock_cost_ns, now_ns};
-use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 pub use super::duplex::Duplex;
 use super::jobs::serve;
 use super::roundtrip::{self, PingOutcome};
+use crate::counts::Meter;
 use crate::error::{Error, Result};
 use crate::kind::DatagramCounts;
 use crate::mechanism::{open_local, Link, Mechanism, RoundTripShape, OPEN_TIMEOUT_MS};
@@ -78,6 +78,8 @@ pub struct RoundTripSession<M: Mechanism> {
     /// `--peer`: the other machine.
     pub peer_machine: Option<Box<crate::machine::Machine>>,
     _watchdog: Option<Watchdog>,
+    /// This side's counters around each series.
+    meter: Meter,
     peer_pid: Option<u32>,
     _pin: PinGuard,
     /// Dropped last: removes the named objects after both ends are closed.
@@ -170,6 +172,7 @@ impl<M: Mechanism> RoundTripSession<M> {
             facts,
             peer_machine,
             _watchdog: watchdog,
+            meter: Meter::open(),
             peer_pid,
             _pin: pin,
             _links: links,
@@ -221,7 +224,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         self.peer.send(ToPeer::Rounds { n })?;
         let p = self.spec.payload;
         let (wbuf, rbuf, samples) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
-        let c0 = ThreadCounters::now();
+        let c0 = self.meter.mark();
         let interval = roundtrip::Pace::of(&self.spec.opts);
         let stamp = self.spec.opts.one_way;
         let r = match rec {
@@ -232,7 +235,7 @@ impl<M: Mechanism> RoundTripSession<M> {
                 crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, wbuf, rbuf, n, samples, interval, stamp))
             }
         };
-        let counted = ThreadCounters::now().since(&c0);
+        let counted = self.meter.since(&c0);
         let ping = match r {
             Ok(o) => o,
             Err(e) => {
@@ -261,9 +264,9 @@ impl<M: Mechanism> RoundTripSession<M> {
                     ping,
                     owner_cpu: current_cpu(),
                     peer_cpu: cpu,
-                    owner_cpu_ns: counted.cpu_ns,
+                    owner_cpu_ns: counted.0,
                     peer_cpu_ns: cpu_ns,
-                    owner_counts: Some(counted.into()),
+                    owner_counts: Some(counted.1),
                     peer_counts: counts,
                     datagrams: ours,
                     one_way,

@@ -4,6 +4,8 @@
 
 use ipcperf_sys::clock::now_ns;
 use ipcperf_sys::counters::ThreadCounters;
+
+use crate::counts::{Counts, Meter};
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 use super::jobs::serve;
@@ -52,6 +54,8 @@ pub struct StreamSession<M: Mechanism> {
     pub peer_machine: Option<Box<crate::machine::Machine>>,
     /// The reader is on another machine (`--peer`): its clock is not ours.
     remote: bool,
+    /// This side's counters around each series.
+    meter: Meter,
     _watchdog: Option<Watchdog>,
     peer_pid: Option<u32>,
     _pin: PinGuard,
@@ -101,6 +105,7 @@ impl<M: Mechanism> StreamSession<M> {
             peer_machine: None,
             remote: env.remote.is_some(),
             _watchdog: None,
+            meter: Meter::open(),
             peer_pid: None,
             _pin: pin,
             _link: Link::new(spec.mechanism, &spec.opts, None, None, None),
@@ -184,20 +189,20 @@ impl<M: Mechanism> StreamSession<M> {
         w.prepare_series(true)?;
         if let Some(r) = self.reader.as_mut() {
             r.prepare_series(false)?;
-            let c0 = ThreadCounters::now();
+            let c0 = self.meter.mark();
             let start = now_ns();
             stream::echo_stream(p, w, r, &mut self.wbuf, &mut self.rbuf, blocks)?;
             let end = now_ns();
-            let ours = ThreadCounters::now().since(&c0);
+            let ours = self.meter.since(&c0);
             return Ok(self.outcome(start, end - start, ours));
         }
         let Some(peer) = self.peer.as_mut() else {
             // Solo writer (null).
-            let c0 = ThreadCounters::now();
+            let c0 = self.meter.mark();
             let start = now_ns();
             stream::write_stream(p, w, &mut self.wbuf, blocks)?;
             let end = now_ns();
-            let ours = ThreadCounters::now().since(&c0);
+            let ours = self.meter.since(&c0);
             return Ok(self.outcome(start, end - start, ours));
         };
         let after = M::INFO.reader_after_writer;
@@ -205,11 +210,11 @@ impl<M: Mechanism> StreamSession<M> {
         if !after {
             peer.send(ToPeer::Go { bytes })?;
         }
-        let c0 = ThreadCounters::now();
+        let c0 = self.meter.mark();
         let start = now_ns();
         let wrote = stream::write_stream(p, w, &mut self.wbuf, blocks);
         let write_end = now_ns();
-        let ours = ThreadCounters::now().since(&c0);
+        let ours = self.meter.since(&c0);
         if let Err(e) = wrote {
             // The peer's own account of what went wrong beats our broken pipe (its
             // death, or the stall watchdog's time-out). A reader that only starts
@@ -299,7 +304,8 @@ impl<M: Mechanism> StreamSession<M> {
         let c0 = ThreadCounters::now();
         let start = now_ns();
         let wrote = stream::write_stream_to_all(p, &mut ends, wbuf, blocks);
-        let ours = ThreadCounters::now().since(&c0);
+        let d = ThreadCounters::now().since(&c0);
+        let ours = (d.cpu_ns, d.into());
         drop(ends);
         let wait_ms = 10_000 + 2 * ((now_ns() - start) / 1_000_000).min(600_000) as i32;
         let mut out = Vec::with_capacity(sessions.len());
@@ -347,8 +353,9 @@ impl<M: Mechanism> StreamSession<M> {
         }
     }
 
-    /// The series' outcome from this side: `ours`, the writer's counters over it.
-    fn outcome(&self, start_ns: u64, elapsed_ns: u64, ours: ThreadCounters) -> SeriesOutcome {
+    /// The series' outcome from this side: `ours`, the writer's CPU time and
+    /// counts over it.
+    fn outcome(&self, start_ns: u64, elapsed_ns: u64, ours: (u64, Counts)) -> SeriesOutcome {
         let cpu = current_cpu();
         let single = self.spec.mode == Mode::Single;
         SeriesOutcome {
@@ -356,9 +363,9 @@ impl<M: Mechanism> StreamSession<M> {
             elapsed_ns: elapsed_ns.max(1),
             writer_cpu: cpu,
             reader_cpu: if single { cpu } else { None },
-            writer_cpu_ns: ours.cpu_ns,
+            writer_cpu_ns: ours.0,
             reader_cpu_ns: None,
-            writer_counts: Some(ours.into()),
+            writer_counts: Some(ours.1),
             reader_counts: None,
             delivered_bytes: None,
             datagrams: None,

@@ -228,3 +228,11 @@ pub const COUNTERS_NOTE: &str = "switches/msg: context switches per message (blo
 pub const STREAM_COUNTERS_NOTE: &str = "switches/msg: context switches per block, writer and \
      reader together, from the kernel's own accounting over each series (median of the series; \
      -v: writer + reader; JSON and CSV: every counter)";
+
+/// One line for what perf could not count in this run, and why (no PMU, not
+/// allowed), from its machine state; None where everything was counted or the
+/// run predates the counters.
+pub fn not_counted_note(run: &ipcperf_core::record::RunRecord) -> Option<String> {
+    let lines = &run.machine.state.as_ref()?.perf_not_counted;
+    (!lines.is_empty()).then(|| format!("perf: {}", lines.join("; ")))
+}

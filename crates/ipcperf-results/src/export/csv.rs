@@ -99,6 +99,35 @@ pub const HEADER: &[&str] = &[
     "series_reader_faults",
     "switches_per_msg",
     "cpu_ns_per_msg",
+    "series_writer_perf_switches",
+    "series_reader_perf_switches",
+    "series_writer_perf_migrations",
+    "series_reader_perf_migrations",
+    "series_writer_perf_faults",
+    "series_reader_perf_faults",
+    "series_writer_task_clock_ns",
+    "series_reader_task_clock_ns",
+    "series_writer_cycles",
+    "series_reader_cycles",
+    "series_writer_instructions",
+    "series_reader_instructions",
+    "series_writer_llc_references",
+    "series_reader_llc_references",
+    "series_writer_llc_misses",
+    "series_reader_llc_misses",
+];
+
+/// perf's counters of a side, in the CSV's order (after the switches): each
+/// `series_writer_NAME`, then `series_reader_NAME`.
+const PERF: [fn(&ipcperf_core::record::Counts) -> Option<u64>; 8] = [
+    |c| c.perf_switches,
+    |c| c.perf_migrations,
+    |c| c.perf_faults,
+    |c| c.task_clock_ns,
+    |c| c.cycles,
+    |c| c.instructions,
+    |c| c.llc_references,
+    |c| c.llc_misses,
 ];
 
 /// Each series' counters, ';' between series (empty where not counted), then
@@ -129,6 +158,9 @@ fn counter_cells(c: &ipcperf_core::record::CaseRecord) -> Vec<String> {
         opt(pm.map(|p| format!("{:.4}", p.switches()))),
         opt(pm.map(|p| format!("{:.1}", p.cpu_ns()))),
     ]
+    .into_iter()
+    .chain(PERF.iter().flat_map(|&f| [w(f), r(f)]))
+    .collect()
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {

@@ -305,6 +305,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     notes.extend(super::idle::round_trip_note(&cases));
     if counted {
         notes.push(super::cells::COUNTERS_NOTE.into());
+        notes.extend(super::cells::not_counted_note(run));
     }
     if measured {
         notes.push(

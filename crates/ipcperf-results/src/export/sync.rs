@@ -79,6 +79,7 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
                 "-".into(),
                 "-".into(),
                 "-".into(),
+                "-".into(),
             ]);
             notes.push(format!(
                 "{}: {}",
@@ -120,6 +121,7 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
                 ns(s.set_clear_tare_ns)
             ),
             lat,
+            switches_per_cycle(&s.set_clear_series),
         ]);
         if let Some(a) = s.atomic_rmw_ns {
             let line = format!(
@@ -143,7 +145,8 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
     notes.push(
         "cycles/s and ns per cycle have the tare (the same loop around dummy calls) subtracted \
          where it is at most 10% of the cycle, else the loop's gross time stands; set/clear = a token to the other side and back (two wake-ups); p50/p99 per set/clear cycle, \
-         clock cost subtracted"
+         clock cost subtracted; switches/cycle: context switches per set/clear cycle, both \
+         sides together (JSON: every counter of each series, `cost` and `partner_cost`)"
             .into(),
     );
     notes.extend(tails.note("set/clear cycles"));
@@ -158,10 +161,26 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
             "ns per cycle (r/r / s/c)".into(),
             "tare ns/cycle (r/r / s/c)".into(),
             "set/clear p50 / p99".into(),
+            "switches/cycle".into(),
         ],
         rows,
         notes,
     }
+}
+
+/// Context switches per set/clear cycle, both sides together, the median over
+/// the series that were counted ("-" where none was).
+fn switches_per_cycle(series: &[ipcperf_core::record::SyncSeries]) -> String {
+    let v: Vec<f64> = series
+        .iter()
+        .filter(|s| s.cycles > 0)
+        .filter_map(|s| {
+            let ours = s.cost?.counts.switches();
+            let theirs = s.partner_cost.map_or(0, |c| c.counts.switches());
+            Some((ours + theirs) as f64 / s.cycles as f64)
+        })
+        .collect();
+    ipcperf_core::stats::spread(&v).map_or("-".into(), |m| format!("{:.2}", m.median))
 }
 
 fn robustness_table(cases: &[&CaseRecord]) -> Table {

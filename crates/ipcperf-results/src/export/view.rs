@@ -201,6 +201,10 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         notes.extend(super::idle::stream_note(&cases));
         if counted {
             notes.push(super::cells::STREAM_COUNTERS_NOTE.into());
+            // What perf could not count, once, under the first table.
+            if tables.is_empty() {
+                notes.extend(super::cells::not_counted_note(run));
+            }
         }
         let first = cases[0];
         let mut title = format!("{} · {} · {}", first.mechanism, k.1, k.2);
