@@ -44,14 +44,14 @@ if [ "$sim" = 1 ]; then
   echo "== (a) simulation on the series of a default suite measured now"
   "$bin" run --no-save --format json > "$work/suite.json" 2>/dev/null
   (cd "$root" && IPCPERF_VERDICT_RUN="$work/suite.json" IPCPERF_VERDICT_TRIALS="$trials" \
-    cargo test -q --release -p ipcperf --bin ipcperf verdicts_simulated -- --ignored --nocapture 2>/dev/null |
+    cargo test -q --release -p ipcperf-results --lib verdicts_simulated -- --ignored --nocapture 2>/dev/null |
     grep -v '^running\|^test \|^$\|test result')
   echo
   echo "== (a) fleet (30 hosts, host-to-host sd 6%, 200 fleets) and trend (30 nights, 3% noise, 100 months)"
-  (cd "$root" && cargo test -q --release -p ipcperf --bin ipcperf -- --nocapture \
+  (cd "$root" && cargo test -q --release -p ipcperf-results --lib -- --nocapture --test-threads=1 \
     fleet::tests::a_host_is_judged_against_the_spread_of_its_peers_hosts \
     fleet::changes::tests::a_ten_percent_step_in_three_percent_noise 2>/dev/null |
-    grep -E '^(fleet|step)')
+    grep -oE '(fleet, 30 hosts|step placed).*')
   echo
 fi
 

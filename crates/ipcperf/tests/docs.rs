@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::md_links;
+
 const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
 
 /// The repository's root.
@@ -278,31 +281,6 @@ fn slug(heading: &str) -> String {
         .collect()
 }
 
-/// The Markdown links of a text outside code blocks, as (text, target).
-fn md_links(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            inside = !inside;
-            continue;
-        }
-        if inside {
-            continue;
-        }
-        let mut at = 0;
-        while let Some(i) = line[at..].find("](").map(|i| at + i) {
-            let Some(j) = line[i + 2..].find(')').map(|j| i + 2 + j) else {
-                break;
-            };
-            let label = line[..i].rfind('[').map_or("", |o| &line[o + 1..i]);
-            out.push((label.to_string(), line[i + 2..j].to_string()));
-            at = j;
-        }
-    }
-    out
-}
-
 /// The Markdown links `[text](target)` of a text, outside code blocks: their targets.
 fn links(text: &str) -> Vec<String> {
     md_links(text).into_iter().map(|(_, t)| t).collect()
@@ -364,91 +342,6 @@ fn internal_links_lead_somewhere() {
         slug("Two machines (`ipcperf serve`, `--peer`)"),
         "two-machines-ipcperf-serve---peer"
     );
-}
-
-/// The figures `text` (a page in `dir`) quotes from the book's figures files:
-/// each link `[FIGURE](figures/F.md)`, FIGURE a number, whose text is not in that file, as
-/// "FIGURE: not in F". A measured figure in prose is such a link, so it has
-/// one source: a bench script writes the file, the page quotes it, and two
-/// pages cannot quote one measurement differently.
-fn unsourced(text: &str, dir: &std::path::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for (figure, target) in md_links(text) {
-        // A quoted figure is a number; a link with words (a page's title)
-        // only points at the file.
-        let number = figure.starts_with(|c: char| c.is_ascii_digit())
-            && figure
-                .chars()
-                .all(|c| c.is_ascii_digit() || ".,".contains(c));
-        if !target.contains("figures/") || !number {
-            continue;
-        }
-        let file = target.split('#').next().unwrap_or_default();
-        let source = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
-        if source.is_empty() {
-            out.push(format!("{figure}: {file} is missing"));
-        } else if !holds(&source, &figure) {
-            out.push(format!("{figure}: not in {file}"));
-        }
-    }
-    out
-}
-
-/// Whether `source` holds `figure` whole: not inside a longer number ("1.3"
-/// is not in "1.36" nor in "21.3").
-fn holds(source: &str, figure: &str) -> bool {
-    let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
-    source.match_indices(figure).any(|(i, _)| {
-        let before = source[..i].chars().next_back();
-        let mut after = source[i + figure.len()..].chars();
-        let (a, b) = (after.next(), after.next());
-        // A number may end a sentence: "1.3." is 1.3, "1.3.5" is not.
-        let after_number = digit(a) && (a != Some('.') || digit(b));
-        !digit(before) && !after_number
-    })
-}
-
-/// Every figure the README and the book quote from a figures file is in it;
-/// a planted contradiction (a figure its source does not hold) is caught.
-#[test]
-fn quoted_figures_are_in_their_sources() {
-    let src = root().join("docs/src");
-    // The checker itself: the book's dd ratio, right and wrong.
-    let planted = "On one CPU ipcperf runs [1.3](figures/peers-2vcpu.md)× dd.";
-    assert_eq!(
-        unsourced(planted, &src),
-        ["1.3: not in figures/peers-2vcpu.md"]
-    );
-    let right = "On one CPU ipcperf runs [1.081](figures/peers-2vcpu.md)× dd.";
-    assert!(unsourced(right, &src).is_empty());
-    let mut bad = Vec::new();
-    let mut quoted = 0;
-    let mut pages = vec![(root().join("README.md"), root())];
-    for e in std::fs::read_dir(&src).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "md") {
-            pages.push((p, src.clone()));
-        }
-    }
-    for (page, dir) in pages {
-        let text = std::fs::read_to_string(&page).unwrap();
-        quoted += text.matches("figures/").count();
-        for b in unsourced(&text, &dir) {
-            bad.push(format!("{}: {b}", page.display()));
-        }
-    }
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
-    assert!(quoted > 5, "the book quotes its figures files");
-    // Each figures file is a page of the book too (mdBook renders a link to
-    // `figures/F.md` as `figures/F.html`, which exists only for a listed page).
-    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap();
-    for e in std::fs::read_dir(src.join("figures")).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(
-            summary.contains(&format!("(figures/{name})")),
-            "SUMMARY.md does not list figures/{name}"
-        );
-    }
 }
 
 /// The noise rule the book states is the code's: wherever a paragraph calls a

@@ -187,3 +187,28 @@ pub fn bad_input(args: &[&str], needle: &str) {
 }
 
 pub mod server;
+
+/// The Markdown links of a text outside code blocks, as (text, target).
+pub fn md_links(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            inside = !inside;
+            continue;
+        }
+        if inside {
+            continue;
+        }
+        let mut at = 0;
+        while let Some(i) = line[at..].find("](").map(|i| at + i) {
+            let Some(j) = line[i + 2..].find(')').map(|j| i + 2 + j) else {
+                break;
+            };
+            let label = line[..i].rfind('[').map_or("", |o| &line[o + 1..i]);
+            out.push((label.to_string(), line[i + 2..j].to_string()));
+            at = j;
+        }
+    }
+    out
+}
