@@ -143,42 +143,6 @@ impl TailCounts {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A tail figure is marked only under ten samples beyond it, and the note
-    /// gives every column's counts.
-    #[test]
-    fn tail_figures_carry_their_counts() {
-        let b = |p99, p999| Beyond {
-            p50: 900,
-            p90: 180,
-            p99,
-            p999,
-            p9999: 0,
-        };
-        let mut t = TailCounts::default();
-        assert_eq!(t.cell("p99", "4.00".into(), Some(&b(18, 9))), "4.00");
-        assert_eq!(t.cell("p99.9", "9.00".into(), Some(&b(18, 9))), "9.00†");
-        assert_eq!(t.cell("p99.9", "8.00".into(), Some(&b(36, 10))), "8.00");
-        assert_eq!(t.cell("p99", "3.00".into(), Some(&b(36, 10))), "3.00");
-        assert_eq!(t.cell("p99", "3.00".into(), None), "3.00");
-        let note = t.note("round trips").unwrap();
-        assert!(note.starts_with("round trips beyond each percentile: p99 18–36, p99.9 9–10"));
-        assert!(note.contains("† fewer than 10 beyond"), "{note}");
-        let mut none = TailCounts::default();
-        none.cell("p99", "1".into(), None);
-        assert_eq!(none.note("cycles"), None);
-        let mut firm = TailCounts::default();
-        firm.cell("p50", "1".into(), Some(&b(18, 10)));
-        assert_eq!(
-            firm.note("cycles").unwrap(),
-            "cycles beyond each percentile: p50 900"
-        );
-    }
-}
-
 /// A count per message: two decimals below 10 ("1.98", "0.00"), one above.
 fn per_msg(v: f64) -> String {
     if v < 10.0 {
@@ -235,4 +199,40 @@ pub const STREAM_COUNTERS_NOTE: &str = "switches/msg: context switches per block
 pub fn not_counted_note(run: &ipcperf_core::record::RunRecord) -> Option<String> {
     let lines = &run.machine.state.as_ref()?.perf_not_counted;
     (!lines.is_empty()).then(|| format!("perf: {}", lines.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tail figure is marked only under ten samples beyond it, and the note
+    /// gives every column's counts.
+    #[test]
+    fn tail_figures_carry_their_counts() {
+        let b = |p99, p999| Beyond {
+            p50: 900,
+            p90: 180,
+            p99,
+            p999,
+            p9999: 0,
+        };
+        let mut t = TailCounts::default();
+        assert_eq!(t.cell("p99", "4.00".into(), Some(&b(18, 9))), "4.00");
+        assert_eq!(t.cell("p99.9", "9.00".into(), Some(&b(18, 9))), "9.00†");
+        assert_eq!(t.cell("p99.9", "8.00".into(), Some(&b(36, 10))), "8.00");
+        assert_eq!(t.cell("p99", "3.00".into(), Some(&b(36, 10))), "3.00");
+        assert_eq!(t.cell("p99", "3.00".into(), None), "3.00");
+        let note = t.note("round trips").unwrap();
+        assert!(note.starts_with("round trips beyond each percentile: p99 18–36, p99.9 9–10"));
+        assert!(note.contains("† fewer than 10 beyond"), "{note}");
+        let mut none = TailCounts::default();
+        none.cell("p99", "1".into(), None);
+        assert_eq!(none.note("cycles"), None);
+        let mut firm = TailCounts::default();
+        firm.cell("p50", "1".into(), Some(&b(18, 10)));
+        assert_eq!(
+            firm.note("cycles").unwrap(),
+            "cycles beyond each percentile: p50 900"
+        );
+    }
 }
