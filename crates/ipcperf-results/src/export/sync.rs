@@ -61,6 +61,13 @@ fn rate_cell(
 }
 
 fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
+    // The switches column where some case was counted (records before the
+    // counters have none).
+    let counted = cases.iter().any(|c| {
+        c.sync
+            .as_ref()
+            .is_some_and(|s| s.set_clear_series.iter().any(|x| x.cost.is_some()))
+    });
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut tails = super::cells::TailCounts::default();
@@ -79,8 +86,10 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
                 "-".into(),
                 "-".into(),
                 "-".into(),
-                "-".into(),
             ]);
+            if counted {
+                rows.last_mut().expect("just pushed").push("-".into());
+            }
             notes.push(format!(
                 "{}: {}",
                 s.primitive,
@@ -121,8 +130,11 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
                 ns(s.set_clear_tare_ns)
             ),
             lat,
-            switches_per_cycle(&s.set_clear_series),
         ]);
+        if counted {
+            let row = rows.last_mut().expect("just pushed");
+            row.push(switches_per_cycle(&s.set_clear_series));
+        }
         if let Some(a) = s.atomic_rmw_ns {
             let line = format!(
                 "one atomic read-modify-write here: {a:.1} ns (the floor of request/release, \
@@ -145,10 +157,16 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
     notes.push(
         "cycles/s and ns per cycle have the tare (the same loop around dummy calls) subtracted \
          where it is at most 10% of the cycle, else the loop's gross time stands; set/clear = a token to the other side and back (two wake-ups); p50/p99 per set/clear cycle, \
-         clock cost subtracted; switches/cycle: context switches per set/clear cycle, both \
-         sides together (JSON: every counter of each series, `cost` and `partner_cost`)"
+         clock cost subtracted"
             .into(),
     );
+    if counted {
+        notes.push(
+            "switches/cycle: context switches per set/clear cycle, both sides together (JSON: \
+             every counter of each series, `cost` and `partner_cost`)"
+                .into(),
+        );
+    }
     notes.extend(tails.note("set/clear cycles"));
     Table {
         title: format!(
@@ -161,8 +179,10 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
             "ns per cycle (r/r / s/c)".into(),
             "tare ns/cycle (r/r / s/c)".into(),
             "set/clear p50 / p99".into(),
-            "switches/cycle".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(counted.then(|| "switches/cycle".into()))
+        .collect(),
         rows,
         notes,
     }
