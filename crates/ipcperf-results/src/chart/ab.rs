@@ -237,6 +237,8 @@ mod tests {
             detectable: Some(0.05),
             se_df: None,
             floor: None,
+            runs: None,
+            limit: None,
         }
     }
 

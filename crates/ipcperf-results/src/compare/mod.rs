@@ -11,6 +11,9 @@
 //! Records in, a view out.
 
 mod counters;
+mod names;
+use names::{elsewhere, placement_key, shown};
+pub mod moderated;
 mod parts;
 mod runs;
 #[cfg(test)]
@@ -19,10 +22,11 @@ pub(crate) mod stats;
 mod tail;
 mod view;
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
+pub use moderated::Model;
 use runs::across_runs;
 pub use runs::{history_of, same_machine, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
-pub use view::{records, summary, view, view_with};
+pub use view::{near_limit, records, summary, view, view_against, view_with};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::spread;
@@ -75,6 +79,12 @@ pub struct Row {
     /// The least [`Row::detectable`] can be whatever the series say: a p99
     /// row's, from the few samples beyond each run's p99 (see [`tail`]).
     pub floor: Option<f64>,
+    /// Judged against the history: the case's run-to-run standard deviation
+    /// of log figure (its own, over all the runs) and how many runs A is.
+    pub runs: Option<(f64, usize)>,
+    /// The smallest change any test could call here: [`moderated::limit`] for
+    /// [`Row::runs`] over the rows compared together (at least the threshold).
+    pub limit: Option<f64>,
 }
 
 /// The smallest change callable with standard error `se` and `df` degrees of
@@ -307,6 +317,8 @@ fn judge(case: String, unit: &'static str, fa: &Figure, fb: &Figure, min_change:
             detectable: None,
             se_df: None,
             floor: None,
+            runs: None,
+            limit: None,
         };
     };
     if sa.median <= 0.0 {
@@ -324,6 +336,8 @@ fn judge(case: String, unit: &'static str, fa: &Figure, fb: &Figure, min_change:
             detectable: None,
             se_df: None,
             floor: None,
+            runs: None,
+            limit: None,
         };
     }
     let ratio = sb.median / sa.median;
@@ -341,6 +355,8 @@ fn judge(case: String, unit: &'static str, fa: &Figure, fb: &Figure, min_change:
         detectable: se_df.map(|(se, df)| smallest_change(se, df, 1, min_change)),
         se_df,
         floor: None,
+        runs: None,
+        limit: None,
     };
     let (na, nb) = (fa.values.len(), fb.values.len());
     let Some((p, se, df)) = stats::welch_log(&fa.values, &fb.values) else {
@@ -467,6 +483,9 @@ fn hold_in_family(rows: &mut [Row], min_change: f64, ours: impl Fn(&Row) -> bool
             let could = smallest_change(se, df, m, min_change);
             r.detectable = Some(r.floor.map_or(could, |f| could.max(f)));
         }
+        if let Some((sd, k)) = r.runs {
+            r.limit = Some(moderated::limit(sd, k, m, min_change));
+        }
         let Some(p) = r.p else { continue };
         if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {
             r.verdict = Verdict::Unchanged;
@@ -490,18 +509,38 @@ pub fn compare(a: &RunRecord, b: &RunRecord, min_change: f64) -> Vec<Row> {
     compare_with(a, b, min_change, &History::new())
 }
 
-/// [`compare`], judging each case that has [`HISTORY_RUNS`] or more earlier runs
-/// in `history` against the spread of their medians (how much the figure moves
-/// from one run to the next), where that is wider than its series' spread.
+/// [`compare`], judging each case that has earlier runs in `history` against
+/// the spread of their medians (how much the figure moves from one run to the
+/// next, moderated over the cases) in place of its series' spread.
 pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &History) -> Vec<Row> {
+    compare_against(std::slice::from_ref(a), b, min_change, history)
+}
+
+/// [`compare_with`] with several runs as A (`baseline`, A itself first, then
+/// earlier runs of the same machine): each case that has a run-to-run spread in
+/// `history` is judged B against the mean of its log medians in those runs.
+/// Rows name A's figure as that geometric mean. `baseline` must not be empty.
+pub fn compare_against(
+    baseline: &[RunRecord],
+    b: &RunRecord,
+    min_change: f64,
+    history: &History,
+) -> Vec<Row> {
+    let a = &baseline[0];
+    let model = moderated::fit(history);
     let mut rows = Vec::new();
     for ca in &a.cases {
         let k = key(ca);
         match b.cases.iter().find(|cb| key(cb) == k) {
             Some(cb) => {
                 let mut row = compare_case(ca, cb, min_change);
-                if let Some(h) = history.get(&k).filter(|h| h.len() >= HISTORY_RUNS) {
-                    row = across_runs(row, h, min_change);
+                if let Some(spread) = model.spread(&k) {
+                    let medians: Vec<f64> = baseline
+                        .iter()
+                        .filter_map(|r| r.cases.iter().find(|c| key(c) == k))
+                        .filter_map(runs::median_of)
+                        .collect();
+                    row = across_runs(row, &medians, spread, min_change);
                 }
                 rows.push(row);
                 // Round trips: the tail too, where both runs kept each series' p99.
@@ -527,6 +566,8 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                 detectable: None,
                 se_df: None,
                 floor: None,
+                runs: None,
+                limit: None,
             }),
         }
     }
@@ -547,63 +588,13 @@ pub fn compare_with(a: &RunRecord, b: &RunRecord, min_change: f64, history: &His
                 detectable: None,
                 se_df: None,
                 floor: None,
+                runs: None,
+                limit: None,
             });
         }
     }
     hold_false_discoveries(&mut rows, min_change);
     rows
-}
-
-/// Why a case of run `this` has no match in `other`: only there, or (the same case
-/// on other CPUs) the CPUs differ, which is a different placement, not compared.
-fn elsewhere(
-    c: &CaseRecord,
-    mine: &[CaseRecord],
-    other: &[CaseRecord],
-    this: &str,
-    that: &str,
-) -> String {
-    let sans = |x: &CaseRecord| key(x).replacen(&placement_key(&x.placement), "", 1);
-    // The other run's placements of this case that this run did not measure.
-    let cpus: Vec<String> = other
-        .iter()
-        .filter(|o| sans(o) == sans(c) && !mine.iter().any(|m| key(m) == key(o)))
-        .map(|o| o.placement.shown())
-        .collect();
-    if cpus.is_empty() {
-        format!("only in {this}")
-    } else {
-        format!(
-            "the CPUs differ: {that} ran it on {}; a different placement is not compared",
-            cpus.join(", ")
-        )
-    }
-}
-
-fn shown(a: &CaseRecord, b: &CaseRecord) -> String {
-    let mut k = key(a).replacen(&placement_key(&a.placement), &b.placement.shown(), 1);
-    if a.placement.label != b.placement.label {
-        k.push_str(&format!(" (A: {})", a.placement.label));
-    }
-    k
-}
-
-/// A case's placement as compare matches it: the exact CPUs when pinned (so runs
-/// saved before placement classes, labelled `cross-cpu`, still match their
-/// `shared-l3` successors on the same CPUs), else its label (`unpinned`).
-fn placement_key(p: &ipcperf_core::record::PlacementRecord) -> String {
-    // Two machines' CPU numbers are not one machine's: never the same case.
-    if p.label == "other-host" {
-        return format!(
-            "other-host {}→{}",
-            p.writer_cpu.map_or("-".into(), |c| c.to_string()),
-            p.reader_cpu.map_or("-".into(), |c| c.to_string())
-        );
-    }
-    match (p.writer_cpu, p.reader_cpu) {
-        (Some(w), Some(r)) => format!("cpus {w}→{r}"),
-        _ => p.label.clone(),
-    }
 }
 
 #[cfg(test)]

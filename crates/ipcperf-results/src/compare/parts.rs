@@ -79,5 +79,7 @@ pub(super) fn shown_row(
         detectable: None,
         se_df: None,
         floor: None,
+        runs: None,
+        limit: None,
     }
 }

@@ -1,11 +1,13 @@
 //! How much a case moves from one run to the next: its medians in earlier runs
-//! of the same host, kernel and CPU model (the history), and a row judged again
-//! against that spread where it is wider than the series' own.
+//! of the same host, kernel and CPU model (the history), moderated across the
+//! cases (see [`super::moderated`]), and a row judged again against that spread
+//! where it is wider than the series' own, or where A is several runs.
 
 use ipcperf_core::record::RunRecord;
 use ipcperf_core::stats::spread;
 
-use super::{figure, fmt_p, key, settle, smallest_change, stats, Row, Verdict, ALPHA};
+use super::moderated::RunSpread;
+use super::{fmt_p, key, settle, smallest_change, stats, Row, Verdict, ALPHA};
 
 /// Earlier runs of the same cases on the same host, kernel and CPU model: each
 /// case's (by [`key`]) median figure in each of those runs.
@@ -17,15 +19,20 @@ pub fn history_of(runs: &[RunRecord]) -> History {
     let mut h = History::new();
     for r in runs {
         for c in &r.cases {
-            if c.status != ipcperf_core::record::CaseStatus::Ok {
-                continue;
-            }
-            if let Some(s) = spread(&figure(c).values) {
-                h.entry(key(c)).or_default().push(s.median);
+            if let Some(m) = median_of(c) {
+                h.entry(key(c)).or_default().push(m);
             }
         }
     }
     h
+}
+
+/// A case's median figure in its run, if it ran.
+pub(super) fn median_of(c: &ipcperf_core::record::CaseRecord) -> Option<f64> {
+    if c.status != ipcperf_core::record::CaseStatus::Ok {
+        return None;
+    }
+    spread(&super::figure(c).values).map(|s| s.median)
 }
 
 /// Whether two runs are of one host, kernel and CPU model (the runs whose
@@ -36,52 +43,63 @@ pub fn same_machine(a: &RunRecord, b: &RunRecord) -> bool {
         && a.machine.cpu_model == b.machine.cpu_model
 }
 
-/// The runs of history a case needs before its run-to-run spread is used.
-pub const HISTORY_RUNS: usize = 3;
+/// The runs of history a case needs before its run-to-run spread is used alone
+/// (with a prior fitted over the cases, two do).
+pub const HISTORY_RUNS: usize = super::moderated::ALONE_RUNS;
 
-/// A row judged again against the run-to-run spread of `history` (the case's
-/// median in each earlier run): the difference of two runs' log medians varies
-/// by √2 times the spread of one run's, with the earlier runs' count less one
-/// degrees of freedom. Used where that is wider than the series' own error.
-pub(super) fn across_runs(row: Row, history: &[f64], min_change: f64) -> Row {
-    let (Some(ratio), Some((se, _))) = (row.ratio, row.se_df) else {
+/// A row judged again against the run-to-run spread `runs` of its case, B's
+/// median against the geometric mean of `baseline` (the case's median in each
+/// of A's runs, A first). The difference of B's log median and the mean of k
+/// runs' varies by √(1 + 1/k) times one run's spread. Used in place of the
+/// series' own error whatever their sizes: the spread of a run's median over
+/// runs holds what its series say of it and what moves between runs (a median
+/// of bimodal series can move far less from run to run than its series spread).
+pub(super) fn across_runs(row: Row, baseline: &[f64], runs: RunSpread, min_change: f64) -> Row {
+    let k = baseline.iter().filter(|v| **v > 0.0).count();
+    let (Some(b), Some(_)) = (row.b, row.se_df) else {
         return row;
     };
-    let logs: Vec<f64> = history
+    if k == 0 || b <= 0.0 {
+        return row;
+    }
+    let mut r = row;
+    r.runs = Some((runs.sd, k));
+    let se = runs.var.sqrt() * (1.0 + 1.0 / k as f64).sqrt();
+    let shrunk = if runs.df.is_finite() && runs.runs as f64 - 1.0 >= runs.df {
+        String::new()
+    } else {
+        " moderated over the cases".to_string()
+    };
+    let mean_log = baseline
         .iter()
         .filter(|v| **v > 0.0)
         .map(|v| v.ln())
-        .collect();
-    if logs.len() < HISTORY_RUNS || ratio <= 0.0 {
-        return row;
-    }
-    let n = logs.len() as f64;
-    let mean = logs.iter().sum::<f64>() / n;
-    let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let se_runs = sd * std::f64::consts::SQRT_2;
-    if se_runs <= se {
-        let mut r = row;
-        r.why.push_str(&format!(
-            "; {} earlier runs move less than the series",
-            logs.len()
-        ));
-        return r;
-    }
-    let df = n - 1.0;
-    let t = ratio.ln().abs() / se_runs;
+        .sum::<f64>()
+        / k as f64;
+    let ratio = (b.ln() - mean_log).exp();
+    let df = runs.df.min(1e6);
+    let t = ratio.ln().abs() / se;
     let p = stats::two_sided_t(t, df);
-    let mut r = row;
+    let half = stats::t_critical(df, ALPHA) * se;
+    r.a = Some(mean_log.exp());
+    r.ratio = Some(ratio);
     r.p = Some(p);
-    r.se_df = Some((se_runs, df));
-    r.detectable = Some(smallest_change(se_runs, df, 1, min_change));
-    let beyond = ratio.ln().abs() > (1.0 + min_change).ln() + 1e-12;
-    let excluded = r.interval.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
-    let runs = format!(
-        "against the run-to-run spread of {} earlier runs ({:.1}%)",
-        logs.len(),
-        sd * 100.0
+    r.se_df = Some((se, df));
+    r.interval = Some(((ratio.ln() - half).exp(), (ratio.ln() + half).exp()));
+    r.detectable = Some(smallest_change(se, df, 1, min_change));
+    let against = if k == 1 {
+        String::new()
+    } else {
+        format!(" B against the mean of {k} runs of A,")
+    };
+    let runs_said = format!(
+        "{against} run-to-run spread {:.1}% over {} runs{shrunk} ({:.0} degrees of freedom)",
+        runs.sd * 100.0,
+        runs.runs,
+        df
     );
-    if p <= ALPHA && beyond && excluded {
+    let beyond = ratio.ln().abs() > (1.0 + min_change).ln() + 1e-12;
+    if p <= ALPHA && beyond {
         let better = (ratio > 1.0) != r.lower_better;
         r.verdict = if better {
             Verdict::Faster
@@ -89,14 +107,22 @@ pub(super) fn across_runs(row: Row, history: &[f64], min_change: f64) -> Row {
             Verdict::Slower
         };
         r.why = format!(
-            "p = {} {runs}, beyond the {:.0}% threshold",
+            "p = {}:{runs_said}, beyond the {:.0}% threshold",
+            fmt_p(p),
+            min_change * 100.0
+        );
+        r
+    } else if p <= ALPHA {
+        r.verdict = Verdict::Unchanged;
+        r.why = format!(
+            "p = {}:{runs_said}, but under the {:.0}% threshold",
             fmt_p(p),
             min_change * 100.0
         );
         r
     } else {
         r.verdict = Verdict::Unchanged;
-        r.why = format!("within the noise: p = {} {runs}", fmt_p(p));
+        r.why = format!("within the noise: p = {}:{runs_said}", fmt_p(p));
         settle(r, min_change)
     }
 }

@@ -345,7 +345,7 @@ fn earlier_runs_say_how_much_a_case_moves_from_run_to_run() {
     let wide: History = [(k.clone(), vec![92.0, 100.0, 108.0, 95.0, 110.0, 101.0])].into();
     let judged = compare_with(&a, &b, DEFAULT_MIN_CHANGE, &wide);
     assert_ne!(judged[0].verdict, Verdict::Faster, "{:?}", judged[0]);
-    assert!(judged[0].why.contains("6 earlier runs"), "{:?}", judged[0]);
+    assert!(judged[0].why.contains("over 6 runs"), "{:?}", judged[0]);
     assert!(judged[0].detectable.unwrap() > 0.08, "{:?}", judged[0]);
     let tight: History = [(k.clone(), vec![99.0, 100.0, 101.0, 100.5])].into();
     let still = compare_with(&a, &b, DEFAULT_MIN_CHANGE, &tight);
@@ -464,4 +464,81 @@ fn a_different_idle_state_is_said() {
     let n = super::view::idle_differs(&a, &b).unwrap();
     assert!(n.contains("the idle state differs between A and B"), "{n}");
     assert!(n.contains("latency request 0 µs in force"), "{n}");
+}
+
+/// Twenty cases, each with 4 earlier runs 2% apart (log sd), series 0.2% wide.
+/// Alone, 4 runs give 3 degrees of freedom and a critical t near 9 over 20 rows;
+/// moderated over the cases each row has the prior's too, so one case slowed by
+/// 12% is called and no other. Against the mean of five runs of A the limit is
+/// narrower than against one.
+#[test]
+fn a_moderated_spread_and_a_baseline_of_runs_call_what_one_case_alone_cannot() {
+    let sizes: Vec<u64> = (0..20).map(|i| 64 << (i % 10)).collect();
+    let mechs = ["pipe", "unix"];
+    let case = |i: usize, mb: f64| {
+        let v: Vec<f64> = [0.998, 0.999, 1.0, 1.001, 1.002]
+            .iter()
+            .map(|x| x * mb)
+            .collect();
+        testdata::case(mechs[i / 10], Mode::Processes, sizes[i], "same-cpu", &v)
+    };
+    let run_at = |shift: &dyn Fn(usize) -> f64| {
+        let mut r = testdata::run();
+        r.cases = (0..20).map(|i| case(i, 100.0 * shift(i))).collect();
+        r
+    };
+    // Five earlier runs: each case's log median moves by 2% sd (the pattern of
+    // z-scores has sample sd 1), a different phase per case.
+    let zs: [f64; 5] = [-1.2649, -0.6325, 0.0, 0.6325, 1.2649];
+    let earlier: Vec<RunRecord> = (0..5)
+        .map(|j| run_at(&|i| (0.02 * zs[(j + i) % 5]).exp()))
+        .collect();
+    let a = earlier[4].clone();
+    let b = run_at(&|i| {
+        let base = (0.02 * zs[(4 + i) % 5]).exp();
+        if i == 3 {
+            base / 1.12
+        } else {
+            base
+        }
+    });
+    let history = history_of(&earlier);
+    let model = moderated::fit(&history);
+    let prior = model.prior.expect("a prior over 20 cases");
+    // Every case's s² is exactly 2%²: e = ln s² − ψ(2) + ln 2 is unbiased for
+    // ln σ² only on average, so s0 comes out a little above (√1.31 × 2%).
+    let s0 = prior.s0_sq.sqrt();
+    assert!(s0 > 0.0199 && s0 < 0.025, "{prior:?}");
+    let rows = compare_with(&a, &b, DEFAULT_MIN_CHANGE, &history);
+    let main: Vec<&Row> = rows.iter().filter(|r| r.unit == "MB/s").collect();
+    assert_eq!(main.len(), 20);
+    assert_eq!(main[3].verdict, Verdict::Slower, "{:?}", main[3]);
+    assert!(main[3].why.contains("moderated"), "{:?}", main[3]);
+    for (i, r) in main.iter().enumerate().filter(|(i, _)| *i != 3) {
+        assert!(
+            !matches!(r.verdict, Verdict::Faster | Verdict::Slower),
+            "case {i}: {r:?}"
+        );
+    }
+    let (sd, k) = main[0].runs.unwrap();
+    assert!((sd - 0.02).abs() < 0.001 && k == 1, "{:?}", main[0]);
+    let one = main[0].limit.unwrap();
+    assert!(
+        (one / moderated::limit(0.02, 1, 20, DEFAULT_MIN_CHANGE) - 1.0).abs() < 1e-3,
+        "{one} against {}",
+        moderated::limit(0.02, 1, 20, DEFAULT_MIN_CHANGE)
+    );
+    // Could call within 1.5× of the limit (the prior adds ∞ or many d.o.f.).
+    assert!(main[0].detectable.unwrap() <= 1.5 * one, "{:?}", main[0]);
+    // A baseline of five runs: A's figure is their geometric mean (100 MB/s
+    // here, the z-scores summing to 0), and the limit narrows by √(1.2/2).
+    let baseline: Vec<RunRecord> = earlier.iter().rev().cloned().collect();
+    let rows = compare_against(&baseline, &b, DEFAULT_MIN_CHANGE, &history);
+    let r0 = rows.iter().find(|r| r.unit == "MB/s").unwrap();
+    assert!((r0.a.unwrap() / 100e6 - 1.0).abs() < 1e-6, "{r0:?}");
+    assert_eq!(r0.runs.map(|x| x.1), Some(5));
+    assert!(r0.limit.unwrap() < one, "{r0:?}");
+    assert!(r0.why.contains("mean of 5 runs"), "{r0:?}");
+    let slowed = rows.iter().filter(|r| r.unit == "MB/s").nth(3).unwrap();
+    assert_eq!(slowed.verdict, Verdict::Slower, "{slowed:?}");
 }

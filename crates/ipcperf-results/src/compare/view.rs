@@ -4,7 +4,7 @@
 
 use ipcperf_core::record::RunRecord;
 
-use super::{compare_with, fmt_value, History, Row, Verdict, HISTORY_RUNS};
+use super::{compare_against, fmt_value, History, Row, Verdict, HISTORY_RUNS};
 use crate::export::view::{Table, View};
 
 /// How many cases got faster, slower, did not change, and could not be judged.
@@ -36,6 +36,12 @@ pub fn summary(rows: &[Row]) -> String {
             n(Verdict::NotComparable)
         ));
     }
+    let (near, limited) = near_limit(rows);
+    if limited > 0 {
+        s.push_str(&format!(
+            "; {near} of {limited} rows judged across runs could call within 1.5× of their limit"
+        ));
+    }
     let parts_changed = rows
         .iter()
         .filter(|r| r.unit == super::PART)
@@ -57,6 +63,21 @@ pub fn summary(rows: &[Row]) -> String {
     s
 }
 
+/// Of the cases' rows that have a limit (judged against the history), how many
+/// could call a change within 1.5× of it, and how many have one.
+pub fn near_limit(rows: &[Row]) -> (usize, usize) {
+    let limited: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| super::is_case(r))
+        .filter_map(|r| Some((r.detectable?, r.limit?)))
+        .collect();
+    let near = limited
+        .iter()
+        .filter(|(could, limit)| *could <= 1.5 * limit * (1.0 + 1e-9))
+        .count();
+    (near, limited.len())
+}
+
 /// The rows as records for `--format json|csv`.
 pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
     rows.iter()
@@ -71,6 +92,9 @@ pub fn records(rows: &[Row]) -> Vec<serde_json::Value> {
                 "interval_high": r.interval.map(|i| i.1),
                 "p_value": r.p,
                 "smallest_callable_change": r.detectable,
+                "limit": r.limit,
+                "run_to_run_sd": r.runs.map(|x| x.0),
+                "baseline_runs": r.runs.map(|x| x.1),
                 "change": match r.verdict {
                     Verdict::Faster => "faster",
                     Verdict::Slower => "slower",
@@ -121,8 +145,27 @@ pub fn view_with(
     min_change: f64,
     history: &History,
 ) -> View {
-    let rows = compare_with(a, b, min_change, history);
-    let judged_across = history.values().filter(|h| h.len() >= HISTORY_RUNS).count();
+    view_against(a_id, std::slice::from_ref(a), b_id, b, min_change, history)
+}
+
+/// [`view_with`] with several runs as A (see [`super::compare_against`]).
+pub fn view_against(
+    a_id: &str,
+    baseline: &[RunRecord],
+    b_id: &str,
+    b: &RunRecord,
+    min_change: f64,
+    history: &History,
+) -> View {
+    let a = &baseline[0];
+    let plural = if baseline.len() > 1 {
+        " = runs "
+    } else {
+        " = run "
+    };
+    let rows = compare_against(baseline, b, min_change, history);
+    let model = super::moderated::fit(history);
+    let judged_across = model.len();
     let mark = |v: Verdict| match v {
         Verdict::Faster => "FASTER",
         Verdict::Slower => "SLOWER",
@@ -152,10 +195,36 @@ pub fn view_with(
          to the next, which the series of one run cannot."
             .to_string()
     } else {
+        let prior = match model.prior {
+            Some(p) if p.d0.is_finite() => format!(
+                ", each case's spread moderated toward the {:.1}% typical of the {} cases \
+                 ({:.1} degrees of freedom borrowed: empirical Bayes, Smyth 2004)",
+                p.s0_sq.sqrt() * 100.0,
+                p.cases,
+                p.d0
+            ),
+            Some(p) => format!(
+                ", the {} cases' spreads no wider apart than chance: each judged by their \
+                 common {:.1}% (empirical Bayes, Smyth 2004)",
+                p.cases,
+                p.s0_sq.sqrt() * 100.0
+            ),
+            None => format!(" (each case's own, from {HISTORY_RUNS} or more runs)"),
+        };
+        let against = if baseline.len() > 1 {
+            format!(
+                " B is judged against the mean of A's {} runs (geometric: the A column).",
+                baseline.len()
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "Cases with {HISTORY_RUNS} or more earlier runs on this host (kernel, CPU model) in \
-             the history are judged against how much their median moves from run to run \
-             where that is wider than their series' spread ({judged_across} cases have them)."
+            "{judged_across} cases with earlier runs on this host (kernel, CPU model) in the \
+             history are judged against how much their median moves from run to run{prior}, \
+             in place of their series' spread.{against} \"limit\": the smallest \
+             change any test could call with that case's spread over these runs, \
+             e^(z·sd·√(1 + 1/k)) − 1 (z at two-sided 0.05 over the rows compared, k runs as A)."
         )
     });
     // The reasons: of every change and every row not judged (and, with -v, of
@@ -202,8 +271,12 @@ pub fn view_with(
     }
     notes.push(summary(&rows));
     let table = Table {
-        title: format!("{}; {}", describe("A", a_id, a), describe("B", b_id, b)),
-        header: ["case", "A", "B", "B/A", "change", "could call"]
+        title: format!(
+            "{}; {}",
+            describe("A", a_id, a).replacen(" = run ", plural, 1),
+            describe("B", b_id, b)
+        ),
+        header: ["case", "A", "B", "B/A", "change", "could call", "limit"]
             .iter()
             .map(|s| s.to_string())
             .collect(),
@@ -227,6 +300,9 @@ pub fn view_with(
                         Some(_) => "none".into(),
                         None => "-".into(),
                     },
+                    r.limit
+                        .map(|l| format!("±{:.0}%", l * 100.0))
+                        .unwrap_or_else(|| "-".into()),
                 ]
             })
             .collect(),
@@ -234,7 +310,8 @@ pub fn view_with(
     };
     View {
         heading: format!(
-            "Comparing run {a_id}{} with run {b_id}{}: {}",
+            "Comparing {}{a_id}{} with run {b_id}{}: {}",
+            plural.trim_start_matches(" = "),
             named(a),
             named(b),
             summary(&rows)

@@ -73,6 +73,22 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
             .or_default()
             .push(e);
     }
+    // Each case's spread over its hosts is moderated toward the spread typical
+    // of all the cases (empirical Bayes, as `compare` moderates run-to-run
+    // spreads): a fleet of a few hosts a case borrows degrees of freedom from
+    // the other cases. The prior is fitted over the groups' whole MADs.
+    let prior = crate::compare::moderated::fit_prior(
+        &groups
+            .values()
+            .filter(|h| h.len() >= 4)
+            .filter_map(|h| {
+                let medians: Vec<f64> =
+                    h.iter().map(|e| median(&e.values).unwrap_or(0.0)).collect();
+                let (_, mad, k) = centre_and_mad(&medians, None);
+                (mad > 0.0).then_some((mad * mad, MAD_EFFICIENCY * (k - 1.0)))
+            })
+            .collect::<Vec<_>>(),
+    );
     let mut rows = Vec::new();
     for ((_, (cpu, kernel)), hosts) in groups {
         let medians: Vec<f64> = hosts
@@ -122,11 +138,20 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
                 // series make it move by; as a prediction for one more host
                 // (× √(1 + 1/peers)), with peers − 1 degrees of freedom.
                 let (centre, mad, k) = whole.unwrap_or_else(|| centre_and_mad(&medians, Some(i)));
-                let scale = mad.max(within * (2.0 / n.max(1) as f64).sqrt()).max(1e-6);
-                let z = (fig.ln() - centre) / (scale * (1.0 + 1.0 / k).sqrt());
                 // The MAD is a robust spread but a less certain one: it is worth
                 // about 37% of as many peers as a standard deviation would be.
-                let df = (MAD_EFFICIENCY * (k - 1.0)).max(1.0);
+                let own_df = MAD_EFFICIENCY * (k - 1.0);
+                let (mad, df) = match prior {
+                    Some(p) if p.d0.is_finite() => (
+                        ((p.d0 * p.s0_sq + own_df * mad * mad) / (p.d0 + own_df)).sqrt(),
+                        p.d0 + own_df,
+                    ),
+                    Some(p) => (p.s0_sq.sqrt(), 1e6),
+                    None => (mad, own_df),
+                };
+                let df = df.max(1.0);
+                let scale = mad.max(within * (2.0 / n.max(1) as f64).sqrt()).max(1e-6);
+                let z = (fig.ln() - centre) / (scale * (1.0 + 1.0 / k).sqrt());
                 let p = two_sided_t(z, df);
                 row.p = Some(p);
                 let spread_pct = (scale.exp() - 1.0) * 100.0;

@@ -231,3 +231,49 @@ fn a_host_is_judged_against_the_spread_of_its_peers_hosts() {
     );
     println!("fleet, 30 hosts, sd 6%: −30% host named in {slow_named}/{fleets}; a healthy host in {others_named}/{fleets}; A/A fleets naming any: {aa}/{fleets}");
 }
+
+/// Five hosts a case, twelve cases, host-to-host spread about 3%: alone, five
+/// hosts' MAD is worth under two degrees of freedom and cannot name a host 25%
+/// slow; with the spread moderated over the twelve cases it can, and names no
+/// other.
+#[test]
+fn a_small_fleet_borrows_its_spread_from_the_other_cases() {
+    let mut seed = 0x5151_aaaa_0707_1234u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 10_000) as f64 / 10_000.0
+    };
+    let mut entries = Vec::new();
+    for case in 0..12 {
+        for host in 0..5 {
+            // Host offsets of about ±3% (uniform ±5%), series ±1%.
+            let off = 1.0 + 0.1 * (next() - 0.5);
+            let k = if case == 4 && host == 2 { 0.75 } else { 1.0 };
+            entries.push(Entry {
+                host: format!("node{host}"),
+                group: ("Xeon 8480".into(), "6.8.0".into()),
+                key: format!("stream pipe {} KiB", 1 << case),
+                values: (0..5)
+                    .map(|_| 1e9 * k * off * (0.99 + 0.02 * next()))
+                    .collect(),
+                lower_better: false,
+            });
+        }
+    }
+    let rows = judge(&entries, 0.05);
+    let named: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| r.outlier)
+        .map(|r| (r.host.as_str(), r.case.as_str()))
+        .collect();
+    assert_eq!(named, [("node2", "stream pipe 16 KiB")], "{rows:#?}");
+    // One case alone (no other cases to borrow from): not named.
+    let alone: Vec<Entry> = entries
+        .iter()
+        .filter(|e| e.key == "stream pipe 16 KiB")
+        .cloned()
+        .collect();
+    assert!(judge(&alone, 0.05).iter().all(|r| !r.outlier));
+}

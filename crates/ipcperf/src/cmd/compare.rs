@@ -32,6 +32,13 @@ pub struct CompareArgs {
     #[arg(long)]
     pub fail_on_regression: bool,
 
+    /// A is this many runs: A and the newest earlier complete runs of its host,
+    /// kernel and CPU model before it (not B); B is judged against their mean
+    /// and their run-to-run spread. Five buy about a quarter off the smallest
+    /// change callable against one (√(1 + 1/5) against √2).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub baseline_runs: u16,
+
     /// With --fail-on-regression: also exit 3 when a row could not tell (its
     /// series too spread or too few to call a change of the threshold's size).
     #[arg(long, requires = "fail_on_regression")]
@@ -42,8 +49,37 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
-    let history = earlier_runs(&mut store, (ia, &ra), (ib, &rb));
-    let rows = compare::compare_with(&ra, &rb, a.threshold, &history);
+    // Across machines, how much one machine's runs move does not say whether
+    // the other differs: no history.
+    // One run as A: A is left out of the history too (it may be the changed
+    // one: `compare new old`); several: their spread is the history's own.
+    let history = if compare::same_machine(&ra, &rb) {
+        let left_out = if a.baseline_runs > 1 {
+            vec![ib]
+        } else {
+            vec![ia, ib]
+        };
+        earlier_runs(&mut store, &left_out, &rb)
+    } else {
+        compare::History::new()
+    };
+    let (baseline_ids, baseline) = baseline_of(&mut store, (ia, ra), ib, a.baseline_runs);
+    if baseline.len() < usize::from(a.baseline_runs) {
+        crate::console::note(&format!(
+            "--baseline-runs {}: only {} complete run{} of A's host, kernel and CPU model up to A \
+             (runs {}): B is judged against {}",
+            a.baseline_runs,
+            baseline.len(),
+            if baseline.len() == 1 { "" } else { "s" },
+            ids_shown(&baseline_ids),
+            if baseline.len() == 1 {
+                "A alone"
+            } else {
+                "those"
+            }
+        ));
+    }
+    let rows = compare::compare_against(&baseline, &rb, a.threshold, &history);
     let fields = [
         "case",
         "unit",
@@ -54,6 +90,10 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         "interval_high",
         "p_value",
         "change",
+        "smallest_callable_change",
+        "limit",
+        "run_to_run_sd",
+        "baseline_runs",
         "why",
     ];
     let cell = |v: &serde_json::Value| match v {
@@ -67,9 +107,9 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         .collect();
     // The tables, and with two measured topologies what moved between them.
     let tables = |format: Format| {
-        let v = compare::view_with(
-            &ia.to_string(),
-            &ra,
+        let v = compare::view_against(
+            &ids_shown(&baseline_ids),
+            &baseline,
             &ib.to_string(),
             &rb,
             a.threshold,
@@ -77,7 +117,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         );
         let mut out = export::render_view(&v, format);
         if let (Some(x), Some(y), Some(t)) = (
-            &ra.machine.measured,
+            &baseline[0].machine.measured,
             &rb.machine.measured,
             &rb.machine.topology,
         ) {
@@ -90,7 +130,15 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         json: serde_json::json!({
             "a": ia,
             "b": ib,
+            "baseline": baseline_ids,
             "threshold": a.threshold,
+            "run_to_run_prior": compare::moderated::fit(&history).prior.map(|p| serde_json::json!({
+                "sd": p.s0_sq.sqrt(),
+                "df": p.d0.is_finite().then_some(p.d0),
+                "cases": p.cases,
+            })),
+            "rows_near_limit": compare::near_limit(&rows).0,
+            "rows_with_limit": compare::near_limit(&rows).1,
             "summary": compare::summary(&rows),
             "cases": compare::records(&rows),
         }),
@@ -127,22 +175,58 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     })
 }
 
-/// The newest 30 other complete runs of A's and B's host, kernel and CPU model
-/// (when A and B share them): how much each case moves from run to run.
+/// Run ids as a heading names them: `12`, or `12, 9, 8` for a baseline of several.
+fn ids_shown(ids: &[i64]) -> String {
+    ids.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A and up to `k − 1` complete runs of its host, kernel and CPU model before it
+/// (newest first, never B): the runs B is judged against.
+fn baseline_of(
+    store: &mut crate::store::Store,
+    (ia, ra): (i64, RunRecord),
+    ib: i64,
+    k: u16,
+) -> (Vec<i64>, Vec<RunRecord>) {
+    let mut ids = vec![ia];
+    let mut runs = vec![ra];
+    if k > 1 {
+        if let Ok(mut listed) = store.list_runs() {
+            listed.retain(|r| {
+                r.id < ia && r.id != ib && r.complete && r.hostname == runs[0].machine.host()
+            });
+            listed.sort_by_key(|r| std::cmp::Reverse(r.id));
+            for r in listed {
+                if runs.len() >= usize::from(k) {
+                    break;
+                }
+                if let Ok(Some(rec)) = store.load_run(r.id) {
+                    if compare::same_machine(&rec, &runs[0]) {
+                        ids.push(r.id);
+                        runs.push(rec);
+                    }
+                }
+            }
+        }
+    }
+    (ids, runs)
+}
+
+/// The newest 30 complete runs of B's host, kernel and CPU model but those
+/// `left_out`: how much each case moves from run to run.
 fn earlier_runs(
     store: &mut crate::store::Store,
-    (ia, ra): (i64, &RunRecord),
-    (ib, rb): (i64, &RunRecord),
+    left_out: &[i64],
+    rb: &RunRecord,
 ) -> compare::History {
-    if !compare::same_machine(ra, rb) {
-        return compare::History::new();
-    }
     let Ok(mut runs) = store.list_runs() else {
         return compare::History::new();
     };
     runs.retain(|r| {
-        r.id != ia
-            && r.id != ib
+        !left_out.contains(&r.id)
             && r.complete
             && r.hostname == rb.machine.host()
             && r.kernel == rb.machine.kernel

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# compare's power and false alarms on real, independent runs (issue 55), the
+# headline beside bench/verdicts/run.sh's A/A gate: RUNS default suites back to
+# back (each saved, exported), then for each later run B, one case at a time
+# made 10% and 25% worse in a copy of B, compared with the run before it (k = 1)
+# and with a baseline of K runs, each on the history of the runs before B.
+# Prints power by run-to-run spread beside the power the limit predicts, false
+# calls of the other cases, A/A gate failures, each row's could-call against
+# its limit, the fitted prior and its check, and what more series a run would
+# buy (bench/verdicts/power.py says how). Keep the machine otherwise idle.
+#
+#   bench/verdicts/power.sh [--runs N] [--k K] [--bin PATH]
+#
+# Targets (issue 55): 10% called in >= 80% of trials for cases of spread <= 2%,
+# 25% for <= 5% (k = 5); A/A <= 2 of 20 pairs failing; could-call within 1.5x of
+# the limit (median); another case called in <= 5% of slowed trials.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+runs=14 k=5 bin=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --k) k=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH]" >&2; exit 2 ;;
+  esac
+done
+[ "$runs" -gt "$((k + 1))" ] || { echo "$0: --runs must exceed --k + 1" >&2; exit 2; }
+if [ -z "$bin" ]; then
+  (cd "$root" && cargo build --release -q -p ipcperf)
+  bin="$root/target/release/ipcperf"
+fi
+work=$(mktemp -d /tmp/ipcperf-power.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+echo "== $runs default suites back to back"
+for i in $(seq "$runs"); do
+  "$bin" run --db "$work/suites.db" --label "s$i" > /dev/null 2>&1
+  "$bin" export "s$i" --db "$work/suites.db" --format json > "$work/run$i.json"
+done
+echo "== trials"
+python3 "$here/power.py" "$bin" "$work" "$runs" "$k"

@@ -1,0 +1,117 @@
+//! `compare --baseline-runs K`: B judged against the mean of K runs of A with the
+//! run-to-run spread moderated over the cases; each row's limit beside its
+//! figure. Runs are one real run and copies of it with known medians (imported),
+//! so the verdicts are exact.
+
+use assert_cmd::prelude::*;
+
+mod common;
+use common::{cmd, stdout};
+
+/// The run-to-run pattern: five z-scores of sample sd 1.
+const Z: [f64; 5] = [-1.2649, -0.6325, 0.0, 0.6325, 1.2649];
+
+#[test]
+fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    cmd(
+        &db,
+        &[
+            "run", "pipe", "unix", "--sizes", "4k,64k", "-d", "20ms", "-q",
+        ],
+    )
+    .assert()
+    .success();
+    let json = dir.path().join("r1.json");
+    cmd(&db, &["export", "1", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let r1: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let cases = r1["cases"].as_array().unwrap().len();
+    assert!(cases >= 4, "{cases} cases");
+    // Runs 2..6: run 1 with each case's every series scaled by e^(2%·z), the
+    // z of each case in another order; run 7: run 6 with case 0 at 0.7×.
+    let scaled = |run: usize, slow0: f64| {
+        let mut v = r1.clone();
+        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + run as u64).into();
+        v["label"] = serde_json::Value::from(format!("copy{run}"));
+        for (i, c) in v["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let z = Z[(run.min(6) + i) % 5];
+            let f = (0.02 * z).exp() * if i == 0 { slow0 } else { 1.0 };
+            for s in c["series"].as_array_mut().unwrap() {
+                s["bytes"] = ((s["bytes"].as_u64().unwrap() as f64 * f) as u64).into();
+            }
+        }
+        let path = dir.path().join(format!("r{run}.json"));
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+    };
+    for run in 2..=6 {
+        scaled(run, 1.0);
+    }
+    scaled(7, 0.7);
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--format",
+            "json",
+        ],
+    ));
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["baseline"], serde_json::json!([6, 5, 4, 3, 2]), "{j}");
+    assert!(j["run_to_run_prior"]["cases"].as_u64().unwrap() >= 4, "{j}");
+    let main: Vec<&serde_json::Value> = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["unit"] == "MB/s")
+        .collect();
+    assert_eq!(main.len(), cases);
+    assert_eq!(main[0]["change"], "slower", "{}", main[0]);
+    for c in &main[1..] {
+        assert!(c["change"] != "slower" && c["change"] != "faster", "{c}");
+    }
+    for c in &main {
+        assert_eq!(c["baseline_runs"], 5, "{c}");
+        let limit = c["limit"].as_f64().unwrap();
+        let could = c["smallest_callable_change"].as_f64().unwrap();
+        assert!(limit >= 0.05 && could >= limit * 0.999, "{c}");
+    }
+    assert_eq!(j["rows_with_limit"], cases, "{j}");
+    // The table: the limit column, the summary's count of rows near their limit.
+    let table = stdout(&mut cmd(
+        &db,
+        &["compare", "6", "7", "--baseline-runs", "5"],
+    ));
+    assert!(
+        table.contains("limit") && table.contains("within 1.5× of their limit"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Comparing runs 6, 5, 4, 3, 2 (copy6) with run 7"),
+        "{table}"
+    );
+    // One run as A: A against B alone, on the history of the others.
+    let one = stdout(&mut cmd(&db, &["compare", "6", "7", "--format", "json"]));
+    let one: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(one["baseline"], serde_json::json!([6]));
+    // More runs asked than kept: said on stderr, the ones there used.
+    let out = cmd(&db, &["compare", "6", "7", "--baseline-runs", "50"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only 6 complete runs"), "{err}");
+    // Bad input: one line, exit 2.
+    common::bad_input(
+        &["compare", "1", "2", "--baseline-runs", "0"],
+        "--baseline-runs",
+    );
+}
