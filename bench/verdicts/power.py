@@ -191,6 +191,7 @@ def report(runs, ids, sd, n, k, aa, ratios, near, trials, prior):
     if prior and math.isfinite(prior["df"]):
         check_prior(sd, n, prior)
     more_series(runs, ids, sd)
+    common_shift(runs, ids, sd)
     print()
     print("called: trials where the slowed case was called slower; (the limit's prediction, "
           "Phi(|ln r| / (sd * sqrt(1 + 1/k)) - z); the prediction of the row's own could-call, "
@@ -259,6 +260,24 @@ def more_series(runs, ids, sd):
           f"{100 * sorted(shares)[3 * len(shares) // 4]:.0f}%) of a case's run-to-run variance; twice "
           f"the series would narrow the median case's limit to {statistics.median(narrower):.2f}x "
           f"of today's (the rest moves between runs, whatever a run takes)")
+
+
+def common_shift(runs, ids, sd):
+    """Each run's shift shared by its cases (the median over cases of each
+    case's log median less its mean over the runs), apart for the cases on one
+    CPU and those across two: a machine that changes regime between runs moves
+    many cases at once, which no test of one case against its spread can tell
+    from a change."""
+    for name, same in (("on one CPU", True), ("across CPUs", False)):
+        keys = [(i, k) for i, k in enumerate(ids) if k in sd and (k[4] == k[5]) == same]
+        if not keys:
+            continue
+        logs = {k: [math.log(statistics.median(figure(r["cases"][i])[0])) for r in runs]
+                for i, k in keys}
+        means = {k: statistics.mean(v) for k, v in logs.items()}
+        shifts = [statistics.median(logs[k][j] - means[k] for _, k in keys) for j in range(len(runs))]
+        print(f"each run's common shift, cases {name} ({len(keys)}): "
+              + " ".join(f"{100 * x:+.0f}%" for x in shifts))
 
 
 def check_prior(sd, n, prior):
