@@ -169,6 +169,15 @@ impl CaseSpec {
                 self.mode.name()
             ));
         }
+        if let Some(why) = k.refuse_wait(self.opts.wait) {
+            return Some(why);
+        }
+        if self.mode == Mode::Single && !self.opts.wait.is_default() {
+            return Some(format!(
+                "--wait {} is a way for one side to wait for the other: single mode has one side",
+                self.opts.wait.label()
+            ));
+        }
         if round_trip && self.opts.one_way && self.block_size < 8 {
             return Some(format!(
                 "--one-way writes an 8-byte send time into each message: a {}-byte message \

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod cma;
 pub mod counters;
 pub mod cpu;
+pub mod epoll;
 pub mod error;
 pub mod eventfd;
 pub mod fd;

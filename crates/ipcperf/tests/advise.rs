@@ -23,7 +23,7 @@ fn ns(s: &str) -> f64 {
 fn label(c: &serde_json::Value) -> String {
     let m = c["mechanism"].as_str().unwrap();
     match c["wait"].as_str().unwrap() {
-        "block" | "poll" => m.to_string(),
+        "block" => m.to_string(),
         w => format!("{m} ({w})"),
     }
 }
@@ -366,4 +366,67 @@ fn a_replayed_pattern_is_ranked_with_the_pattern_beside_the_answer() {
             .all(|c| c["options"]["nodelay"] == "true"),
         "{run}"
     );
+}
+
+#[test]
+fn descriptor_candidates_are_ranked_with_each_wait_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--quick",
+            "--only",
+            "unix,shm",
+            "--sizes",
+            "64",
+            "--latency",
+            "p50",
+            "--cpu-budget",
+            "1",
+            "--idle",
+            "as-is",
+            "--format",
+            "json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<String> = v["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(v["left_out"].as_array().unwrap())
+        .map(|r| r["mechanism"].as_str().unwrap().to_string())
+        .collect();
+    // Under a budget of one CPU nothing spins: unix blocking and in epoll, the
+    // ring by its futex (its spin measured, then left out by the budget).
+    for want in ["unix", "unix (epoll)", "shm (futex)"] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "unix (busy)"), "{names:?}");
+    // --wait narrows the waits tried.
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--quick",
+            "--only",
+            "unix",
+            "--sizes",
+            "64",
+            "--wait",
+            "poll/epoll",
+            "--format",
+            "json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mechanism"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["unix (poll/epoll)"], "{v}");
 }

@@ -26,6 +26,16 @@ pub trait ByteStream {
     fn set_busy_poll(&mut self) -> Result<bool> {
         Ok(false)
     }
+    /// `--wait`: wait this way for input and room from now on; false: this end
+    /// cannot (its waits are its own). By default an end blocks, and spins
+    /// where it can busy-poll.
+    fn set_wait(&mut self, w: super::wait::Wait) -> Result<bool> {
+        match w {
+            super::wait::Wait::Block => Ok(true),
+            super::wait::Wait::Busy => self.set_busy_poll(),
+            _ => Ok(false),
+        }
+    }
     /// A stream reader on this end takes the writer's blocks whole: each read
     /// asks only for the rest of the block it is filling, never past it, as
     /// iperf3's server reads. False (most ends): each read asks for a whole block.
@@ -64,6 +74,26 @@ pub trait ByteStream {
     }
 }
 
+/// `--wait`: make `end` wait as `w` asks; blocking (every end's own) and
+/// io_uring (the uring-* mechanisms' own) change nothing. A mechanism whose end
+/// cannot is refused before it is measured (`MechanismKind::refuse_wait`); this
+/// is the last word should one slip through.
+pub fn wait_as<E: ByteStream>(
+    end: &mut E,
+    w: super::wait::Wait,
+    kind: super::MechanismKind,
+) -> Result<()> {
+    use super::wait::Wait;
+    if matches!(w, Wait::Block | Wait::Uring) || end.set_wait(w)? {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "{} cannot wait by {}",
+        kind.name(),
+        w.name()
+    )))
+}
+
 /// Hand out the rest of a received message from `*off` into `buf`: the bytes
 /// copied, `*off` moved past them (message mechanisms whose reads may be shorter
 /// than a message).
@@ -75,17 +105,35 @@ pub fn hand_out(msg: &[u8], off: &mut usize, buf: &mut [u8]) -> usize {
     n
 }
 
+/// How an [`FdStream`] waits (see [`super::wait::Wait`]).
+#[derive(Debug)]
+enum FdWait {
+    /// A blocking descriptor; or a non-blocking one that tries each call
+    /// first and waits in poll(2) when it is not ready (a stream's writer).
+    Block,
+    /// Reads: poll(2) first, then the read, as an event loop; writes: the
+    /// write first, poll(2) for room when it would block.
+    Poll,
+    /// As `Poll`, in epoll_wait(2) on an instance per direction.
+    Epoll {
+        input: ipcperf_sys::epoll::EpollOne,
+        room: ipcperf_sys::epoll::EpollOne,
+    },
+    /// EAGAIN retried at once (`--busy-poll`, `--wait busy`).
+    Spin,
+}
+
 /// A descriptor-backed stream: pipe, FIFO, socket, file, /dev/null.
-/// Non-blocking descriptors wait in poll(2) for at most [`WAIT_MS`].
+/// Every wait is bounded by [`WAIT_MS`].
 #[derive(Debug)]
 pub struct FdStream {
     /// Declared before `fd`, so it is dropped before the descriptor is closed.
     _poison_guard: Option<fd::PoisonGuard>,
+    /// Declared before `fd`: the epoll instances go before the descriptor they hold.
+    wait: FdWait,
     fd: OwnedFd,
     what: &'static str,
     is_file: bool,
-    /// `--busy-poll`: EAGAIN is retried at once, not waited for in poll(2).
-    spin: bool,
     /// See [`ByteStream::fills_blocks`].
     fill_blocks: bool,
 }
@@ -127,14 +175,20 @@ impl Default for SpinBound {
 }
 
 impl FdStream {
+    /// `nonblocking` (`--nonblocking`): reads wait in poll(2) first, as
+    /// `--wait poll`.
     pub fn new(fd: OwnedFd, what: &'static str, nonblocking: bool, is_file: bool) -> Result<Self> {
         fd::set_nonblocking(fd.as_fd(), nonblocking)?;
         Ok(FdStream {
             _poison_guard: None,
+            wait: if nonblocking && !is_file {
+                FdWait::Poll
+            } else {
+                FdWait::Block
+            },
             fd,
             what,
             is_file,
-            spin: false,
             fill_blocks: false,
         })
     }
@@ -169,9 +223,15 @@ impl FdStream {
         }
     }
 
-    #[cold]
+    /// Wait for input (or room) the way this end waits: poll(2), or its epoll
+    /// instance for that direction.
+    #[inline]
     fn wait(&self, write: bool) -> Result<()> {
-        if fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)? {
+        let ready = match &self.wait {
+            FdWait::Epoll { input, room } => if write { room } else { input }.wait(WAIT_MS)?,
+            _ => fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)?,
+        };
+        if ready {
             Ok(())
         } else {
             Err(Error::Timeout(format!(
@@ -191,7 +251,7 @@ impl ByteStream for FdStream {
         while !buf.is_empty() {
             match fd::write(self.fd.as_fd(), buf) {
                 Ok(n) => buf = &buf[n..],
-                Err(Errno::EAGAIN) if self.spin => {
+                Err(Errno::EAGAIN) if matches!(self.wait, FdWait::Spin) => {
                     if !bound.again(WAIT_MS as u64) {
                         self.wait(true)?;
                     }
@@ -211,10 +271,15 @@ impl ByteStream for FdStream {
     #[inline]
     fn read_some(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut bound = SpinBound::new();
+        // An event loop's order: wait for input, then read (a read that finds
+        // nothing after all waits again).
+        if matches!(self.wait, FdWait::Poll | FdWait::Epoll { .. }) {
+            self.wait(false)?;
+        }
         loop {
             match fd::read(self.fd.as_fd(), buf) {
                 Ok(n) => return Ok(n),
-                Err(Errno::EAGAIN) if self.spin => {
+                Err(Errno::EAGAIN) if matches!(self.wait, FdWait::Spin) => {
                     // Past the bound, one last bounded wait decides.
                     if !bound.again(WAIT_MS as u64) {
                         self.wait(false)?;
@@ -231,7 +296,34 @@ impl ByteStream for FdStream {
             return Ok(false);
         }
         self.set_nonblocking(true)?;
-        self.spin = true;
+        self.wait = FdWait::Spin;
+        Ok(true)
+    }
+
+    fn set_wait(&mut self, w: super::wait::Wait) -> Result<bool> {
+        use super::wait::Wait;
+        if self.is_file {
+            return Ok(w == Wait::Block);
+        }
+        self.wait = match w {
+            Wait::Block => {
+                self.set_nonblocking(false)?;
+                FdWait::Block
+            }
+            Wait::Poll => {
+                self.set_nonblocking(true)?;
+                FdWait::Poll
+            }
+            Wait::Epoll => {
+                self.set_nonblocking(true)?;
+                FdWait::Epoll {
+                    input: ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), false)?,
+                    room: ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), true)?,
+                }
+            }
+            Wait::Busy => return self.set_busy_poll(),
+            Wait::Uring => return Ok(false),
+        };
         Ok(true)
     }
 

@@ -67,6 +67,7 @@ pub struct Fifo;
 
 impl Mechanism for Fifo {
     super::fd_stream_ends!();
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "FIFO path",

@@ -36,6 +36,7 @@ pub mod uring;
 pub mod uring_msg;
 pub mod veth;
 pub mod vmsplice;
+pub mod wait;
 pub mod wake;
 #[cfg(feature = "zmq")]
 pub mod zmq;
@@ -213,6 +214,51 @@ impl MechanismKind {
     /// Round-trip sizes when the user gives none (None: the command's default).
     pub fn default_round_trip_sizes(self) -> Option<&'static [usize]> {
         with_mechanism!(self, M => M::default_round_trip_sizes())
+    }
+
+    /// The ways its ends wait (`--wait`), blocking first where they can.
+    pub fn waits(self) -> &'static [wait::Wait] {
+        with_mechanism!(self, M => M::WAITS)
+    }
+
+    /// The mechanism that waits as `w` asks: `--wait uring` on pipe, unix and
+    /// tcp runs uring-pipe, uring-unix, uring-tcp; anything else is itself.
+    pub fn waiting(self, w: wait::Wait) -> MechanismKind {
+        match (self, w) {
+            (MechanismKind::Pipe, wait::Wait::Uring) => MechanismKind::UringPipe,
+            (MechanismKind::Unix, wait::Wait::Uring) => MechanismKind::UringUnix,
+            (MechanismKind::Tcp, wait::Wait::Uring) => MechanismKind::UringTcp,
+            _ => self,
+        }
+    }
+
+    /// The base whose `--wait uring` this is (uring-unix: unix).
+    pub fn uring_of(self) -> Option<MechanismKind> {
+        [MechanismKind::Pipe, MechanismKind::Unix, MechanismKind::Tcp]
+            .into_iter()
+            .find(|b| b.waiting(wait::Wait::Uring) == self)
+    }
+
+    /// Why it cannot wait as `w` asks (None: it can): said before anything runs.
+    pub fn refuse_wait(self, w: wait::Waits) -> Option<String> {
+        let own = self.waits();
+        let bad = [w.client, w.server]
+            .into_iter()
+            .find(|x| *x != wait::Wait::Block && !own.contains(x))?;
+        let how = if own == [wait::Wait::Block] {
+            if self == MechanismKind::Shm {
+                " (the ring wakes its own way: --wake)".to_string()
+            } else {
+                " (it waits its own way)".to_string()
+            }
+        } else {
+            format!(" (it takes {})", wait::Wait::list(own))
+        };
+        Some(format!(
+            "{} cannot wait by {}{how}",
+            self.name(),
+            bad.name(),
+        ))
     }
 }
 

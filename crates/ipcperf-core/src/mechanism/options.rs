@@ -81,6 +81,9 @@ pub struct MechOptions {
     /// paced schedule spins to each send time. The answering side waits as usual.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub busy_poll: bool,
+    /// `--wait`: how each side waits on its descriptor (block unless told).
+    #[serde(default, skip_serializing_if = "super::wait::Waits::is_default")]
+    pub wait: super::wait::Waits,
     /// The peer starts in fresh namespaces of these kinds (`--across`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub across: Vec<crate::namespace::Namespace>,
@@ -155,6 +158,9 @@ impl MechOptions {
     pub fn wait_label(&self, kind: MechanismKind) -> String {
         if self.busy_poll {
             return "busy-poll".into();
+        }
+        if !self.wait.is_default() && self.wait.client != super::wait::Wait::Uring {
+            return self.wait.label();
         }
         with_mechanism!(kind, M => M::wait_label(self))
     }

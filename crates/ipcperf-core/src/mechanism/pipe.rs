@@ -33,6 +33,7 @@ pub struct Pipe;
 
 impl Mechanism for Pipe {
     super::fd_stream_ends!();
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     const INFO: MechanismInfo = MechanismInfo::new(
         MechanismKind::Pipe,

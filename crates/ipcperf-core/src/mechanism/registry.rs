@@ -92,6 +92,10 @@ pub trait Mechanism: 'static {
     /// Non-blocking descriptors driven by poll(2) apply to it.
     const POLLS: bool = true;
 
+    /// The ways its ends can wait (`--wait`) besides blocking, which every
+    /// mechanism does its own way (the ring by its `--wake`).
+    const WAITS: &'static [super::wait::Wait] = &[super::wait::Wait::Block];
+
     /// How a side waits, for the record's `wait` field.
     fn wait_label(opts: &MechOptions) -> String {
         if opts.nonblocking && Self::POLLS {

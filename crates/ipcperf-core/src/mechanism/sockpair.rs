@@ -86,6 +86,7 @@ pub struct UnixDgram;
 
 impl Mechanism for UnixDgram {
     super::fd_stream_ends!();
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "none (socketpair)",
@@ -114,6 +115,7 @@ pub struct UnixSeqpacket;
 
 impl Mechanism for UnixSeqpacket {
     super::fd_stream_ends!();
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "none (socketpair)",

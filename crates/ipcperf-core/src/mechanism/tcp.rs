@@ -120,6 +120,7 @@ pub struct Tcp;
 
 impl Mechanism for Tcp {
     super::fd_stream_ends!();
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "none (ephemeral port)",

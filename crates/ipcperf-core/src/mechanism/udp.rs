@@ -480,6 +480,8 @@ pub struct Udp;
 
 impl Mechanism for Udp {
     type End = UdpEnd;
+    const WAITS: &'static [super::wait::Wait] =
+        &[super::wait::Wait::Block, super::wait::Wait::Busy];
 
     fn poll_fd(end: &mut UdpEnd) -> Option<std::os::fd::BorrowedFd<'_>> {
         use std::os::fd::AsFd;

@@ -57,6 +57,7 @@ pub struct Unix;
 
 impl Mechanism for Unix {
     super::fd_stream_ends!();
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "socket path",

@@ -91,6 +91,7 @@ macro_rules! uring_ends {
     () => {
         type End = UringStream;
         const POLLS: bool = false;
+        const WAITS: &'static [super::wait::Wait] = &[super::wait::Wait::Uring];
 
         fn open(h: PeerHandoff, timeout_ms: i32) -> Result<Self::End> {
             open_end(h, timeout_ms)

@@ -41,6 +41,25 @@ impl<E> Duplex<E> {
         }
     }
 
+    /// `--wait`: every end of this side waits as `w` asks.
+    pub fn wait_as(
+        &mut self,
+        w: crate::mechanism::wait::Wait,
+        kind: crate::mechanism::MechanismKind,
+    ) -> Result<()>
+    where
+        E: crate::mechanism::ByteStream,
+    {
+        use crate::mechanism::endpoint::wait_as;
+        match self {
+            Duplex::One(e) => wait_as(e, w, kind),
+            Duplex::Two(p) => {
+                wait_as(&mut p.tx, w, kind)?;
+                wait_as(&mut p.rx, w, kind)
+            }
+        }
+    }
+
     /// The receiving end.
     pub fn rx(&mut self) -> &mut E {
         match self {

@@ -31,7 +31,9 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
             Error::Invalid("a sync role was handed to the stream and echo job".into()),
         ),
         PeerRole::StreamReader => {
+            let (wait, kind) = (setup.handoff.opts.wait.server, setup.handoff.kind);
             let mut ep = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
+            crate::mechanism::endpoint::wait_as(&mut ep, wait, kind)?;
             let mut buf = AlignedBuf::new(setup.block_size);
             let meter = Meter::open();
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
@@ -72,12 +74,14 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
             }
         }
         PeerRole::Echo => {
+            let (wait, kind) = (setup.handoff.opts.wait.server, setup.handoff.kind);
             let fwd = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
             let back = match setup.back {
                 Some(h) => Some(M::open(*h, OPEN_TIMEOUT_MS)?),
                 None => None,
             };
             let mut end = super::duplex::Duplex::for_peer(fwd, back);
+            end.wait_as(wait, kind)?;
             let mut buf = AlignedBuf::new(setup.block_size);
             // One-way: this side's clock cost is the tare of each delay it measures.
             let tare = if setup.one_way {

@@ -24,12 +24,14 @@ pub fn follow<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> R
         .file
         .ok_or_else(|| Error::Peer("a replay's script without its file".into()))?;
     let script = Script::read_from(&file, handoff.steps as usize)?;
+    let (wait, kind) = (setup.handoff.opts.wait.server, setup.handoff.kind);
     let fwd = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
     let back = match setup.back {
         Some(h) => Some(M::open(*h, OPEN_TIMEOUT_MS)?),
         None => None,
     };
     let mut end = super::duplex::Duplex::for_peer(fwd, back);
+    end.wait_as(wait, kind)?;
     let size = setup.block_size.max(script.largest());
     let (mut wbuf, mut rbuf) = (AlignedBuf::new(size), AlignedBuf::new(size));
     let mut times: Vec<u64> = Vec::new();

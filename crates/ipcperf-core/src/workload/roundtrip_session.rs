@@ -161,6 +161,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         links.insert(0, fwd);
         let mut end = Duplex::new(tx, back_rx);
         busy_poll(&mut end, spec)?;
+        end.wait_as(spec.opts.wait.client, spec.mechanism)?;
         Ok(RoundTripSession {
             spec: spec.clone(),
             end,

@@ -111,7 +111,9 @@ const LINUX_ONLY: &[&str] = &["eventfd", "vmsplice", "cma", "shm", "memcpy", "nu
 
 /// Whether a case's wait (the record's `wait`) spins on a CPU while it waits.
 fn spinning_wait(wait: &str) -> bool {
-    matches!(wait, "spin" | "busy-poll" | "adaptive")
+    // A client/server pair (`busy/block`) spins where either side does.
+    wait.split('/')
+        .any(|w| matches!(w, "spin" | "busy-poll" | "busy" | "adaptive"))
 }
 
 /// Mechanisms that carry a byte stream (no message boundaries).

@@ -39,8 +39,8 @@ pub fn mechanism_label(c: &CaseRecord) -> String {
     }
     let zero_copy = c.options.get("zero_copy").is_some_and(|v| v == "true");
     match (c.wait.as_str(), zero_copy) {
-        ("" | "block" | "poll", false) => c.mechanism.clone(),
-        ("" | "block" | "poll", true) => format!("{} (zero-copy)", c.mechanism),
+        ("" | "block", false) => c.mechanism.clone(),
+        ("" | "block", true) => format!("{} (zero-copy)", c.mechanism),
         (w, false) => format!("{} ({w})", c.mechanism),
         (w, true) => format!("{} ({w}, zero-copy)", c.mechanism),
     }
@@ -53,7 +53,7 @@ pub fn spin_on_one_cpu(c: &CaseRecord) -> Option<String> {
     let p = &c.placement;
     let one = matches!((p.writer_cpu, p.reader_cpu), (Some(w), Some(r)) if w == r);
     (one && c.mode != ipcperf_core::mode::Mode::Single
-        && matches!(c.wait.as_str(), "spin" | "busy-poll"))
+        && matches!(c.wait.as_str(), "spin" | "busy-poll" | "busy"))
     .then(|| {
         format!(
             "{} on one CPU: each side spins out its time slice before the other runs, so \

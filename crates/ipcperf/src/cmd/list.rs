@@ -40,6 +40,37 @@ fn the_one(name: &str) -> Result<MechanismKind, Fail> {
     }
 }
 
+/// The ways a mechanism's ends wait, as `--wait` names them, and how the
+/// ring's `--wake` and the io_uring mechanisms relate to them.
+fn waits_text(k: MechanismKind) -> String {
+    use ipcperf_core::mechanism::wait::Wait;
+    let own = k.waits();
+    if k == MechanismKind::Shm {
+        return "its own, by --wake (futex, eventfd or sem sleep as block does; spin is \
+                its busy; adaptive spins, then sleeps); --wait does not apply"
+            .into();
+    }
+    if let Some(base) = k.uring_of() {
+        return format!(
+            "uring: each call an io_uring completion (--wait uring on {} runs it)",
+            base.name()
+        );
+    }
+    if own == [Wait::Uring] || own == [Wait::Block] {
+        return "block only: it waits its own way".into();
+    }
+    let mut s = Wait::list(own);
+    if k.waiting(Wait::Uring) != k {
+        s.push_str(&format!("; uring (runs {})", k.waiting(Wait::Uring).name()));
+    }
+    let apart = if own.contains(&Wait::Epoll) {
+        "poll/epoll"
+    } else {
+        "busy/block"
+    };
+    s + &format!("; CLIENT/SERVER apart ({apart})")
+}
+
 /// `list MECHANISM`: everything about one.
 fn one(name: &str, m: &Machine, width: usize) -> Result<String, Fail> {
     let k = the_one(name)?;
@@ -52,6 +83,7 @@ fn one(name: &str, m: &Machine, width: usize) -> Result<String, Fail> {
         ("modes", modes.join(", ")),
         ("named objects", i.names.to_string()),
         ("built on", built_on(i)),
+        ("waits (--wait)", waits_text(k)),
     ] {
         let line = if label.is_empty() {
             text
@@ -84,12 +116,21 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
     if let Some(name) = &a.mechanism {
         let i = the_one(name)?.info();
         let modes: Vec<_> = i.modes.iter().map(|m| m.name()).collect();
-        let header = ["name", "modes", "named_objects", "built_on", "summary"];
+        let k = the_one(name)?;
+        let header = [
+            "name",
+            "modes",
+            "named_objects",
+            "built_on",
+            "waits",
+            "summary",
+        ];
         let row = vec![vec![
             i.name.to_string(),
             modes.join(" "),
             i.names.to_string(),
             built_on(i),
+            waits_text(k),
             i.summary.to_string(),
         ]];
         let doc = Document {
@@ -100,6 +141,8 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
                 "modes": modes,
                 "named_objects": i.names,
                 "built_on": built_on(i),
+                "waits": k.waits().iter().map(|w| w.name()).collect::<Vec<_>>(),
+                "waits_text": waits_text(k),
             }),
             csv: csv_rows(&header, &row),
             table: one(name, &m, width())?,

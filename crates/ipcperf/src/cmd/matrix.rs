@@ -108,7 +108,7 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
         },
     };
     let mut specs = Vec::new();
-    for o in a.mech.variants(m, &opts) {
+    for (m, o) in a.mech.cases(m, &opts) {
         for &w in &cpus {
             for &r in &cpus {
                 if w == r {

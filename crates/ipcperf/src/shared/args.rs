@@ -69,6 +69,21 @@ const URING_BUFFERED: [MechanismKind; 3] = [
     MechanismKind::UringPipe,
 ];
 
+/// `--wait`'s list, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitList(pub Vec<ipcperf_core::mechanism::wait::Waits>);
+
+fn parse_waits(s: &str) -> Result<WaitList, String> {
+    let mut v = Vec::new();
+    for item in s.split(',') {
+        let w = ipcperf_core::mechanism::wait::Waits::parse(item)?;
+        if !v.contains(&w) {
+            v.push(w);
+        }
+    }
+    Ok(WaitList(v))
+}
+
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {
@@ -144,9 +159,21 @@ pub struct MechArgs {
     #[arg(long, value_parser = units::parse_block)]
     pub rcvbuf: Option<usize>,
 
-    /// Non-blocking descriptors, waited on with poll(2).
-    #[arg(long)]
+    /// Non-blocking descriptors, waited on with poll(2): `--wait poll`.
+    #[arg(long, conflicts_with = "wait")]
     pub nonblocking: bool,
+
+    /// How each side waits on its descriptor: block (a blocking call; the
+    /// default), poll (poll(2), then the call: libpq's client), epoll
+    /// (epoll_wait(2) on a level-triggered instance, then the call: Redis,
+    /// nginx, a PostgreSQL backend), uring (each call an io_uring completion:
+    /// runs uring-pipe, uring-unix, uring-tcp) or busy (non-blocking calls
+    /// retried at once: a CPU per side). CLIENT/SERVER waits apart (poll/epoll:
+    /// a libpq client and its server); for streams the writer is the client. A
+    /// comma list measures each side by side. pipe, fifo, unix, tcp, unix-dgram,
+    /// unix-seqpacket; udp blocks or busy-polls; `ipcperf list NAME` says which.
+    #[arg(long, value_parser = parse_waits, value_name = "WAIT[,WAIT...]")]
+    pub wait: Option<WaitList>,
 
     /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts, pid,
     /// user; root, or user without it; --mode processes): IPC across a container
@@ -266,7 +293,33 @@ impl MechArgs {
     /// The options of each variant of mechanism `m` to measure: one per wake-up
     /// for shm, plain and registered buffers for io_uring with --fixed-buffers,
     /// else `opts` alone.
-    pub fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
+    /// The cases one mechanism makes: its option variants, each for every
+    /// `--wait` (`uring` runs the mechanism's io_uring twin, as itself).
+    pub fn cases(&self, m: MechanismKind, opts: &MechOptions) -> Vec<(MechanismKind, MechOptions)> {
+        use ipcperf_core::mechanism::wait::{Wait, Waits};
+        let waits = self
+            .wait
+            .as_ref()
+            .map(|w| w.0.clone())
+            .unwrap_or_else(|| vec![Waits::default()]);
+        let mut out = Vec::new();
+        for w in waits {
+            let kind = m.waiting(w.client);
+            // An io_uring mechanism's waits are its own: its record is the same
+            // whether it was named or reached by --wait uring.
+            let wait = if w.client == Wait::Uring && kind.waits() == [Wait::Uring] {
+                Waits::default()
+            } else {
+                w
+            };
+            for v in self.variants(kind, opts) {
+                out.push((kind, MechOptions { wait, ..v }));
+            }
+        }
+        out
+    }
+
+    fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
         if self.fixed_buffers && URING_BUFFERED.contains(&m) {
             return [false, true]
                 .map(|fixed| MechOptions {
@@ -373,6 +426,7 @@ impl MechArgs {
             sndbuf: self.sndbuf,
             rcvbuf: self.rcvbuf,
             nonblocking: self.nonblocking,
+            wait: Default::default(),
             ipv6: self.ipv6,
             dir: self.dir.clone(),
             mq_priority: self.priority,

@@ -269,7 +269,7 @@ pub fn plan(
     }
     let mut specs = Vec::new();
     for &m in mechs {
-        for o in mech.variants(m, &opts) {
+        for (m, o) in mech.cases(m, &opts) {
             for &mode in &modes {
                 for &pl in &placements {
                     specs.push(CaseSpec {

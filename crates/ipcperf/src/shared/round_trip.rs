@@ -145,6 +145,20 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
              message in and out",
         ));
     }
+    if a.mech.wait.is_some() {
+        if a.busy_poll {
+            return Err(Fail::usage(
+                "--busy-poll spins the client alone; with --wait, say both sides: \
+                 --wait busy/block",
+            ));
+        }
+        if a.clients.is_some() {
+            return Err(Fail::usage(
+                "--wait with --clients: the fan-in server waits on all its clients in one \
+                 poll(2), its own way",
+            ));
+        }
+    }
     let mut opts = a.mech.options(&mechs)?;
     // Round trips are whole messages: the message layout unless asked otherwise.
     opts.shm_messages = a.mech.shm_layout != Some(crate::shared::args::ShmLayout::Stream);
@@ -161,7 +175,7 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
             Some(r) => r.0.iter().map(|&x| Some(x)).collect(),
             None => vec![None],
         };
-        for v in a.mech.variants(m, &opts) {
+        for (m, v) in a.mech.cases(m, &opts) {
             for &rate in &rates {
                 let o = MechOptions {
                     rate_per_sec: rate,

@@ -132,7 +132,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
             // A solo mechanism has no reader: it runs once, in one thread.
             mech_modes = vec![Mode::Single];
         }
-        for o in a.mech.variants(m, &opts) {
+        for (m, o) in a.mech.cases(m, &opts) {
             for &mode in &mech_modes {
                 for &size in &sizes {
                     for &pl in &placements {

@@ -12,6 +12,7 @@ use crate::console::Console;
 use crate::fail::Fail;
 use crate::shared::db::{SaveArgs, Saver};
 use crate::units;
+use ipcperf_core::mechanism::wait::{Wait, Waits};
 use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::plan::{CaseSpec, RunEnv};
@@ -100,6 +101,14 @@ pub struct AdviseArgs {
     /// 20us) ranks there alone. Root, for poll.
     #[arg(long, value_parser = ipcperf_core::idle::parse_idle, default_value = "as-is", value_name = "as-is|poll|LATENCY")]
     pub idle: ipcperf_core::idle::Idle,
+
+    /// The ways the descriptor candidates (pipe, fifo, sockets) wait, each
+    /// measured and ranked beside the others (`unix (epoll)`): block, poll,
+    /// epoll, busy, or CLIENT/SERVER (poll/epoll), a comma list. Default: block,
+    /// epoll (an event loop's wait) and, unless --cpu-budget is under 2, busy.
+    /// Mechanisms that wait their own way keep it (shm: --wake futex,spin).
+    #[arg(long, value_name = "WAIT[,WAIT...]")]
+    pub wait: Option<String>,
 
     /// Shorter series (100 ms each instead of 300 ms): a faster, rougher answer.
     #[arg(long, conflicts_with = "from_history")]
@@ -271,11 +280,70 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         };
         specs.extend(parsed?);
     }
+    specs = with_waits(specs, &waits(a)?);
     // At the machine's idle, each cross-CPU candidate at polling idle too.
     if a.idle.is_as_is() && !a.from_history {
         crate::shared::plan::idle_twins(&mut specs);
     }
     Ok(specs)
+}
+
+/// The waits each descriptor candidate is measured with (see `--wait`).
+fn waits(a: &AdviseArgs) -> Result<Vec<Waits>, Fail> {
+    if let Some(list) = &a.wait {
+        let mut v = Vec::new();
+        for item in list.split(',') {
+            let w = Waits::parse(item).map_err(|e| Fail::usage(format!("--wait: {e}")))?;
+            if !v.contains(&w) {
+                v.push(w);
+            }
+        }
+        return Ok(v);
+    }
+    let mut v = vec![Waits::both(Wait::Block), Waits::both(Wait::Epoll)];
+    // Both sides spin: two CPUs kept busy.
+    if a.cpu_budget.is_none_or(|b| b >= 2.0) {
+        v.push(Waits::both(Wait::Busy));
+    }
+    Ok(v)
+}
+
+/// Each case of a mechanism with a choice of waits, once per wait it takes
+/// (`uring` as the mechanism's io_uring twin, where it has one); the others
+/// as they are.
+fn with_waits(specs: Vec<CaseSpec>, waits: &[Waits]) -> Vec<CaseSpec> {
+    let mut out: Vec<CaseSpec> = Vec::new();
+    for s in specs {
+        if s.mechanism.waits().len() < 2 {
+            out.push(s);
+            continue;
+        }
+        for &w in waits {
+            let kind = s.mechanism.waiting(w.client);
+            let wait = if kind != s.mechanism {
+                Waits::default()
+            } else {
+                w
+            };
+            if kind.refuse_wait(wait).is_some() {
+                continue;
+            }
+            let mut c = s.clone();
+            c.mechanism = kind;
+            c.opts.wait = wait;
+            // A twin named as a candidate already is measured once.
+            if !out.iter().any(|o| {
+                o.mechanism == c.mechanism
+                    && o.opts == c.opts
+                    && o.block_size == c.block_size
+                    && o.placement == c.placement
+                    && o.mode == c.mode
+            }) {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 pub(crate) fn first_line(s: &str) -> String {

@@ -1,0 +1,256 @@
+/*
+ * A round trip between two processes pinned to two CPUs (or one), each side
+ * waiting as `ipcperf latency MECH --wait WAIT` waits, in C: the floor under
+ * each of ipcperf's waits (bench/wait-floor.sh).
+ *
+ *   wait-rtt MECH WAIT CPU_A CPU_B COUNT [SIZE]
+ *       MECH  pipe (two pipes), unix (a stream socketpair), tcp (loopback,
+ *             127.0.0.1, Nagle left on as ipcperf leaves it)
+ *       WAIT  block  blocking read and write
+ *             poll   non-blocking; poll(2) for input, then read (an event
+ *                    loop's order); a write that would block polls for room
+ *             epoll  as poll, in epoll_wait(2) on a level-triggered instance
+ *                    per direction made before the loop
+ *             busy   non-blocking; read and write retried at once
+ *   prints the median round trip in ns
+ *
+ * SIZE-byte messages (64 unless given), each read until the whole message
+ * came; each round trip timed with clock_gettime(CLOCK_MONOTONIC) into an
+ * array allocated before the loop; the first tenth is a warm-up, left out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { BLOCK, POLL, EPOLL, BUSY };
+static int mode;
+
+static long long now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    if (sched_setaffinity(0, sizeof s, &s) != 0) {
+        perror("sched_setaffinity");
+        exit(1);
+    }
+}
+
+static int cmp(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* One end: its descriptor and, for epoll, an instance per direction. */
+struct end {
+    int fd, ep_in, ep_out;
+};
+
+static void ready(struct end *e, int out)
+{
+    if (mode == EPOLL) {
+        struct epoll_event ev;
+        if (epoll_wait(out ? e->ep_out : e->ep_in, &ev, 1, 5000) != 1) {
+            exit(3);
+        }
+    } else {
+        struct pollfd p = {e->fd, out ? POLLOUT : POLLIN, 0};
+        if (poll(&p, 1, 5000) != 1) {
+            exit(3);
+        }
+    }
+}
+
+static void put(struct end *e, const char *buf, int n)
+{
+    int done = 0;
+    while (done < n) {
+        int r = write(e->fd, buf + done, n - done);
+        if (r > 0) {
+            done += r;
+        } else if (r < 0 && errno == EAGAIN) {
+            if (mode != BUSY) {
+                ready(e, 1);
+            }
+        } else {
+            exit(2);
+        }
+    }
+}
+
+/* Returns 0 when the other side has closed. */
+static int get(struct end *e, char *buf, int n)
+{
+    int done = 0;
+    while (done < n) {
+        if (mode == POLL || mode == EPOLL) {
+            ready(e, 0);
+        }
+        int r = read(e->fd, buf + done, n - done);
+        if (r > 0) {
+            done += r;
+        } else if (r == 0) {
+            return 0;
+        } else if (errno != EAGAIN) {
+            exit(2);
+        }
+    }
+    return 1;
+}
+
+static void make_end(struct end *e, int fd)
+{
+    e->fd = fd;
+    e->ep_in = e->ep_out = -1;
+    if (mode != BLOCK) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    if (mode == EPOLL) {
+        struct epoll_event in = {.events = EPOLLIN}, out = {.events = EPOLLOUT};
+        e->ep_in = epoll_create1(0);
+        e->ep_out = epoll_create1(0);
+        if (epoll_ctl(e->ep_in, EPOLL_CTL_ADD, fd, &in) || epoll_ctl(e->ep_out, EPOLL_CTL_ADD, fd, &out)) {
+            perror("epoll_ctl");
+            exit(1);
+        }
+    }
+}
+
+/* A connected TCP pair over 127.0.0.1. */
+static void tcp_pair(int sv[2])
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1) ||
+        getsockname(l, (struct sockaddr *)&a, &len)) {
+        perror("listen");
+        exit(1);
+    }
+    sv[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(sv[0], (struct sockaddr *)&a, sizeof a)) {
+        perror("connect");
+        exit(1);
+    }
+    sv[1] = accept(l, NULL, NULL);
+    close(l);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6 || argc > 7) {
+        fprintf(stderr, "usage: wait-rtt pipe|unix|tcp block|poll|epoll|busy CPU_A CPU_B COUNT [SIZE]\n");
+        return 2;
+    }
+    const char *mech = argv[1], *w = argv[2];
+    mode = !strcmp(w, "block") ? BLOCK : !strcmp(w, "poll") ? POLL : !strcmp(w, "epoll") ? EPOLL
+         : !strcmp(w, "busy") ? BUSY : -1;
+    int a = atoi(argv[3]), b = atoi(argv[4]);
+    long n = atol(argv[5]);
+    int size = argc > 6 ? atoi(argv[6]) : 64;
+    static char buf[65536];
+    if (mode < 0 || n < 10 || n > 100000000 || size < 1 || size > (int)sizeof buf) {
+        return 2;
+    }
+    /* client tx/rx, server rx/tx */
+    int c_tx, c_rx, s_rx, s_tx;
+    if (!strcmp(mech, "pipe")) {
+        int there[2], back[2];
+        if (pipe(there) || pipe(back)) {
+            return 1;
+        }
+        c_tx = there[1], s_rx = there[0], s_tx = back[1], c_rx = back[0];
+    } else if (!strcmp(mech, "unix") || !strcmp(mech, "tcp")) {
+        int sv[2];
+        if (!strcmp(mech, "unix")) {
+            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+                return 1;
+            }
+        } else {
+            tcp_pair(sv);
+        }
+        c_tx = c_rx = sv[0];
+        s_rx = s_tx = sv[1];
+    } else {
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    pid_t child = fork();
+    if (child == 0) {
+        pin(b);
+        if (c_tx != s_rx) {
+            close(c_tx);
+            close(c_rx);
+        } else {
+            close(c_tx);
+        }
+        struct end rx, tx;
+        make_end(&rx, s_rx);
+        if (s_tx == s_rx) {
+            tx = rx;
+        } else {
+            make_end(&tx, s_tx);
+        }
+        while (get(&rx, buf, size)) {
+            put(&tx, buf, size);
+        }
+        return 0;
+    }
+    pin(a);
+    if (c_tx != s_rx) {
+        close(s_rx);
+        close(s_tx);
+    } else {
+        close(s_rx);
+    }
+    struct end rx, tx;
+    make_end(&tx, c_tx);
+    if (c_rx == c_tx) {
+        rx = tx;
+    } else {
+        make_end(&rx, c_rx);
+    }
+    long long *t = malloc(sizeof *t * n);
+    if (!t) {
+        return 1;
+    }
+    memset(buf, 'x', size);
+    for (long i = 0; i < n; i++) {
+        long long t0 = now();
+        put(&tx, buf, size);
+        if (!get(&rx, buf, size)) {
+            return 2;
+        }
+        t[i] = now() - t0;
+    }
+    close(c_tx);
+    if (c_rx != c_tx) {
+        close(c_rx);
+    }
+    waitpid(child, NULL, 0);
+    long skip = n / 10;
+    qsort(t + skip, n - skip, sizeof *t, cmp);
+    printf("%lld\n", t[skip + (n - skip) / 2]);
+    return 0;
+}

@@ -1,0 +1,219 @@
+//! `--wait`: each side waits as asked (a blocking call, poll, epoll, an io_uring
+//! completion, a spin), the bytes still arrive whole, the wait is named, and a
+//! mechanism that cannot wait a way is refused before it runs.
+
+mod common;
+
+use std::process::Command;
+
+use common::{bad_input, have, run_json};
+
+fn cases(v: &serde_json::Value) -> &Vec<serde_json::Value> {
+    v["cases"].as_array().unwrap()
+}
+
+#[test]
+fn every_wait_carries_verified_round_trips_and_is_named() {
+    let v = run_json(&[
+        "latency",
+        "pipe",
+        "fifo",
+        "unix",
+        "tcp",
+        "unix-seqpacket",
+        "--wait",
+        "poll,epoll,busy,poll/epoll",
+        "--sizes",
+        "3000",
+        "-n",
+        "200",
+        "-r",
+        "1",
+        "--verify",
+        "--mode",
+        "processes",
+    ]);
+    let cs = cases(&v);
+    assert_eq!(cs.len(), 5 * 4, "{v}");
+    let mut seen = std::collections::BTreeSet::new();
+    for c in cs {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["payload"], "verify", "{c}");
+        assert_eq!(c["round_trips"], 200, "{c}");
+        let wait = c["wait"].as_str().unwrap().to_string();
+        seen.insert(wait.clone());
+        if wait == "busy" {
+            // Neither side ever sleeps: no voluntary switch in the series.
+            for s in c["series"].as_array().unwrap() {
+                for side in ["writer_counts", "reader_counts"] {
+                    assert_eq!(s[side]["voluntary_switches"], 0, "{side}: {c}");
+                }
+            }
+        }
+    }
+    let want: std::collections::BTreeSet<String> = ["poll", "epoll", "busy", "poll/epoll"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn streams_wait_as_asked_and_deliver_every_byte() {
+    let v = run_json(&[
+        "run",
+        "pipe",
+        "unix",
+        "tcp",
+        "--wait",
+        "epoll,busy/poll",
+        "--sizes",
+        "64k",
+        "-n",
+        "64",
+        "-r",
+        "1",
+        "--verify",
+        "--mode",
+        "processes",
+    ]);
+    let cs = cases(&v);
+    assert_eq!(cs.len(), 6, "{v}");
+    for c in cs {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert!(
+            ["epoll", "busy/poll"].contains(&c["wait"].as_str().unwrap()),
+            "{c}"
+        );
+        for s in c["series"].as_array().unwrap() {
+            assert_eq!(s["bytes"], 64 * 65536, "{c}");
+        }
+    }
+}
+
+/// The system calls each side made, counted by strace over a run.
+fn calls(args: &[&str]) -> std::collections::BTreeMap<String, u64> {
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-c", "-e"])
+        .arg("trace=epoll_wait,epoll_pwait,epoll_pwait2,poll,ppoll")
+        .arg(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // strace -c's table: % time, seconds, usecs/call, calls, [errors,] syscall.
+    err.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let name = f.last()?;
+            let n = f.get(3)?.parse().ok()?;
+            (f.len() >= 5 && name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+                .then(|| (name.to_string(), n))
+        })
+        .collect()
+}
+
+#[test]
+fn a_client_in_poll_and_a_server_in_epoll_make_those_calls() {
+    if !have("strace") {
+        eprintln!("skipped: strace is not installed (.ci/run installs it)");
+        return;
+    }
+    let base = [
+        "latency",
+        "unix",
+        "-n",
+        "300",
+        "-r",
+        "1",
+        "--mode",
+        "processes",
+    ];
+    let blocking = calls(&base);
+    assert_eq!(blocking.get("epoll_wait"), None, "{blocking:?}");
+    let mut apart = base.to_vec();
+    apart.extend(["--wait", "poll/epoll"]);
+    let c = calls(&apart);
+    // Each of the 300 timed round trips: one poll on the client, one
+    // epoll_wait on the server (and as many in the warm-up).
+    assert!(c.get("epoll_wait").copied().unwrap_or(0) >= 300, "{c:?}");
+    let polls = c.get("poll").copied().unwrap_or(0) + c.get("ppoll").copied().unwrap_or(0);
+    let polls_blocking =
+        blocking.get("poll").copied().unwrap_or(0) + blocking.get("ppoll").copied().unwrap_or(0);
+    assert!(polls >= polls_blocking + 300, "{c:?} against {blocking:?}");
+}
+
+#[test]
+fn uring_runs_the_io_uring_twin_under_its_own_name() {
+    let v = run_json(&[
+        "latency", "unix", "--wait", "uring", "-n", "100", "-r", "1", "--verify",
+    ]);
+    let c = &cases(&v)[0];
+    // Refused where io_uring is not allowed (a container's seccomp): said so.
+    assert_eq!(c["mechanism"], "uring-unix", "{c}");
+    assert!(c["status"] == "ok" || c["status"] == "refused", "{c}");
+}
+
+#[test]
+fn a_mechanism_that_cannot_wait_a_way_is_refused_before_it_runs() {
+    bad_input(
+        &["latency", "udp", "--wait", "epoll", "-n", "10"],
+        "udp cannot wait by epoll (it takes block, busy)",
+    );
+    bad_input(
+        &["latency", "shm", "--wait", "poll", "-n", "10"],
+        "shm cannot wait by poll (the ring wakes its own way: --wake)",
+    );
+    bad_input(
+        &["latency", "pipe", "--wait", "spin"],
+        "unknown wait 'spin'",
+    );
+    bad_input(
+        &["latency", "pipe", "--wait", "uring/block"],
+        "uring waits on both sides",
+    );
+    bad_input(
+        &["latency", "pipe", "--wait", "busy", "--busy-poll"],
+        "--wait busy/block",
+    );
+    bad_input(
+        &[
+            "run", "pipe", "--wait", "epoll", "--mode", "single", "-n", "4",
+        ],
+        "single mode has one side",
+    );
+    // Named beside one that can, it is still said before anything runs.
+    bad_input(
+        &[
+            "latency",
+            "pipe",
+            "udp",
+            "--wait",
+            "block,epoll",
+            "-n",
+            "50",
+        ],
+        "udp processes 512 B cannot run: udp cannot wait by epoll",
+    );
+}
+
+#[test]
+fn list_says_which_waits_each_mechanism_takes() {
+    let v = run_json(&["list", "unix"]);
+    assert_eq!(
+        v["waits"],
+        serde_json::json!(["block", "poll", "epoll", "busy"]),
+        "{v}"
+    );
+    assert!(v["waits_text"]
+        .as_str()
+        .unwrap()
+        .contains("uring (runs uring-unix)"));
+    let shm = run_json(&["list", "shm"]);
+    assert!(
+        shm["waits_text"].as_str().unwrap().contains("--wake"),
+        "{shm}"
+    );
+}
