@@ -69,21 +69,6 @@ const URING_BUFFERED: [MechanismKind; 3] = [
     MechanismKind::UringPipe,
 ];
 
-/// `--wait`'s list, in the order given.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WaitList(pub Vec<ipcperf_core::mechanism::wait::Waits>);
-
-fn parse_waits(s: &str) -> Result<WaitList, String> {
-    let mut v = Vec::new();
-    for item in s.split(',') {
-        let w = ipcperf_core::mechanism::wait::Waits::parse(item)?;
-        if !v.contains(&w) {
-            v.push(w);
-        }
-    }
-    Ok(WaitList(v))
-}
-
 /// Options that shape a mechanism's kernel object, shared by `run` and `latency`.
 #[derive(Args, Debug, Clone)]
 pub struct MechArgs {
@@ -172,8 +157,8 @@ pub struct MechArgs {
     /// a libpq client and its server); for streams the writer is the client. A
     /// comma list measures each side by side. pipe, fifo, unix, tcp, unix-dgram,
     /// unix-seqpacket; udp blocks or busy-polls; `ipcperf list NAME` says which.
-    #[arg(long, value_parser = parse_waits, value_name = "WAIT[,WAIT...]")]
-    pub wait: Option<WaitList>,
+    #[arg(long, value_parser = crate::shared::values::parse_waits, value_name = "WAIT[,WAIT...]")]
+    pub wait: Option<crate::shared::values::WaitList>,
 
     /// Start the peer in fresh namespaces of these kinds (net, ipc, mnt, uts, pid,
     /// user; root, or user without it; --mode processes): IPC across a container
@@ -293,33 +278,7 @@ impl MechArgs {
     /// The options of each variant of mechanism `m` to measure: one per wake-up
     /// for shm, plain and registered buffers for io_uring with --fixed-buffers,
     /// else `opts` alone.
-    /// The cases one mechanism makes: its option variants, each for every
-    /// `--wait` (`uring` runs the mechanism's io_uring twin, as itself).
-    pub fn cases(&self, m: MechanismKind, opts: &MechOptions) -> Vec<(MechanismKind, MechOptions)> {
-        use ipcperf_core::mechanism::wait::{Wait, Waits};
-        let waits = self
-            .wait
-            .as_ref()
-            .map(|w| w.0.clone())
-            .unwrap_or_else(|| vec![Waits::default()]);
-        let mut out = Vec::new();
-        for w in waits {
-            let kind = m.waiting(w.client);
-            // An io_uring mechanism's waits are its own: its record is the same
-            // whether it was named or reached by --wait uring.
-            let wait = if w.client == Wait::Uring && kind.waits() == [Wait::Uring] {
-                Waits::default()
-            } else {
-                w
-            };
-            for v in self.variants(kind, opts) {
-                out.push((kind, MechOptions { wait, ..v }));
-            }
-        }
-        out
-    }
-
-    fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
+    pub(crate) fn variants(&self, m: MechanismKind, opts: &MechOptions) -> Vec<MechOptions> {
         if self.fixed_buffers && URING_BUFFERED.contains(&m) {
             return [false, true]
                 .map(|fixed| MechOptions {

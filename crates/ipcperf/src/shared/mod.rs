@@ -14,3 +14,4 @@ pub mod replay;
 pub mod round_trip;
 pub mod stream;
 pub mod values;
+pub mod waits;

@@ -1,5 +1,5 @@
 //! The values of flags several commands share, each with its parser: block
-//! sizes, CPU pins, counts of pairs or clients, namespace kinds.
+//! sizes, CPU pins, counts of pairs or clients, namespace kinds, waits.
 
 use crate::fail::Fail;
 use crate::units;
@@ -142,4 +142,19 @@ pub fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
             path.display()
         ))),
     }
+}
+
+/// `--wait`'s list, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitList(pub Vec<ipcperf_core::mechanism::wait::Waits>);
+
+pub fn parse_waits(s: &str) -> Result<WaitList, String> {
+    let mut v = Vec::new();
+    for item in s.split(',') {
+        let w = ipcperf_core::mechanism::wait::Waits::parse(item)?;
+        if !v.contains(&w) {
+            v.push(w);
+        }
+    }
+    Ok(WaitList(v))
 }

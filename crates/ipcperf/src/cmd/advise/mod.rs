@@ -3,7 +3,9 @@
 //! placement class this machine has unless one is named), runs and saves them
 //! as any run is saved, then ranks them (see [`crate::advise`]).
 
+mod candidates;
 pub mod pattern;
+pub(crate) use candidates::{candidates, left_across};
 
 use clap::{Args, Parser};
 
@@ -12,7 +14,6 @@ use crate::console::Console;
 use crate::fail::Fail;
 use crate::shared::db::{SaveArgs, Saver};
 use crate::units;
-use ipcperf_core::mechanism::wait::{Wait, Waits};
 use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::plan::{CaseSpec, RunEnv};
@@ -133,58 +134,6 @@ pub struct AdviseArgs {
     pub save: SaveArgs,
 }
 
-/// Candidates that are not IPC between two sides (references).
-const NOT_IPC: &[&str] = &["memcpy", "null"];
-
-/// The candidates for a pattern, by name.
-pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
-    let pick = |k: &MechanismKind| -> bool {
-        if NOT_IPC.contains(&k.name()) {
-            return false;
-        }
-        match a.pattern {
-            // Fixed-size wake-up mechanisms carry no request of a size.
-            Pattern::RequestReply | Pattern::Replay => {
-                k.round_trip().is_some() && k.default_round_trip_sizes().is_none()
-            }
-            Pattern::Notify => k.round_trip().is_some(),
-            Pattern::Stream => !k.info().solo && k.default_round_trip_sizes().is_none(),
-            Pattern::FanIn => ipcperf_core::workload::fanin::refuse(*k).is_none(),
-            Pattern::FanOut => ipcperf_core::workload::fanin::refuse_fan_out(*k).is_none(),
-        }
-    };
-    let all: Vec<String> = MechanismKind::ALL
-        .iter()
-        .filter(|k| pick(k))
-        .map(|k| k.name().to_string())
-        .collect();
-    // Across a boundary: only what crosses it (the rest is left out, with why).
-    let crosses = |m: &String| across_refusal(a, m).is_none();
-    if a.only.is_empty() {
-        return Ok(all.into_iter().filter(crosses).collect());
-    }
-    for m in &a.only {
-        if !all.contains(m) {
-            return Err(Fail::usage(format!(
-                "--mechanisms {m}: not a candidate for the {} pattern here; candidates: {}",
-                a.pattern,
-                all.join(", ")
-            )));
-        }
-    }
-    Ok(a.only.iter().filter(|m| crosses(m)).cloned().collect())
-}
-
-/// Why mechanism `m` cannot be measured across the boundaries asked (None: it can).
-pub(crate) fn across_refusal(a: &AdviseArgs, m: &str) -> Option<String> {
-    let k = MechanismKind::from_name(m)?;
-    a.across
-        .as_ref()?
-        .0
-        .iter()
-        .find_map(|&ns| ipcperf_core::crossing::refuse(k, ns))
-}
-
 /// The argument lines of the measuring commands the question needs.
 fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
     #[derive(Parser)]
@@ -280,70 +229,12 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         };
         specs.extend(parsed?);
     }
-    specs = with_waits(specs, &waits(a)?);
+    specs = candidates::with_waits(specs, &candidates::waits(a)?);
     // At the machine's idle, each cross-CPU candidate at polling idle too.
     if a.idle.is_as_is() && !a.from_history {
         crate::shared::plan::idle_twins(&mut specs);
     }
     Ok(specs)
-}
-
-/// The waits each descriptor candidate is measured with (see `--wait`).
-fn waits(a: &AdviseArgs) -> Result<Vec<Waits>, Fail> {
-    if let Some(list) = &a.wait {
-        let mut v = Vec::new();
-        for item in list.split(',') {
-            let w = Waits::parse(item).map_err(|e| Fail::usage(format!("--wait: {e}")))?;
-            if !v.contains(&w) {
-                v.push(w);
-            }
-        }
-        return Ok(v);
-    }
-    let mut v = vec![Waits::both(Wait::Block), Waits::both(Wait::Epoll)];
-    // Both sides spin: two CPUs kept busy.
-    if a.cpu_budget.is_none_or(|b| b >= 2.0) {
-        v.push(Waits::both(Wait::Busy));
-    }
-    Ok(v)
-}
-
-/// Each case of a mechanism with a choice of waits, once per wait it takes
-/// (`uring` as the mechanism's io_uring twin, where it has one); the others
-/// as they are.
-fn with_waits(specs: Vec<CaseSpec>, waits: &[Waits]) -> Vec<CaseSpec> {
-    let mut out: Vec<CaseSpec> = Vec::new();
-    for s in specs {
-        if s.mechanism.waits().len() < 2 {
-            out.push(s);
-            continue;
-        }
-        for &w in waits {
-            let kind = s.mechanism.waiting(w.client);
-            let wait = if kind != s.mechanism {
-                Waits::default()
-            } else {
-                w
-            };
-            if kind.refuse_wait(wait).is_some() {
-                continue;
-            }
-            let mut c = s.clone();
-            c.mechanism = kind;
-            c.opts.wait = wait;
-            // A twin named as a candidate already is measured once.
-            if !out.iter().any(|o| {
-                o.mechanism == c.mechanism
-                    && o.opts == c.opts
-                    && o.block_size == c.block_size
-                    && o.placement == c.placement
-                    && o.mode == c.mode
-            }) {
-                out.push(c);
-            }
-        }
-    }
-    out
 }
 
 pub(crate) fn first_line(s: &str) -> String {
@@ -548,16 +439,6 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
     }
     crate::console::out(&out);
     Ok(if ans.first.is_some() { 0 } else { 1 })
-}
-
-/// The candidates `--across` leaves out, with why.
-pub(crate) fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
-    MechanismKind::ALL
-        .iter()
-        .filter(|k| a.only.is_empty() || a.only.iter().any(|m| m == k.name()))
-        .filter_map(|k| across_refusal(a, k.name()).map(|why| (k.name().to_string(), why)))
-        .filter(|(m, _)| !NOT_IPC.contains(&m.as_str()))
-        .collect()
 }
 
 /// The answer in `a.format` other than the table (json, csv, markdown): the

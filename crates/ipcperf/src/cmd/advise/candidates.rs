@@ -1,0 +1,130 @@
+//! advise's candidates: the mechanisms that fit the question, and the waits
+//! each descriptor candidate is measured with (`--wait`), one case per wait.
+
+use ipcperf_core::mechanism::wait::{Wait, Waits};
+use ipcperf_core::plan::CaseSpec;
+
+use ipcperf_core::mechanism::MechanismKind;
+
+use super::{AdviseArgs, Pattern};
+use crate::fail::Fail;
+
+/// The waits each descriptor candidate is measured with (see `--wait`).
+pub(super) fn waits(a: &AdviseArgs) -> Result<Vec<Waits>, Fail> {
+    if let Some(list) = &a.wait {
+        let mut v = Vec::new();
+        for item in list.split(',') {
+            let w = Waits::parse(item).map_err(|e| Fail::usage(format!("--wait: {e}")))?;
+            if !v.contains(&w) {
+                v.push(w);
+            }
+        }
+        return Ok(v);
+    }
+    let mut v = vec![Waits::both(Wait::Block), Waits::both(Wait::Epoll)];
+    // Both sides spin: two CPUs kept busy.
+    if a.cpu_budget.is_none_or(|b| b >= 2.0) {
+        v.push(Waits::both(Wait::Busy));
+    }
+    Ok(v)
+}
+
+/// Each case of a mechanism with a choice of waits, once per wait it takes
+/// (`uring` as the mechanism's io_uring twin, where it has one); the others
+/// as they are.
+pub(super) fn with_waits(specs: Vec<CaseSpec>, waits: &[Waits]) -> Vec<CaseSpec> {
+    let mut out: Vec<CaseSpec> = Vec::new();
+    for s in specs {
+        if s.mechanism.waits().len() < 2 {
+            out.push(s);
+            continue;
+        }
+        for &w in waits {
+            let kind = s.mechanism.waiting(w.client);
+            let wait = if kind != s.mechanism {
+                Waits::default()
+            } else {
+                w
+            };
+            if kind.refuse_wait(wait).is_some() {
+                continue;
+            }
+            let mut c = s.clone();
+            c.mechanism = kind;
+            c.opts.wait = wait;
+            // A twin named as a candidate already is measured once.
+            if !out.iter().any(|o| {
+                o.mechanism == c.mechanism
+                    && o.opts == c.opts
+                    && o.block_size == c.block_size
+                    && o.placement == c.placement
+                    && o.mode == c.mode
+            }) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Candidates that are not IPC between two sides (references).
+const NOT_IPC: &[&str] = &["memcpy", "null"];
+
+/// The candidates for a pattern, by name.
+pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
+    let pick = |k: &MechanismKind| -> bool {
+        if NOT_IPC.contains(&k.name()) {
+            return false;
+        }
+        match a.pattern {
+            // Fixed-size wake-up mechanisms carry no request of a size.
+            Pattern::RequestReply | Pattern::Replay => {
+                k.round_trip().is_some() && k.default_round_trip_sizes().is_none()
+            }
+            Pattern::Notify => k.round_trip().is_some(),
+            Pattern::Stream => !k.info().solo && k.default_round_trip_sizes().is_none(),
+            Pattern::FanIn => ipcperf_core::workload::fanin::refuse(*k).is_none(),
+            Pattern::FanOut => ipcperf_core::workload::fanin::refuse_fan_out(*k).is_none(),
+        }
+    };
+    let all: Vec<String> = MechanismKind::ALL
+        .iter()
+        .filter(|k| pick(k))
+        .map(|k| k.name().to_string())
+        .collect();
+    // Across a boundary: only what crosses it (the rest is left out, with why).
+    let crosses = |m: &String| across_refusal(a, m).is_none();
+    if a.only.is_empty() {
+        return Ok(all.into_iter().filter(crosses).collect());
+    }
+    for m in &a.only {
+        if !all.contains(m) {
+            return Err(Fail::usage(format!(
+                "--mechanisms {m}: not a candidate for the {} pattern here; candidates: {}",
+                a.pattern,
+                all.join(", ")
+            )));
+        }
+    }
+    Ok(a.only.iter().filter(|m| crosses(m)).cloned().collect())
+}
+
+/// Why mechanism `m` cannot be measured across the boundaries asked (None: it can).
+pub(crate) fn across_refusal(a: &AdviseArgs, m: &str) -> Option<String> {
+    let k = MechanismKind::from_name(m)?;
+    a.across
+        .as_ref()?
+        .0
+        .iter()
+        .find_map(|&ns| ipcperf_core::crossing::refuse(k, ns))
+}
+
+/// The candidates `--across` leaves out, with why.
+pub(crate) fn left_across(a: &AdviseArgs) -> Vec<(String, String)> {
+    MechanismKind::ALL
+        .iter()
+        .filter(|k| a.only.is_empty() || a.only.iter().any(|m| m == k.name()))
+        .filter_map(|k| across_refusal(a, k.name()).map(|why| (k.name().to_string(), why)))
+        .filter(|(m, _)| !NOT_IPC.contains(&m.as_str()))
+        .collect()
+}
