@@ -22,7 +22,7 @@ fn every_wait_carries_verified_round_trips_and_is_named() {
         "tcp",
         "unix-seqpacket",
         "--wait",
-        "poll,epoll,busy,poll/epoll",
+        "poll,epoll,busy,poll/epoll,try-poll/try-epoll",
         "--sizes",
         "3000",
         "-n",
@@ -34,7 +34,7 @@ fn every_wait_carries_verified_round_trips_and_is_named() {
         "processes",
     ]);
     let cs = cases(&v);
-    assert_eq!(cs.len(), 5 * 4, "{v}");
+    assert_eq!(cs.len(), 5 * 5, "{v}");
     let mut seen = std::collections::BTreeSet::new();
     for c in cs {
         assert_eq!(c["status"], "ok", "{c}");
@@ -51,10 +51,11 @@ fn every_wait_carries_verified_round_trips_and_is_named() {
             }
         }
     }
-    let want: std::collections::BTreeSet<String> = ["poll", "epoll", "busy", "poll/epoll"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let want: std::collections::BTreeSet<String> =
+        ["poll", "epoll", "busy", "poll/epoll", "try-poll/try-epoll"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     assert_eq!(seen, want);
 }
 
@@ -143,6 +144,33 @@ fn a_client_in_poll_and_a_server_in_epoll_make_those_calls() {
     let polls_blocking =
         blocking.get("poll").copied().unwrap_or(0) + blocking.get("ppoll").copied().unwrap_or(0);
     assert!(polls >= polls_blocking + 300, "{c:?} against {blocking:?}");
+    // Reading first: each side's read finds nothing at least once a round
+    // trip (EAGAIN), then waits; waiting first, no read fails.
+    let failed_reads = |w: &str| {
+        let out = Command::new("strace")
+            .args(["-f", "-qq", "-c", "-e", "trace=read"])
+            .arg(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(base)
+            .args(["--wait", w])
+            .env("IPCPERF_NO_SAVE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        let row = err
+            .lines()
+            .find(|l| l.trim_end().ends_with(" read"))
+            .unwrap_or("");
+        let f: Vec<&str> = row.split_whitespace().collect();
+        // % time, seconds, usecs/call, calls, errors, syscall: errors only
+        // where some call failed.
+        if f.len() == 6 {
+            f[4].parse::<u64>().unwrap()
+        } else {
+            0
+        }
+    };
+    assert!(failed_reads("try-poll/try-epoll") >= 600);
+    assert!(failed_reads("poll/epoll") < 50);
 }
 
 #[test]
@@ -204,7 +232,7 @@ fn list_says_which_waits_each_mechanism_takes() {
     let v = run_json(&["list", "unix"]);
     assert_eq!(
         v["waits"],
-        serde_json::json!(["block", "poll", "epoll", "busy"]),
+        serde_json::json!(["block", "poll", "epoll", "try-poll", "try-epoll", "busy"]),
         "{v}"
     );
     assert!(v["waits_text"]

@@ -119,6 +119,11 @@ enum FdWait {
         input: ipcperf_sys::epoll::EpollOne,
         room: ipcperf_sys::epoll::EpollOne,
     },
+    /// Reads first too: poll(2) (or the epoll instances) only when a read
+    /// would block (`--wait try-poll`, `try-epoll`).
+    Try {
+        epoll: Option<(ipcperf_sys::epoll::EpollOne, ipcperf_sys::epoll::EpollOne)>,
+    },
     /// EAGAIN retried at once (`--busy-poll`, `--wait busy`).
     Spin,
 }
@@ -228,7 +233,10 @@ impl FdStream {
     #[inline]
     fn wait(&self, write: bool) -> Result<()> {
         let ready = match &self.wait {
-            FdWait::Epoll { input, room } => if write { room } else { input }.wait(WAIT_MS)?,
+            FdWait::Epoll { input, room }
+            | FdWait::Try {
+                epoll: Some((input, room)),
+            } => if write { room } else { input }.wait(WAIT_MS)?,
             _ => fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)?,
         };
         if ready {
@@ -319,6 +327,19 @@ impl ByteStream for FdStream {
                 FdWait::Epoll {
                     input: ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), false)?,
                     room: ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), true)?,
+                }
+            }
+            Wait::TryPoll => {
+                self.set_nonblocking(true)?;
+                FdWait::Try { epoll: None }
+            }
+            Wait::TryEpoll => {
+                self.set_nonblocking(true)?;
+                FdWait::Try {
+                    epoll: Some((
+                        ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), false)?,
+                        ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), true)?,
+                    )),
                 }
             }
             Wait::Busy => return self.set_busy_poll(),

@@ -15,8 +15,14 @@ pub enum Wait {
     /// poll(2) on the non-blocking descriptor, then the call (as libpq's client).
     Poll,
     /// epoll_wait(2) on a level-triggered instance holding the descriptor, then
-    /// the call (as Redis, nginx, a PostgreSQL backend wait).
+    /// the call (as Redis and nginx wait).
     Epoll,
+    /// The read first; poll(2) only when it would block, then the read again
+    /// (libpq's client, pgbench: a read that fails with EAGAIN each time the
+    /// answer is not there yet).
+    TryPoll,
+    /// As `TryPoll`, in epoll_wait(2) (a PostgreSQL backend).
+    TryEpoll,
     /// Each read and write an io_uring submission waited for as a completion:
     /// the uring-* mechanisms (`--wait uring` on pipe, unix, tcp runs them).
     Uring,
@@ -25,22 +31,33 @@ pub enum Wait {
 }
 
 impl Wait {
-    pub const ALL: [Wait; 5] = [
+    pub const ALL: [Wait; 7] = [
         Wait::Block,
         Wait::Poll,
         Wait::Epoll,
+        Wait::TryPoll,
+        Wait::TryEpoll,
         Wait::Uring,
         Wait::Busy,
     ];
 
     /// The waits a plain descriptor end (pipe, FIFO, socket) takes itself.
-    pub const DESCRIPTOR: &'static [Wait] = &[Wait::Block, Wait::Poll, Wait::Epoll, Wait::Busy];
+    pub const DESCRIPTOR: &'static [Wait] = &[
+        Wait::Block,
+        Wait::Poll,
+        Wait::Epoll,
+        Wait::TryPoll,
+        Wait::TryEpoll,
+        Wait::Busy,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Wait::Block => "block",
             Wait::Poll => "poll",
             Wait::Epoll => "epoll",
+            Wait::TryPoll => "try-poll",
+            Wait::TryEpoll => "try-epoll",
             Wait::Uring => "uring",
             Wait::Busy => "busy",
         }
@@ -145,6 +162,6 @@ mod tests {
         }
         assert!(Waits::parse("spin")
             .unwrap_err()
-            .contains("block, poll, epoll"));
+            .contains("block, poll, epoll, try-poll"));
     }
 }

@@ -149,14 +149,16 @@ pub struct MechArgs {
     pub nonblocking: bool,
 
     /// How each side waits on its descriptor: block (a blocking call; the
-    /// default), poll (poll(2), then the call: libpq's client), epoll
-    /// (epoll_wait(2) on a level-triggered instance, then the call: Redis,
-    /// nginx, a PostgreSQL backend), uring (each call an io_uring completion:
+    /// default), poll (poll(2), then the read), epoll (epoll_wait(2) on a
+    /// level-triggered instance, then the read: Redis, nginx), try-poll and
+    /// try-epoll (the read first, the wait only when it would block: libpq and
+    /// pgbench, a PostgreSQL backend), uring (each call an io_uring completion:
     /// runs uring-pipe, uring-unix, uring-tcp) or busy (non-blocking calls
-    /// retried at once: a CPU per side). CLIENT/SERVER waits apart (poll/epoll:
-    /// a libpq client and its server); for streams the writer is the client. A
-    /// comma list measures each side by side. pipe, fifo, unix, tcp, unix-dgram,
-    /// unix-seqpacket; udp blocks or busy-polls; `ipcperf list NAME` says which.
+    /// retried at once: a CPU per side). CLIENT/SERVER waits apart
+    /// (try-poll/try-epoll: pgbench and its backend); for streams the writer is
+    /// the client. A comma list measures each side by side. pipe, fifo, unix,
+    /// tcp, unix-dgram, unix-seqpacket; udp blocks or busy-polls; `ipcperf list
+    /// NAME` says which.
     #[arg(long, value_parser = crate::shared::values::parse_waits, value_name = "WAIT[,WAIT...]")]
     pub wait: Option<crate::shared::values::WaitList>,
 
