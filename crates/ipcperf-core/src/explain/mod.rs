@@ -75,6 +75,14 @@ pub struct ExplainRecord {
     /// Events this kernel lacks, whose parts merge into their neighbours.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_events: Vec<String>,
+    /// `sched_waking` events of either side per round trip, on the path or not
+    /// (absent in records made before it was counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakings_per_round_trip: Option<f64>,
+    /// The share of round trips whose client was woken before the server's
+    /// reply call (early, by the server's read freeing room).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_wake_share: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -208,6 +216,8 @@ pub fn summarize(
         }),
         wakeups_unseen: unseen as u64,
         missing_events,
+        wakings_per_round_trip: Some(splits.iter().map(|s| s.wakings as f64).sum::<f64>() / n),
+        early_wake_share: Some(splits.iter().filter(|s| s.early).count() as f64 / n),
     }
 }
 

@@ -62,6 +62,13 @@ pub struct Split {
     /// Woken, but neither `sched_wakeup` nor the switch in was seen: the
     /// wake-up and run-queue time is in the return part.
     pub unseen: [bool; 2],
+    /// Every `sched_waking` of either side in the round trip, on the path or
+    /// not (a wake-up that finds nothing to read and sleeps again counts).
+    pub wakings: u32,
+    /// The client was woken before the server's reply call entered: early,
+    /// by something other than the reply (a Unix stream socket's reader
+    /// frees room and wakes the writer's side).
+    pub early: bool,
 }
 
 /// Cut the round trip `[t0, t1]` of client `a` (its threads' ids) and server
@@ -189,6 +196,13 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
     s.woken = [w0, w1];
     s.ipi = [i0, i1];
     s.unseen = [u0, u1];
+    let wakes = |e: &&Event, who: &[i64]| matches!(e.kind, Kind::Waking(p) if who.contains(&p));
+    let inside: Vec<&Event> = ev.iter().filter(|e| e.t >= t0 && e.t <= t1).collect();
+    s.wakings = inside.iter().filter(|e| wakes(e, a) || wakes(e, b)).count() as u32;
+    // m[0]: the client's send call; m[5]: the server's reply call.
+    s.early = inside
+        .iter()
+        .any(|e| wakes(e, a) && e.t >= m[0] && e.t < m[5] && m[5] > m[4]);
     s
 }
 
@@ -225,6 +239,9 @@ mod tests {
             e(9_800, A, Kind::Exit), // A's read returns
         ];
         let s = split(&ev, 900, 10_000, &[A], &[B]);
+        // Two wake-ups asked, each by the message itself: none early.
+        assert_eq!(s.wakings, 2);
+        assert!(!s.early);
         assert_eq!(
             s.parts,
             [100, 500, 3_500, 1_000, 400, 500, 300, 1_800, 300, 500, 200, 0]
@@ -273,6 +290,9 @@ mod tests {
         // then the rest of the wake-up, the run queue and the return.
         assert_eq!(&s.parts[5..11], &[2_393, 1_713, 2_193, 1_822, 3_055, 661]);
         assert_eq!(s.woken, [false, true]);
+        // One wake-up asked, of the client, before the reply call: early.
+        assert_eq!(s.wakings, 1);
+        assert!(s.early);
     }
 
     /// No wake-up (the server was running, e.g. busy-polling): the wake and run

@@ -71,6 +71,17 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
         ));
     }
     notes.push(woken);
+    if let (Some(w), Some(early)) = (x.wakings_per_round_trip, x.early_wake_share) {
+        let mut line = format!("{w:.2} wake-ups asked (sched_waking) a round trip, both sides");
+        if early > 0.0 {
+            line.push_str(&format!(
+                "; the client woken before the server's reply call in {:.0}% (early: its \
+                 side's room freed by the server's read, not the reply)",
+                early * 100.0
+            ));
+        }
+        notes.push(line);
+    }
     if x.wakeups_unseen > 0 {
         notes.push(format!(
             "{} wake-ups showed no sched_wakeup or switch-in (this kernel gave perf no events \
