@@ -576,21 +576,52 @@ fn caveats(
             }
         }
     }
-    // A spinning wait whose sides shared a CPU: the scheduler's figure.
+    // A spinning wait whose sides shared a CPU: the scheduler's figure (one
+    // line for all of them: every descriptor mechanism has a busy wait).
+    let mut one_cpu: Vec<(String, String)> = Vec::new();
     for c in run.cases.iter().filter(|c| shaped(c, ask.pattern)) {
-        if let Some(n) = crate::export::view::spin_on_one_cpu(c) {
-            if !v.contains(&n) {
-                v.push(n);
+        let name = crate::export::view::mechanism_label(c);
+        if let Some(line) = crate::export::view::spin_on_one_cpu(c) {
+            if !one_cpu.iter().any(|(n, _)| *n == name) {
+                one_cpu.push((name, line));
             }
         }
     }
+    match one_cpu.as_slice() {
+        [] => {}
+        [(_, line)] => v.push(line.clone()),
+        many => v.push(format!(
+            "{} on one CPU: each side spins out its time slice before the other runs, so these \
+             are the scheduler's figures; a spinning wait needs a CPU per side",
+            many.iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
     // A spinning wait in the ranking, or left out by the budget. A sleeping
     // wait's busy CPUs are work (a stream keeps both sides at it), not waiting.
-    for r in ranked.iter().filter(|r| r.spins && r.cpu_load > 1.5) {
-        v.push(format!(
+    let spinners: Vec<&Row> = ranked
+        .iter()
+        .filter(|r| r.spins && r.cpu_load > 1.5)
+        .collect();
+    match spinners.as_slice() {
+        [] => {}
+        [r] => v.push(format!(
             "{} keeps {:.2} CPUs busy: a spinning wait burns a CPU whether or not there is work",
             r.name, r.cpu_load
-        ));
+        )),
+        rs => v.push(format!(
+            "{} keep CPUs busy ({}): a spinning wait burns a CPU whether or not there is work",
+            rs.iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            rs.iter()
+                .map(|r| format!("{:.2}", r.cpu_load))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
     for (_, why) in excluded.iter().filter(|(_, w)| w.contains("budget")) {
         v.push(format!("left out: {why}"));

@@ -370,3 +370,45 @@ fn the_ranked_percentile_carries_its_count() {
         t.notes
     );
 }
+
+/// Every descriptor mechanism has a busy wait: its spinners on one CPU and
+/// the CPUs they keep busy are said once for all, each named.
+#[test]
+fn many_spinning_waits_are_said_in_one_line_each() {
+    let one_cpu = |mut c: CaseRecord| {
+        c.placement.label = "same-cpu".into();
+        c.placement.writer_cpu = Some(0);
+        c.placement.reader_cpu = Some(0);
+        c
+    };
+    let run = run_of(vec![
+        one_cpu(rr("pipe", "busy", "same-cpu", 8_000_000, 8_100_000, 2.0)),
+        one_cpu(rr("unix", "busy", "same-cpu", 8_000_000, 8_100_000, 1.99)),
+        rr("pipe", "epoll", "shared-l3", 14_000, 35_000, 1.0),
+    ]);
+    let a = rank(&run, &ask(Pattern::RequestReply));
+    let on_one: Vec<&String> = a
+        .caveats
+        .iter()
+        .filter(|c| c.contains("on one CPU"))
+        .collect();
+    assert_eq!(on_one.len(), 1, "{:?}", a.caveats);
+    assert!(
+        on_one[0].starts_with("pipe (busy), unix (busy) on one CPU"),
+        "{on_one:?}"
+    );
+    let busy: Vec<&String> = a
+        .caveats
+        .iter()
+        .filter(|c| c.contains("burns a CPU"))
+        .collect();
+    assert_eq!(busy.len(), 1, "{:?}", a.caveats);
+    assert!(
+        busy[0].contains("pipe (busy)") && busy[0].contains("unix (busy)"),
+        "{busy:?}"
+    );
+    assert!(
+        busy[0].contains("2.00") && busy[0].contains("1.99"),
+        "{busy:?}"
+    );
+}
