@@ -10,6 +10,8 @@
 #   bench/wait-floor.sh            # ROUNDS=5 COUNT=20000 SIZE=64 PINS="0,1 0,0"
 #                                  # MECHS="pipe unix tcp" WAITS="block poll epoll busy"
 #   IPCPERF=path                   # a built binary (default target/release/ipcperf)
+#   IDLE=poll                      # both at polling idle: ipcperf --idle poll, the C
+#                                  # loop with /dev/cpu_dma_latency held at 0 (root)
 #
 # busy on one CPU is left out, said so: each side spins out its time slice
 # before the other runs (ipcperf flags such a case), a figure of the scheduler.
@@ -26,6 +28,7 @@ SIZE=${SIZE:-64}
 PINS=${PINS:-0,1 0,0}
 MECHS=${MECHS:-pipe unix tcp}
 WAITS=${WAITS:-block poll epoll busy}
+IDLE=${IDLE:-as-is}
 BIN=${IPCPERF:-target/release/ipcperf}
 [ -x "$BIN" ] || cargo build --release -q -p ipcperf
 command -v jq >/dev/null || { echo "wait-floor: jq is needed" >&2; exit 1; }
@@ -35,13 +38,22 @@ cc -O2 -o "$work/wait-rtt" bench/floor/wait-rtt.c
 
 ours() { # MECH WAIT PINS -> p50 µs
     "$BIN" latency "$1" --wait "$2" --pin "$3" --sizes "$SIZE" --count "$COUNT" \
-        --repeat 1 --mode processes --format json 2>/dev/null |
+        --repeat 1 --mode processes --idle "$IDLE" --format json 2>/dev/null |
         jq -r '.cases[0] | select(.status == "ok") | .p50_ns / 1000' || echo n/a
 }
 floor() { # MECH WAIT PINS -> median µs
-    local a=${3%,*} b=${3#*,}
+    local a=${3%,*} b=${3#*,} hold=
+    if [ "$IDLE" = poll ]; then
+        python3 -c 'import os, struct, time
+fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+os.write(fd, struct.pack("i", 0))
+time.sleep(1e6)' &
+        hold=$!
+        sleep 0.2
+    fi
     timeout 120 "$work/wait-rtt" "$1" "$2" "$a" "$b" "$COUNT" "$SIZE" |
         awk '{ printf "%.3f\n", $1 / 1000 }' || echo n/a
+    [ -z "$hold" ] || { kill "$hold"; wait "$hold" 2>/dev/null || true; }
 }
 
 cases=()
@@ -56,7 +68,7 @@ for p in $PINS; do
         done
     done
 done
-echo "wait-floor: $ROUNDS rounds, $COUNT round trips of $SIZE B a series, $(nproc) CPUs, idle: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
+echo "wait-floor: $ROUNDS rounds, $COUNT round trips of $SIZE B a series, $(nproc) CPUs, idle driver: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none), held: $IDLE"
 declare -A OURS FLOOR RATIO
 for r in $(seq 1 "$ROUNDS"); do
     for c in "${cases[@]}"; do
