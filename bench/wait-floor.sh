@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Each of ipcperf's waits beside a C loop making the same calls: `ipcperf latency
 # MECH --wait WAIT` against bench/floor/wait-rtt.c (blocking read/write; poll(2)
-# then read; epoll_wait(2) then read; non-blocking calls retried at once), the
+# then read; epoll_wait(2) then read; non-blocking calls retried at once) and,
+# for uring (ipcperf's uring-MECH), bench/floor/uring-rtt.c (liburing), the
 # same mechanism, message size and pins, both sides waiting alike. Each round
 # takes every case, ipcperf and the C loop in an order that turns each round;
 # each row: both medians over the rounds (µs, the p50 of each series) and the
 # ratio ipcperf / C (median, range), against the target (1.05).
 #
 #   bench/wait-floor.sh            # ROUNDS=5 COUNT=20000 SIZE=64 PINS="0,1 0,0"
-#                                  # MECHS="pipe unix tcp" WAITS="block poll epoll busy"
+#                                  # MECHS="pipe unix tcp" WAITS="block poll epoll uring busy"
 #   IPCPERF=path                   # a built binary (default target/release/ipcperf)
 #   IDLE=poll                      # both at polling idle: ipcperf --idle poll, the C
 #                                  # loop with /dev/cpu_dma_latency held at 0 (root)
 #
 # busy on one CPU is left out, said so: each side spins out its time slice
 # before the other runs (ipcperf flags such a case), a figure of the scheduler.
-# Needs: jq, cc. Keeps nothing in the run history.
+# Needs: jq, cc; liburing (Debian: liburing-dev) for uring, else its rows are
+# left out, said so. Keeps nothing in the run history.
 export IPCPERF_NO_SAVE=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,7 @@ COUNT=${COUNT:-20000}
 SIZE=${SIZE:-64}
 PINS=${PINS:-0,1 0,0}
 MECHS=${MECHS:-pipe unix tcp}
-WAITS=${WAITS:-block poll epoll busy}
+WAITS=${WAITS:-block poll epoll uring busy}
 IDLE=${IDLE:-as-is}
 BIN=${IPCPERF:-target/release/ipcperf}
 [ -x "$BIN" ] || cargo build --release -q -p ipcperf
@@ -35,6 +37,10 @@ command -v jq >/dev/null || { echo "wait-floor: jq is needed" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/wait-rtt" bench/floor/wait-rtt.c
+if [[ " $WAITS " == *" uring "* ]] && ! cc -O2 -o "$work/uring-rtt" bench/floor/uring-rtt.c -luring 2>/dev/null; then
+    echo "wait-floor: uring left out: bench/floor/uring-rtt.c needs liburing (Debian: liburing-dev)"
+    WAITS=${WAITS//uring/}
+fi
 
 ours() { # MECH WAIT PINS -> p50 µs
     "$BIN" latency "$1" --wait "$2" --pin "$3" --sizes "$SIZE" --count "$COUNT" \
@@ -51,7 +57,11 @@ time.sleep(1e6)' &
         hold=$!
         sleep 0.2
     fi
-    timeout 120 "$work/wait-rtt" "$1" "$2" "$a" "$b" "$COUNT" "$SIZE" |
+    if [ "$2" = uring ]; then
+        timeout 120 "$work/uring-rtt" "$1" "$a" "$b" "$COUNT" "$SIZE"
+    else
+        timeout 120 "$work/wait-rtt" "$1" "$2" "$a" "$b" "$COUNT" "$SIZE"
+    fi |
         awk '{ printf "%.3f\n", $1 / 1000 }' || echo n/a
     [ -z "$hold" ] || { kill "$hold"; wait "$hold" 2>/dev/null || true; }
 }

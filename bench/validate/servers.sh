@@ -23,6 +23,10 @@
 #   SERVERS="postgres redis"      # which; a missing one is skipped, said so
 #   IPCPERF=path                  # a built binary (default target/release/ipcperf)
 #
+# The book's pages: bench/figures.sh docs/src/figures/validate-servers-2vcpu.md
+# bench/validate/servers.sh, then bench/validate/table.sh on that page for the
+# summary the advise chapter includes.
+#
 # Message sizes: pgbench -S sends a 62-byte simple query and gets ~70 bytes back;
 # redis-benchmark GET -d 64: a 37-byte request, a 71-byte reply. ipcperf sends
 # the same bytes both ways: SIZE (64) stands for both.

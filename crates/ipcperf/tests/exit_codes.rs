@@ -250,7 +250,16 @@ fn list_shm_names_every_wake() {
 /// CSV (a row a candidate); the metrics formats refused before measuring.
 #[test]
 fn advise_answers_in_json_and_csv() {
-    let args = ["advise", "--only", "pipe,unix", "--quick", "--format"];
+    // One wait, so a row a mechanism (by default each is ranked per wait).
+    let args = [
+        "advise",
+        "--only",
+        "pipe,unix",
+        "--wait",
+        "block",
+        "--quick",
+        "--format",
+    ];
     let out = ipcperf().args(args).arg("json").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -16,6 +16,8 @@ const UNITLESS: &[&str] = &[
     "share",
     "woken_share",
     "ipi_share",
+    "early_wake_share",
+    "wakings_per_round_trip",
     "wakeups_unseen",
     "overhead_ratio",
     "p50_samples",
