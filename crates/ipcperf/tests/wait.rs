@@ -245,3 +245,46 @@ fn list_says_which_waits_each_mechanism_takes() {
         "{shm}"
     );
 }
+
+#[test]
+fn a_replay_waits_as_asked() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args([
+            "replay",
+            "--size-dist",
+            "lognormal:300,2",
+            "--gaps",
+            "poisson:5k",
+        ])
+        .args([
+            "--for",
+            "200ms",
+            "unix",
+            "--wait",
+            "epoll,try-poll/try-epoll",
+        ])
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same pattern carried whole under both waits: as many messages each.
+    let messages: Vec<u64> = ["| unix (epoll) ", "| unix (try-poll/try-epoll) "]
+        .iter()
+        .map(|row| {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(row))
+                .unwrap_or_else(|| panic!("{row}: {text}"));
+            line.split('|').nth(4).unwrap().trim().parse().unwrap()
+        })
+        .collect();
+    assert!(
+        messages[0] > 0 && messages[0] == messages[1],
+        "{messages:?}: {text}"
+    );
+}
