@@ -111,17 +111,13 @@ enum FdWait {
     /// A blocking descriptor; or a non-blocking one that tries each call
     /// first and waits in poll(2) when it is not ready (a stream's writer).
     Block,
-    /// Reads: poll(2) first, then the read, as an event loop; writes: the
-    /// write first, poll(2) for room when it would block.
-    Poll,
-    /// As `Poll`, in epoll_wait(2) on an instance per direction.
-    Epoll {
-        input: ipcperf_sys::epoll::EpollOne,
-        room: ipcperf_sys::epoll::EpollOne,
-    },
-    /// Reads first too: poll(2) (or the epoll instances) only when a read
-    /// would block (`--wait try-poll`, `try-epoll`).
-    Try {
+    /// A non-blocking descriptor waited on in poll(2), or in `epoll`'s
+    /// instances (input, room) where it has them. Reads wait `first` and then
+    /// read, as an event loop (`--wait poll`, `epoll`), or read first and wait
+    /// only when the read would block (`try-poll`, `try-epoll`); writes always
+    /// write first.
+    Ready {
+        first: bool,
         epoll: Option<(ipcperf_sys::epoll::EpollOne, ipcperf_sys::epoll::EpollOne)>,
     },
     /// EAGAIN retried at once (`--busy-poll`, `--wait busy`).
@@ -187,7 +183,10 @@ impl FdStream {
         Ok(FdStream {
             _poison_guard: None,
             wait: if nonblocking && !is_file {
-                FdWait::Poll
+                FdWait::Ready {
+                    first: true,
+                    epoll: None,
+                }
             } else {
                 FdWait::Block
             },
@@ -233,9 +232,9 @@ impl FdStream {
     #[inline]
     fn wait(&self, write: bool) -> Result<()> {
         let ready = match &self.wait {
-            FdWait::Epoll { input, room }
-            | FdWait::Try {
+            FdWait::Ready {
                 epoll: Some((input, room)),
+                ..
             } => if write { room } else { input }.wait(WAIT_MS)?,
             _ => fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)?,
         };
@@ -281,7 +280,7 @@ impl ByteStream for FdStream {
         let mut bound = SpinBound::new();
         // An event loop's order: wait for input, then read (a read that finds
         // nothing after all waits again).
-        if matches!(self.wait, FdWait::Poll | FdWait::Epoll { .. }) {
+        if matches!(self.wait, FdWait::Ready { first: true, .. }) {
             self.wait(false)?;
         }
         loop {
@@ -318,28 +317,19 @@ impl ByteStream for FdStream {
                 self.set_nonblocking(false)?;
                 FdWait::Block
             }
-            Wait::Poll => {
+            Wait::Poll | Wait::Epoll | Wait::TryPoll | Wait::TryEpoll => {
                 self.set_nonblocking(true)?;
-                FdWait::Poll
-            }
-            Wait::Epoll => {
-                self.set_nonblocking(true)?;
-                FdWait::Epoll {
-                    input: ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), false)?,
-                    room: ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), true)?,
-                }
-            }
-            Wait::TryPoll => {
-                self.set_nonblocking(true)?;
-                FdWait::Try { epoll: None }
-            }
-            Wait::TryEpoll => {
-                self.set_nonblocking(true)?;
-                FdWait::Try {
-                    epoll: Some((
+                let epoll = if matches!(w, Wait::Epoll | Wait::TryEpoll) {
+                    Some((
                         ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), false)?,
                         ipcperf_sys::epoll::EpollOne::new(self.fd.as_fd(), true)?,
-                    )),
+                    ))
+                } else {
+                    None
+                };
+                FdWait::Ready {
+                    first: matches!(w, Wait::Poll | Wait::Epoll),
+                    epoll,
                 }
             }
             Wait::Busy => return self.set_busy_poll(),
