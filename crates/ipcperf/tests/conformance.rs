@@ -103,7 +103,7 @@ fn tcp_nonblocking_nodelay_buffers() {
     };
     let rec = run_case(&spec, &env(), &mut Quiet);
     assert_eq!(rec.status, CaseStatus::Ok, "{:?}", rec.message);
-    assert_eq!(rec.wait, "poll");
+    assert_eq!(rec.wait, "try-poll");
     assert_eq!(rec.options.get("nodelay").map(String::as_str), Some("true"));
 }
 

@@ -176,15 +176,15 @@ impl Default for SpinBound {
 }
 
 impl FdStream {
-    /// `nonblocking` (`--nonblocking`): reads wait in poll(2) first, as
-    /// `--wait poll`.
+    /// `nonblocking` (`--nonblocking`): each read and write tried first,
+    /// poll(2) when it would block, as `--wait try-poll`.
     pub fn new(fd: OwnedFd, what: &'static str, nonblocking: bool, is_file: bool) -> Result<Self> {
         fd::set_nonblocking(fd.as_fd(), nonblocking)?;
         Ok(FdStream {
             _poison_guard: None,
             wait: if nonblocking && !is_file {
                 FdWait::Ready {
-                    first: true,
+                    first: false,
                     epoll: None,
                 }
             } else {

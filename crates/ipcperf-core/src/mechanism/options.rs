@@ -124,7 +124,7 @@ impl MechOptions {
             M::POLLS
         });
         if self.nonblocking && polls && !kind.info().solo {
-            v.push(("nonblocking".into(), "poll".into()));
+            v.push(("nonblocking".into(), "try-poll".into()));
         }
         if self.buffer_offset != 0 {
             v.push(("buffer_offset".into(), self.buffer_offset.to_string()));

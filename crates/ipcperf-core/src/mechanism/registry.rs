@@ -99,7 +99,7 @@ pub trait Mechanism: 'static {
     /// How a side waits, for the record's `wait` field.
     fn wait_label(opts: &MechOptions) -> String {
         if opts.nonblocking && Self::POLLS {
-            "poll"
+            "try-poll"
         } else {
             "block"
         }

@@ -117,9 +117,6 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
         if many_payloads {
             s.push_str(&format!(" {}", c.payload.name()));
         }
-        if c.wait == "poll" {
-            s.push_str(" poll");
-        }
         s
     };
     let mut lines: Vec<Line> = Vec::new();

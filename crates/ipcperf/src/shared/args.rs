@@ -144,7 +144,8 @@ pub struct MechArgs {
     #[arg(long, value_parser = units::parse_block)]
     pub rcvbuf: Option<usize>,
 
-    /// Non-blocking descriptors, waited on with poll(2): `--wait poll`.
+    /// Non-blocking descriptors, each call tried first and poll(2) when it
+    /// would block: `--wait try-poll`.
     #[arg(long, conflicts_with = "wait")]
     pub nonblocking: bool,
 
