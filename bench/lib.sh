@@ -148,3 +148,19 @@ peer_table() {
         }
     }' "$PEER_ROWS"
 }
+
+# hold_poll: no idle state deeper than polling (/dev/cpu_dma_latency held at 0,
+# root) until release_hold, or until this script ends however it ends (the
+# holder watches its parent). HOLD is the holder's pid.
+HOLD=
+hold_poll() {
+    python3 -c 'import os, struct, time
+parent = os.getppid()
+fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+os.write(fd, struct.pack("i", 0))
+while os.getppid() == parent:
+    time.sleep(0.5)' >/dev/null &
+    HOLD=$!
+    sleep 0.2
+}
+release_hold() { [ -z "$HOLD" ] || { kill "$HOLD"; wait "$HOLD" 2>/dev/null || true; HOLD=; }; }

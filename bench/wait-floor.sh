@@ -48,22 +48,15 @@ ours() { # MECH WAIT PINS -> p50 µs
         jq -r '.cases[0] | select(.status == "ok") | .p50_ns / 1000' || echo n/a
 }
 floor() { # MECH WAIT PINS -> median µs
-    local a=${3%,*} b=${3#*,} hold=
-    if [ "$IDLE" = poll ]; then
-        python3 -c 'import os, struct, time
-fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
-os.write(fd, struct.pack("i", 0))
-time.sleep(1e6)' &
-        hold=$!
-        sleep 0.2
-    fi
+    local a=${3%,*} b=${3#*,}
+    [ "$IDLE" != poll ] || hold_poll
     if [ "$2" = uring ]; then
         timeout 120 "$work/uring-rtt" "$1" "$a" "$b" "$COUNT" "$SIZE"
     else
         timeout 120 "$work/wait-rtt" "$1" "$2" "$a" "$b" "$COUNT" "$SIZE"
     fi |
         awk '{ printf "%.3f\n", $1 / 1000 }' || echo n/a
-    [ -z "$hold" ] || { kill "$hold"; wait "$hold" 2>/dev/null || true; }
+    release_hold
 }
 
 cases=()

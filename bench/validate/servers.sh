@@ -54,7 +54,6 @@ work=$(mktemp -d)
 chmod 755 "$work"
 PGPORT=54329
 RPORT=63799
-HOLD=
 
 cleanup() {
     [ -z "$HOLD" ] || kill "$HOLD" 2>/dev/null || true
@@ -65,17 +64,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-# Polling idle: /dev/cpu_dma_latency held at 0 while HOLD lives.
-hold_poll() {
-    python3 -c 'import os, struct, time
-fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
-os.write(fd, struct.pack("i", 0))
-time.sleep(1e6)' &
-    HOLD=$!
-    sleep 0.2
-}
-release_hold() { [ -z "$HOLD" ] || { kill "$HOLD"; wait "$HOLD" 2>/dev/null || true; HOLD=; }; }
 
 have_pg=0
 if [[ " $SERVERS " == *" postgres "* ]]; then
@@ -109,14 +97,14 @@ fi
 pg_us() { # unix|tcp
     local host=$work/pgrun
     [ "$1" = tcp ] && host=127.0.0.1
-    taskset -c "$CLIENT" pgbench -h "$host" -p "$PGPORT" -U postgres -S -n -c 1 -j 1 -T "$T" postgres 2>/dev/null |
+    timeout $((T + 30)) taskset -c "$CLIENT" pgbench -h "$host" -p "$PGPORT" -U postgres -S -n -c 1 -j 1 -T "$T" postgres 2>/dev/null |
         awk '/^tps/ { printf "%.3f\n", 1e6 / $3 }'
 }
 redis_us() { # unix|tcp
     local where=(-s "$work/redis.sock")
     [ "$1" = tcp ] && where=(-h 127.0.0.1 -p "$RPORT")
     # -n sized to run about T seconds at ~25k requests/s.
-    taskset -c "$CLIENT" redis-benchmark "${where[@]}" -c 1 -P 1 -t get -d 64 -n $((T * 25000)) --csv -q 2>/dev/null |
+    timeout $((T * 4 + 30)) taskset -c "$CLIENT" redis-benchmark "${where[@]}" -c 1 -P 1 -t get -d 64 -n $((T * 25000)) --csv -q 2>/dev/null |
         awk -F, '/"GET"/ { gsub(/"/, "", $2); printf "%.3f\n", 1e6 / $2 }'
 }
 # ipcperf's mean round trip (µs) per transport and wait: "unix:W:us ..." lines.
