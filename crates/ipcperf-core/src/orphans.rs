@@ -148,6 +148,30 @@ pub fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) 
             });
         }
     }
+    // ftrace instances of `--explain --tracer tracefs` (root's) whose run was killed.
+    // (Listing them takes no lock; removing one takes tracing's, so it is done
+    // only where tracing answers: where it does not, the note says why.)
+    if let Ok(tfs) = ipcperf_sys::trace::Tracefs::find() {
+        let found = ipcperf_sys::ftrace::orphans(&tfs);
+        let found = match (found.is_empty(), tfs.answers()) {
+            (false, Err(why)) => {
+                notes.push(format!("{} ftrace instance(s) left: {why}", found.len()));
+                Vec::new()
+            }
+            _ => found,
+        };
+        for (p, uid) in found {
+            if who.allows(uid) {
+                let name = p
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                v.push(Orphan {
+                    what: format!("ftrace instance {name}{}", who.tag(uid)),
+                    remove: Box::new(move || std::fs::remove_dir(&p)),
+                });
+            }
+        }
+    }
     // Network namespaces of `--across net` with tcp (root's): deleting one deletes
     // its veth end, and with it ours.
     for (n, _, meta) in entries(std::path::Path::new("/run/netns")) {

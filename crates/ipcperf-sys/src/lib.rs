@@ -15,6 +15,7 @@ pub mod error;
 pub mod eventfd;
 pub mod fd;
 pub mod fdpass;
+pub mod ftrace;
 pub mod futex;
 pub mod idle;
 pub mod lock;
@@ -30,6 +31,7 @@ pub mod signal;
 pub mod splice;
 pub mod sysv_msg;
 pub mod trace;
+pub mod tracefs;
 pub mod uring;
 
 pub use error::{SysError, SysResult};

@@ -101,6 +101,9 @@ fn main() {
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
     console::set_color(&cli.color);
+    if let Some(t) = ipcperf_core::explain::tracer::TracerChoice::parse(&cli.tracer) {
+        ipcperf_core::explain::tracer::set_tracer(t);
+    }
     // Boxes on a terminal; ASCII lines into a pipe or a file.
     console::set_boxes(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let result = commands::dispatch(cli.command);

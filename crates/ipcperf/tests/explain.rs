@@ -9,9 +9,15 @@ use std::time::Duration;
 mod common;
 use common::run_json;
 
+/// Root, on a kernel whose tracing answers (else the reason is printed).
 fn root() -> bool {
-    let out = Command::new("id").arg("-u").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim() == "0"
+    match common::cannot_trace() {
+        Some(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+        None => true,
+    }
 }
 
 /// The explain object of a one-case run, as JSON.
@@ -59,7 +65,6 @@ fn unexplained(x: &serde_json::Value) -> f64 {
 #[test]
 fn a_pipe_round_trip_across_cpus_is_cut_at_the_kernels_events() {
     if !root() {
-        eprintln!("skipped: tracing the scheduler needs root");
         return;
     }
     let x = explained(&["pipe", "--pin", "0,1"]);
@@ -92,7 +97,6 @@ fn a_pipe_round_trip_across_cpus_is_cut_at_the_kernels_events() {
 #[test]
 fn one_cpu_sends_no_ipi_and_a_spinning_wait_has_no_wake_up() {
     if !root() {
-        eprintln!("skipped: tracing the scheduler needs root");
         return;
     }
     let x = explained(&["pipe", "--pin", "0,0"]);
@@ -114,7 +118,6 @@ fn one_cpu_sends_no_ipi_and_a_spinning_wait_has_no_wake_up() {
 #[test]
 fn without_the_rights_one_line_says_so_and_the_figures_stand() {
     if !root() {
-        eprintln!("skipped: needs root to become another user");
         return;
     }
     // A copy the other user can run, and a history it can write.
@@ -166,7 +169,6 @@ fn without_the_rights_one_line_says_so_and_the_figures_stand() {
 #[test]
 fn a_killed_run_leaves_no_tracing_state() {
     if !root() {
-        eprintln!("skipped: tracing the scheduler needs root");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -197,7 +199,6 @@ fn a_killed_run_leaves_no_tracing_state() {
 #[test]
 fn a_matrix_explains_each_placement_class() {
     if !root() {
-        eprintln!("skipped: tracing the scheduler needs root");
         return;
     }
     let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
@@ -241,7 +242,6 @@ fn a_matrix_explains_each_placement_class() {
 #[test]
 fn a_sync_set_clear_cycle_is_cut_at_the_kernels_events() {
     if !root() {
-        eprintln!("skipped: tracing the scheduler needs root");
         return;
     }
     for mode in ["threads", "processes"] {

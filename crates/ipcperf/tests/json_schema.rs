@@ -19,6 +19,8 @@ const UNITLESS: &[&str] = &[
     "early_wake_share",
     "wakings_per_round_trip",
     "wakeups_unseen",
+    "switch_ins_unseen",
+    "server_wakeup_seen_share",
     "overhead_ratio",
     "p50_samples",
     "p90_samples",

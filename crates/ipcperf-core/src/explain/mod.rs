@@ -5,8 +5,11 @@
 //! is cut into consecutive parts ([`split`]) and each part summarized over the
 //! round trips.
 
+mod formats;
+pub mod modes;
 pub mod split;
 pub(crate) mod trace;
+pub mod tracer;
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +55,21 @@ pub struct ExplainRecord {
     pub sum_median_ns: u64,
     /// The traced series' median round trip (the tare taken off).
     pub traced_median_ns: u64,
+    /// The traced series' p90 (tare off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub traced_p90_ns: u64,
+    /// The untraced p90 (absent where no untraced series was measured).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untraced_p90_ns: u64,
+    /// The traced median lies beyond the untraced series' spread, or the
+    /// untraced median beyond the traced one's (p50 past the other's p90): the
+    /// traced cycles ran in another regime, and their parts explain that
+    /// regime, not the figure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_regime: bool,
+    /// Where the traced cycles fall in two clusters, each one's parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<modes::ExplainMode>,
     /// The case's median round trip without tracing (its p50); absent (0) when
     /// none was measured (sync with `--latency-samples 0`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -72,6 +90,20 @@ pub struct ExplainRecord {
     /// run-queue time is in the return part.
     #[serde(default)]
     pub wakeups_unseen: u64,
+    /// Of the round trips whose server was woken, the share whose
+    /// `sched_wakeup` the tracer saw (absent in records made before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_wakeup_seen_share: Option<f64>,
+    /// Wake-ups whose `sched_wakeup` was seen but not the switch in (this
+    /// kernel writes no switch out of a secondary CPU's idle task): their
+    /// run-queue time is in the return part.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub switch_ins_unseen: u64,
+    /// The tracer that ran (`perf` or `tracefs`), and why it was chosen.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tracer: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tracer_reason: String,
     /// Events this kernel lacks, whose parts merge into their neighbours.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_events: Vec<String>,
@@ -131,9 +163,14 @@ impl ExplainRecord {
         }
     }
 
-    /// The untraced median beside the traced one, and what tracing cost.
-    pub fn set_untraced(&mut self, p50_ns: u64) {
+    /// The untraced median and p90 beside the traced ones, what tracing cost,
+    /// and whether the traced cycles ran in another regime.
+    pub fn set_untraced(&mut self, p50_ns: u64, p90_ns: u64) {
         self.untraced_median_ns = p50_ns;
+        self.untraced_p90_ns = p90_ns;
+        self.other_regime = p90_ns > 0
+            && self.traced_p90_ns > 0
+            && (self.traced_median_ns > p90_ns || p50_ns > self.traced_p90_ns);
         self.overhead_ratio = if p50_ns > 0 {
             self.traced_median_ns as f64 / p50_ns as f64
         } else {
@@ -200,6 +237,10 @@ pub fn summarize(
         parts,
         sum_median_ns: quantile(&sums, 0.5),
         traced_median_ns,
+        traced_p90_ns: quantile(&t, 0.9),
+        untraced_p90_ns: 0,
+        other_regime: false,
+        modes: Vec::new(),
         untraced_median_ns,
         overhead_ratio: if untraced_median_ns > 0 {
             traced_median_ns as f64 / untraced_median_ns as f64
@@ -215,6 +256,17 @@ pub fn summarize(
             }
         }),
         wakeups_unseen: unseen as u64,
+        server_wakeup_seen_share: {
+            let woken = splits.iter().filter(|s| s.woken[0]).count();
+            let seen = splits.iter().filter(|s| s.wakeup_seen[0]).count();
+            (woken > 0).then(|| seen as f64 / woken as f64)
+        },
+        switch_ins_unseen: splits
+            .iter()
+            .map(|s| s.no_switch_in.iter().filter(|w| **w).count() as u64)
+            .sum(),
+        tracer: String::new(),
+        tracer_reason: String::new(),
         missing_events,
         wakings_per_round_trip: Some(splits.iter().map(|s| s.wakings as f64).sum::<f64>() / n),
         early_wake_share: Some(splits.iter().filter(|s| s.early).count() as f64 / n),

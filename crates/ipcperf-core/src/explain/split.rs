@@ -62,6 +62,12 @@ pub struct Split {
     /// Woken, but neither `sched_wakeup` nor the switch in was seen: the
     /// wake-up and run-queue time is in the return part.
     pub unseen: [bool; 2],
+    /// Woken, its `sched_wakeup` seen, but not the switch in (a secondary CPU's
+    /// idle task, whose switch out some kernels never record): the run-queue
+    /// time is in the return part.
+    pub no_switch_in: [bool; 2],
+    /// Woken, and its `sched_wakeup` seen.
+    pub wakeup_seen: [bool; 2],
     /// Every `sched_waking` of either side in the round trip, on the path or
     /// not (a wake-up that finds nothing to read and sleeps again counts).
     pub wakings: u32,
@@ -124,6 +130,7 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
                     &|e| matches!(e.kind, Kind::Switch { next, .. } if y.contains(&next)),
                 );
                 let unseen = up.is_none() && run.is_none();
+                let seen = (up.is_some(), up.is_some() && run.is_none());
                 if x.contains(&w.tid) && w.t >= enter {
                     // Woken from inside the send call.
                     let send = last(from, w.t, &|e| is(e, x, Kind::Enter)).unwrap_or(enter);
@@ -135,7 +142,13 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
                     let ipi = ev
                         .iter()
                         .any(|e| e.t >= send && e.t <= upto && is(e, x, Kind::Ipi));
-                    ([send, w.t, up, run, ret.unwrap_or(run)], true, ipi, unseen)
+                    (
+                        [send, w.t, up, run, ret.unwrap_or(run)],
+                        true,
+                        ipi,
+                        unseen,
+                        seen,
+                    )
                 } else {
                     // Woken before the message was sent: only the wake-up's
                     // tail after the send call is on the path.
@@ -146,6 +159,7 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
                         true,
                         false,
                         unseen,
+                        seen,
                     )
                 }
             }
@@ -173,13 +187,14 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
                     woke,
                     false,
                     false,
+                    (woke, false),
                 )
             }
         }
     };
-    let (fwd, w0, i0, u0) = way(t0, a, b, false);
+    let (fwd, w0, i0, u0, v0) = way(t0, a, b, false);
     m[..5].copy_from_slice(&fwd);
-    let (back, w1, i1, u1) = way(m[4], b, a, true);
+    let (back, w1, i1, u1, v1) = way(m[4], b, a, true);
     m[5..].copy_from_slice(&back);
     // Milestones only go forward, and never past the round trip's end.
     let mut prev = t0;
@@ -196,6 +211,8 @@ pub fn split(ev: &[Event], t0: u64, t1: u64, a: &[i64], b: &[i64]) -> Split {
     s.woken = [w0, w1];
     s.ipi = [i0, i1];
     s.unseen = [u0, u1];
+    s.wakeup_seen = [w0 && v0.0, w1 && v1.0];
+    s.no_switch_in = [w0 && v0.1, w1 && v1.1];
     let wakes = |e: &&Event, who: &[i64]| matches!(e.kind, Kind::Waking(p) if who.contains(&p));
     let inside: Vec<&Event> = ev.iter().filter(|e| e.t >= t0 && e.t <= t1).collect();
     s.wakings = inside.iter().filter(|e| wakes(e, a) || wakes(e, b)).count() as u32;

@@ -4,70 +4,16 @@
 //! cycle (a round trip, or a sync primitive's set/clear). Used by the round-trip
 //! runner and by sync.
 
-use ipcperf_sys::trace::{EventFormat, Sample, Tracefs, Tracer};
+use ipcperf_sys::trace::{EventFormat, Tracefs};
 
+use super::formats::Formats;
 use super::split::{split, Event, Kind};
+use super::tracer::{choose, Backend, Ev};
 use super::ExplainRecord;
 use crate::kind::Placement;
 
-/// Ring pages per CPU traced (4 KiB each), within a total for every CPU.
+/// Buffer for every CPU traced together (perf's rings, tracefs's buffers).
 const RING_BYTES: usize = 64 << 20;
-
-/// The tracepoints and what each becomes.
-struct Formats {
-    enter: EventFormat,
-    exit: EventFormat,
-    waking: Option<EventFormat>,
-    wakeup: EventFormat,
-    switch: EventFormat,
-    ipi: Option<EventFormat>,
-}
-
-impl Formats {
-    fn find(tfs: &Tracefs) -> std::result::Result<Formats, String> {
-        tfs.readable()?;
-        let need = |sys: &str, name: &str| {
-            tfs.event(sys, name)
-                .ok_or_else(|| format!("this kernel has no {sys}:{name} tracepoint"))
-        };
-        Ok(Formats {
-            enter: need("raw_syscalls", "sys_enter")?,
-            exit: need("raw_syscalls", "sys_exit")?,
-            waking: tfs.event("sched", "sched_waking"),
-            wakeup: need("sched", "sched_wakeup")?,
-            switch: need("sched", "sched_switch")?,
-            ipi: tfs.event("ipi", "ipi_send_cpu"),
-        })
-    }
-
-    fn decode(&self, s: &Sample) -> Option<Event> {
-        let id = s.event_id()?;
-        let tid = s.tid as i64;
-        let kind = if id == self.enter.id {
-            Kind::Enter
-        } else if id == self.exit.id {
-            Kind::Exit
-        } else if id == self.wakeup.id {
-            Kind::Wakeup(self.wakeup.int(&s.raw, "pid")?)
-        } else if id == self.switch.id {
-            Kind::Switch {
-                prev: self.switch.int(&s.raw, "prev_pid")?,
-                next: self.switch.int(&s.raw, "next_pid")?,
-            }
-        } else if self.waking.as_ref().is_some_and(|w| w.id == id) {
-            Kind::Waking(self.waking.as_ref()?.int(&s.raw, "pid")?)
-        } else if self.ipi.as_ref().is_some_and(|w| w.id == id) {
-            Kind::Ipi
-        } else {
-            return None;
-        };
-        Some(Event {
-            t: s.time_ns,
-            tid,
-            kind,
-        })
-    }
-}
 
 /// The threads of process `pid` (of this process when None), less `but`.
 fn threads(pid: Option<u32>, but: i64) -> Vec<i64> {
@@ -95,22 +41,6 @@ fn any_of(fields: &[&str], tids: &[i64]) -> String {
     terms.join(" || ")
 }
 
-/// Why tracing cannot start, in the words a user acts on.
-fn refused(e: &ipcperf_sys::SysError) -> String {
-    use ipcperf_sys::error::Errno;
-    if matches!(e.errno, Errno::EACCES | Errno::EPERM) {
-        let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into());
-        format!(
-            "tracing the scheduler needs root or CAP_PERFMON (kernel.perf_event_paranoid is \
-             {paranoid}; -1 lets anyone): {e}"
-        )
-    } else {
-        format!("the kernel's tracepoints cannot be sampled here: {e}")
-    }
-}
-
 /// The other side of a traced series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Partner {
@@ -136,7 +66,9 @@ impl Partner {
 /// The tracer open on the two sides' threads, ready for one series.
 pub(crate) struct Tracing {
     f: Formats,
-    tracer: Tracer,
+    tracer: Backend,
+    /// Which tracer, and why.
+    kind: (&'static str, String),
     /// This side's thread, and the other side's.
     a: Vec<i64>,
     b: Vec<i64>,
@@ -169,41 +101,58 @@ impl Tracing {
             _ => ipcperf_sys::cpu::allowed_cpus()
                 .unwrap_or_else(|_| (0..ipcperf_sys::cpu::online_cpus()).collect::<Vec<usize>>()),
         };
-        let pages = (RING_BYTES / 4096 / cpus.len().max(1)).clamp(16, 2048);
         let by_tid = any_of(&["common_pid"], &both);
+        let ev = |sys, name, f: &EventFormat, filter: String| Ev {
+            sys,
+            name,
+            id: f.id,
+            filter: Some(filter),
+        };
         let mut events = vec![
-            (f.enter.id, Some(by_tid.clone())),
-            (f.exit.id, Some(by_tid.clone())),
-            (f.wakeup.id, Some(any_of(&["pid"], &both))),
-            (f.switch.id, Some(any_of(&["prev_pid", "next_pid"], &both))),
+            ev("raw_syscalls", "sys_enter", &f.enter, by_tid.clone()),
+            ev("raw_syscalls", "sys_exit", &f.exit, by_tid.clone()),
+            ev("sched", "sched_wakeup", &f.wakeup, any_of(&["pid"], &both)),
+            ev(
+                "sched",
+                "sched_switch",
+                &f.switch,
+                any_of(&["prev_pid", "next_pid"], &both),
+            ),
         ];
         if let Some(w) = &f.waking {
-            events.push((w.id, Some(any_of(&["pid"], &both))));
+            events.push(ev("sched", "sched_waking", w, any_of(&["pid"], &both)));
         }
         if let Some(i) = &f.ipi {
-            events.push((i.id, Some(by_tid)));
+            events.push(ev("ipi", "ipi_send_cpu", i, by_tid));
         }
-        let tracer = match Tracer::open(&events, &cpus, pages) {
-            Ok(t) => t,
-            // A kernel that refuses a filter: every event, sorted out below.
-            Err(e) if e.errno == ipcperf_sys::error::Errno::EINVAL => {
-                let plain: Vec<(u64, Option<String>)> =
-                    events.iter().map(|(i, _)| (*i, None)).collect();
-                Tracer::open(&plain, &cpus, pages).map_err(|e| refused(&e))?
+        let pair = match (placement.writer_cpu, placement.reader_cpu) {
+            (Some(w), Some(r)) => (w, r),
+            _ => {
+                let here = ipcperf_sys::cpu::current_cpu().unwrap_or(0);
+                let other = cpus.iter().copied().find(|c| *c != here).unwrap_or(here);
+                (here, other)
             }
-            Err(e) => return Err(refused(&e)),
         };
-        Ok(Tracing { f, tracer, a, b })
+        let (which, why) = choose(pair, &f);
+        let tracer = Backend::open(which, &events, &cpus, RING_BYTES)?;
+        let kind = (which.name(), why);
+        Ok(Tracing {
+            f,
+            tracer,
+            kind,
+            a,
+            b,
+        })
     }
 
     /// Start sampling, just before the series.
     pub(crate) fn enable(&mut self) -> std::result::Result<(), String> {
-        self.tracer.enable().map_err(|e| refused(&e))
+        self.tracer.enable()
     }
 
     /// Stop sampling, just after it.
     pub(crate) fn disable(&mut self) {
-        let _ = self.tracer.disable();
+        self.tracer.disable();
     }
 
     /// Cut each cycle, given by its start and its length on the monotonic clock,
@@ -245,6 +194,7 @@ impl Tracing {
         if f.ipi.is_none() {
             missing.push("ipi:ipi_send_cpu (Linux 6.3+: IPIs are not told apart)".to_string());
         }
+        let modes = super::modes::modes(&splits, &traced);
         let mut x = super::summarize(
             &splits,
             &traced,
@@ -257,6 +207,9 @@ impl Tracing {
         // The parts run from clock read to clock read, so their sum holds one
         // read's cost, which the traced cycles have taken off: so does the sum.
         x.sum_median_ns = x.sum_median_ns.saturating_sub(tare);
+        x.modes = modes;
+        x.tracer = self.kind.0.to_string();
+        x.tracer_reason = self.kind.1;
         x
     }
 }

@@ -590,7 +590,7 @@ impl RoundTripTotals {
         summary.one_way = self.one_way.finish();
         summary.series_p99_ns = self.series_p99;
         if let Some(x) = rec.explain.as_mut() {
-            x.set_untraced(summary.p50_ns);
+            x.set_untraced(summary.p50_ns, summary.p90_ns);
         }
         rec.latency = Some(summary);
         rec.datagrams = self.datagrams.map(|mut d| {

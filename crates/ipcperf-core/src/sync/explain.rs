@@ -43,15 +43,16 @@ pub(crate) fn set_clear<C: ends::Channel>(
 }
 
 /// Keep what the traced series found in the case (beside the untraced cycles'
-/// p50, when they were sampled), or why it could not be traced.
+/// p50 and p90, when they were sampled), or why it could not be traced.
 pub(crate) fn record(
     rec: &mut CaseRecord,
     x: Option<std::result::Result<ExplainRecord, String>>,
-    untraced_p50_ns: Option<u64>,
+    untraced: Option<(u64, u64)>,
 ) {
     match x {
         Some(Ok(mut x)) => {
-            x.set_untraced(untraced_p50_ns.unwrap_or(0));
+            let (p50, p90) = untraced.unwrap_or((0, 0));
+            x.set_untraced(p50, p90);
             rec.explain = Some(Box::new(x));
         }
         Some(Err(why)) => {

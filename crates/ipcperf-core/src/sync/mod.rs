@@ -428,7 +428,7 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
             Ok::<_, Error>((series, lat, x))
         })
         .expect("a channel")?;
-        let p50 = lat.as_ref().map(|l| l.p50_ns);
+        let p50 = lat.as_ref().map(|l| (l.p50_ns, l.p90_ns));
         peer.finish()?;
         let sum = summarize(&series);
         sync.set_clear_ns = sum.map(|s| s.net_ns);

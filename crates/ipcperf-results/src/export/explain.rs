@@ -2,7 +2,8 @@
 //! p99, share), the parts' sum beside the traced and the untraced round trip,
 //! and what the events could not tell.
 
-use ipcperf_core::explain::{part_label, ExplainRecord};
+use ipcperf_core::explain::modes::ExplainMode;
+use ipcperf_core::explain::{part_label, ExplainPart, ExplainRecord};
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::runner::NOT_TRACED;
 
@@ -20,12 +21,10 @@ fn named(c: &CaseRecord) -> String {
     )
 }
 
-/// One case's table.
-pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
-    // A part that is zero in nearly every round trip says nothing here (its
-    // few nonzero ones stay in the JSON).
-    let rows = x
-        .parts
+/// The parts' rows. A part that is zero in nearly every round trip says
+/// nothing here (its few nonzero ones stay in the JSON).
+fn rows(parts: &[ExplainPart]) -> Vec<Vec<String>> {
+    parts
         .iter()
         .filter(|p| p.median_ns > 0 || p.p99_ns > 0)
         .map(|p| {
@@ -36,7 +35,12 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
                 format!("{:.0}%", p.share * 100.0),
             ]
         })
-        .collect();
+        .collect()
+}
+
+/// One case's table.
+pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
+    let rows = rows(&x.parts);
     // A sync case's cycle is a set/clear: a token there and back.
     let what = if c.workload == ipcperf_core::workload::Workload::Sync {
         "set/clear cycle"
@@ -59,6 +63,26 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
         fmt_us(x.sum_median_ns as f64),
         fmt_us(x.traced_median_ns as f64),
     )];
+    if x.other_regime {
+        notes.push(format!(
+            "the traced {what}s ran in another regime than the timed ones (traced p50 {} / p90 \
+             {} µs, untraced p50 {} / p90 {} µs): these parts explain the traced regime, not \
+             the figure",
+            fmt_us(x.traced_median_ns as f64),
+            fmt_us(x.traced_p90_ns as f64),
+            fmt_us(x.untraced_median_ns as f64),
+            fmt_us(x.untraced_p90_ns as f64),
+        ));
+    }
+    for m in &x.modes {
+        notes.push(format!(
+            "two modes: the {} {:.0}% of the traced {what}s (median {} µs) have their own \
+             parts in the table below",
+            m.name,
+            m.share * 100.0,
+            fmt_us(m.traced_median_ns as f64)
+        ));
+    }
     let mut woken = format!(
         "a side was asleep when its message came (a wake-up) in {:.0}% of the {} there-and-backs",
         x.woken_share * 100.0,
@@ -84,9 +108,31 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
     }
     if x.wakeups_unseen > 0 {
         notes.push(format!(
-            "{} wake-ups showed no sched_wakeup or switch-in (this kernel gave perf no events \
-             from that CPU's idle task): their wake-up and run-queue time is in the return part",
+            "{} wake-ups showed no sched_wakeup or switch-in (the tracer got no events from \
+             that CPU's idle task): their wake-up and run-queue time is in the return part",
             x.wakeups_unseen
+        ));
+    }
+    if x.switch_ins_unseen > 0 {
+        notes.push(format!(
+            "{} wake-ups showed their sched_wakeup but no switch-in (this kernel records no \
+             switch out of a secondary CPU's idle task): their run-queue time is in the \
+             return part",
+            x.switch_ins_unseen
+        ));
+    }
+    if !x.tracer.is_empty() {
+        let seen = x
+            .server_wakeup_seen_share
+            .map(|s| format!("; it saw {:.1}% of the server's wake-ups", s * 100.0))
+            .unwrap_or_default();
+        notes.push(format!(
+            "traced by {} ({}){seen}",
+            match x.tracer.as_str() {
+                "tracefs" => "tracefs (a private ftrace instance)",
+                _ => "perf (perf_event_open)",
+            },
+            x.tracer_reason
         ));
     }
     for m in &x.missing_events {
@@ -120,11 +166,37 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
     }
 }
 
-/// Every explained case's table, in the run's order.
+/// A mode's own table: its cycles' parts.
+fn mode_table(c: &CaseRecord, m: &ExplainMode) -> Table {
+    Table {
+        title: format!(
+            "Where the time goes · {} · its {} mode ({:.0}% of the traced cycles, median {} µs)",
+            named(c),
+            m.name,
+            m.share * 100.0,
+            fmt_us(m.traced_median_ns as f64)
+        ),
+        header: ["part", "median", "p99", "share"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows: rows(&m.parts),
+        notes: vec![
+            "the traced cycles fell in two clusters (a valley between them): each \
+                     mode's parts apart, times in µs"
+                .into(),
+        ],
+    }
+}
+
+/// Every explained case's table (and its modes' tables), in the run's order.
 pub fn tables(run: &RunRecord) -> Vec<Table> {
     run.cases
         .iter()
-        .filter_map(|c| c.explain.as_ref().map(|x| table(c, x)))
+        .filter_map(|c| c.explain.as_ref().map(|x| (c, x)))
+        .flat_map(|(c, x)| {
+            std::iter::once(table(c, x)).chain(x.modes.iter().map(move |m| mode_table(c, m)))
+        })
         .collect()
 }
 
@@ -182,5 +254,40 @@ mod tests {
             "--explain: 2 cases not traced: needs root; the figures are measured as always"
         );
         assert!(tables(&run).is_empty());
+    }
+
+    /// A traced series beyond the timed one's spread is said to be another
+    /// regime, with both p50 and p90; two modes get a table each.
+    #[test]
+    fn another_regime_is_flagged_and_two_modes_get_their_tables() {
+        let mut c = crate::testdata::paced_case("posix-sem", 1, 1.0, 10_000, 20_000, 30_000);
+        c.options.clear();
+        let mut fast = Split::default();
+        fast.parts[1] = 3_500;
+        let mut slow = Split::default();
+        slow.parts[2] = 33_000;
+        slow.woken = [true, false];
+        let mut splits = vec![fast; 120];
+        splits.extend(vec![slow; 80]);
+        let traced: Vec<u64> = splits.iter().map(|s| s.parts.iter().sum()).collect();
+        let mut x = summarize(&splits, &traced, 0, 400, 0, true, vec![]);
+        x.modes = ipcperf_core::explain::modes::modes(&splits, &traced);
+        x.set_untraced(34_000, 36_000);
+        assert!(x.other_regime, "traced p50 3.5 µs, untraced 34");
+        let mut run = crate::testdata::run();
+        run.cases = vec![c.clone()];
+        run.cases[0].explain = Some(Box::new(x.clone()));
+        let t = tables(&run);
+        assert_eq!(t.len(), 3, "the case's table and one per mode");
+        let notes = t[0].notes.join("\n");
+        assert!(
+            notes.contains("another regime") && notes.contains("untraced p50 34.0 / p90 36.0"),
+            "{notes}"
+        );
+        assert!(t[1].title.contains("fast mode (60%"), "{}", t[1].title);
+        assert_eq!(t[2].rows[0][0], "wake-up (waking to runnable)");
+        // Alike, no flag.
+        x.set_untraced(3_400, 34_000);
+        assert!(!x.other_regime);
     }
 }

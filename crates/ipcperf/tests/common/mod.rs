@@ -212,3 +212,15 @@ pub fn md_links(text: &str) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Why the kernel's tracing cannot be used here, if it cannot: not root, or a
+/// kernel whose tracing does not answer (a task died holding its lock: every
+/// tracer would wait for it for good). Tests that trace skip with this reason.
+pub fn cannot_trace() -> Option<String> {
+    let out = Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&out.stdout).trim() != "0" {
+        return Some("tracing the scheduler needs root".into());
+    }
+    let tfs = ipcperf_sys::trace::Tracefs::find().ok()?;
+    tfs.answers().err()
+}
