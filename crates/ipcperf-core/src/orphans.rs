@@ -153,12 +153,15 @@ pub fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) 
     // only where tracing answers: where it does not, the note says why.)
     if let Ok(tfs) = ipcperf_sys::trace::Tracefs::find() {
         let found = ipcperf_sys::ftrace::orphans(&tfs);
-        let found = match (found.is_empty(), tfs.answers()) {
-            (false, Err(why)) => {
-                notes.push(format!("{} ftrace instance(s) left: {why}", found.len()));
-                Vec::new()
-            }
-            _ => found,
+        let found = match found.is_empty() {
+            true => found,
+            false => match tfs.answers() {
+                Err(why) => {
+                    notes.push(format!("{} ftrace instance(s) left: {why}", found.len()));
+                    Vec::new()
+                }
+                Ok(()) => found,
+            },
         };
         for (p, uid) in found {
             if who.allows(uid) {

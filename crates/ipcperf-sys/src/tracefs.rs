@@ -237,7 +237,27 @@ impl Tracefs {
             1,
         );
         let path = Path::new(&dir).join("events/sched/sched_switch/format");
-        let child = std::process::Command::new("cat")
+        let stuck = |path: &Path| {
+            format!(
+                "the kernel's tracing does not answer (reading {} took over {} s: a kernel \
+                 task died holding tracing's lock, see dmesg; it clears when the machine \
+                 restarts)",
+                path.display(),
+                limit.as_secs()
+            )
+        };
+        // An earlier look still asleep in that read says so already: no new
+        // child is left to the same sleep.
+        if let Some(p) = stuck_look(limit) {
+            return Err(stuck(&p));
+        }
+        // The child needs no environment (and carries none of ours).
+        let cat = ["/usr/bin/cat", "/bin/cat"]
+            .into_iter()
+            .find(|c| Path::new(c).exists())
+            .unwrap_or("cat");
+        let child = std::process::Command::new(cat)
+            .env_clear()
             .arg(&path)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -251,13 +271,7 @@ impl Tracefs {
                 return Ok(());
             }
             if t.elapsed() > limit {
-                return Err(format!(
-                    "the kernel's tracing does not answer (reading {} took over {} s: a kernel \
-                     task died holding tracing's lock, see dmesg; it clears when the machine \
-                     restarts)",
-                    path.display(),
-                    limit.as_secs()
-                ));
+                return Err(stuck(&path));
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -270,6 +284,44 @@ impl Tracefs {
         let format = std::fs::read_to_string(d.join("format")).ok()?;
         EventFormat::parse(&id, &format)
     }
+}
+
+/// A look of an earlier run (`cat …/events/sched/sched_switch/format`) still in an
+/// uninterruptible sleep after `limit`: its path. None: no such look.
+fn stuck_look(limit: std::time::Duration) -> Option<PathBuf> {
+    let tick = 100.0; // USER_HZ on every Linux
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+        let is_look = args.len() == 2
+            && args[0].ends_with(b"cat")
+            && args[1].ends_with(b"events/sched/sched_switch/format");
+        if !is_look {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // After the name: state is the 1st field, start time (ticks) the 20th.
+        let started = f
+            .get(19)
+            .and_then(|s| s.parse::<f64>().ok())
+            .unwrap_or(uptime * tick);
+        if f.first() == Some(&"D") && uptime - started / tick > limit.as_secs_f64() {
+            return Some(PathBuf::from(String::from_utf8_lossy(args[1]).into_owned()));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! tracefs sees the server's wake-up on a secondary CPU, whatever that CPU's
 //! idle task does; `auto` names the one it chose and why; the private ftrace
 //! instance is gone after success, Ctrl-C and SIGTERM, and after SIGKILL the
-//! next traced run and `clean` remove it.
+//! next traced run and `clean` remove it; `run --explain` cuts a stream per side.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -179,4 +179,80 @@ fn clean_removes_a_dead_runs_instance_only() {
     assert!(out.status.success(), "{out:?}");
     assert!(!dead.exists(), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(kept, "clean removed an instance not ours");
+}
+
+/// `run --explain`: a stream's traced series cut per side, each side's parts
+/// summing to the block time; single mode has no other side and says so;
+/// fan-out is refused.
+#[test]
+fn a_stream_is_explained_per_side_and_block() {
+    // Single mode is refused before any tracing, on any machine.
+    let j = run_json(&[
+        "run",
+        "pipe",
+        "-s",
+        "64k",
+        "--mode",
+        "single",
+        "--explain",
+        "-d",
+        "50ms",
+        "-r",
+        "1",
+    ]);
+    let c = &j["cases"][0];
+    let why = c["options"]["explain_not_traced"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("no other side"), "{c}");
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args([
+            "run",
+            "pipe",
+            "--subscribers",
+            "2",
+            "--explain",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    if !root() {
+        return;
+    }
+    let j = run_json(&[
+        "run",
+        "pipe",
+        "-s",
+        "64k",
+        "--pin",
+        "0,1",
+        "--explain",
+        "-d",
+        "100ms",
+        "-r",
+        "1",
+    ]);
+    let c = &j["cases"][0];
+    assert!(c["options"]["explain_not_traced"].is_null(), "{c}");
+    let x = &c["explain"];
+    assert!(x["round_trips"].as_u64().unwrap() > 0, "{x}");
+    let parts = x["parts"].as_array().unwrap();
+    for side in ["write", "read"] {
+        let share: f64 = parts
+            .iter()
+            // (write_… and writer_outside; read_… and reader_outside)
+            .filter(|p| p["name"].as_str().unwrap().starts_with(side))
+            .map(|p| p["share"].as_f64().unwrap())
+            .sum();
+        assert!((share - 1.0).abs() < 0.02, "{side}: {share}: {x}");
+    }
+    let (sum, traced) = (
+        x["sum_median_ns"].as_f64().unwrap(),
+        x["traced_median_ns"].as_f64().unwrap(),
+    );
+    assert!((sum / traced - 1.0).abs() < 0.02, "{x}");
+    // The copy is there: each side spends time running in its calls.
+    assert!(parts.iter().any(|p| p["name"] == "write_running"), "{x}");
+    assert!(parts.iter().any(|p| p["name"] == "read_running"), "{x}");
 }

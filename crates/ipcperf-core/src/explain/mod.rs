@@ -8,6 +8,7 @@
 mod formats;
 pub mod modes;
 pub mod split;
+pub mod stream;
 pub(crate) mod trace;
 pub mod tracer;
 
@@ -273,10 +274,11 @@ pub fn summarize(
     }
 }
 
-/// A part's name as the table shows it.
+/// A part's name as the table shows it (a round trip's or a stream's).
 pub fn part_label(name: &str) -> &'static str {
     split::PARTS
         .iter()
+        .chain(stream::STREAM_PARTS.iter())
         .find(|(n, _)| *n == name)
         .map_or("?", |(_, l)| l)
 }

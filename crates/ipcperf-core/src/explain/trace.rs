@@ -158,16 +158,13 @@ impl Tracing {
     /// Cut each cycle, given by its start and its length on the monotonic clock,
     /// into parts at the events between, and sum them up; `tare`: the clock's
     /// cost, taken off each cycle.
-    pub(crate) fn explain(
-        mut self,
-        cycles: impl Iterator<Item = (u64, u64)>,
-        tare: u64,
-    ) -> ExplainRecord {
+    /// The two sides' events, in time order, and how many the kernel lost.
+    fn events(&mut self) -> (Vec<Event>, u64) {
         let (samples, lost_events) = self.tracer.read();
         let both: Vec<i64> = self.a.iter().chain(&self.b).copied().collect();
         let mine = |t: &i64| both.contains(t);
         let f = &self.f;
-        let ev: Vec<Event> = samples
+        let ev = samples
             .iter()
             .filter_map(|x| f.decode(x))
             .filter(|e| match e.kind {
@@ -176,6 +173,43 @@ impl Tracing {
                 Kind::Switch { prev, next } => mine(&prev) || mine(&next),
             })
             .collect();
+        (ev, lost_events)
+    }
+
+    /// What this kernel lacks, said in the record.
+    fn missing(&self) -> Vec<String> {
+        let mut missing = Vec::new();
+        if self.f.waking.is_none() {
+            missing.push(
+                "sched:sched_waking (the send call and the wake-up are one part)".to_string(),
+            );
+        }
+        if self.f.ipi.is_none() {
+            missing.push("ipi:ipi_send_cpu (Linux 6.3+: IPIs are not told apart)".to_string());
+        }
+        missing
+    }
+
+    /// A traced stream series of `blocks` blocks, `span` its start and length:
+    /// each side's time per block (this thread writes, the other side reads).
+    pub(crate) fn explain_stream(mut self, span: (u64, u64), blocks: u64) -> ExplainRecord {
+        let (ev, lost_events) = self.events();
+        let mut x = super::stream::summarize(&ev, span, blocks, &self.a, &self.b);
+        x.events = ev.len() as u64;
+        x.lost_events = lost_events;
+        x.missing_events = self.missing();
+        x.tracer = self.kind.0.to_string();
+        x.tracer_reason = self.kind.1;
+        x
+    }
+
+    pub(crate) fn explain(
+        mut self,
+        cycles: impl Iterator<Item = (u64, u64)>,
+        tare: u64,
+    ) -> ExplainRecord {
+        let (ev, lost_events) = self.events();
+        let f = &self.f;
         let mut splits = Vec::new();
         let mut traced = Vec::new();
         for (t0, raw) in cycles {
@@ -185,15 +219,7 @@ impl Tracing {
             splits.push(split(&ev[lo..hi], t0, t1, &self.a, &self.b));
             traced.push(raw.saturating_sub(tare));
         }
-        let mut missing = Vec::new();
-        if f.waking.is_none() {
-            missing.push(
-                "sched:sched_waking (the send call and the wake-up are one part)".to_string(),
-            );
-        }
-        if f.ipi.is_none() {
-            missing.push("ipi:ipi_send_cpu (Linux 6.3+: IPIs are not told apart)".to_string());
-        }
+        let missing = self.missing();
         let modes = super::modes::modes(&splits, &traced);
         let mut x = super::summarize(
             &splits,

@@ -145,6 +145,7 @@ fn run_inner<M: Mechanism>(
             let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
             keep(rec, spec, blocks, o, obs);
         }
+        explain::streams(&mut s, spec, blocks, budget_ns(&cal, env.stall_ns), rec)?;
         if spec.opts.idle_probe {
             if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
                 let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
@@ -512,26 +513,7 @@ fn run_latency_inner<M: Mechanism>(
             rec.idle_probe = Some(crate::record::IdleProbe::round_trips(&mut s.samples, tare));
         }
     }
-    // `--explain`: one traced series after the timed ones (the first round's,
-    // when the series are taken in rounds).
-    // `--explain`: traced series after the timed ones, one for each of them up to
-    // a few (taken in rounds: one a round, in the first few), so that compare can
-    // judge each part by their spread.
-    if spec.opts.explain && !rec.options.contains_key(NOT_TRACED) {
-        let traced = n.min(crate::explain::TRACED_ROUND_TRIPS);
-        for _ in 0..(spec.repeat as usize).clamp(1, crate::explain::TRACED_SERIES) {
-            match explain::traced(&mut s, traced, budget_ns(&cal, env.stall_ns))? {
-                Ok(x) => match rec.explain.as_mut() {
-                    Some(first) => first.add_series(&x),
-                    None => rec.explain = Some(Box::new(x)),
-                },
-                Err(why) => {
-                    rec.options.insert(NOT_TRACED.into(), why);
-                    break;
-                }
-            }
-        }
-    }
+    explain::round_trips(&mut s, n, budget_ns(&cal, env.stall_ns), rec)?;
     s.close()?;
     Ok(n)
 }

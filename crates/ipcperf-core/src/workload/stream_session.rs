@@ -184,6 +184,11 @@ impl<M: Mechanism> StreamSession<M> {
         self.peer_pid
     }
 
+    /// The other side, where it is not this thread (None: single mode, a solo writer).
+    pub fn peer(&self) -> Option<&dyn PeerHandle> {
+        self.peer.as_deref()
+    }
+
     /// Run one series of `blocks` blocks and time it. A peer process that has not
     /// finished it within `budget_ns` is killed, and the series fails.
     pub fn series(&mut self, blocks: u64, budget_ns: u64) -> Result<SeriesOutcome> {

@@ -26,8 +26,10 @@ pub(super) fn explained_parts(a: &CaseRecord, b: &CaseRecord, min_change: f64) -
             })
             .unwrap_or_default()
     };
+    // A round trip's parts, or a stream's (each side's per block).
     ipcperf_core::explain::split::PARTS
         .iter()
+        .chain(ipcperf_core::explain::stream::STREAM_PARTS.iter())
         .filter_map(|(name, label)| {
             let (va, vb) = (values(xa, name), values(xb, name));
             let median = |v: &[f64]| spread(v).map(|s| s.median);

@@ -426,6 +426,46 @@ fn explained_parts_are_judged_only_with_several_traced_series() {
         .all(|r| r.unit != "µs part"));
 }
 
+/// A stream's parts (`run --explain`) are compared as a round trip's are: a row
+/// per side's part, judged on several traced series.
+#[test]
+fn a_streams_parts_are_compared_side_by_side() {
+    use ipcperf_core::explain::split::{Event, Kind};
+    let explained = |copy: u64| {
+        let ev = [
+            Event {
+                t: 0,
+                tid: 1,
+                kind: Kind::Enter,
+            },
+            Event {
+                t: copy,
+                tid: 1,
+                kind: Kind::Exit,
+            },
+        ];
+        let mut x = ipcperf_core::explain::stream::summarize(&ev, (0, 10_000), 1, &[1], &[2]);
+        for p in &mut x.parts {
+            p.series_median_ns = [1.0, 1.01, 0.99]
+                .iter()
+                .map(|f| (p.median_ns as f64 * f) as u64)
+                .collect();
+        }
+        Some(Box::new(x))
+    };
+    let mut a = testdata::run();
+    a.cases.truncate(1);
+    let mut b = a.clone();
+    a.cases[0].explain = explained(2_000);
+    b.cases[0].explain = explained(4_000);
+    let rows = compare(&a, &b, DEFAULT_MIN_CHANGE);
+    let copy = rows
+        .iter()
+        .find(|r| r.unit == super::PART && r.case.contains("write calls, running"))
+        .expect("the writer's copy compared");
+    assert_eq!(copy.verdict, Verdict::Slower, "{copy:?}");
+}
+
 /// Two runs whose machines idle differently are said to, with both states;
 /// the same idle says nothing.
 #[test]

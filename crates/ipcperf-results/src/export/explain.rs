@@ -38,8 +38,75 @@ fn rows(parts: &[ExplainPart]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A stream case's table: each side's time per block.
+fn stream_table(c: &CaseRecord, x: &ExplainRecord) -> Table {
+    let rows = x
+        .parts
+        .iter()
+        .map(|p| {
+            vec![
+                part_label(&p.name).to_string(),
+                fmt_us(p.mean_ns),
+                format!("{:.0}%", p.share * 100.0),
+            ]
+        })
+        .collect();
+    let untraced = if x.untraced_median_ns > 0 {
+        format!(
+            "untraced {} µs: tracing costs ×{:.2}",
+            fmt_us(x.untraced_median_ns as f64),
+            x.overhead_ratio
+        )
+    } else {
+        "no untraced series to set it beside".to_string()
+    };
+    let mut notes = vec![format!(
+        "each side's parts sum to the block time: the traced block {} µs, {untraced}",
+        fmt_us(x.traced_median_ns as f64)
+    )];
+    if let Some(w) = x.wakings_per_round_trip {
+        let mut line = format!("{w:.2} wake-ups asked (sched_waking) a block, both sides");
+        if let Some(ipi) = x.ipi_share {
+            line.push_str(&format!("; {:.0}% of them sent an IPI", ipi * 100.0));
+        }
+        notes.push(line);
+    }
+    if !x.tracer.is_empty() {
+        notes.push(format!("traced by {} ({})", x.tracer, x.tracer_reason));
+    }
+    if x.lost_events > 0 {
+        notes.push(format!(
+            "{} of {} kernel events were lost for want of buffer room: parts may merge",
+            x.lost_events,
+            x.events + x.lost_events
+        ));
+    }
+    notes.push(
+        "each side followed through its own events: in a call (sys_enter to sys_exit) or \
+         between calls; running, asleep (switched out) or woken and waiting to run \
+         (sched_wakeup to its next event); µs per block over the traced series"
+            .into(),
+    );
+    Table {
+        title: format!(
+            "Where the time goes · {} ({} traced blocks)",
+            named(c),
+            x.round_trips
+        ),
+        header: ["part", "µs per block", "share"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows,
+        notes,
+    }
+}
+
 /// One case's table.
 pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
+    if c.workload == ipcperf_core::workload::Workload::Stream {
+        return stream_table(c, x);
+    }
     let rows = rows(&x.parts);
     // A sync case's cycle is a set/clear: a token there and back.
     let what = if c.workload == ipcperf_core::workload::Workload::Sync {
@@ -202,8 +269,12 @@ pub fn tables(run: &RunRecord) -> Vec<Table> {
 
 /// The one line for cases `--explain` could not trace (None: none).
 pub fn not_traced(run: &RunRecord) -> Option<String> {
-    let whys: Vec<&String> = run
-        .cases
+    not_traced_of(&run.cases.iter().collect::<Vec<_>>())
+}
+
+/// The same line for some of a run's cases (a group's).
+pub fn not_traced_of(cases: &[&CaseRecord]) -> Option<String> {
+    let whys: Vec<&String> = cases
         .iter()
         .filter_map(|c| c.options.get(NOT_TRACED))
         .collect();
@@ -289,5 +360,44 @@ mod tests {
         // Alike, no flag.
         x.set_untraced(3_400, 34_000);
         assert!(!x.other_regime);
+    }
+
+    /// A stream case's table gives each side's parts per block.
+    #[test]
+    fn a_stream_case_gets_its_sides_per_block() {
+        use ipcperf_core::explain::split::{Event, Kind};
+        let mut c = crate::testdata::paced_case("pipe", 1, 1.0, 10_000, 20_000, 30_000);
+        c.workload = ipcperf_core::workload::Workload::Stream;
+        let ev = [
+            Event {
+                t: 0,
+                tid: 1,
+                kind: Kind::Enter,
+            },
+            Event {
+                t: 100,
+                tid: 2,
+                kind: Kind::Enter,
+            },
+            Event {
+                t: 600,
+                tid: 1,
+                kind: Kind::Exit,
+            },
+        ];
+        let mut x = ipcperf_core::explain::stream::summarize(&ev, (0, 1_000), 1, &[1], &[2]);
+        x.set_untraced(900, 900);
+        let t = table(&c, &x);
+        assert_eq!(t.header, ["part", "µs per block", "share"]);
+        assert_eq!(
+            t.rows[0],
+            [
+                "writer: in its write calls, running (the copy)",
+                "0.60",
+                "60%"
+            ]
+        );
+        assert!(t.title.contains("1 traced blocks"), "{}", t.title);
+        assert!(t.notes[0].contains("tracing costs ×1.11"), "{}", t.notes[0]);
     }
 }

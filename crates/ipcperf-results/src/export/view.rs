@@ -97,6 +97,9 @@ pub fn build(run: &RunRecord, rank_size: Option<usize>) -> View {
     // Round-trip cases, if the run has any, in their own table.
     tables.extend(super::latency::table(run, false));
     tables.extend(super::pairs::table(run));
+    // `run --explain`: each traced case's parts (why a case was not traced is
+    // under its group's table).
+    tables.extend(super::explain::tables(run));
     View { heading, tables }
 }
 
@@ -199,6 +202,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         }
         notes.extend(noisy_line(&noisy));
         notes.extend(super::idle::stream_note(&cases));
+        notes.extend(super::explain::not_traced_of(&cases));
         if counted {
             notes.push(super::cells::STREAM_COUNTERS_NOTE.into());
             // What perf could not count, once, under the first table.
@@ -217,7 +221,11 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         let opts: Vec<String> = first
             .options
             .iter()
-            .filter(|(k, _)| k.as_str() != ipcperf_core::idle::NO_IDLE_PROBE)
+            // (Why a case was not traced is a note of its own.)
+            .filter(|(k, _)| {
+                k.as_str() != ipcperf_core::idle::NO_IDLE_PROBE
+                    && k.as_str() != ipcperf_core::runner::NOT_TRACED
+            })
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if !opts.is_empty() {

@@ -6,7 +6,9 @@
 //! queues, listed through an mqueue file system: see `ipcperf_sys::mqueue::list`),
 //! or a SysV message queue or semaphore set whose key is
 //! `0x7000_0000 | pid << 6 | seq` (queues also mode 0600) with our uid (see
-//! `ipcperf_sys::sysv_msg`, `ipcperf_sys::sem`). The pid in the name or key must
+//! `ipcperf_sys::sysv_msg`, `ipcperf_sys::sem`), or an ftrace instance
+//! `instances/ipcperf-<pid>-...` of `--explain --tracer tracefs` (root's: see
+//! `ipcperf_sys::ftrace`). The pid in the name or key must
 //! not be alive. And ours means owned by the user `clean` runs as: root touches
 //! another user's objects only when `--user UID` names that user, and never
 //! follows a symbolic link planted under our prefix.

@@ -42,6 +42,14 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_subscribers, value_name = "N[,N...]", conflicts_with = "pairs")]
     pub subscribers: Option<crate::shared::args::PairsList>,
 
+    /// Where the time goes, per block: after the timed series, traced series
+    /// (up to 20,000 blocks each) with the scheduler's and the system calls'
+    /// tracepoints (root): each side's time in its calls running (the copy),
+    /// asleep for room or data, woken and waiting to run, and between calls,
+    /// per block, in a table per case. Without the rights one line says so.
+    #[arg(long, conflicts_with_all = ["subscribers", "include_setup"])]
+    pub explain: bool,
+
     /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
     #[arg(long)]
     pub include_setup: bool,
@@ -122,6 +130,7 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     }
     let mut opts = a.mech.options(&mechs)?;
     opts.buffer_offset = a.buffer_offset.into();
+    opts.explain = a.explain;
     let mut specs: Vec<CaseSpec> = Vec::new();
     let chosen = a.case.verify || a.case.no_touch;
     for &m in &mechs {
