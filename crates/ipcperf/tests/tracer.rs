@@ -13,13 +13,7 @@ use common::run_json;
 
 /// Root, on a kernel whose tracing answers (else the reason is printed).
 fn root() -> bool {
-    match common::cannot_trace() {
-        Some(why) => {
-            eprintln!("skipped: {why}");
-            false
-        }
-        None => true,
-    }
+    common::can_trace()
 }
 
 /// tracefs's instances directory, where it is mounted (else the test skips).

@@ -38,6 +38,20 @@ fn rows(parts: &[ExplainPart]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The untraced figure beside the traced one and what tracing cost; none
+/// measured (sync with --latency-samples 0) is said so, never a zero.
+fn untraced(x: &ExplainRecord) -> String {
+    if x.untraced_median_ns > 0 {
+        format!(
+            "untraced {} µs: tracing costs ×{:.2}",
+            fmt_us(x.untraced_median_ns as f64),
+            x.overhead_ratio
+        )
+    } else {
+        "no untraced median was measured to set it beside".to_string()
+    }
+}
+
 /// A stream case's table: each side's time per block.
 fn stream_table(c: &CaseRecord, x: &ExplainRecord) -> Table {
     let rows = x
@@ -51,15 +65,7 @@ fn stream_table(c: &CaseRecord, x: &ExplainRecord) -> Table {
             ]
         })
         .collect();
-    let untraced = if x.untraced_median_ns > 0 {
-        format!(
-            "untraced {} µs: tracing costs ×{:.2}",
-            fmt_us(x.untraced_median_ns as f64),
-            x.overhead_ratio
-        )
-    } else {
-        "no untraced series to set it beside".to_string()
-    };
+    let untraced = untraced(x);
     let mut notes = vec![format!(
         "each side's parts sum to the block time: the traced block {} µs, {untraced}",
         fmt_us(x.traced_median_ns as f64)
@@ -114,17 +120,7 @@ pub fn table(c: &CaseRecord, x: &ExplainRecord) -> Table {
     } else {
         "round trip"
     };
-    // The untraced median is the case's own p50; none was measured (sync with
-    // --latency-samples 0) is said so, never a zero.
-    let untraced = if x.untraced_median_ns > 0 {
-        format!(
-            "untraced {} µs: tracing costs ×{:.2}",
-            fmt_us(x.untraced_median_ns as f64),
-            x.overhead_ratio
-        )
-    } else {
-        "no untraced median was measured to set it beside".to_string()
-    };
+    let untraced = untraced(x);
     let mut notes = vec![format!(
         "the parts' sum {} µs (median); the traced {what} {} µs, {untraced}",
         fmt_us(x.sum_median_ns as f64),

@@ -224,3 +224,15 @@ pub fn cannot_trace() -> Option<String> {
     let tfs = ipcperf_sys::trace::Tracefs::find().ok()?;
     tfs.answers().err()
 }
+
+/// Whether this test can trace; where it cannot, the reason is printed as the
+/// test's skip line.
+pub fn can_trace() -> bool {
+    match cannot_trace() {
+        Some(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+        None => true,
+    }
+}
