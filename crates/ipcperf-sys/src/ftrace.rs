@@ -11,7 +11,6 @@
 //! [`crate::cleanup`]); after SIGKILL, [`sweep`] (the next traced run, and `ipcperf clean`)
 //! removes the instances whose owner is dead.
 
-use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -155,26 +154,29 @@ pub fn parse_page(page: &[u8], layout: &PageLayout, cpu: u32, out: &mut Vec<Samp
     len
 }
 
-/// An instance's directory and its open buffers, shared with its guard's undo:
-/// Ctrl-C's cleanup (another thread) removes the instance only between two of
-/// its owner's operations, never while a write to one of its files is under way.
+/// An instance's directory, shared with its guard's undo: Ctrl-C's cleanup
+/// (another thread) removes the instance only between two of its owner's
+/// operations, never while one of its files is open.
+///
+/// No file of the instance stays open outside those operations: the cleanup
+/// runs in a thread with a descriptor table of its own (see
+/// [`crate::signal::cleanup_on_interrupt`]), so it could not close a buffer
+/// the measuring thread holds, and an instance with an open buffer cannot be
+/// removed (EBUSY).
 #[derive(Debug)]
 struct Inner {
     dir: PathBuf,
-    /// Each traced CPU and its `trace_pipe_raw`, opened non-blocking.
-    pipes: Vec<(usize, File)>,
     gone: bool,
 }
 
 impl Inner {
-    /// Stop it, close its buffers and remove it (an instance whose files were
-    /// just closed can be busy for a moment).
+    /// Stop it and remove it (an instance whose files were just closed can be
+    /// busy for a moment).
     fn remove(&mut self) {
         if self.gone {
             return;
         }
         let _ = std::fs::write(self.dir.join("tracing_on"), "0");
-        self.pipes.clear();
         for _ in 0..50 {
             match std::fs::remove_dir(&self.dir) {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
@@ -204,6 +206,8 @@ fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Inner> {
 #[derive(Debug)]
 pub struct Instance {
     inner: Shared,
+    /// The traced CPUs, whose buffers [`Instance::read`] opens and closes.
+    cpus: Vec<usize>,
     dir: PathBuf,
     layout: PageLayout,
     page: usize,
@@ -246,10 +250,9 @@ impl Instance {
         let dir = root.join("instances").join(unique("trace"));
         let inner: Shared = std::sync::Arc::new(std::sync::Mutex::new(Inner {
             dir: dir.clone(),
-            pipes: Vec::new(),
             gone: false,
         }));
-        let mut g = lock(&inner);
+        let g = lock(&inner);
         std::fs::create_dir(&dir)
             .map_err(|e| SysError::from_io("mkdir", dir.display().to_string(), &e))?;
         let undo = std::sync::Arc::clone(&inner);
@@ -264,7 +267,7 @@ impl Instance {
             .map_or(4096, |k| k * 1024)
             .max(4096);
         let d = dir.clone();
-        let set_up = |g: &mut Inner| -> SysResult<()> {
+        let set_up = || -> SysResult<()> {
             write(&d.join("tracing_on"), "0")?;
             write(&d.join("trace_clock"), "mono")?;
             write(&d.join("buffer_size_kb"), "4")?;
@@ -282,21 +285,25 @@ impl Instance {
                 }
                 write(&e.join("enable"), "1")?;
             }
+            // Each traced CPU's buffer is there to be read.
             for &c in cpus {
                 let p = d.join(format!("per_cpu/cpu{c}/trace_pipe_raw"));
-                let f = std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK)
-                    .open(&p)
-                    .map_err(|e| SysError::from_io("open", p.display().to_string(), &e))?;
-                g.pipes.push((c, f));
+                if !p.exists() {
+                    return Err(SysError::new(
+                        "open",
+                        p.display().to_string(),
+                        crate::error::Errno::ENOENT,
+                    ));
+                }
             }
             Ok(())
         };
-        let r = set_up(&mut g);
+        // Set up under the lock: the cleanup removes it before or after, not during.
+        let r = set_up();
         drop(g);
         let inst = Instance {
             inner,
+            cpus: cpus.to_vec(),
             dir,
             layout,
             page,
@@ -338,10 +345,21 @@ impl Instance {
     pub fn read(&mut self) -> (Vec<Sample>, u64) {
         let mut out = Vec::new();
         let mut buf = vec![0u8; self.page];
-        let mut g = lock(&self.inner);
+        // Held while a buffer is open: the cleanup waits for it to close.
+        let g = lock(&self.inner);
         let mut lost = 0;
+        if g.gone {
+            return (out, lost);
+        }
         let dir = g.dir.clone();
-        for (cpu, f) in &mut g.pipes {
+        for cpu in &self.cpus {
+            let Ok(mut f) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(dir.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw")))
+            else {
+                continue;
+            };
             // Each read gives one sub-buffer; empty (EAGAIN or 0) ends the CPU's.
             while let Ok(n) = f.read(&mut buf) {
                 if n == 0 {

@@ -121,7 +121,9 @@ fn until(what: &str, f: impl Fn() -> bool) {
 #[test]
 fn the_instance_goes_on_ctrl_c_and_sigterm_and_after_sigkill() {
     let Some(dir) = instances() else {
-        eprintln!("skipped: no tracefs instances here");
+        eprintln!(
+            "skipped: tracefs is not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing)"
+        );
         return;
     };
     if !root() {
@@ -153,7 +155,9 @@ fn the_instance_goes_on_ctrl_c_and_sigterm_and_after_sigkill() {
 #[test]
 fn clean_removes_a_dead_runs_instance_only() {
     let Some(dir) = instances() else {
-        eprintln!("skipped: no tracefs instances here");
+        eprintln!(
+            "skipped: tracefs is not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing)"
+        );
         return;
     };
     if !root() {
