@@ -3,8 +3,11 @@
 # program (issue 44's overhead target): a C ping-pong (bench/floor/pipe-rtt.c)
 # untraced and under `perf record` with the events `--explain` samples
 # (raw_syscalls sys_enter/sys_exit, sched_waking, sched_wakeup, sched_switch,
-# ipi_send_cpu), beside `ipcperf latency pipe --explain`'s own traced/untraced
-# ratio; ROUNDS interleaved rounds, median (min-max). Root.
+# ipi_send_cpu): per task and on the two CPUs (as `--tracer perf` opens them),
+# and under a private ftrace instance with the same events and filters (as
+# `--tracer tracefs` does), beside `ipcperf latency pipe --explain`'s own
+# traced/untraced ratio with each tracer; ROUNDS interleaved rounds, median
+# (min-max). Root.
 #
 #   bench/explain-floor.sh [--bin PATH] [--pin A,B] [--rounds N] [--count N] [--floor PATH]
 #
@@ -37,7 +40,6 @@ if [ -z "$bin" ]; then
 fi
 command -v perf >/dev/null || { echo "needs perf (Debian: linux-perf)" >&2; exit 1; }
 work=$(mktemp -d /tmp/ipcperf-explain-floor.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 if [ -n "$floor" ]; then
   cp "$floor" "$work/pipe-rtt"
 else
@@ -48,22 +50,63 @@ events=raw_syscalls:sys_enter,raw_syscalls:sys_exit,sched:sched_wakeup,sched:sch
 for e in sched:sched_waking ipi:ipi_send_cpu; do
   perf list "$e" 2>/dev/null | grep -q "${e#*:}" && events="$events,$e"
 done
+# The tracefs floor: a private ftrace instance (not ipcperf's: its name is not
+# ipcperf-<pid>), the same events on the two CPUs, filtered to the C program's
+# two processes by their name (the woken task's for sched_waking/wakeup, either
+# task's for sched_switch, the running task's for the rest), as `--tracer
+# tracefs` filters to the two sides by their ids; on the monotonic clock.
+tfs=/sys/kernel/tracing
+mountpoint -q "$tfs" || mount -t tracefs nodev "$tfs"
+inst="$tfs/instances/explain-floor-$$"
+cleanup() { [ -d "$inst" ] && { echo 0 >"$inst/tracing_on"; rmdir "$inst"; }; rm -rf "$work"; }
+trap cleanup EXIT
+mask=$(printf '%x' $(( (1 << a) | (1 << b) )))
+under_tracefs() {
+  mkdir "$inst"
+  echo 0 >"$inst/tracing_on"
+  echo mono >"$inst/trace_clock"
+  echo 4096 >"$inst/buffer_size_kb"
+  echo "$mask" >"$inst/tracing_cpumask"
+  for e in $(echo "$events" | tr , " "); do
+    d="$inst/events/${e%%:*}/${e#*:}"
+    case "${e#*:}" in
+      sched_switch) f='prev_comm == "pipe-rtt" || next_comm == "pipe-rtt"' ;;
+      *) f='comm == "pipe-rtt"' ;;
+    esac
+    echo "$f" >"$d/filter"
+    echo 1 >"$d/enable"
+  done
+  echo 1 >"$inst/tracing_on"
+  "$work/pipe-rtt" "$a" "$b" "$count"
+  echo 0 >"$inst/tracing_on"
+  rmdir "$inst"
+}
+ours() {
+  IPCPERF_NO_SAVE=1 "$bin" -q latency pipe -s 64 --pin "$pin" --explain --tracer "$1" -n 2000 -r 3 --format json \
+    | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])'
+}
 for r in $(seq "$rounds"); do
   plain=$("$work/pipe-rtt" "$a" "$b" "$count")
   traced=$(perf record -q -o "$work/perf.data" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null)
-  ratio=$(IPCPERF_NO_SAVE=1 "$bin" -q latency pipe --pin "$pin" --explain -n 2000 -r 3 --format json \
-    | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])')
-  echo "$r $plain $traced $ratio"
+  percpu=$(perf record -q -o "$work/perf.data" -C "$pin" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null)
+  ftraced=$(under_tracefs)
+  echo "$r $plain $traced $percpu $ftraced $(ours perf) $(ours tracefs)"
 done > "$work/rounds"
 python3 - "$work/rounds" "$pin" "$events" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-plain = [float(r[1]) for r in rows]; traced = [float(r[2]) for r in rows]; ours = [float(r[3]) for r in rows]
-c = [t / p for p, t in zip(plain, traced)]
+col = lambda i: [float(r[i]) for r in rows]
+plain, task, percpu, ftrace, ours_perf, ours_tracefs = (col(i) for i in range(1, 7))
+ratio = lambda t: [x / p for p, x in zip(plain, t)]
 f = lambda v: f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
 print(f"pipe round trip, --pin {sys.argv[2]}, {len(rows)} rounds; events {sys.argv[3]}")
-print(f"  C ping-pong untraced      {f([p / 1e3 for p in plain])} us")
-print(f"  C ping-pong under perf    {f([t / 1e3 for t in traced])} us")
-print(f"  C traced / untraced       x{f(c)}")
-print(f"  ipcperf traced / untraced x{f(ours)}  (latency pipe --explain's own ratio)")
+print(f"  C ping-pong untraced                   {f([p / 1e3 for p in plain])} us")
+print(f"  C ping-pong under perf (its tasks)     {f([t / 1e3 for t in task])} us")
+print(f"  C ping-pong under perf (the two CPUs)  {f([t / 1e3 for t in percpu])} us")
+print(f"  C ping-pong under a tracefs instance   {f([t / 1e3 for t in ftrace])} us")
+print(f"  C under perf (tasks) / untraced        x{f(ratio(task))}")
+print(f"  C under perf (CPUs) / untraced         x{f(ratio(percpu))}")
+print(f"  C under tracefs / untraced             x{f(ratio(ftrace))}")
+print(f"  ipcperf --tracer perf traced/untraced    x{f(ours_perf)}  (latency pipe --explain's own ratio)")
+print(f"  ipcperf --tracer tracefs traced/untraced x{f(ours_tracefs)}")
 PY

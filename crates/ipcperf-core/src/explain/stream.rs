@@ -17,14 +17,14 @@ use super::{ExplainPart, ExplainRecord};
 pub const STREAM_PARTS: [(&str, &str); 8] = [
     (
         "write_running",
-        "writer: in its write calls, running (the copy)",
+        "writer: in its write calls, running (copy, locks)",
     ),
     ("write_asleep", "writer: in its calls, asleep (no room)"),
     ("write_runnable", "writer: woken, waiting to run"),
     ("writer_outside", "writer: between its calls"),
     (
         "read_running",
-        "reader: in its read calls, running (the copy)",
+        "reader: in its read calls, running (copy, locks)",
     ),
     ("read_asleep", "reader: in its calls, asleep (no data)"),
     ("read_runnable", "reader: woken, waiting to run"),

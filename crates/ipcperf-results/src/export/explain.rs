@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(
             t.rows[0],
             [
-                "writer: in its write calls, running (the copy)",
+                "writer: in its write calls, running (copy, locks)",
                 "0.60",
                 "60%"
             ]
