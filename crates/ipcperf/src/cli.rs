@@ -37,12 +37,6 @@ pub struct Cli {
     /// NO_COLOR is unset), always or never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
-
-    /// The tracer of --explain: auto (a short probe on the case's CPUs keeps
-    /// the one that sees more of the wake-ups, else the cheaper), perf
-    /// (perf_event_open) or tracefs (a private ftrace instance, removed after).
-    #[arg(long, global = true, value_name = "TRACER", default_value = "auto", value_parser = ["auto", "perf", "tracefs"])]
-    pub tracer: String,
 }
 
 #[derive(Subcommand, Debug)]

@@ -101,8 +101,12 @@ fn main() {
     let cli = parse_args();
     console::set_verbosity(if cli.quiet { -1 } else { i8::from(cli.verbose) });
     console::set_color(&cli.color);
-    if let Some(t) = ipcperf_core::explain::tracer::TracerChoice::parse(&cli.tracer) {
-        ipcperf_core::explain::tracer::set_tracer(t);
+    match &cli.command {
+        cli::Command::Run(a) => a.tracer.apply(),
+        cli::Command::Latency(a) => a.tracer.apply(),
+        cli::Command::Matrix(a) => a.tracer.apply(),
+        cli::Command::Sync(a) => a.tracer.apply(),
+        _ => {}
     }
     // Boxes on a terminal; ASCII lines into a pipe or a file.
     console::set_boxes(std::io::IsTerminal::is_terminal(&std::io::stdout()));

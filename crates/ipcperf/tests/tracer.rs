@@ -254,3 +254,33 @@ fn a_stream_is_explained_per_side_and_block() {
     assert!(parts.iter().any(|p| p["name"] == "write_running"), "{x}");
     assert!(parts.iter().any(|p| p["name"] == "read_running"), "{x}");
 }
+
+/// `--tracer` belongs to the commands that explain; another refuses it as bad input.
+#[test]
+fn only_the_commands_that_explain_take_a_tracer() {
+    for args in [
+        &["clean", "--tracer", "perf"][..],
+        &["history", "--tracer", "tracefs"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["latency", "--tracer", "ftrace"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    for cmd in ["run", "latency", "matrix", "sync"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args([cmd, "--help"])
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("--tracer"),
+            "{cmd} --help"
+        );
+    }
+}

@@ -80,10 +80,10 @@ pub fn section(run: &RunRecord) -> Option<String> {
     let mut seen: Vec<&str> = Vec::new();
     for (c, x) in cases {
         let case = format!(
-            "{} {} {} B {}",
+            "{} {} {} {}",
             esc(&c.mechanism),
             esc(c.mode.name()),
-            c.block_size,
+            crate::units::fmt_size(c.block_size as u64),
             esc(&c.placement.shown())
         );
         if c.workload == ipcperf_core::workload::Workload::Stream {

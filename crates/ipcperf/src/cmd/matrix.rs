@@ -57,6 +57,9 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub explain: bool,
 
+    #[command(flatten)]
+    pub tracer: crate::shared::tracer::TracerArg,
+
     /// Also draw the heatmap into this file (.svg or .png). Was --heatmap, which
     /// still works.
     #[arg(long = "output", short = 'o', alias = "heatmap", value_name = "FILE")]

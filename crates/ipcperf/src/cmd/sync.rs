@@ -75,6 +75,9 @@ pub struct SyncArgs {
     #[arg(long)]
     pub explain: bool,
 
+    #[command(flatten)]
+    pub tracer: crate::shared::tracer::TracerArg,
+
     /// Directory for the lock file of flock and fcntl.
     #[arg(long)]
     pub dir: Option<PathBuf>,

@@ -13,5 +13,6 @@ pub mod plan;
 pub mod replay;
 pub mod round_trip;
 pub mod stream;
+pub mod tracer;
 pub mod values;
 pub mod waits;

@@ -80,6 +80,9 @@ pub struct LatencyArgs {
     pub explain: bool,
 
     #[command(flatten)]
+    pub tracer: crate::shared::tracer::TracerArg,
+
+    #[command(flatten)]
     pub mech: crate::shared::args::MechArgs,
 
     /// Output format.

@@ -50,6 +50,9 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["subscribers", "include_setup"])]
     pub explain: bool,
 
+    #[command(flatten)]
+    pub tracer: crate::shared::tracer::TracerArg,
+
     /// Time set-up and tear-down (connection, peer start) with the transfer, as Stover did.
     #[arg(long)]
     pub include_setup: bool,
