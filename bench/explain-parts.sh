@@ -38,9 +38,12 @@ for p in e["parts"]:
 print()
 print("The parts'"'"' sum %.1f µs, the traced round trip %.1f µs, the untraced %.1f µs (tracing costs "
       "×%.2f); a side was asleep in %.0f%% of the round trips, %.0f%% of the wake-ups sent an IPI, "
-      "%d wake-ups showed no sched_wakeup or switch-in." % (e["sum_median_ns"] / 1e3,
+      "%d wake-ups showed no sched_wakeup or switch-in, %d their sched_wakeup but no switch-in; "
+      "traced by %s (%s)%s." % (e["sum_median_ns"] / 1e3,
       e["traced_median_ns"] / 1e3, e["untraced_median_ns"] / 1e3, e["overhead_ratio"],
-      100 * e["woken_share"], 100 * e["ipi_share"], e.get("wakeups_unseen", 0)))' "$1"
+      100 * e["woken_share"], 100 * e["ipi_share"], e.get("wakeups_unseen", 0),
+      e.get("switch_ins_unseen", 0), e.get("tracer", "perf"), e.get("tracer_reason", ""),
+      "; the traced series ran in another regime" if e.get("other_regime") else ""))' "$1"
 }
 
 all() {
