@@ -3,7 +3,7 @@
 # program (issue 44's overhead target): a C ping-pong (bench/floor/pipe-rtt.c)
 # untraced and under `perf record` with the events `--explain` samples
 # (raw_syscalls sys_enter/sys_exit, sched_waking, sched_wakeup, sched_switch,
-# ipi_send_cpu): per task and on the two CPUs (as `--tracer perf` opens them),
+# ipi_send_cpu): per task, and on the two CPUs unfiltered (every task there),
 # and under a private ftrace instance with the same events and filters (as
 # `--tracer tracefs` does), beside `ipcperf latency pipe --explain`'s own
 # traced/untraced ratio with each tracer; ROUNDS interleaved rounds, median
@@ -58,7 +58,11 @@ done
 tfs=/sys/kernel/tracing
 mountpoint -q "$tfs" || mount -t tracefs nodev "$tfs"
 inst="$tfs/instances/explain-floor-$$"
-cleanup() { [ -d "$inst" ] && { echo 0 >"$inst/tracing_on"; rmdir "$inst"; }; rm -rf "$work"; }
+cleanup() {
+  [ ! -d "$inst" ] || { echo 0 >"$inst/tracing_on"; rmdir "$inst"; }
+  rm -rf "$work"
+  [ "$(type -t release_hold)" != function ] || release_hold
+}
 trap cleanup EXIT
 mask=$(printf '%x' $(( (1 << a) | (1 << b) )))
 under_tracefs() {
@@ -81,8 +85,13 @@ under_tracefs() {
   echo 0 >"$inst/tracing_on"
   rmdir "$inst"
 }
+# IDLE=poll: every run at polling idle (/dev/cpu_dma_latency held at 0), the
+# C program's and ipcperf's (--idle poll), so no halted vCPU's wake-up decides.
+idle=${IDLE:-as-is}
+source "$here/lib.sh"
+[ "$idle" != poll ] || hold_poll
 ours() {
-  IPCPERF_NO_SAVE=1 "$bin" -q latency pipe -s 64 --pin "$pin" --explain --tracer "$1" -n 2000 -r 3 --format json \
+  IPCPERF_NO_SAVE=1 "$bin" -q latency pipe -s 64 --pin "$pin" --idle "$idle" --explain --tracer "$1" -n 2000 -r 3 --format json \
     | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])'
 }
 for r in $(seq "$rounds"); do
@@ -92,14 +101,14 @@ for r in $(seq "$rounds"); do
   ftraced=$(under_tracefs)
   echo "$r $plain $traced $percpu $ftraced $(ours perf) $(ours tracefs)"
 done > "$work/rounds"
-python3 - "$work/rounds" "$pin" "$events" <<'PY'
+python3 - "$work/rounds" "$pin" "$events" "$idle" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 col = lambda i: [float(r[i]) for r in rows]
 plain, task, percpu, ftrace, ours_perf, ours_tracefs = (col(i) for i in range(1, 7))
 ratio = lambda t: [x / p for p, x in zip(plain, t)]
 f = lambda v: f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
-print(f"pipe round trip, --pin {sys.argv[2]}, {len(rows)} rounds; events {sys.argv[3]}")
+print(f"pipe round trip, --pin {sys.argv[2]}, idle {sys.argv[4]}, {len(rows)} rounds; events {sys.argv[3]}")
 print(f"  C ping-pong untraced                   {f([p / 1e3 for p in plain])} us")
 print(f"  C ping-pong under perf (its tasks)     {f([t / 1e3 for t in task])} us")
 print(f"  C ping-pong under perf (the two CPUs)  {f([t / 1e3 for t in percpu])} us")
