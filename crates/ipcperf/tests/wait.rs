@@ -21,6 +21,7 @@ fn every_wait_carries_verified_round_trips_and_is_named() {
         "unix",
         "tcp",
         "unix-seqpacket",
+        "udp",
         "--wait",
         "poll,epoll,busy,poll/epoll,try-poll/try-epoll",
         "--sizes",
@@ -34,7 +35,7 @@ fn every_wait_carries_verified_round_trips_and_is_named() {
         "processes",
     ]);
     let cs = cases(&v);
-    assert_eq!(cs.len(), 5 * 5, "{v}");
+    assert_eq!(cs.len(), 6 * 5, "{v}");
     let mut seen = std::collections::BTreeSet::new();
     for c in cs {
         assert_eq!(c["status"], "ok", "{c}");
@@ -171,6 +172,24 @@ fn a_client_in_poll_and_a_server_in_epoll_make_those_calls() {
     };
     assert!(failed_reads("try-poll/try-epoll") >= 600);
     assert!(failed_reads("poll/epoll") < 50);
+    // A datagram socket waits the same way: both sides in epoll_wait each
+    // round trip.
+    let udp = calls(&[
+        "latency",
+        "udp",
+        "-n",
+        "300",
+        "-r",
+        "1",
+        "--mode",
+        "processes",
+        "--wait",
+        "epoll",
+    ]);
+    assert!(
+        udp.get("epoll_wait").copied().unwrap_or(0) >= 600,
+        "{udp:?}"
+    );
 }
 
 #[test]
@@ -187,8 +206,8 @@ fn uring_runs_the_io_uring_twin_under_its_own_name() {
 #[test]
 fn a_mechanism_that_cannot_wait_a_way_is_refused_before_it_runs() {
     bad_input(
-        &["latency", "udp", "--wait", "epoll", "-n", "10"],
-        "udp cannot wait by epoll (it takes block, busy)",
+        &["latency", "sysv-msg", "--wait", "epoll", "-n", "10"],
+        "sysv-msg cannot wait by epoll (it waits its own way)",
     );
     bad_input(
         &["latency", "shm", "--wait", "poll", "-n", "10"],
@@ -217,13 +236,13 @@ fn a_mechanism_that_cannot_wait_a_way_is_refused_before_it_runs() {
         &[
             "latency",
             "pipe",
-            "udp",
+            "sysv-msg",
             "--wait",
             "block,epoll",
             "-n",
             "50",
         ],
-        "udp processes 512 B cannot run: udp cannot wait by epoll",
+        "sysv-msg processes 512 B cannot run: sysv-msg cannot wait by epoll",
     );
 }
 

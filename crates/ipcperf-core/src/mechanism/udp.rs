@@ -203,6 +203,13 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     Ok(link)
 }
 
+/// How an end waits in poll(2) or epoll_wait(2) (`--wait`).
+#[derive(Debug)]
+struct Ready {
+    first: bool,
+    epoll: Option<(ipcperf_sys::epoll::EpollOne, ipcperf_sys::epoll::EpollOne)>,
+}
+
 /// One UDP end. The asker numbers its messages; the answerer answers each with
 /// the number of the message it answers.
 #[derive(Debug)]
@@ -218,6 +225,10 @@ pub struct UdpEnd {
     wait_ms: u64,
     /// `--busy-poll`: a non-blocking socket, retried at once.
     spin: bool,
+    /// `--wait poll|epoll|try-poll|try-epoll`: a non-blocking socket waited on
+    /// in poll(2), or in its epoll instances (input, room); `first`: wait
+    /// before each receive, as an event loop does, else only when it would block.
+    ready: Option<Ready>,
     /// Tests: throw away every n-th datagram on arrival, as a lossy network would.
     #[cfg(test)]
     drop_every: u64,
@@ -238,6 +249,7 @@ impl UdpEnd {
             counts: DatagramCounts::default(),
             wait_ms,
             spin: false,
+            ready: None,
             #[cfg(test)]
             drop_every: 0,
             #[cfg(test)]
@@ -247,7 +259,19 @@ impl UdpEnd {
         Ok(e)
     }
 
-    /// The bounded wait of a receive (SO_RCVTIMEO).
+    /// Under `--wait poll|epoll|…`: wait at most `wait_ms` for input (or room);
+    /// false on time-out.
+    fn wait_ready(&self, write: bool) -> Result<bool> {
+        let ms = self.wait_ms.min(i32::MAX as u64) as i32;
+        let fd = std::os::fd::AsFd::as_fd(&self.fd);
+        Ok(match self.ready.as_ref().and_then(|r| r.epoll.as_ref()) {
+            Some((input, room)) => if write { room } else { input }.wait(ms)?,
+            None => ipcperf_sys::fd::wait_ready(fd, write, ms)?,
+        })
+    }
+
+    /// The bounded wait of a receive (SO_RCVTIMEO; under `--wait poll|epoll`
+    /// the wait's own time-out).
     pub fn set_wait_ms(&mut self, ms: u64) -> Result<()> {
         let tv = TimeVal::new((ms / 1000) as _, ((ms % 1000) * 1000) as _);
         setsockopt(&self.fd, sockopt::ReceiveTimeout, &tv)
@@ -276,6 +300,15 @@ impl UdpEnd {
                 }
                 // Busy-poll: a full send buffer is retried (bounded).
                 Err(Errno::EAGAIN) if self.spin && bound.again(self.wait_ms) => {}
+                // An event loop's socket: wait for room (bounded), then again.
+                Err(Errno::EAGAIN) if self.ready.is_some() => {
+                    if !self.wait_ready(true)? {
+                        return Err(Error::Timeout(format!(
+                            "udp: no room to send within {} ms",
+                            self.wait_ms
+                        )));
+                    }
+                }
                 Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
                 Err(e) => return Err(Error::io("writev", "udp", e)),
             }
@@ -340,13 +373,23 @@ impl UdpEnd {
     fn recv_one(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut hdr = [0u8; SEQ_BYTES];
         let mut bound = super::endpoint::SpinBound::new();
+        // An event loop's order: wait for input, then receive.
+        let mut wait_first = matches!(self.ready, Some(Ready { first: true, .. }));
         loop {
+            if wait_first && !self.wait_ready(false)? {
+                return Err(self.lost());
+            }
             let n = {
                 let mut iov = [IoSliceMut::new(&mut hdr), IoSliceMut::new(buf)];
                 match ipcperf_sys::fd::readv(std::os::fd::AsFd::as_fd(&self.fd), &mut iov) {
                     Ok(n) => n,
                     // Busy-poll: nothing yet, look again (bounded as the wait is).
                     Err(Errno::EAGAIN) if self.spin && bound.again(self.wait_ms) => continue,
+                    // Nothing after all (or try-first): wait, then receive again.
+                    Err(Errno::EAGAIN) if self.ready.is_some() => {
+                        wait_first = true;
+                        continue;
+                    }
                     Err(Errno::EAGAIN) => return Err(self.lost()),
                     Err(Errno::ECONNREFUSED) => return Err(Self::closed()),
                     Err(e) => return Err(Error::io("readv", "udp", e)),
@@ -405,6 +448,38 @@ impl ByteStream for UdpEnd {
     fn set_busy_poll(&mut self) -> Result<bool> {
         ipcperf_sys::fd::set_nonblocking(std::os::fd::AsFd::as_fd(&self.fd), true)?;
         self.spin = true;
+        self.ready = None;
+        Ok(true)
+    }
+
+    fn set_wait(&mut self, w: super::wait::Wait) -> Result<bool> {
+        use super::wait::Wait;
+        let fd = std::os::fd::AsFd::as_fd(&self.fd);
+        match w {
+            Wait::Block => {
+                ipcperf_sys::fd::set_nonblocking(fd, false)?;
+                self.spin = false;
+                self.ready = None;
+            }
+            Wait::Poll | Wait::Epoll | Wait::TryPoll | Wait::TryEpoll => {
+                ipcperf_sys::fd::set_nonblocking(fd, true)?;
+                let epoll = if matches!(w, Wait::Epoll | Wait::TryEpoll) {
+                    Some((
+                        ipcperf_sys::epoll::EpollOne::new(fd, false)?,
+                        ipcperf_sys::epoll::EpollOne::new(fd, true)?,
+                    ))
+                } else {
+                    None
+                };
+                self.spin = false;
+                self.ready = Some(Ready {
+                    first: matches!(w, Wait::Poll | Wait::Epoll),
+                    epoll,
+                });
+            }
+            Wait::Busy => return self.set_busy_poll(),
+            Wait::Uring => return Ok(false),
+        }
         Ok(true)
     }
 
@@ -480,8 +555,7 @@ pub struct Udp;
 
 impl Mechanism for Udp {
     type End = UdpEnd;
-    const WAITS: &'static [super::wait::Wait] =
-        &[super::wait::Wait::Block, super::wait::Wait::Busy];
+    const WAITS: &'static [super::wait::Wait] = super::wait::Wait::DESCRIPTOR;
 
     fn poll_fd(end: &mut UdpEnd) -> Option<std::os::fd::BorrowedFd<'_>> {
         use std::os::fd::AsFd;

@@ -158,8 +158,7 @@ pub struct MechArgs {
     /// retried at once: a CPU per side). CLIENT/SERVER waits apart
     /// (try-poll/try-epoll: pgbench and its backend); for streams the writer is
     /// the client. A comma list measures each side by side. pipe, fifo, unix,
-    /// tcp, unix-dgram, unix-seqpacket; udp blocks or busy-polls; `ipcperf list
-    /// NAME` says which.
+    /// tcp, unix-dgram, unix-seqpacket, udp; `ipcperf list NAME` says which.
     #[arg(long, value_parser = crate::shared::values::parse_waits, value_name = "WAIT[,WAIT...]")]
     pub wait: Option<crate::shared::values::WaitList>,
 
