@@ -83,7 +83,7 @@ pub fn section(run: &RunRecord) -> Option<String> {
             "{} {} {} {}",
             esc(&c.mechanism),
             esc(c.mode.name()),
-            crate::units::fmt_size(c.block_size as u64),
+            crate::units::fmt_size(c.block_size),
             esc(&c.placement.shown())
         );
         if c.workload == ipcperf_core::workload::Workload::Stream {
