@@ -25,6 +25,8 @@ use crate::kind::DatagramCounts;
 use crate::mechanism::ByteStream;
 use ipcperf_sys::error::{Context, Errno};
 
+mod wait;
+
 /// IPv4's largest UDP payload: 65,535 − 20 (IP header) − 8 (UDP header).
 pub const MAX_DATAGRAM_V4: usize = 65_507;
 /// IPv6's: 65,535 − 8 (the IPv6 header is not counted in its payload length).
@@ -203,13 +205,6 @@ fn setup(opts: &MechOptions, block: usize) -> Result<Link> {
     Ok(link)
 }
 
-/// How an end waits in poll(2) or epoll_wait(2) (`--wait`).
-#[derive(Debug)]
-struct Ready {
-    first: bool,
-    epoll: Option<(ipcperf_sys::epoll::EpollOne, ipcperf_sys::epoll::EpollOne)>,
-}
-
 /// One UDP end. The asker numbers its messages; the answerer answers each with
 /// the number of the message it answers.
 #[derive(Debug)]
@@ -228,7 +223,7 @@ pub struct UdpEnd {
     /// `--wait poll|epoll|try-poll|try-epoll`: a non-blocking socket waited on
     /// in poll(2), or in its epoll instances (input, room); `first`: wait
     /// before each receive, as an event loop does, else only when it would block.
-    ready: Option<Ready>,
+    ready: Option<wait::Ready>,
     /// Tests: throw away every n-th datagram on arrival, as a lossy network would.
     #[cfg(test)]
     drop_every: u64,
@@ -257,17 +252,6 @@ impl UdpEnd {
         };
         e.set_wait_ms(wait_ms)?;
         Ok(e)
-    }
-
-    /// Under `--wait poll|epoll|…`: wait at most `wait_ms` for input (or room);
-    /// false on time-out.
-    fn wait_ready(&self, write: bool) -> Result<bool> {
-        let ms = self.wait_ms.min(i32::MAX as u64) as i32;
-        let fd = std::os::fd::AsFd::as_fd(&self.fd);
-        Ok(match self.ready.as_ref().and_then(|r| r.epoll.as_ref()) {
-            Some((input, room)) => if write { room } else { input }.wait(ms)?,
-            None => ipcperf_sys::fd::wait_ready(fd, write, ms)?,
-        })
     }
 
     /// The bounded wait of a receive (SO_RCVTIMEO; under `--wait poll|epoll`
@@ -374,7 +358,7 @@ impl UdpEnd {
         let mut hdr = [0u8; SEQ_BYTES];
         let mut bound = super::endpoint::SpinBound::new();
         // An event loop's order: wait for input, then receive.
-        let mut wait_first = matches!(self.ready, Some(Ready { first: true, .. }));
+        let mut wait_first = self.ready.as_ref().is_some_and(|r| r.first);
         loop {
             if wait_first && !self.wait_ready(false)? {
                 return Err(self.lost());
@@ -453,34 +437,7 @@ impl ByteStream for UdpEnd {
     }
 
     fn set_wait(&mut self, w: super::wait::Wait) -> Result<bool> {
-        use super::wait::Wait;
-        let fd = std::os::fd::AsFd::as_fd(&self.fd);
-        match w {
-            Wait::Block => {
-                ipcperf_sys::fd::set_nonblocking(fd, false)?;
-                self.spin = false;
-                self.ready = None;
-            }
-            Wait::Poll | Wait::Epoll | Wait::TryPoll | Wait::TryEpoll => {
-                ipcperf_sys::fd::set_nonblocking(fd, true)?;
-                let epoll = if matches!(w, Wait::Epoll | Wait::TryEpoll) {
-                    Some((
-                        ipcperf_sys::epoll::EpollOne::new(fd, false)?,
-                        ipcperf_sys::epoll::EpollOne::new(fd, true)?,
-                    ))
-                } else {
-                    None
-                };
-                self.spin = false;
-                self.ready = Some(Ready {
-                    first: matches!(w, Wait::Poll | Wait::Epoll),
-                    epoll,
-                });
-            }
-            Wait::Busy => return self.set_busy_poll(),
-            Wait::Uring => return Ok(false),
-        }
-        Ok(true)
+        self.wait_as(w)
     }
 
     /// A stream series numbers its datagrams from 0 again, so that sequence number
