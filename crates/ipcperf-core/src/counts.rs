@@ -49,6 +49,38 @@ impl Counts {
     pub fn switches(&self) -> u64 {
         self.voluntary_switches + self.involuntary_switches
     }
+
+    /// Two threads' counts together (many pairs' writers, fan-out's readers):
+    /// a counter one of them lacks is absent from the sum.
+    pub fn plus(&self, o: &Counts) -> Counts {
+        let both = |a: Option<u64>, b: Option<u64>| Some(a? + b?);
+        Counts {
+            voluntary_switches: self.voluntary_switches + o.voluntary_switches,
+            involuntary_switches: self.involuntary_switches + o.involuntary_switches,
+            minor_faults: self.minor_faults + o.minor_faults,
+            major_faults: self.major_faults + o.major_faults,
+            migrations: both(self.migrations, o.migrations),
+            perf_switches: both(self.perf_switches, o.perf_switches),
+            perf_migrations: both(self.perf_migrations, o.perf_migrations),
+            perf_faults: both(self.perf_faults, o.perf_faults),
+            task_clock_ns: both(self.task_clock_ns, o.task_clock_ns),
+            cycles: both(self.cycles, o.cycles),
+            instructions: both(self.instructions, o.instructions),
+            llc_references: both(self.llc_references, o.llc_references),
+            llc_misses: both(self.llc_misses, o.llc_misses),
+        }
+    }
+
+    /// Every thread's counts together; None where any was not counted (a sum
+    /// that left one out would read as a cheaper message).
+    pub fn sum<'a>(all: impl IntoIterator<Item = Option<&'a Counts>>) -> Option<Counts> {
+        let mut total: Option<Counts> = None;
+        for c in all {
+            let c = c?;
+            total = Some(total.map_or(*c, |t| t.plus(c)));
+        }
+        total
+    }
 }
 
 impl From<ipcperf_sys::counters::ThreadCounters> for Counts {

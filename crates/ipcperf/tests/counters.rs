@@ -279,3 +279,85 @@ fn perf_counters_are_asked_for_and_say_why_when_they_cannot_count() {
         "{w} {lines:?}"
     );
 }
+
+/// Many pairs, fan-in and fan-out count every side too: a series' counts are
+/// all its clients' (writers') together and all its servers' (readers')
+/// together, or the one shared side's, so a message's cost is per message of
+/// them all. Each pair's client blocks for its answer: at least one voluntary
+/// switch for every two round trips of all the pairs.
+#[test]
+fn pairs_fan_in_and_fan_out_count_every_side() {
+    if cpus() < 2 {
+        println!("skipped: one CPU");
+        return;
+    }
+    let pairs = json(
+        &[
+            "latency",
+            "pipe",
+            "--mode",
+            "processes",
+            "--pairs",
+            "2",
+            "-n",
+            "500",
+            "-r",
+            "2",
+        ],
+        false,
+    );
+    let fan_in = json(
+        &[
+            "latency",
+            "unix",
+            "--mode",
+            "processes",
+            "--clients",
+            "2",
+            "-n",
+            "500",
+            "-r",
+            "2",
+        ],
+        false,
+    );
+    let fan_out = json(
+        &[
+            "run",
+            "pipe",
+            "--mode",
+            "processes",
+            "--subscribers",
+            "2",
+            "--sizes",
+            "4k",
+            "-d",
+            "30ms",
+            "-r",
+            "2",
+        ],
+        false,
+    );
+    for (what, run) in [
+        ("pairs", &pairs),
+        ("fan-in", &fan_in),
+        ("fan-out", &fan_out),
+    ] {
+        let case = &run["cases"][0];
+        assert_eq!(case["status"], "ok", "{what}: {case}");
+        for s in case["series"].as_array().unwrap() {
+            let w = counts(s, "writer").unwrap_or_else(|| panic!("{what}: no writer counts: {s}"));
+            assert!(
+                counts(s, "reader").is_some(),
+                "{what}: no reader counts: {s}"
+            );
+            if what == "pairs" {
+                let round_trips = n(s, "blocks");
+                assert!(
+                    n(w, "voluntary_switches") * 2 >= round_trips,
+                    "{w} over {round_trips} round trips of both pairs"
+                );
+            }
+        }
+    }
+}

@@ -7,7 +7,8 @@
 
 use std::sync::Mutex;
 
-use ipcperf_sys::clock::{clock_cost_ns, now_ns, thread_cpu_ns};
+use ipcperf_sys::clock::{clock_cost_ns, now_ns};
+use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::{current_cpu, PinGuard};
 
 use super::pairs::{
@@ -59,18 +60,19 @@ impl<M: Mechanism> PairSession for Client<M> {
         let p = self.spec.payload;
         let interval = roundtrip::Pace::of(&self.spec.opts);
         let (w, r, s) = (&mut self.wbuf, &mut self.rbuf, &mut self.samples);
-        let cpu0 = thread_cpu_ns();
+        let c0 = ThreadCounters::now();
         let stamp = self.spec.opts.one_way;
         let ping = crate::with_duplex!(&mut self.end, e => roundtrip::ping_with(p, e, w, r, n, s, interval, stamp))?;
+        let counted = ThreadCounters::now().since(&c0);
         let outcome = RoundTripOutcome {
             ping,
             owner_cpu: current_cpu(),
             peer_cpu: None,
-            owner_cpu_ns: thread_cpu_ns() - cpu0,
+            owner_cpu_ns: counted.cpu_ns,
             peer_cpu_ns: 0,
             datagrams: None,
             one_way: None,
-            owner_counts: None,
+            owner_counts: Some(counted.into()),
             peer_counts: None,
         };
         Ok(PairRoundTrips::new(
@@ -102,8 +104,15 @@ impl Server for ServerSide {
         self.handle.arm(None);
         match r? {
             FromPeer::Echoed {
-                cpu_ns, one_way, ..
-            } => Ok(Some(ServerSeries { cpu_ns, one_way })),
+                cpu_ns,
+                one_way,
+                counts,
+                ..
+            } => Ok(Some(ServerSeries {
+                cpu_ns,
+                counts,
+                one_way,
+            })),
             FromPeer::Failed { message } => Err(Error::Peer(format!("the server: {message}"))),
             other => Err(Error::Peer(format!("unexpected message {other:?}"))),
         }

@@ -12,7 +12,7 @@ use crate::mechanism::Mechanism;
 use crate::observer::Observer;
 use crate::payload::AlignedBuf;
 use crate::plan::{CaseSpec, RunEnv};
-use crate::record::CaseRecord;
+use crate::record::{CaseRecord, Counts};
 use crate::workload::fanin::refuse_fan_out;
 use crate::workload::stream_session::{SeriesOutcome, StreamSession};
 
@@ -131,6 +131,9 @@ fn fan_out<M: Mechanism>(
                 total.reader_cpu_ns = total.reader_cpu_ns.map(|t| t + r);
             }
         }
+        // One writer for all (its counts once), every reader's together.
+        total.writer_counts = v.first().and_then(|o| o.writer_counts);
+        total.reader_counts = Counts::sum(v.iter().map(|o| o.reader_counts.as_ref()));
         keep(rec, spec, blocks * n as u64, total, obs);
     }
     rec.pairs = Some(pr);

@@ -24,7 +24,7 @@ use crate::latency;
 use crate::mechanism::Mechanism;
 use crate::observer::Observer;
 use crate::plan::{CaseSpec, RunEnv};
-use crate::record::CaseRecord;
+use crate::record::{CaseRecord, Counts};
 use crate::record::{PairRecord, PairsRecord};
 use crate::workload::roundtrip_session::{RoundTripOutcome, RoundTripSession};
 use crate::workload::stream_session::{SeriesOutcome, StreamSession};
@@ -386,6 +386,9 @@ pub(crate) fn run_stream<M: Mechanism>(
                     total.datagrams.get_or_insert_with(Default::default).add(d);
                 }
             }
+            // Every pair's sides together: the record's counts are per block of all.
+            total.writer_counts = Counts::sum(v.iter().map(|o| o.writer_counts.as_ref()));
+            total.reader_counts = Counts::sum(v.iter().map(|o| o.reader_counts.as_ref()));
             keep(rec, spec, blocks * specs.len() as u64, total, obs);
         }
         Ok(())
@@ -419,6 +422,8 @@ pub(crate) fn run_round_trips<M: Mechanism>(
 /// delays it measured (`--one-way`: its histogram and clock cost).
 pub(crate) struct ServerSeries {
     pub cpu_ns: u64,
+    /// Its thread's counters over the series (absent from an older peer).
+    pub counts: Option<Counts>,
     pub one_way: Option<(latency::HistogramRecord, u64)>,
 }
 
@@ -537,6 +542,12 @@ pub(crate) fn round_trip_series(
         }
         let _ = t.h.add(&series_h);
         t.elapsed += w;
+        // Every client together; the server's own, or every pair's peer.
+        total.writer_counts = Counts::sum(v.iter().map(|o| o.outcome.owner_counts.as_ref()));
+        total.reader_counts = match &shared {
+            Some(s) => s.counts,
+            None => Counts::sum(v.iter().map(|o| o.outcome.peer_counts.as_ref())),
+        };
         keep(rec, spec, done, total, obs);
         // Both ways: the bytes of a round trip are 2 × the block.
         if let Some(last) = rec.series.last_mut() {

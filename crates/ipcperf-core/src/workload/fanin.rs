@@ -11,7 +11,7 @@
 //! on every round trip's path, so it holds nothing but the calls: the poll set
 //! and the ready list are built before the series, nothing is allocated in it.
 
-use ipcperf_sys::clock::thread_cpu_ns;
+use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::current_cpu;
 use ipcperf_sys::fd::PollSet;
 
@@ -334,7 +334,7 @@ impl Server<'_> {
                         delays.clear();
                         delays.reserve_exact((n as usize).min(1 << 26));
                     }
-                    let cpu0 = thread_cpu_ns();
+                    let c0 = ThreadCounters::now();
                     let (b, d) = (&mut buf[..], &mut delays);
                     // The loop monomorphized for the payload and whether requests
                     // carry a send time. The clients check what comes back; the
@@ -351,7 +351,8 @@ impl Server<'_> {
                         }
                         (_, true) => serve_loop::<_, _, Touch, true>(ends, waiter, ready, b, n, d)?,
                     };
-                    let cpu_ns = thread_cpu_ns() - cpu0;
+                    let counted = ThreadCounters::now().since(&c0);
+                    let cpu_ns = counted.cpu_ns;
                     let one_way = stamp.then(|| {
                         let mut h = crate::latency::new_one_way_histogram();
                         crate::latency::record_samples(&mut h, &delays, tare);
@@ -363,7 +364,7 @@ impl Server<'_> {
                         cpu_ns,
                         datagrams: None,
                         one_way,
-                        counts: None,
+                        counts: Some(counted.into()),
                     })?;
                 }
                 ToPeer::Quit => return Ok(()),
