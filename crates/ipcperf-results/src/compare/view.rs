@@ -246,14 +246,16 @@ pub fn view_against(
     if parts > 0 && !verbose {
         notes.push(if parts_judged == 0 {
             format!(
-                "{parts} rows are the parts of explained round trips (--explain): one traced \
-                 series each, so each change is shown, not judged (--repeat traces more)"
+                "{parts} rows are the parts of explained cases (--explain: a round trip's, a \
+                 block's per side): one traced series each, so each change is shown, not \
+                 judged (--repeat traces more)"
             )
         } else {
             format!(
-                "{parts} rows are the parts of explained round trips (--explain), {parts_judged} \
-                 judged on their traced series' medians as a case is on its series (a family of \
-                 their own: judging them never makes a case harder to call)"
+                "{parts} rows are the parts of explained cases (--explain: a round trip's, a \
+                 block's per side), {parts_judged} judged on their traced series' medians as a \
+                 case is on its series (a family of their own: judging them never makes a case \
+                 harder to call)"
             )
         });
     }
