@@ -91,7 +91,14 @@ fn the_scaling_table_shows_totals_fairness_and_cpu_per_message() {
     let t = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("Many pairs at once"), "{t}");
-    for h in ["total MB/s", "fairness", "× 1 pair", "CPU/msg", "CPU/byte"] {
+    for h in [
+        "total MB/s",
+        "fairness",
+        "× 1 pair",
+        "CPU/msg",
+        "CPU/byte",
+        "switches/msg",
+    ] {
         assert!(t.contains(h), "{h} in {t}");
     }
     assert!(t.contains("2 pairs"), "{t}");

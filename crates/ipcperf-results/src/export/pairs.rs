@@ -136,11 +136,16 @@ pub fn table(run: &RunRecord) -> Option<Table> {
                     }
                     None => row.extend(["-".into(), "-".into()]),
                 }
+                row.push(
+                    c.per_message()
+                        .filter(|m| m.reader_switches.is_some())
+                        .map_or("-".into(), |m| format!("{:.2}", m.switches())),
+                );
             }
             _ => {
                 let what = if c.is_ok() { "-" } else { "FAILED" };
                 row.push(what.into());
-                row.extend(std::iter::repeat_n("-".to_string(), 5));
+                row.extend(std::iter::repeat_n("-".to_string(), 6));
                 if let Some(m) = &c.message {
                     notes.push(format!("{} {}: {m}", mechanism_label(c), c.placement.label));
                 }
@@ -156,7 +161,9 @@ pub fn table(run: &RunRecord) -> Option<Table> {
     ));
     notes.push(
         "CPU = writer + reader CPU time of every pair, per message (a round trip counts once) \
-         and per byte"
+         and per byte; switches/msg = the context switches of every side (each client and \
+         server, writer and reader) per message, from the kernel's own accounting (median of \
+         the series)"
             .into(),
     );
     let header = [
@@ -171,6 +178,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         "× 1 pair",
         "CPU/msg",
         "CPU/byte",
+        "switches/msg",
     ]
     .iter()
     .map(|s| s.to_string())
