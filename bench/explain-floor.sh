@@ -38,7 +38,10 @@ if [ -z "$bin" ]; then
   (cd "$root" && cargo build --release -q -p ipcperf)
   bin="$root/target/release/ipcperf"
 fi
-command -v perf >/dev/null || { echo "needs perf (Debian: linux-perf)" >&2; exit 1; }
+# Without perf (a machine that has none installed) its rows read n/a and the
+# tracefs floor stands alone.
+have_perf=1
+command -v perf >/dev/null || { have_perf=0; echo "perf is not installed here: its rows read n/a" >&2; }
 work=$(mktemp -d /tmp/ipcperf-explain-floor.XXXXXX)
 if [ -n "$floor" ]; then
   cp "$floor" "$work/pipe-rtt"
@@ -47,16 +50,20 @@ else
 fi
 a=${pin%,*} b=${pin#*,}
 events=raw_syscalls:sys_enter,raw_syscalls:sys_exit,sched:sched_wakeup,sched:sched_switch
+tfs=/sys/kernel/tracing
+mountpoint -q "$tfs" || mount -t tracefs nodev "$tfs"
 for e in sched:sched_waking ipi:ipi_send_cpu; do
-  perf list "$e" 2>/dev/null | grep -q "${e#*:}" && events="$events,$e"
+  if [ "$have_perf" = 1 ]; then
+    perf list "$e" 2>/dev/null | grep -q "${e#*:}" && events="$events,$e"
+  else
+    [ -d "$tfs/events/${e%%:*}/${e#*:}" ] && events="$events,$e"
+  fi
 done
 # The tracefs floor: a private ftrace instance (not ipcperf's: its name is not
 # ipcperf-<pid>), the same events on the two CPUs, filtered to the C program's
 # two processes by their name (the woken task's for sched_waking/wakeup, either
 # task's for sched_switch, the running task's for the rest), as `--tracer
 # tracefs` filters to the two sides by their ids; on the monotonic clock.
-tfs=/sys/kernel/tracing
-mountpoint -q "$tfs" || mount -t tracefs nodev "$tfs"
 inst="$tfs/instances/explain-floor-$$"
 cleanup() {
   [ ! -d "$inst" ] || { echo 0 >"$inst/tracing_on"; rmdir "$inst"; }
@@ -92,27 +99,37 @@ source "$here/lib.sh"
 [ "$idle" != poll ] || hold_poll
 ours() {
   IPCPERF_NO_SAVE=1 "$bin" -q latency pipe -s 64 --pin "$pin" --idle "$idle" --explain --tracer "$1" -n 2000 -r 3 --format json \
-    | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])'
+    | python3 -c 'import json,sys; c=json.load(sys.stdin)["cases"][0]; print(c["explain"]["overhead_ratio"])' \
+    || echo n/a
+}
+# under_perf ARGS...: the C ping-pong under `perf record ARGS` (n/a without perf).
+under_perf() {
+  [ "$have_perf" = 1 ] || { echo n/a; return; }
+  perf record -q -o "$work/perf.data" "$@" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null
 }
 for r in $(seq "$rounds"); do
   plain=$("$work/pipe-rtt" "$a" "$b" "$count")
-  traced=$(perf record -q -o "$work/perf.data" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null)
-  percpu=$(perf record -q -o "$work/perf.data" -C "$pin" -e "$events" -- "$work/pipe-rtt" "$a" "$b" "$count" 2>/dev/null)
+  traced=$(under_perf)
+  percpu=$(under_perf -C "$pin")
   ftraced=$(under_tracefs)
   echo "$r $plain $traced $percpu $ftraced $(ours perf) $(ours tracefs)"
 done > "$work/rounds"
 python3 - "$work/rounds" "$pin" "$events" "$idle" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-col = lambda i: [float(r[i]) for r in rows]
+num = lambda x: float(x) if x.replace(".", "", 1).replace("e-", "", 1).isdigit() else None
+col = lambda i: [num(r[i]) for r in rows]
 plain, task, percpu, ftrace, ours_perf, ours_tracefs = (col(i) for i in range(1, 7))
-ratio = lambda t: [x / p for p, x in zip(plain, t)]
-f = lambda v: f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
+ratio = lambda t: [None if x is None else x / p for p, x in zip(plain, t)]
+def f(v):
+    v = [x for x in v if x is not None]
+    return f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})" if v else "n/a"
 print(f"pipe round trip, --pin {sys.argv[2]}, idle {sys.argv[4]}, {len(rows)} rounds; events {sys.argv[3]}")
-print(f"  C ping-pong untraced                   {f([p / 1e3 for p in plain])} us")
-print(f"  C ping-pong under perf (its tasks)     {f([t / 1e3 for t in task])} us")
-print(f"  C ping-pong under perf (the two CPUs)  {f([t / 1e3 for t in percpu])} us")
-print(f"  C ping-pong under a tracefs instance   {f([t / 1e3 for t in ftrace])} us")
+us = lambda v: [None if t is None else t / 1e3 for t in v]
+print(f"  C ping-pong untraced                   {f(us(plain))} us")
+print(f"  C ping-pong under perf (its tasks)     {f(us(task))} us")
+print(f"  C ping-pong under perf (the two CPUs)  {f(us(percpu))} us")
+print(f"  C ping-pong under a tracefs instance   {f(us(ftrace))} us")
 print(f"  C under perf (tasks) / untraced        x{f(ratio(task))}")
 print(f"  C under perf (CPUs) / untraced         x{f(ratio(percpu))}")
 print(f"  C under tracefs / untraced             x{f(ratio(ftrace))}")

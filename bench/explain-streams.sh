@@ -33,11 +33,11 @@ trap 'rm -rf "$work"' EXIT
 a=${pin%,*}
 for r in $(seq "$rounds"); do
   timeout 120 "$bin" -q run pipe --sizes "$size" --pin "$a,$a" --explain -r 3 -d 300ms \
-    --format json >"$work/one-cpu-$r.json" 2>/dev/null || true
+    --format json >"$work/one-cpu-$r.json" 2>"$work/one-cpu-$r.err" || true
   timeout 120 "$bin" -q run pipe --sizes "$size" --pin "$pin" --explain -r 3 -d 300ms \
-    --format json >"$work/across-$r.json" 2>/dev/null || true
+    --format json >"$work/across-$r.json" 2>"$work/across-$r.err" || true
   timeout 120 "$bin" -q run pipe --sizes "$size" --pin "$pin" --idle poll --explain -r 3 -d 300ms \
-    --format json >"$work/across-poll-$r.json" 2>/dev/null || true
+    --format json >"$work/across-poll-$r.json" 2>"$work/across-poll-$r.err" || true
 done
 python3 - "$work" "$pin" "$size" "$rounds" <<'PY'
 import glob, json, os, statistics, sys
@@ -63,6 +63,9 @@ for key in ["one-cpu", "across", "across-poll"]:
         try:
             c = json.load(open(f))["cases"][0]
         except (OSError, ValueError, KeyError, IndexError):
+            # No case: what ipcperf said instead (a refusal's one line).
+            err = [l for l in open(f[:-5] + ".err").read().splitlines() if l.strip()]
+            why = why or (err[-1] if err else "no output")
             continue
         x = c.get("explain")
         if not x:

@@ -97,7 +97,10 @@ peer_row() {
 measured_on() {
     local cpu virt idle
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-    virt=$(systemd-detect-virt --vm 2>/dev/null || echo none)
+    # systemd-detect-virt where there is one, else lscpu's hypervisor vendor
+    # (a container image may lack systemd).
+    virt=$(systemd-detect-virt --vm 2>/dev/null ||
+        lscpu 2>/dev/null | awk -F': *' '/^Hypervisor vendor/ { print tolower($2); f = 1 } END { if (!f) print "none" }')
     idle=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
     echo "Measured on $(nproc) CPUs ($cpu, virtualisation: $virt, Linux $(uname -r)," \
         "cpuidle \`$idle\`), $(date -u +%Y-%m-%d), \`ROUNDS=${ROUNDS:-5}\`, by \`$1\`:"

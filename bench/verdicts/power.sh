@@ -10,6 +10,11 @@
 # buy (bench/verdicts/power.py says how). Keep the machine otherwise idle.
 #
 #   bench/verdicts/power.sh [--runs N] [--k K] [--bin PATH]
+#   bench/verdicts/power.sh --from DIR [--k K]   # suites measured elsewhere
+#
+# --from DIR: judge DIR's run1.json .. runN.json (`ipcperf export`, measured
+# back to back on another machine, as bench/device16.sh does) instead of
+# measuring here; --runs is then how many there are.
 #
 # Targets (issue 55): 10% called in >= 80% of trials for cases of spread <= 2%,
 # 25% for <= 5% (k = 5); A/A <= 2 of 20 pairs failing; could-call within 1.5x of
@@ -17,15 +22,20 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-runs=14 k=5 bin=""
+runs=14 k=5 bin="" from=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --k) k=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH]" >&2; exit 2 ;;
+    --from) from=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH] [--from DIR]" >&2; exit 2 ;;
   esac
 done
+if [ -n "$from" ]; then
+  runs=0
+  while [ -f "$from/run$((runs + 1)).json" ]; do runs=$((runs + 1)); done
+fi
 [ "$runs" -gt "$((k + 1))" ] || { echo "$0: --runs must exceed --k + 1" >&2; exit 2; }
 if [ -z "$bin" ]; then
   (cd "$root" && cargo build --release -q -p ipcperf)
@@ -33,10 +43,15 @@ if [ -z "$bin" ]; then
 fi
 work=$(mktemp -d /tmp/ipcperf-power.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-echo "== $runs default suites back to back"
-for i in $(seq "$runs"); do
-  "$bin" run --db "$work/suites.db" --label "s$i" > /dev/null 2>&1
-  "$bin" export "s$i" --db "$work/suites.db" --format json > "$work/run$i.json"
-done
+if [ -n "$from" ]; then
+  echo "== $runs default suites measured back to back elsewhere ($from)"
+  cp "$from"/run*.json "$work/"
+else
+  echo "== $runs default suites back to back"
+  for i in $(seq "$runs"); do
+    "$bin" run --db "$work/suites.db" --label "s$i" > /dev/null 2>&1
+    "$bin" export "s$i" --db "$work/suites.db" --format json > "$work/run$i.json"
+  done
+fi
 echo "== trials"
 python3 "$here/power.py" "$bin" "$work" "$runs" "$k"
