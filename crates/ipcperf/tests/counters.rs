@@ -361,3 +361,52 @@ fn pairs_fan_in_and_fan_out_count_every_side() {
         }
     }
 }
+
+/// A replay's passes are counted on both sides as a round trip's series are:
+/// the peer (side B) waits for each message of a paced pattern in a blocking
+/// read, so it switches at least once for every two messages; the table adds
+/// switches and CPU time per message.
+#[test]
+fn a_replay_counts_both_sides() {
+    if cpus() < 2 {
+        println!("skipped: one CPU");
+        return;
+    }
+    let args = [
+        "replay",
+        "pipe",
+        "--size-dist",
+        "fixed:512",
+        "--gaps",
+        "fixed:2k",
+        "--for",
+        "100ms",
+        "--pin",
+        "0,1",
+    ];
+    let run = json(&args, false);
+    let case = &run["cases"][0];
+    assert_eq!(case["status"], "ok", "{case}");
+    for s in case["series"].as_array().unwrap() {
+        let messages = n(s, "blocks");
+        assert!(messages >= 100, "{s}");
+        assert!(counts(s, "writer").is_some(), "no side A counts: {s}");
+        let b = counts(s, "reader").unwrap_or_else(|| panic!("no side B counts: {s}"));
+        assert!(
+            n(b, "voluntary_switches") * 2 >= messages,
+            "{b} over {messages} messages"
+        );
+    }
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--format", "markdown", "--no-save"])
+        .env_remove("IPCPERF_DB")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    assert!(
+        table.contains("switches/msg") && table.contains("CPU µs/msg"),
+        "{table}"
+    );
+}

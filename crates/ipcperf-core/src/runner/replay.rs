@@ -123,6 +123,8 @@ fn run_inner<M: Mechanism>(
             reader_cpu: p.peer_cpu,
             writer_cpu_ns: p.owner_cpu_ns,
             reader_cpu_ns: Some(p.peer_cpu_ns),
+            writer_counts: Some(p.owner_counts),
+            reader_counts: p.peer_counts,
             delivered_bytes: Some(pass.bytes),
             ..Default::default()
         };

@@ -5,10 +5,10 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use ipcperf_sys::clock::thread_cpu_ns;
 use ipcperf_sys::cpu::current_cpu;
 
 use super::replay::{self, Script, Timing};
+use crate::counts::Meter;
 use crate::error::{Error, Result};
 use crate::mechanism::{Mechanism, OPEN_TIMEOUT_MS};
 use crate::mode::protocol::{FromPeer, PeerChannel, PeerSetup, ToPeer};
@@ -36,6 +36,7 @@ pub fn follow<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> R
     let (mut wbuf, mut rbuf) = (AlignedBuf::new(size), AlignedBuf::new(size));
     let mut times: Vec<u64> = Vec::new();
     ipcperf_sys::clock::tight_timer_slack();
+    let meter = Meter::open();
     ch.send(FromPeer::Ready { cpu: current_cpu() })?;
     loop {
         match ch.recv()? {
@@ -59,10 +60,10 @@ pub fn follow<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> R
                 };
                 let (w, r) = (&mut wbuf[..], &mut rbuf[..]);
                 let p = setup.payload;
-                let cpu0 = thread_cpu_ns();
+                let c0 = meter.mark();
                 let lost = crate::with_duplex!(&mut end, e => crate::with_payload!(p, P =>
                     replay::follow_loop::<_, P>(e, &script.steps, &t, w, r, &mut times)))?;
-                let cpu_ns = thread_cpu_ns() - cpu0;
+                let (cpu_ns, counts) = meter.since(&c0);
                 write_times(&file, replay::times_offset(script.len()), &times)?;
                 ch.send(FromPeer::Echoed {
                     echoed: total - lost,
@@ -70,7 +71,7 @@ pub fn follow<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> R
                     cpu_ns,
                     datagrams: M::take_datagram_counts(end.rx()),
                     one_way: None,
-                    counts: None,
+                    counts: Some(counts),
                 })?;
             }
             ToPeer::Quit => return Ok(()),

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use ipcperf_sys::clock::{now_ns, thread_cpu_ns};
+use ipcperf_sys::clock::now_ns;
 use ipcperf_sys::cpu::current_cpu;
 
 use super::replay::{self, Script, Timing};
@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::mechanism::Mechanism;
 use crate::mode::protocol::{FromPeer, PeerRole, ScriptHandoff, ToPeer};
 use crate::plan::{CaseSpec, RunEnv};
+use crate::record::Counts;
 
 /// How long before a pass's first message the peer is told of it.
 const LEAD_NS: u64 = 20_000_000;
@@ -28,6 +29,9 @@ pub struct PassTimes<'a> {
     pub peer_cpu: Option<usize>,
     pub owner_cpu_ns: u64,
     pub peer_cpu_ns: u64,
+    /// Each side's counters over the pass (the peer's where it sent them).
+    pub owner_counts: Counts,
+    pub peer_counts: Option<Counts>,
 }
 
 pub struct ReplaySession<'s, M: Mechanism> {
@@ -109,19 +113,26 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
         ));
         let r = self.pass_inner(&timing);
         self.rt.peer.arm(None);
-        let (owner_cpu_ns, peer_cpu, peer_cpu_ns) = r?;
+        let (owner, peer_cpu, peer_cpu_ns, peer_counts) = r?;
         Ok(PassTimes {
             timing,
             a: &self.a,
             b: &self.b,
             owner_cpu: current_cpu(),
             peer_cpu,
-            owner_cpu_ns,
+            owner_cpu_ns: owner.0,
             peer_cpu_ns,
+            owner_counts: owner.1,
+            peer_counts,
         })
     }
 
-    fn pass_inner(&mut self, t: &Timing) -> Result<(u64, Option<usize>, u64)> {
+    /// This side's CPU time and counts, then the peer's CPU, CPU time and counts.
+    #[allow(clippy::type_complexity)]
+    fn pass_inner(
+        &mut self,
+        t: &Timing,
+    ) -> Result<((u64, Counts), Option<usize>, u64, Option<Counts>)> {
         self.rt.peer.send(ToPeer::Replay {
             start_ns: t.start_ns,
             reps: t.reps,
@@ -133,10 +144,10 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
         ipcperf_sys::clock::tight_timer_slack();
         let (steps, a) = (&self.script.steps[..], &mut self.a[..]);
         let (wbuf, rbuf) = (&mut self.rt.wbuf[..], &mut self.rt.rbuf[..]);
-        let cpu0 = thread_cpu_ns();
+        let c0 = self.rt.meter.mark();
         let r = crate::with_duplex!(&mut self.rt.end, e => crate::with_payload!(p, P =>
             replay::lead_loop::<_, P>(e, steps, t, wbuf, rbuf, a)));
-        let owner_cpu_ns = thread_cpu_ns() - cpu0;
+        let owner = self.rt.meter.since(&c0);
         if let Err(e) = r {
             return Err(match self.rt.peer.recv(2_000) {
                 Ok(FromPeer::Failed { message }) => Error::Peer(message),
@@ -145,9 +156,14 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
             });
         }
         match self.rt.peer.recv(10_000)? {
-            FromPeer::Echoed { cpu, cpu_ns, .. } => {
+            FromPeer::Echoed {
+                cpu,
+                cpu_ns,
+                counts,
+                ..
+            } => {
                 self.read_peer_times(self.a.len())?;
-                Ok((owner_cpu_ns, cpu, cpu_ns))
+                Ok((owner, cpu, cpu_ns, counts))
             }
             FromPeer::Failed { message } => Err(Error::Peer(message)),
             other => Err(Error::Peer(format!("unexpected message {other:?}"))),

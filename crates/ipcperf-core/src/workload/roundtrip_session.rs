@@ -78,8 +78,8 @@ pub struct RoundTripSession<M: Mechanism> {
     /// `--peer`: the other machine.
     pub peer_machine: Option<Box<crate::machine::Machine>>,
     _watchdog: Option<Watchdog>,
-    /// This side's counters around each series.
-    meter: Meter,
+    /// This side's counters around each series (a replay's passes too).
+    pub(super) meter: Meter,
     peer_pid: Option<u32>,
     _pin: PinGuard,
     /// Dropped last: removes the named objects after both ends are closed.

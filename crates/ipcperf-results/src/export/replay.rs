@@ -88,7 +88,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
     if cases.is_empty() {
         return None;
     }
-    let header = [
+    let mut header: Vec<String> = [
         "mechanism",
         "mode",
         "placement",
@@ -100,7 +100,17 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         "late >1ms",
         "CPU",
         "pass",
-    ];
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // What each message cost: both sides' switches and CPU time a message
+    // (runs before the counters have none).
+    let counted = super::cells::counted(&cases);
+    if counted {
+        header.push("switches/msg".into());
+        header.push("CPU µs/msg".into());
+    }
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut tails = super::cells::TailCounts::default();
@@ -133,7 +143,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         let cpu = c
             .median_cpu_load
             .map_or("-".into(), |l| format!("{:.0}%", l * 100.0));
-        rows.push(vec![
+        let mut row = vec![
             label,
             c.mode.name().to_string(),
             c.placement.shown(),
@@ -145,7 +155,12 @@ pub fn table(run: &RunRecord) -> Option<Table> {
             rep.late_sends.to_string(),
             cpu,
             pass,
-        ]);
+        ];
+        if counted {
+            row.push(super::cells::switches_cell(c));
+            row.push(super::cells::cpu_cell(c));
+        }
+        rows.push(row);
         if lat.round_trips_lost > 0 {
             notes.push(format!(
                 "{}: {} messages lost",
@@ -163,10 +178,14 @@ pub fn table(run: &RunRecord) -> Option<Table> {
          CPU: both sides' CPU time over the pass"
             .into(),
     );
+    if counted {
+        notes.push(super::cells::COUNTERS_NOTE.into());
+        notes.extend(super::cells::not_counted_note(run));
+    }
     notes.extend(tails.note("messages"));
     Some(Table {
         title: "Replay".into(),
-        header: header.iter().map(|s| s.to_string()).collect(),
+        header,
         rows,
         notes,
     })

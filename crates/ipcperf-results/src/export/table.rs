@@ -19,6 +19,8 @@ const SPARE: &[&str] = &[
     "*blocks/s",
     "round trips/s",
     "max",
+    "max µs",
+    "pass",
     "CPUs busy",
     "p99.9",
 ];
