@@ -9,7 +9,9 @@
 #   REPS=5 bench/figures.sh docs/src/figures/shm-peers-2vcpu.md bench/shm-peers.sh
 #
 # The page is written only when the script succeeds; list a new one in
-# docs/src/SUMMARY.md (the docs test asks).
+# docs/src/SUMMARY.md (the docs test asks). MEASURED_ON="16 CPUs (...)": the
+# figures were measured on another machine (the script judges runs kept from
+# there, as `bench/verdicts/power.sh --from DIR` does): the header names it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -24,7 +26,12 @@ env=$(env | grep -E '^(REPS|ROUNDS|D|DUR|COUNT|SIZE|PIN|CROSS|SECTIONS)=' | sort
 {
     echo "# Figures: \`$*\`"
     echo
-    ROUNDS=${ROUNDS:-${REPS:-default}} measured_on "$*"
+    if [ -n "${MEASURED_ON:-}" ]; then
+        echo "Runs measured on $MEASURED_ON; judged on this machine $(date -u +%Y-%m-%d) by \`$*\`:"
+        echo
+    else
+        ROUNDS=${ROUNDS:-${REPS:-default}} measured_on "$*"
+    fi
     [ -z "$env" ] || { echo "Environment: \`${env% }\`."; echo; }
     echo '```text'
     # Progress lines rewritten in place (\r) are not figures.
