@@ -26,7 +26,7 @@ pub use moderated::Model;
 use runs::across_runs;
 pub use runs::{history_of, same_machine, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
-pub use view::{near_limit, records, summary, view, view_against, view_with};
+pub use view::{near_limit, records, summary, view, view_against, view_against_model, view_with};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::spread;
@@ -526,8 +526,18 @@ pub fn compare_against(
     min_change: f64,
     history: &History,
 ) -> Vec<Row> {
+    compare_against_model(baseline, b, min_change, &moderated::fit(history))
+}
+
+/// [`compare_against`] with the run-to-run model already fitted over the
+/// history (fit it once where a comparison is shown several ways).
+pub fn compare_against_model(
+    baseline: &[RunRecord],
+    b: &RunRecord,
+    min_change: f64,
+    model: &moderated::Model,
+) -> Vec<Row> {
     let a = &baseline[0];
-    let model = moderated::fit(history);
     let mut rows = Vec::new();
     for ca in &a.cases {
         let k = key(ca);

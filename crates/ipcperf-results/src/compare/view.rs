@@ -4,7 +4,7 @@
 
 use ipcperf_core::record::RunRecord;
 
-use super::{compare_against, fmt_value, History, Row, Verdict, HISTORY_RUNS};
+use super::{fmt_value, History, Row, Verdict, HISTORY_RUNS};
 use crate::export::view::{Table, View};
 
 /// How many cases got faster, slower, did not change, and could not be judged.
@@ -157,14 +157,32 @@ pub fn view_against(
     min_change: f64,
     history: &History,
 ) -> View {
+    view_against_model(
+        a_id,
+        baseline,
+        b_id,
+        b,
+        min_change,
+        &super::moderated::fit(history),
+    )
+}
+
+/// [`view_against`] with the run-to-run model already fitted over the history.
+pub fn view_against_model(
+    a_id: &str,
+    baseline: &[RunRecord],
+    b_id: &str,
+    b: &RunRecord,
+    min_change: f64,
+    model: &super::moderated::Model,
+) -> View {
     let a = &baseline[0];
     let plural = if baseline.len() > 1 {
         " = runs "
     } else {
         " = run "
     };
-    let rows = compare_against(baseline, b, min_change, history);
-    let model = super::moderated::fit(history);
+    let rows = super::compare_against_model(baseline, b, min_change, model);
     let judged_across = model.len();
     let mark = |v: Verdict| match v {
         Verdict::Faster => "FASTER",

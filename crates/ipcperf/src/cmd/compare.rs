@@ -79,7 +79,9 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             }
         ));
     }
-    let rows = compare::compare_against(&baseline, &rb, a.threshold, &history);
+    // The run-to-run model, fitted once for the rows, both tables and the JSON.
+    let model = compare::moderated::fit(&history);
+    let rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
     let fields = [
         "case",
         "unit",
@@ -107,13 +109,13 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         .collect();
     // The tables, and with two measured topologies what moved between them.
     let tables = |format: Format| {
-        let v = compare::view_against(
+        let v = compare::view_against_model(
             &ids_shown(&baseline_ids),
             &baseline,
             &ib.to_string(),
             &rb,
             a.threshold,
-            &history,
+            &model,
         );
         let mut out = export::render_view(&v, format);
         if let (Some(x), Some(y), Some(t)) = (
@@ -132,7 +134,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             "b": ib,
             "baseline": baseline_ids,
             "threshold": a.threshold,
-            "run_to_run_prior": compare::moderated::fit(&history).prior.map(|p| serde_json::json!({
+            "run_to_run_prior": model.prior.map(|p| serde_json::json!({
                 "sd": p.s0_sq.sqrt(),
                 "df": p.d0.is_finite().then_some(p.d0),
                 "cases": p.cases,
