@@ -307,3 +307,68 @@ fn a_replay_waits_as_asked() {
         "{messages:?}: {text}"
     );
 }
+
+/// `--clients N` with `--wait CLIENT/SERVER`: the clients wait for their
+/// answers as asked and the server for any client as asked (epoll_wait on one
+/// instance, or a poll that never sleeps), every answer still verified; the
+/// server's wait is named in the record; a server told to block in one client's
+/// read is refused before anything runs.
+#[test]
+fn a_fan_in_server_and_its_clients_wait_as_asked() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        println!("skipped: one CPU");
+        return;
+    }
+    bad_input(
+        &["latency", "unix", "--clients", "2", "--wait", "block"],
+        "--wait block with --clients: the server waits for any of its clients in one call",
+    );
+    let v = run_json(&[
+        "latency",
+        "unix",
+        "tcp",
+        "--clients",
+        "2",
+        "--wait",
+        "poll/epoll",
+        "-n",
+        "200",
+        "-r",
+        "1",
+        "--verify",
+    ]);
+    for c in cases(&v) {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["wait"], "poll/epoll", "{c}");
+        let fan_in = c["options"]["fan_in"].as_str().unwrap_or("");
+        assert!(fan_in.contains("epoll_wait"), "{c}");
+    }
+    if !have("strace") {
+        eprintln!("skipped the system calls' half: strace is not installed (.ci/run installs it)");
+        return;
+    }
+    let base = [
+        "latency",
+        "unix",
+        "--clients",
+        "2",
+        "-n",
+        "300",
+        "-r",
+        "1",
+        "--mode",
+        "processes",
+    ];
+    let mut apart = base.to_vec();
+    apart.extend(["--wait", "poll/epoll"]);
+    let c = calls(&apart);
+    // 600 requests in all (and the warm-up's): the server waits in epoll_wait
+    // at least once for every two (two clients may be ready at once), each
+    // client in poll(2) once a round trip.
+    assert!(c.get("epoll_wait").copied().unwrap_or(0) >= 300, "{c:?}");
+    let polls = c.get("poll").copied().unwrap_or(0) + c.get("ppoll").copied().unwrap_or(0);
+    assert!(polls >= 600, "{c:?}");
+    // The default server polls and never calls epoll_wait.
+    let plain = calls(&base);
+    assert_eq!(plain.get("epoll_wait"), None, "{plain:?}");
+}

@@ -137,8 +137,13 @@ pub(crate) fn run<M: Mechanism>(
     let Some(form) = fan_in_form(M::INFO.kind) else {
         return Err(Error::Refused(refuse(M::INFO.kind).unwrap_or_default()));
     };
+    if let Some(why) =
+        crate::workload::fanin::refuse_server_wait(M::INFO.kind, spec.opts.wait.server)
+    {
+        return Err(Error::Refused(why));
+    }
     rec.options
-        .insert("fan_in".into(), form.describe().to_string());
+        .insert("fan_in".into(), form.describe_as(spec.opts.wait.server));
     if spec.opts.one_way && spec.block_size < 8 {
         return Err(Error::Refused(format!(
             "--one-way writes an 8-byte send time into each message: a {}-byte message \
@@ -268,6 +273,8 @@ pub(crate) fn run<M: Mechanism>(
             .and_then(Option::take);
         let mut c = taken.ok_or_else(|| Error::Peer(format!("client {} is missing", i + 1)))?;
         crate::workload::roundtrip_session::busy_poll(&mut c.end, &c.spec)?;
+        // `--wait CLIENT/…`: each client waits for its answer as asked.
+        c.end.wait_as(c.spec.opts.wait.client, c.spec.mechanism)?;
         // The tare on the client's own CPU.
         c.clock_cost_ns = clock_cost_ns(20_001);
         c._pin = Some(pin);

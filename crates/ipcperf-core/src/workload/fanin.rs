@@ -13,10 +13,12 @@
 
 use ipcperf_sys::counters::ThreadCounters;
 use ipcperf_sys::cpu::current_cpu;
+use ipcperf_sys::epoll::EpollSet;
 use ipcperf_sys::fd::PollSet;
 
 use super::roundtrip::{MessageEnd, Pair};
 use crate::error::{Error, Result};
+use crate::mechanism::wait::Wait;
 use crate::mechanism::{Mechanism, MechanismKind, PeerHandoff, OPEN_TIMEOUT_MS};
 use crate::mode::protocol::{FromPeer, PeerChannel, PeerSetup, ToPeer};
 use crate::payload::{AlignedBuf, NoTouch, Payload, PayloadOps, Touch};
@@ -44,6 +46,19 @@ impl FanInForm {
             FanInForm::Sweep => {
                 "the server spins over every client's ring (the clients wait by their --wake)"
             }
+        }
+    }
+
+    /// [`FanInForm::describe`] for a server that waits by `w` (`--wait …/W`).
+    pub fn describe_as(self, w: Wait) -> String {
+        match (self, w) {
+            (FanInForm::Poll, Wait::Epoll) => {
+                "the server waits in epoll_wait(2) on every client's descriptor".into()
+            }
+            (FanInForm::Poll, Wait::Busy) => "the server polls every client's descriptor with a \
+                                              zero time-out, again at once (it never sleeps)"
+                .into(),
+            _ => self.describe().into(),
         }
     }
 }
@@ -134,6 +149,67 @@ impl<E> Waiter<E> for PollSet {
     #[inline]
     fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
         Ok(PollSet::wait(self, IDLE_MS, ready)?)
+    }
+}
+
+/// `--wait …/epoll`: the clients' descriptors in one epoll instance.
+impl<E> Waiter<E> for EpollSet {
+    #[inline]
+    fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
+        Ok(EpollSet::wait(self, IDLE_MS, ready)?)
+    }
+}
+
+/// `--wait …/busy`: poll(2) with a zero time-out, again at once until a client
+/// has a request (the server never sleeps). The clock is read once every 1024
+/// empty polls, for the idle bound only.
+pub struct BusyPoll(pub PollSet);
+
+impl<E> Waiter<E> for BusyPoll {
+    #[inline]
+    fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
+        let mut turns = 0u32;
+        let mut since = 0u64;
+        loop {
+            if self.0.wait(0, ready)? {
+                return Ok(true);
+            }
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(1024) {
+                let now = ipcperf_sys::clock::now_ns();
+                if since == 0 {
+                    since = now;
+                } else if now.saturating_sub(since) > IDLE_MS as u64 * 1_000_000 {
+                    return Ok(false);
+                }
+            }
+        }
+    }
+}
+
+/// The waits a fan-in server of descriptors takes (`--wait CLIENT/SERVER` with
+/// `--clients`): one call that waits for any client. The default (`block`, no
+/// `--wait`) is poll(2).
+pub const SERVER_WAITS: &[Wait] = &[Wait::Poll, Wait::Epoll, Wait::Busy];
+
+/// Why a fan-in server cannot wait by `w` (None: it can; `block` stands for
+/// the default, poll(2)).
+pub fn refuse_server_wait(kind: MechanismKind, w: Wait) -> Option<String> {
+    match fan_in_form(kind) {
+        Some(FanInForm::Poll) if w == Wait::Block || SERVER_WAITS.contains(&w) => None,
+        Some(FanInForm::Poll) => Some(format!(
+            "a fan-in server waits for any of its clients in one call: its wait is one of {} \
+             (CLIENT/SERVER, e.g. --wait block/epoll), not {}",
+            Wait::list(SERVER_WAITS),
+            w.name()
+        )),
+        Some(_) if w == Wait::Block => None,
+        Some(f) => Some(format!(
+            "{}'s fan-in server has no descriptor wait ({}): --wait does not apply",
+            kind.name(),
+            f.describe()
+        )),
+        None => None,
     }
 }
 
@@ -235,6 +311,7 @@ pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Re
         return Err(Error::Refused(refuse(M::INFO.kind).unwrap_or_default()));
     };
     let more = std::mem::take(&mut setup.more);
+    let wait = setup.handoff.opts.wait.server;
     // Every client's ends: one two-way end each (sockets), or a pair (pipes); the
     // shared form's one end serves them all.
     let mut one: Vec<M::End> = Vec::new();
@@ -256,6 +333,9 @@ pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Re
     }
     let clients = one.len() + two.len();
     let mut ready = Vec::with_capacity(clients);
+    if let Some(why) = refuse_server_wait(M::INFO.kind, wait) {
+        return Err(Error::Refused(why));
+    }
     let mut s = Server {
         ch,
         block_size: setup.block_size,
@@ -276,12 +356,35 @@ pub fn serve<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> Re
                     }
                 }
             }
-            let mut set = PollSet::new(&fds);
-            drop(fds);
-            if one.is_empty() {
-                s.rounds(&mut two, &mut set, &mut ready)
-            } else {
-                s.rounds(&mut one, &mut set, &mut ready)
+            // The set holds the clients' numbers; their ends stay open below.
+            match wait {
+                Wait::Epoll => {
+                    let mut set = EpollSet::new(&fds)?;
+                    drop(fds);
+                    if one.is_empty() {
+                        s.rounds(&mut two, &mut set, &mut ready)
+                    } else {
+                        s.rounds(&mut one, &mut set, &mut ready)
+                    }
+                }
+                Wait::Busy => {
+                    let mut set = BusyPoll(PollSet::new(&fds));
+                    drop(fds);
+                    if one.is_empty() {
+                        s.rounds(&mut two, &mut set, &mut ready)
+                    } else {
+                        s.rounds(&mut one, &mut set, &mut ready)
+                    }
+                }
+                _ => {
+                    let mut set = PollSet::new(&fds);
+                    drop(fds);
+                    if one.is_empty() {
+                        s.rounds(&mut two, &mut set, &mut ready)
+                    } else {
+                        s.rounds(&mut one, &mut set, &mut ready)
+                    }
+                }
             }
         }
         FanInForm::Shared => s.rounds(&mut one, &mut SharedEnd, &mut ready),

@@ -155,11 +155,23 @@ pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
                  --wait busy/block",
             ));
         }
-        if a.clients.is_some() {
-            return Err(Fail::usage(
-                "--wait with --clients: the fan-in server waits on all its clients in one \
-                 poll(2), its own way",
-            ));
+        if let (Some(_), Some(list)) = (&a.clients, &a.mech.wait) {
+            use ipcperf_core::mechanism::wait::Wait;
+            let server = ipcperf_core::workload::fanin::SERVER_WAITS;
+            if let Some(w) = list.0.iter().find(|w| !server.contains(&w.server)) {
+                return Err(Fail::usage(format!(
+                    "--wait {} with --clients: the server waits for any of its clients in one \
+                     call, by {}; say the clients' wait and the server's apart, e.g. --wait \
+                     {}/epoll",
+                    w.label(),
+                    Wait::list(server),
+                    if w.client == Wait::Uring {
+                        "block"
+                    } else {
+                        w.client.name()
+                    }
+                )));
+            }
         }
     }
     let mut opts = a.mech.options(&mechs)?;
