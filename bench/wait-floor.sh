@@ -10,6 +10,8 @@
 #
 #   bench/wait-floor.sh            # ROUNDS=5 COUNT=20000 SIZE=64 PINS="0,1 0,0"
 #                                  # MECHS="pipe unix tcp" WAITS="block poll epoll uring busy"
+#   MECHS=udp                      # UDP too (wait-rtt.c: two connected datagram sockets;
+#                                  # no uring: ipcperf has no uring-udp, said so as n/a)
 #   IPCPERF=path                   # a built binary (default target/release/ipcperf)
 #   IDLE=poll                      # both at polling idle: ipcperf --idle poll, the C
 #                                  # loop with /dev/cpu_dma_latency held at 0 (root)

@@ -5,7 +5,11 @@
  *
  *   wait-rtt MECH WAIT CPU_A CPU_B COUNT [SIZE]
  *       MECH  pipe (two pipes), unix (a stream socketpair), tcp (loopback,
- *             127.0.0.1, Nagle left on as ipcperf leaves it)
+ *             127.0.0.1, Nagle left on as ipcperf leaves it), udp (two
+ *             datagram sockets on 127.0.0.1, each connected to the other:
+ *             a message is one datagram, an 8-byte sequence number then the
+ *             SIZE bytes, in writev(2) and readv(2), as ipcperf sends it to
+ *             count lost, doubled and reordered datagrams)
  *       WAIT  block  blocking read and write
  *             poll   non-blocking; poll(2) for input, then read (an event
  *                    loop's order); a write that would block polls for room
@@ -15,7 +19,8 @@
  *   prints the median round trip in ns
  *
  * SIZE-byte messages (64 unless given), each read until the whole message
- * came; each round trip timed with clock_gettime(CLOCK_MONOTONIC) into an
+ * came (a datagram comes whole); a wait that finds nothing in 5 s (a lost
+ * datagram) ends the program with status 3; each round trip timed with clock_gettime(CLOCK_MONOTONIC) into an
  * array allocated before the loop; the first tenth is a warm-up, left out.
  */
 #define _GNU_SOURCE
@@ -31,6 +36,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,9 +68,11 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One end: its descriptor and, for epoll, an instance per direction. */
+/* One end: its descriptor and, for epoll, an instance per direction; a
+ * datagram end's sequence numbers (sent, last received). */
 struct end {
-    int fd, ep_in, ep_out;
+    int fd, ep_in, ep_out, dgram;
+    unsigned long long seq, got;
 };
 
 static void ready(struct end *e, int out)
@@ -86,7 +94,18 @@ static void put(struct end *e, const char *buf, int n)
 {
     int done = 0;
     while (done < n) {
-        int r = write(e->fd, buf + done, n - done);
+        int r;
+        if (e->dgram) {
+            /* header and message in one datagram */
+            struct iovec v[2] = {{&e->seq, 8}, {(void *)buf, n}};
+            r = writev(e->fd, v, 2);
+            if (r == n + 8) {
+                e->seq++;
+                return;
+            }
+        } else {
+            r = write(e->fd, buf + done, n - done);
+        }
         if (r > 0) {
             done += r;
         } else if (r < 0 && errno == EAGAIN) {
@@ -107,21 +126,40 @@ static int get(struct end *e, char *buf, int n)
         if (mode == POLL || mode == EPOLL) {
             ready(e, 0);
         }
-        int r = read(e->fd, buf + done, n - done);
+        int r;
+        if (e->dgram) {
+            unsigned long long hdr;
+            struct iovec v[2] = {{&hdr, 8}, {buf, n}};
+            r = readv(e->fd, v, 2);
+            if (r == n + 8) {
+                e->got = hdr; /* what ipcperf notes to count losses */
+                return 1;
+            }
+            if (r > 0) {
+                exit(2); /* a datagram of another size */
+            }
+        } else {
+            r = read(e->fd, buf + done, n - done);
+        }
         if (r > 0) {
             done += r;
         } else if (r == 0) {
             return 0;
-        } else if (errno != EAGAIN) {
-            exit(2);
+        } else if (errno != EAGAIN || mode == BLOCK) {
+            /* BLOCK: EAGAIN is SO_RCVTIMEO's 5 s (udp): nothing came */
+            exit(errno == EAGAIN ? 3 : 2);
         }
     }
     return 1;
 }
 
+static int dgram;
+
 static void make_end(struct end *e, int fd)
 {
     e->fd = fd;
+    e->dgram = dgram;
+    e->seq = e->got = 0;
     e->ep_in = e->ep_out = -1;
     if (mode != BLOCK) {
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -157,10 +195,36 @@ static void tcp_pair(int sv[2])
     close(l);
 }
 
+/* Two datagram sockets on 127.0.0.1, each connected to the other; a blocking
+ * read gives up after 5 s (a lost datagram must not hang the floor). */
+static void udp_pair(int sv[2])
+{
+    struct sockaddr_in a[2];
+    struct timeval five = {.tv_sec = 5};
+    for (int i = 0; i < 2; i++) {
+        socklen_t len = sizeof a[i];
+        memset(&a[i], 0, sizeof a[i]);
+        a[i].sin_family = AF_INET;
+        a[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sv[i] = socket(AF_INET, SOCK_DGRAM, 0);
+        if (sv[i] < 0 || bind(sv[i], (struct sockaddr *)&a[i], sizeof a[i]) ||
+            getsockname(sv[i], (struct sockaddr *)&a[i], &len) ||
+            setsockopt(sv[i], SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five)) {
+            perror("udp");
+            exit(1);
+        }
+    }
+    if (connect(sv[0], (struct sockaddr *)&a[1], sizeof a[1]) ||
+        connect(sv[1], (struct sockaddr *)&a[0], sizeof a[0])) {
+        perror("connect");
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 6 || argc > 7) {
-        fprintf(stderr, "usage: wait-rtt pipe|unix|tcp block|poll|epoll|busy CPU_A CPU_B COUNT [SIZE]\n");
+        fprintf(stderr, "usage: wait-rtt pipe|unix|tcp|udp block|poll|epoll|busy CPU_A CPU_B COUNT [SIZE]\n");
         return 2;
     }
     const char *mech = argv[1], *w = argv[2];
@@ -181,14 +245,20 @@ int main(int argc, char **argv)
             return 1;
         }
         c_tx = there[1], s_rx = there[0], s_tx = back[1], c_rx = back[0];
-    } else if (!strcmp(mech, "unix") || !strcmp(mech, "tcp")) {
+    } else if (!strcmp(mech, "unix") || !strcmp(mech, "tcp") || !strcmp(mech, "udp")) {
         int sv[2];
         if (!strcmp(mech, "unix")) {
             if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
                 return 1;
             }
-        } else {
+        } else if (!strcmp(mech, "tcp")) {
             tcp_pair(sv);
+        } else {
+            if (size > 65507 - 8) {
+                return 2;
+            }
+            udp_pair(sv);
+            dgram = 1;
         }
         c_tx = c_rx = sv[0];
         s_rx = s_tx = sv[1];
@@ -212,7 +282,8 @@ int main(int argc, char **argv)
         } else {
             make_end(&tx, s_tx);
         }
-        while (get(&rx, buf, size)) {
+        /* Every message answered; a datagram socket is never closed under it. */
+        for (long i = 0; i < n && get(&rx, buf, size); i++) {
             put(&tx, buf, size);
         }
         return 0;
