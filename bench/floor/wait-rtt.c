@@ -16,7 +16,16 @@
  *             epoll  as poll, in epoll_wait(2) on a level-triggered instance
  *                    per direction made before the loop
  *             busy   non-blocking; read and write retried at once
+ *             try-poll, try-epoll  the read first, the wait (poll or
+ *                    epoll) only when it would block, then the read again
+ *                    (libpq and pgbench, a PostgreSQL backend)
  *   prints the median round trip in ns
+ *
+ * The server's own work between a request and its answer (a real server's
+ * parse and plan; bench/validate/server-work.sh): WORK_NS=N spins N ns on
+ * the clock, TOUCH=B first writes a byte in every 64 of a B-byte buffer of
+ * its own (evicting the transport's code and data from the caches, as a
+ * server's work does). Both 0 (none) unless set.
  *
  * SIZE-byte messages (64 unless given), each read until the whole message
  * came (a datagram comes whole); a wait that finds nothing in 5 s (a lost
@@ -41,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { BLOCK, POLL, EPOLL, BUSY };
+enum { BLOCK, POLL, EPOLL, BUSY, TRYPOLL, TRYEPOLL };
 static int mode;
 
 static long long now(void)
@@ -77,7 +86,7 @@ struct end {
 
 static void ready(struct end *e, int out)
 {
-    if (mode == EPOLL) {
+    if (mode == EPOLL || mode == TRYEPOLL) {
         struct epoll_event ev;
         if (epoll_wait(out ? e->ep_out : e->ep_in, &ev, 1, 5000) != 1) {
             exit(3);
@@ -148,6 +157,8 @@ static int get(struct end *e, char *buf, int n)
         } else if (errno != EAGAIN || mode == BLOCK) {
             /* BLOCK: EAGAIN is SO_RCVTIMEO's 5 s (udp): nothing came */
             exit(errno == EAGAIN ? 3 : 2);
+        } else if (mode == TRYPOLL || mode == TRYEPOLL) {
+            ready(e, 0); /* nothing yet: now wait, then read again */
         }
     }
     return 1;
@@ -164,7 +175,7 @@ static void make_end(struct end *e, int fd)
     if (mode != BLOCK) {
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     }
-    if (mode == EPOLL) {
+    if (mode == EPOLL || mode == TRYEPOLL) {
         struct epoll_event in = {.events = EPOLLIN}, out = {.events = EPOLLOUT};
         e->ep_in = epoll_create1(0);
         e->ep_out = epoll_create1(0);
@@ -224,12 +235,13 @@ static void udp_pair(int sv[2])
 int main(int argc, char **argv)
 {
     if (argc < 6 || argc > 7) {
-        fprintf(stderr, "usage: wait-rtt pipe|unix|tcp|udp block|poll|epoll|busy CPU_A CPU_B COUNT [SIZE]\n");
+        fprintf(stderr, "usage: wait-rtt pipe|unix|tcp|udp block|poll|epoll|busy|try-poll|try-epoll CPU_A CPU_B COUNT [SIZE]\n");
         return 2;
     }
     const char *mech = argv[1], *w = argv[2];
     mode = !strcmp(w, "block") ? BLOCK : !strcmp(w, "poll") ? POLL : !strcmp(w, "epoll") ? EPOLL
-         : !strcmp(w, "busy") ? BUSY : -1;
+         : !strcmp(w, "busy") ? BUSY : !strcmp(w, "try-poll") ? TRYPOLL
+         : !strcmp(w, "try-epoll") ? TRYEPOLL : -1;
     int a = atoi(argv[3]), b = atoi(argv[4]);
     long n = atol(argv[5]);
     int size = argc > 6 ? atoi(argv[6]) : 64;
@@ -283,7 +295,15 @@ int main(int argc, char **argv)
             make_end(&tx, s_tx);
         }
         /* Every message answered; a datagram socket is never closed under it. */
+        long work_ns = getenv("WORK_NS") ? atol(getenv("WORK_NS")) : 0;
+        long touch = getenv("TOUCH") ? atol(getenv("TOUCH")) : 0;
+        volatile char *mem = touch > 0 ? calloc(1, touch) : NULL;
         for (long i = 0; i < n && get(&rx, buf, size); i++) {
+            for (long k = 0; mem && k < touch; k += 64) {
+                mem[k]++;
+            }
+            for (long long t0 = work_ns > 0 ? now() : 0; work_ns > 0 && now() - t0 < work_ns;) {
+            }
             put(&tx, buf, size);
         }
         return 0;
