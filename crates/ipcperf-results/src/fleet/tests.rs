@@ -1,15 +1,20 @@
 use super::*;
 
-/// A fleet of `n` hosts with one CPU and kernel, each with its own series of
-/// the same figure (a seeded spread of ±3%); `scale` multiplies one host's.
-fn fleet(n: usize, odd: Option<(usize, f64)>) -> Vec<Entry> {
-    let mut seed = 0x1234_5678_9abc_def1u64;
-    let mut next = move || {
+/// Seeded draws in [0, 1) in steps of 1/10,000 (xorshift): the same fleet for
+/// the same seed.
+fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         (seed % 10_000) as f64 / 10_000.0
-    };
+    }
+}
+
+/// A fleet of `n` hosts with one CPU and kernel, each with its own series of
+/// the same figure (a seeded spread of ±3%); `scale` multiplies one host's.
+fn fleet(n: usize, odd: Option<(usize, f64)>) -> Vec<Entry> {
+    let mut next = uniform(0x1234_5678_9abc_def1);
     (0..n)
         .map(|i| {
             let k = odd.filter(|(h, _)| *h == i).map_or(1.0, |(_, s)| s);
@@ -137,13 +142,7 @@ fn a_trend_marks_the_step_and_nothing_else() {
     // One host's nightly runs of 10 series each (±3%): from night 7 on, half
     // speed. (Five series a night cannot carry a call over 11 neighbours:
     // their smallest p, 0.008, is above Benjamini–Hochberg's cutoff.)
-    let mut seed = 0x5eed_u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % 10_000) as f64 / 10_000.0
-    };
+    let mut next = uniform(0x5eed);
     let figs: Vec<CaseFigures> = (0..12)
         .map(|i| {
             let k = if i >= 7 { 0.5 } else { 1.0 };
@@ -238,13 +237,7 @@ fn a_host_is_judged_against_the_spread_of_its_peers_hosts() {
 /// other.
 #[test]
 fn a_small_fleet_borrows_its_spread_from_the_other_cases() {
-    let mut seed = 0x5151_aaaa_0707_1234u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % 10_000) as f64 / 10_000.0
-    };
+    let mut next = uniform(0x5151_aaaa_0707_1234);
     let mut entries = Vec::new();
     for case in 0..12 {
         for host in 0..5 {
