@@ -51,14 +51,26 @@ pub fn mechanism_label(c: &CaseRecord) -> String {
 /// the mechanism's (None: not that case).
 pub fn spin_on_one_cpu(c: &CaseRecord) -> Option<String> {
     let p = &c.placement;
+    let spins = |w: &str| matches!(w, "spin" | "busy-poll" | "busy");
+    // `CLIENT/SERVER` (`busy/epoll`), or one wait for both sides.
+    let (client, server) = c.wait.split_once('/').unwrap_or((&c.wait, &c.wait));
     let one = matches!((p.writer_cpu, p.reader_cpu), (Some(w), Some(r)) if w == r);
-    (one && c.mode != ipcperf_core::mode::Mode::Single
-        && matches!(c.wait.as_str(), "spin" | "busy-poll" | "busy"))
-    .then(|| {
-        format!(
+    if one && c.mode != ipcperf_core::mode::Mode::Single && (spins(client) || spins(server)) {
+        return Some(format!(
             "{} on one CPU: each side spins out its time slice before the other runs, so \
                  this is the scheduler's figure; a spinning wait needs a CPU per side",
             mechanism_label(c)
+        ));
+    }
+    // Fan-in's clients all sit on the placement's first CPU.
+    let clients = c.pairs.as_ref().filter(|r| r.fan_in).map_or(1, |r| r.count);
+    (clients > 1 && spins(client)).then(|| {
+        format!(
+            "{}: its {clients} clients spin on one CPU ({}), each spinning out its time slice \
+             while the others wait, so its tail is the scheduler's; spinning clients need a CPU \
+             each",
+            mechanism_label(c),
+            p.writer_cpu.map_or("-".into(), |w| w.to_string())
         )
     })
 }

@@ -399,6 +399,38 @@ mod tests {
         c.placement.reader_cpu = Some(0);
         c.wait = "futex".into();
         assert!(!note(&c));
+        // One side of CLIENT/SERVER spinning is enough.
+        c.wait = "poll/busy".into();
+        assert!(note(&c));
+        c.wait = "poll/epoll".into();
+        assert!(!note(&c));
+    }
+
+    #[test]
+    fn spinning_fan_in_clients_on_their_one_cpu_are_flagged() {
+        let mut c = case();
+        c.placement.reader_cpu = Some(1);
+        c.wait = "busy/epoll".into();
+        let note = |c: &CaseRecord| {
+            table(&run_with(c.clone()), false)
+                .unwrap()
+                .notes
+                .iter()
+                .any(|n| n.contains("clients spin on one CPU (0)"))
+        };
+        assert!(!note(&c), "one client: a CPU of its own");
+        c.pairs = Some(ipcperf_core::record::PairsRecord {
+            count: 2,
+            fan_in: true,
+            fan_out: false,
+            per_pair: Vec::new(),
+        });
+        assert!(note(&c));
+        c.wait = "epoll/busy".into();
+        assert!(
+            !note(&c),
+            "the server spinning on a CPU of its own is not flagged"
+        );
     }
 
     #[test]
