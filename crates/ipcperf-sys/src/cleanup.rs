@@ -22,6 +22,16 @@ pub enum Undo {
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
 static REGISTRY: Mutex<BTreeMap<u64, Undo>> = Mutex::new(BTreeMap::new());
+/// Held (shared) from making an object until it is registered; [`run_all`]
+/// takes it whole and keeps it, so nothing is made between its sweep and the
+/// process's exit, and nothing made just before the sweep goes unregistered.
+static CREATING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Hold this from making a named object until its [`register`] (an interruption
+/// then waits for the registration, and none starts once it has begun).
+pub fn creating() -> std::sync::RwLockReadGuard<'static, ()> {
+    CREATING.read().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Proof of registration; dropping it unregisters (the owner has undone it itself).
 #[derive(Debug)]
@@ -53,6 +63,28 @@ pub fn pending() -> usize {
 
 /// Undo everything registered: kill peers first, then remove objects. Newest first.
 pub fn run_all() {
+    // Objects being made are registered first (at most 200 ms: a panic inside a
+    // creation holds its guard on this very thread); then none is begun again,
+    // the guard kept until the process ends.
+    let t = std::time::Instant::now();
+    loop {
+        match CREATING.try_write() {
+            Ok(g) => {
+                std::mem::forget(g);
+                break;
+            }
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                std::mem::forget(p.into_inner());
+                break;
+            }
+            Err(std::sync::TryLockError::WouldBlock)
+                if t.elapsed() < std::time::Duration::from_millis(200) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => break,
+        }
+    }
     let all: Vec<Undo> = {
         let mut r = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
         std::mem::take(&mut *r).into_values().rev().collect()

@@ -177,7 +177,9 @@ impl Inner {
             return;
         }
         let _ = std::fs::write(self.dir.join("tracing_on"), "0");
-        for _ in 0..50 {
+        // A file of the instance open elsewhere for a moment (the measuring
+        // thread descheduled on a loaded machine) makes it busy: up to 1 s.
+        for _ in 0..500 {
             match std::fs::remove_dir(&self.dir) {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                     std::thread::sleep(std::time::Duration::from_millis(2))
@@ -253,10 +255,13 @@ impl Instance {
             gone: false,
         }));
         let g = lock(&inner);
+        // Made and registered with no interruption's sweep between the two.
+        let making = crate::cleanup::creating();
         std::fs::create_dir(&dir)
             .map_err(|e| SysError::from_io("mkdir", dir.display().to_string(), &e))?;
         let undo = std::sync::Arc::clone(&inner);
         let reg = register(Undo::Call(Box::new(move || lock(&undo).remove())));
+        drop(making);
         let layout = std::fs::read_to_string(root.join("events/header_page"))
             .ok()
             .and_then(|t| PageLayout::parse(&t))
