@@ -27,6 +27,11 @@
  * its own (evicting the transport's code and data from the caches, as a
  * server's work does). Both 0 (none) unless set.
  *
+ * SERIES=N (unset: 1) splits the timed round trips after the warm-up into N
+ * series of equal length on the one connection, as `ipcperf latency -r N`
+ * times its series, and prints each series' median, one a line
+ * (bench/wait-spread.sh judges their spread).
+ *
  * SIZE-byte messages (64 unless given), each read until the whole message
  * came (a datagram comes whole); a wait that finds nothing in 5 s (a lost
  * datagram) ends the program with status 3; each round trip timed with clock_gettime(CLOCK_MONOTONIC) into an
@@ -341,7 +346,15 @@ int main(int argc, char **argv)
     }
     waitpid(child, NULL, 0);
     long skip = n / 10;
-    qsort(t + skip, n - skip, sizeof *t, cmp);
-    printf("%lld\n", t[skip + (n - skip) / 2]);
+    long series = getenv("SERIES") ? atol(getenv("SERIES")) : 1;
+    if (series < 1 || series > (n - skip) / 10) {
+        series = 1;
+    }
+    long len = (n - skip) / series;
+    for (long k = 0; k < series; k++) {
+        long long *s = t + skip + k * len;
+        qsort(s, len, sizeof *s, cmp);
+        printf("%lld\n", s[len / 2]);
+    }
     return 0;
 }
