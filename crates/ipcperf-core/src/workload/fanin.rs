@@ -161,28 +161,48 @@ impl<E> Waiter<E> for EpollSet {
 }
 
 /// `--wait …/busy`: poll(2) with a zero time-out, again at once until a client
-/// has a request (the server never sleeps). The clock is read once every 1024
-/// empty polls, for the idle bound only.
+/// has a request (the server never sleeps), within the [`IdleBound`].
 pub struct BusyPoll(pub PollSet);
 
 impl<E> Waiter<E> for BusyPoll {
     #[inline]
     fn wait(&mut self, _ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
-        let mut turns = 0u32;
-        let mut since = 0u64;
+        let mut idle = IdleBound::default();
         loop {
             if self.0.wait(0, ready)? {
                 return Ok(true);
             }
-            turns = turns.wrapping_add(1);
-            if turns.is_multiple_of(1024) {
-                let now = ipcperf_sys::clock::now_ns();
-                if since == 0 {
-                    since = now;
-                } else if now.saturating_sub(since) > IDLE_MS as u64 * 1_000_000 {
-                    return Ok(false);
-                }
+            if idle.passed() {
+                return Ok(false);
             }
+        }
+    }
+}
+
+/// The idle bound of a server that spins ([`BusyPoll`], [`Sweep`]): after
+/// [`IDLE_MS`] of empty turns the clients are gone. The clock is read once
+/// every 1024 turns, so the empty turns stay a poll or a sweep each.
+#[derive(Default)]
+struct IdleBound {
+    turns: u32,
+    since: u64,
+}
+
+impl IdleBound {
+    /// Count one empty turn; true once [`IDLE_MS`] have passed since the first
+    /// clock read.
+    #[inline]
+    fn passed(&mut self) -> bool {
+        self.turns = self.turns.wrapping_add(1);
+        if !self.turns.is_multiple_of(1024) {
+            return false;
+        }
+        let now = ipcperf_sys::clock::now_ns();
+        if self.since == 0 {
+            self.since = now;
+            false
+        } else {
+            now.saturating_sub(self.since) > IDLE_MS as u64 * 1_000_000
         }
     }
 }
@@ -227,16 +247,14 @@ impl<E> Waiter<E> for SharedEnd {
 }
 
 /// A spinning sweep over every end ([`FanInForm::Sweep`]): `has` says, without
-/// waiting, whether an end has a request. The clock is read once every 1024
-/// empty sweeps, for the idle bound only.
+/// waiting, whether an end has a request, within the [`IdleBound`].
 pub struct Sweep<F>(pub F);
 
 impl<E, F: FnMut(&mut E) -> Result<bool>> Waiter<E> for Sweep<F> {
     #[inline]
     fn wait(&mut self, ends: &mut [E], ready: &mut Vec<usize>) -> Result<bool> {
         ready.clear();
-        let mut turns = 0u32;
-        let mut since = 0u64;
+        let mut idle = IdleBound::default();
         loop {
             for (i, e) in ends.iter_mut().enumerate() {
                 if (self.0)(e)? {
@@ -247,14 +265,8 @@ impl<E, F: FnMut(&mut E) -> Result<bool>> Waiter<E> for Sweep<F> {
                 return Ok(true);
             }
             std::hint::spin_loop();
-            turns = turns.wrapping_add(1);
-            if turns.is_multiple_of(1024) {
-                let now = ipcperf_sys::clock::now_ns();
-                if since == 0 {
-                    since = now;
-                } else if now.saturating_sub(since) > IDLE_MS as u64 * 1_000_000 {
-                    return Ok(false);
-                }
+            if idle.passed() {
+                return Ok(false);
             }
         }
     }
