@@ -1,7 +1,8 @@
 //! A process-wide registry of what must be undone if the process is interrupted.
 //!
-//! Every guard of a named object registers here when it creates the object and
-//! unregisters when it removes it. Normal exits and errors run the guards' `Drop`;
+//! Every guard of a named object registers here when it creates the object
+//! (holding [`creating`] from the making to the registration, so an
+//! interruption never sweeps in between) and unregisters when it removes it. Normal exits and errors run the guards' `Drop`;
 //! Ctrl-C (see [`crate::signal`]) runs [`run_all`], which removes what is still
 //! registered and kills peer processes still registered, so nothing is left behind.
 

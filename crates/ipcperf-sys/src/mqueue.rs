@@ -234,6 +234,8 @@ impl MqName {
             msgsize as mq_attr_member_t,
             0,
         );
+        // Held until the queue is registered (an interruption waits for it).
+        let _making = crate::cleanup::creating();
         let mqd = nix::mqueue::mq_open(
             name,
             MQ_OFlag::O_CREAT | MQ_OFlag::O_EXCL | MQ_OFlag::O_RDWR | MQ_OFlag::O_CLOEXEC,

@@ -64,6 +64,8 @@ impl PrivateDir {
     pub fn create(base: &Path, tag: &str) -> SysResult<PrivateDir> {
         use std::os::unix::fs::DirBuilderExt;
         let path = base.join(unique(tag));
+        // Held until the directory is registered (an interruption waits for it).
+        let _making = crate::cleanup::creating();
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)

@@ -108,6 +108,8 @@ impl SysvSemSet {
         let n = initial.len() as i32;
         let pid = std::process::id();
         let mut id = -1;
+        // Held until the set is registered (an interruption waits for it).
+        let _making = crate::cleanup::creating();
         for _ in 0..64 {
             let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             // A pid beyond 22 bits gets a private key: it works, but `clean` cannot claim it.
@@ -404,6 +406,8 @@ impl NamedSem {
     pub fn create(tag: &str, value: u32) -> SysResult<NamedSem> {
         let name = format!("/{}", unique(tag));
         let c = CString::new(name.clone()).expect("no NUL in our names");
+        // Held until the name is registered (an interruption waits for it).
+        let _making = crate::cleanup::creating();
         // SAFETY: a valid name; O_CREAT takes the mode and value as further arguments.
         let sem = unsafe {
             libc::sem_open(

@@ -228,6 +228,8 @@ pub fn memfd_file(tag: &str) -> SysResult<std::fs::File> {
 /// bytes (exclusive, mode 0600) and map it.
 pub fn shm_create(tag: &str, len: usize) -> SysResult<(ShmName, SharedMem)> {
     let name = format!("/{}", unique(tag));
+    // Held until the name is registered (an interruption waits for it).
+    let making = crate::cleanup::creating();
     let fd = shm_open(
         name.as_str(),
         OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC,
@@ -241,6 +243,7 @@ pub fn shm_create(tag: &str, len: usize) -> SysResult<(ShmName, SharedMem)> {
             let _ = shm_unlink(n2.as_str());
         }))),
     };
+    drop(making);
     reserve(&fd, len, &format!("/dev/shm{name}"))?;
     let mem = SharedMem::map(Some(fd), len, &name)?;
     Ok((guard, mem))

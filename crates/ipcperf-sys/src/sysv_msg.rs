@@ -37,6 +37,8 @@ impl SysvMsgQueue {
     pub fn create() -> SysResult<SysvMsgQueue> {
         let pid = std::process::id();
         static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        // Held until the queue is registered (an interruption waits for it).
+        let _making = crate::cleanup::creating();
         for _ in 0..64 {
             let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             // A pid beyond 22 bits gets a private key: it works, but `clean` cannot claim it.

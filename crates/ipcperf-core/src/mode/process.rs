@@ -150,6 +150,9 @@ impl ProcessPeer {
             // the peer forks once and its child, PID 1 there, does the job.
             command.env(PID_NS_ENV, "1");
         }
+        // Held until the peer is registered (an interruption waits for it, then
+        // kills it).
+        let making = ipcperf_sys::cleanup::creating();
         let child = command.spawn().map_err(|e| {
             Error::Peer(format!(
                 "cannot start peer process {}{}: {e}",
@@ -165,6 +168,7 @@ impl ProcessPeer {
             ))
         })?;
         let reg = register(Undo::Kill(child.id() as i32));
+        drop(making);
         let ctl = UnixStream::from(ours);
         let mut fds = std::mem::take(&mut setup.handoff.fds);
         if let Some(b) = setup.back.as_mut() {
