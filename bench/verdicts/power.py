@@ -184,12 +184,17 @@ def report(runs, ids, sd, n, k, aa, ratios, near, trials, prior):
     if prior:
         print(f"prior fitted over the cases (history of runs 1..{n - 1}): typical run-to-run sd "
               f"{prior['sd'] * 100:.2f}%, {prior['df']:.1f} degrees of freedom, {prior['cases']} cases")
+        t = prior.get("trend")
+        if t:
+            print(f"  following each case's kind: sd x{math.exp(t['across'] / 2):.2f} across CPUs, "
+                  f"x (the series' own scatter)^{t['within']:.2f}; {100 * t['explained']:.0f}% of "
+                  f"the cases' scatter beyond chance explained")
     sds = sorted(sd.values())
     q = lambda p: sds[min(len(sds) - 1, int(p * len(sds)))] * 100
     print(f"cases' run-to-run sd over {n} runs: min {sds[0] * 100:.2f}%, quartiles {q(0.25):.2f}% "
           f"{q(0.5):.2f}% {q(0.75):.2f}%, max {sds[-1] * 100:.2f}%")
     if prior and math.isfinite(prior["df"]):
-        check_prior(sd, n, prior)
+        check_prior(sd, n, prior, runs[:n - 1], ids)
     more_series(runs, ids, sd)
     common_shift(runs, ids, sd)
     print()
@@ -280,15 +285,52 @@ def common_shift(runs, ids, sd):
               + " ".join(f"{100 * x:+.0f}%" for x in shifts))
 
 
-def check_prior(sd, n, prior):
-    """The prior predictive check: each case's s^2 / s0^2 against F(n - 1, d0)."""
+def digamma(x):
+    acc = 0.0
+    while x < 6:
+        acc -= 1 / x
+        x += 1
+    x2 = 1 / (x * x)
+    return acc + math.log(x) - 0.5 / x - x2 * (1 / 12 - x2 * (1 / 120 - x2 / 252))
+
+
+def traits(runs, key):
+    """A case's traits as compare takes them: two CPUs, and the mean over the
+    runs of its median's within-run variance ((1.4826 MAD)^2 pi/2 / n of the logs)."""
+    across, w = True, []
+    for r in runs:
+        for c in r["cases"]:
+            if ident(c) != key or c["status"] != "ok":
+                continue
+            p = c["placement"]
+            across = p.get("writer_cpu") is None or p.get("writer_cpu") != p.get("reader_cpu")
+            logs = [math.log(x) for x in figure(c)[0] if x > 0]
+            if len(logs) >= 3:
+                m = statistics.median(logs)
+                mad = 1.4826 * statistics.median(abs(x - m) for x in logs)
+                w.append(mad * mad * math.pi / 2 / len(logs))
+    return across, (sum(w) / len(w) if w else 0.0)
+
+
+def check_prior(sd, n, prior, history, ids):
+    """The prior predictive check: each case's s^2 / s0^2 against F(n - 1, d0),
+    s0^2 the case's own where the prior follows the cases' kind."""
     rng = random.Random(1)
     d, d0 = n - 1, prior["df"]
     draws = sorted((rng.gammavariate(d / 2, 2) / d) / (rng.gammavariate(d0 / 2, 2) / d0)
                    for _ in range(20000))
     lo, hi = draws[int(0.05 * len(draws))], draws[int(0.95 * len(draws))]
-    s0 = prior["sd"] ** 2
-    out = sum(1 for s in sd.values() if not lo <= s * s / s0 <= hi)
+    t = prior.get("trend")
+
+    def s0(key):
+        if not t:
+            return prior["sd"] ** 2
+        across, w = traits(history, key)
+        if w <= 0 and t["within"] != 0:
+            return prior["sd"] ** 2
+        x = t["intercept"] + t["across"] * across + (t["within"] * math.log(w) if w > 0 else 0)
+        return math.exp(x + digamma(d0 / 2) - math.log(d0 / 2))
+    out = sum(1 for key, s in sd.items() if not lo <= s * s / s0(key) <= hi)
     print(f"prior check: {out} of {len(sd)} cases ({100 * out / len(sd):.0f}%) outside the central 90% "
           f"the prior predicts for a {d}-run spread (F({d}, {d0:.1f}) scaled by s0²; 10% expected)")
 

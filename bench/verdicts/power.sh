@@ -44,7 +44,7 @@ fi
 work=$(mktemp -d /tmp/ipcperf-power.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 if [ -n "$from" ]; then
-  echo "== $runs default suites measured back to back elsewhere ($from)"
+  echo "== $runs default suites measured back to back beforehand, here or elsewhere ($from)"
   cp "$from"/run*.json "$work/"
 else
   echo "== $runs default suites back to back"

@@ -24,7 +24,7 @@ mod view;
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 pub use moderated::Model;
 use runs::across_runs;
-pub use runs::{history_of, same_machine, History, HISTORY_RUNS};
+pub use runs::{history_of, same_machine, traits_of, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
 pub use view::{near_limit, records, summary, view, view_against, view_against_model, view_with};
 

@@ -13,6 +13,16 @@
 //! come near the limit its spread allows. A case whose own spread lies outside
 //! the central 95% the prior predicts for it (a case far quieter or louder than
 //! the others) keeps its own: the prior does not describe it.
+//!
+//! Where the history says more of each case than its medians ([`Traits`]:
+//! whether its two sides ran on two CPUs, how far its median moves within one
+//! run by its series alone), the prior's `s0²` follows them: `ln s²` is
+//! regressed on those covariates and each case shrunk toward its own fitted
+//! value (limma's `trend`, Law et al. 2014, "voom"; Phipson et al. 2016,
+//! "Robust hyperparameter estimation"). Cases across CPUs and cases whose
+//! series scatter are louder from run to run; once the prior knows it, the
+//! cases scatter less about it, so it holds more degrees of freedom, and a
+//! quiet case is no longer pulled toward the loud ones.
 
 use std::collections::HashMap;
 
@@ -21,11 +31,66 @@ use std::collections::HashMap;
 /// sampling alone explains: every case then shares `s0²`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prior {
+    /// `s0²` of a typical case (at the cases' mean covariates).
     pub s0_sq: f64,
     pub d0: f64,
     /// How many cases it was fitted over.
     pub cases: usize,
+    /// Where `s0²` follows the cases' [`Traits`]: the fitted coefficients.
+    pub trend: Option<Trend>,
 }
+
+/// `ln s0²` of a case as a line in its covariates: `intercept + across·[two
+/// CPUs] + within·ln(within-run variance)`, a coefficient 0 where that covariate
+/// was not used (too few cases, or one side of it empty).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trend {
+    pub intercept: f64,
+    pub across: f64,
+    pub within: f64,
+    /// How much of the cases' scatter of `ln s²` beyond sampling the
+    /// covariates explain (0–1), as fitted.
+    pub explained: f64,
+}
+
+impl Prior {
+    /// `s0²` for a case of traits `t` (the typical one where the prior has no
+    /// trend or the case no traits).
+    pub fn s0_sq_for(&self, t: Option<&Traits>) -> f64 {
+        match (self.trend, t) {
+            (Some(tr), Some(t)) if t.within_var > 0.0 || tr.within == 0.0 => {
+                let x = tr.intercept
+                    + tr.across * f64::from(u8::from(t.across))
+                    + tr.within * t.within_var.max(f64::MIN_POSITIVE).ln();
+                x.exp() * self.d0_factor()
+            }
+            _ => self.s0_sq,
+        }
+    }
+
+    /// `e^(ψ(d0/2) − ln(d0/2))`: from the mean of `ln s²` to `ln s0²`.
+    fn d0_factor(&self) -> f64 {
+        if self.d0.is_finite() {
+            (digamma(self.d0 / 2.0) - (self.d0 / 2.0).ln()).exp()
+        } else {
+            1.0
+        }
+    }
+}
+
+/// What the history says of a case besides its medians.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Traits {
+    /// Its two sides ran on two CPUs.
+    pub across: bool,
+    /// The variance of its log median within one run, from its series alone
+    /// (a robust one: (1.4826·MAD)²·π/2 over the series' count), the mean over
+    /// the runs of the history.
+    pub within_var: f64,
+}
+
+/// Each case's [`Traits`], by the same key as the history.
+pub type CaseTraits = HashMap<String, Traits>;
 
 /// One case's run-to-run spread, from the history.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,21 +153,33 @@ fn log_moments(values: &[f64]) -> Option<(f64, f64, usize)> {
 
 /// The model of `history` (each case's median in each earlier run).
 pub fn fit(history: &super::History) -> Model {
-    let own: Vec<(&String, f64, usize)> = history
+    fit_with(history, &CaseTraits::new())
+}
+
+/// [`fit`], the prior following each case's `traits` where every case has them.
+pub fn fit_with(history: &super::History, traits: &CaseTraits) -> Model {
+    let mut own: Vec<(&String, f64, usize)> = history
         .iter()
         .filter_map(|(k, v)| log_moments(v).map(|(_, var, n)| (k, var, n)))
         .collect();
-    let fitted: Vec<(f64, f64)> = own
+    // One order whatever the map's: the fit sums in it.
+    own.sort_by(|a, b| a.0.cmp(b.0));
+    let fitted: Vec<(f64, f64, Option<Traits>)> = own
         .iter()
         .filter(|(_, var, _)| *var > 0.0)
-        .map(|(_, var, n)| (*var, (*n - 1) as f64))
+        .map(|(k, var, n)| (*var, (*n - 1) as f64, traits.get(*k).copied()))
         .collect();
-    let prior = fit_prior(&fitted);
-    let total_df: f64 = fitted.iter().map(|(_, d)| d).sum();
+    let prior = fit_prior_traits(&fitted);
+    let total_df: f64 = fitted.iter().map(|(_, d, _)| d).sum();
     let spreads = own
         .into_iter()
         .filter_map(|(k, var, n)| {
             let d = (n - 1) as f64;
+            // The prior as it stands for this case.
+            let prior = prior.map(|p| Prior {
+                s0_sq: p.s0_sq_for(traits.get(k)),
+                ..p
+            });
             let (v, df) = match prior {
                 // A case the prior does not hold (its spread outside the central
                 // 95% the prior predicts for its runs): its own, unshrunk. Robust
@@ -149,33 +226,148 @@ pub fn within_prior(var: f64, d: f64, p: Prior) -> bool {
 /// The scaled inverse χ² prior of variances `s2` with `d` degrees of freedom
 /// each, by moments of `ln s²` (Smyth 2004, section 6.2; limma's `fitFDist`).
 pub fn fit_prior(s2_d: &[(f64, f64)]) -> Option<Prior> {
-    let n = s2_d.len();
+    let plain: Vec<(f64, f64, Option<Traits>)> = s2_d.iter().map(|&(s, d)| (s, d, None)).collect();
+    fit_prior_traits(&plain)
+}
+
+/// The fewest cases on each side of the across-CPUs covariate, and the fewest
+/// cases beyond the covariates' count, before a covariate enters the prior.
+const TREND_SIDE: usize = 3;
+
+/// [`fit_prior`] with `ln s0²` a line in the cases' traits where every case
+/// has them (limma's `fitFDist` with a design: the moments of the residuals
+/// of `ln s²` regressed on the covariates).
+pub fn fit_prior_traits(cases: &[(f64, f64, Option<Traits>)]) -> Option<Prior> {
+    let n = cases.len();
     if n < PRIOR_CASES {
         return None;
     }
-    let e: Vec<f64> = s2_d
+    let e: Vec<f64> = cases
         .iter()
-        .map(|(s2, d)| s2.ln() - digamma(d / 2.0) + (d / 2.0).ln())
+        .map(|(s2, d, _)| s2.ln() - digamma(d / 2.0) + (d / 2.0).ln())
         .collect();
-    let mean = e.iter().sum::<f64>() / n as f64;
-    let var = e.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    let sampling = s2_d.iter().map(|(_, d)| trigamma(d / 2.0)).sum::<f64>() / n as f64;
-    let excess = var - sampling;
-    if excess > 0.0 {
-        let d0 = 2.0 * trigamma_inverse(excess);
-        let s0_sq = (mean + digamma(d0 / 2.0) - (d0 / 2.0).ln()).exp();
-        Some(Prior {
-            s0_sq,
-            d0,
-            cases: n,
-        })
-    } else {
-        Some(Prior {
-            s0_sq: mean.exp(),
-            d0: f64::INFINITY,
-            cases: n,
-        })
+    let traits: Option<Vec<Traits>> = cases.iter().map(|c| c.2).collect();
+    // The covariates worth fitting: two CPUs where both sides hold a few cases,
+    // the series' spread where every case has one.
+    let (use_across, use_within) = match &traits {
+        Some(t) => {
+            let across = t.iter().filter(|t| t.across).count();
+            (
+                across >= TREND_SIDE && n - across >= TREND_SIDE,
+                t.iter()
+                    .all(|t| t.within_var > 0.0 && t.within_var.is_finite()),
+            )
+        }
+        None => (false, false),
+    };
+    let mut columns: Vec<Vec<f64>> = vec![vec![1.0; n]];
+    if let Some(t) = &traits {
+        if use_across {
+            columns.push(t.iter().map(|t| f64::from(u8::from(t.across))).collect());
+        }
+        if use_within {
+            columns.push(t.iter().map(|t| t.within_var.ln()).collect());
+        }
     }
+    if n < columns.len() + PRIOR_CASES {
+        columns.truncate(1);
+    }
+    let (coef, fitted) = least_squares(&columns, &e).unwrap_or_else(|| {
+        columns.truncate(1);
+        let mean = e.iter().sum::<f64>() / n as f64;
+        (vec![mean], vec![mean; n])
+    });
+    let p = columns.len();
+    let resid = e
+        .iter()
+        .zip(&fitted)
+        .map(|(y, f)| (y - f).powi(2))
+        .sum::<f64>();
+    let var = resid / (n - p) as f64;
+    let sampling = cases.iter().map(|(_, d, _)| trigamma(d / 2.0)).sum::<f64>() / n as f64;
+    let mean_fitted = fitted.iter().sum::<f64>() / n as f64;
+    let excess = var - sampling;
+    let d0 = if excess > 0.0 {
+        2.0 * trigamma_inverse(excess)
+    } else {
+        f64::INFINITY
+    };
+    let trend = (p > 1).then(|| {
+        let mut it = coef.iter().skip(1);
+        let across = if use_across {
+            *it.next().unwrap_or(&0.0)
+        } else {
+            0.0
+        };
+        let within = if use_within {
+            *it.next().unwrap_or(&0.0)
+        } else {
+            0.0
+        };
+        let mean_e = e.iter().sum::<f64>() / n as f64;
+        let total = e.iter().map(|y| (y - mean_e).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Trend {
+            intercept: coef[0],
+            across,
+            within,
+            explained: if total - sampling > 0.0 {
+                ((total - var) / (total - sampling)).clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+        }
+    });
+    let mut prior = Prior {
+        s0_sq: mean_fitted.exp(),
+        d0,
+        cases: n,
+        trend,
+    };
+    prior.s0_sq *= prior.d0_factor();
+    Some(prior)
+}
+
+/// Ordinary least squares of `y` on `columns` (each one value a row): the
+/// coefficients and the fitted values, None where the columns are not
+/// independent.
+fn least_squares(columns: &[Vec<f64>], y: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let p = columns.len();
+    let n = y.len();
+    // The normal equations [XᵀX | Xᵀy], solved by Gauss–Jordan with pivoting.
+    let mut m: Vec<Vec<f64>> = (0..p)
+        .map(|i| {
+            let mut row: Vec<f64> = (0..p)
+                .map(|j| (0..n).map(|t| columns[i][t] * columns[j][t]).sum())
+                .collect();
+            row.push((0..n).map(|t| columns[i][t] * y[t]).sum());
+            row
+        })
+        .collect();
+    for i in 0..p {
+        let pivot = (i..p).max_by(|a, b| m[*a][i].abs().total_cmp(&m[*b][i].abs()))?;
+        m.swap(i, pivot);
+        let d = m[i][i];
+        if d.abs() < 1e-12 * (1.0 + m[i].iter().map(|x| x.abs()).fold(0.0, f64::max)) {
+            return None;
+        }
+        for v in m[i].iter_mut() {
+            *v /= d;
+        }
+        for r in 0..p {
+            if r != i {
+                let f = m[r][i];
+                let pivot_row = m[i].clone();
+                for (v, pv) in m[r].iter_mut().zip(&pivot_row) {
+                    *v -= f * pv;
+                }
+            }
+        }
+    }
+    let coef: Vec<f64> = m.iter().map(|row| row[p]).collect();
+    let fitted = (0..n)
+        .map(|t| (0..p).map(|j| coef[j] * columns[j][t]).sum())
+        .collect();
+    Some((coef, fitted))
 }
 
 fn digamma(x: f64) -> f64 {
@@ -291,6 +483,64 @@ mod tests {
     }
 
     #[test]
+    fn a_prior_that_follows_the_cases_kind_is_tighter_and_keeps_a_quiet_kind_quiet() {
+        // 200 cases on 4 degrees of freedom each: half on one CPU moving 2% from
+        // run to run, half across CPUs moving 8%, each about its kind by an
+        // inverse χ² on 20 degrees of freedom; each case's within-run variance
+        // a fixed share of its own.
+        let mut g = Draw(5);
+        let cases: Vec<(f64, f64, Option<Traits>)> = (0..200)
+            .map(|i| {
+                let across = i % 2 == 1;
+                let kind: f64 = if across { 0.0064 } else { 0.0004 };
+                let sigma_sq = 20.0 * kind / g.chi2(20);
+                (
+                    sigma_sq * g.chi2(4) / 4.0,
+                    4.0,
+                    Some(Traits {
+                        across,
+                        within_var: sigma_sq * 0.3,
+                    }),
+                )
+            })
+            .collect();
+        let plain: Vec<(f64, f64)> = cases.iter().map(|c| (c.0, c.1)).collect();
+        let plain = fit_prior(&plain).unwrap();
+        let trend = fit_prior_traits(&cases).unwrap();
+        assert!(plain.trend.is_none());
+        let t = trend.trend.expect("a trend over two kinds");
+        // The kinds explain most of the scatter: many more degrees of freedom.
+        assert!(plain.d0 < 5.0, "{plain:?}");
+        assert!(trend.d0 > 2.0 * plain.d0, "{trend:?} against {plain:?}");
+        assert!(t.explained > 0.5, "{t:?}");
+        // Each kind's s0² near its own.
+        let quiet = trend.s0_sq_for(Some(&Traits {
+            across: false,
+            within_var: 0.0004 * 0.3,
+        }));
+        let loud = trend.s0_sq_for(Some(&Traits {
+            across: true,
+            within_var: 0.0064 * 0.3,
+        }));
+        assert!((quiet / 0.0004 - 1.0).abs() < 0.35, "{quiet} {trend:?}");
+        assert!((loud / 0.0064 - 1.0).abs() < 0.35, "{loud} {trend:?}");
+        // Without traits for a case, the typical one.
+        assert_eq!(trend.s0_sq_for(None), trend.s0_sq);
+        // A covariate one side of which is empty is left out, as are traits
+        // some cases lack.
+        let one_side: Vec<_> = cases
+            .iter()
+            .map(|c| (c.0, c.1, c.2.map(|t| Traits { across: false, ..t })))
+            .collect();
+        let t = fit_prior_traits(&one_side).unwrap().trend.unwrap();
+        assert_eq!(t.across, 0.0);
+        assert!(t.within > 0.5, "{t:?}");
+        let mut some = cases.clone();
+        some[0].2 = None;
+        assert!(fit_prior_traits(&some).unwrap().trend.is_none());
+    }
+
+    #[test]
     fn a_case_is_shrunk_toward_the_prior_with_its_degrees_of_freedom_added() {
         let mut h = super::super::History::new();
         // Five quiet cases and one loud: the loud one's variance is pulled down,
@@ -319,6 +569,7 @@ mod tests {
             s0_sq: 0.09f64.powi(2),
             d0: 5.4,
             cases: 48,
+            trend: None,
         };
         // 3.2% over 13 runs where the cases are typically 9%: far quieter than
         // the prior allows; 8% is within it.

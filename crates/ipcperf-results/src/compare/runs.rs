@@ -27,6 +27,52 @@ pub fn history_of(runs: &[RunRecord]) -> History {
     h
 }
 
+/// Each case's [`super::moderated::Traits`] over `runs` (as [`history_of`]
+/// takes them): whether its sides ran on two CPUs, and the mean over the runs
+/// of how far its median moves within a run by its series alone.
+pub fn traits_of(runs: &[RunRecord]) -> super::moderated::CaseTraits {
+    let mut within: std::collections::HashMap<String, (bool, Vec<f64>)> = Default::default();
+    for r in runs {
+        for c in &r.cases {
+            if median_of(c).is_none() {
+                continue;
+            }
+            let p = &c.placement;
+            let across = p.writer_cpu.is_none() || p.writer_cpu != p.reader_cpu;
+            let entry = within.entry(key(c)).or_insert((across, Vec::new()));
+            if let Some(v) = median_var(&super::figure(c).values) {
+                entry.1.push(v);
+            }
+        }
+    }
+    within
+        .into_iter()
+        .map(|(k, (across, v))| {
+            let within_var = if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            };
+            (k, super::moderated::Traits { across, within_var })
+        })
+        .collect()
+}
+
+/// The variance of the median of the logs of `xs` by their spread alone,
+/// robustly: (1.4826·MAD)² · π/2 / n (a median's variance against the mean's
+/// σ²/n; the MAD so that a lone wild series does not make a case look loud).
+/// None under three values or with a value not positive.
+fn median_var(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 3 || xs.iter().any(|x| *x <= 0.0 || !x.is_finite()) {
+        return None;
+    }
+    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let m = ipcperf_core::stats::median(&logs)?;
+    let dev: Vec<f64> = logs.iter().map(|x| (x - m).abs()).collect();
+    let mad = 1.4826 * ipcperf_core::stats::median(&dev)?;
+    Some(mad * mad * std::f64::consts::FRAC_PI_2 / logs.len() as f64)
+}
+
 /// A case's median figure in its run, if it ran.
 pub(super) fn median_of(c: &ipcperf_core::record::CaseRecord) -> Option<f64> {
     if c.status != ipcperf_core::record::CaseStatus::Ok {

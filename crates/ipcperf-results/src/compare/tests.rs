@@ -582,3 +582,35 @@ fn a_moderated_spread_and_a_baseline_of_runs_call_what_one_case_alone_cannot() {
     let slowed = rows.iter().filter(|r| r.unit == "MB/s").nth(3).unwrap();
     assert_eq!(slowed.verdict, Verdict::Slower, "{slowed:?}");
 }
+
+/// A case's traits: two CPUs or one from its placement, and its median's
+/// within-run variance from its series robustly, so a lone wild series does
+/// not make a quiet case look loud; averaged over the runs.
+#[test]
+fn traits_name_the_placement_and_a_robust_within_run_spread() {
+    let quiet = [99.0, 99.5, 100.0, 100.5, 101.0];
+    let wild = [99.0, 99.5, 100.0, 100.5, 300.0];
+    let loud = [80.0, 90.0, 100.0, 110.0, 120.0];
+    let run = |one: &[f64], across: &[f64]| {
+        let mut r = testdata::run();
+        r.cases = vec![
+            testdata::case("pipe", Mode::Processes, 4096, "same-cpu", one),
+            testdata::case("pipe", Mode::Processes, 4096, "cross-cpu", across),
+        ];
+        r
+    };
+    let runs = [run(&quiet, &loud), run(&wild, &loud)];
+    let t = traits_of(&runs);
+    assert_eq!(t.len(), 2, "{t:?}");
+    let key = |i: usize| key(&runs[0].cases[i]);
+    let (q, l) = (t[&key(0)], t[&key(1)]);
+    assert!(!q.across && l.across, "{q:?} {l:?}");
+    // One wild series of five moves the MAD little: the quiet case stays
+    // far quieter than the loud one (MAD of the logs about 0.5% and 10%).
+    assert!(
+        q.within_var > 0.0 && q.within_var * 50.0 < l.within_var,
+        "{q:?} {l:?}"
+    );
+    let sd = (q.within_var * 5.0 / std::f64::consts::FRAC_PI_2).sqrt() / 1.4826;
+    assert!(sd > 0.004 && sd < 0.008, "{sd} {q:?}");
+}

@@ -213,18 +213,29 @@ pub fn view_against_model(
          to the next, which the series of one run cannot."
             .to_string()
     } else {
+        let follows = |p: &super::moderated::Prior| match p.trend {
+            Some(t) => format!(
+                " or rather of its kind ({}: {:.0}% of the cases' scatter beyond chance \
+                 explained)",
+                trend_terms(&t),
+                t.explained * 100.0
+            ),
+            None => String::new(),
+        };
         let prior = match model.prior {
             Some(p) if p.d0.is_finite() => format!(
-                ", each case's spread moderated toward the {:.1}% typical of the {} cases \
-                 ({:.1} degrees of freedom borrowed: empirical Bayes, Smyth 2004)",
+                ", each case's spread moderated toward the {:.1}% typical of the {} cases{}, \
+                 {:.1} degrees of freedom borrowed (empirical Bayes, Smyth 2004)",
                 p.s0_sq.sqrt() * 100.0,
                 p.cases,
+                follows(&p),
                 p.d0
             ),
             Some(p) => format!(
-                ", the {} cases' spreads no wider apart than chance: each judged by their \
+                ", the {} cases' spreads no wider apart than chance{}: each judged by their \
                  common {:.1}% (empirical Bayes, Smyth 2004)",
                 p.cases,
+                follows(&p),
                 p.s0_sq.sqrt() * 100.0
             ),
             None => format!(" (each case's own, from {HISTORY_RUNS} or more runs)"),
@@ -357,4 +368,20 @@ fn named(r: &RunRecord) -> String {
         .as_ref()
         .map(|l| format!(" ({l})"))
         .unwrap_or_default()
+}
+
+/// The covariates a prior's spread follows, in words: "two CPUs ×1.8, the
+/// series' scatter ^0.6" (the factor on the spread, not the variance).
+fn trend_terms(t: &super::moderated::Trend) -> String {
+    let mut terms = Vec::new();
+    if t.across != 0.0 {
+        terms.push(format!("two CPUs ×{:.2}", (t.across / 2.0).exp()));
+    }
+    if t.within != 0.0 {
+        terms.push(format!(
+            "the series' own scatter to the power {:.2}",
+            t.within
+        ));
+    }
+    terms.join(", ")
 }

@@ -53,7 +53,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     // the other differs: no history.
     // One run as A: A is left out of the history too (it may be the changed
     // one: `compare new old`); several: their spread is the history's own.
-    let history = if compare::same_machine(&ra, &rb) {
+    let (history, traits) = if compare::same_machine(&ra, &rb) {
         let left_out = if a.baseline_runs > 1 {
             vec![ib]
         } else {
@@ -61,7 +61,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         };
         earlier_runs(&mut store, &left_out, &rb)
     } else {
-        compare::History::new()
+        Default::default()
     };
     let (baseline_ids, baseline) = baseline_of(&mut store, (ia, ra), ib, a.baseline_runs);
     if baseline.len() < usize::from(a.baseline_runs) {
@@ -80,7 +80,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         ));
     }
     // The run-to-run model, fitted once for the rows, both tables and the JSON.
-    let model = compare::moderated::fit(&history);
+    let model = compare::moderated::fit_with(&history, &traits);
     let rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
     let fields = [
         "case",
@@ -138,6 +138,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 "sd": p.s0_sq.sqrt(),
                 "df": p.d0.is_finite().then_some(p.d0),
                 "cases": p.cases,
+                "trend": p.trend.map(|t| serde_json::json!({
+                    "intercept": t.intercept,
+                    "across": t.across,
+                    "within": t.within,
+                    "explained": t.explained,
+                })),
             })),
             "rows_near_limit": compare::near_limit(&rows).0,
             "rows_with_limit": compare::near_limit(&rows).1,
@@ -218,14 +224,15 @@ fn baseline_of(
 }
 
 /// The newest 30 complete runs of B's host, kernel and CPU model but those
-/// `left_out`: how much each case moves from run to run.
+/// `left_out`: how much each case moves from run to run, and what else those
+/// runs say of each case (the traits its prior follows).
 fn earlier_runs(
     store: &mut crate::store::Store,
     left_out: &[i64],
     rb: &RunRecord,
-) -> compare::History {
+) -> (compare::History, compare::moderated::CaseTraits) {
     let Ok(mut runs) = store.list_runs() else {
-        return compare::History::new();
+        return Default::default();
     };
     runs.retain(|r| {
         !left_out.contains(&r.id)
@@ -240,5 +247,5 @@ fn earlier_runs(
         .filter_map(|r| store.load_run(r.id).ok().flatten())
         .filter(|r| compare::same_machine(r, rb))
         .collect();
-    compare::history_of(&loaded)
+    (compare::history_of(&loaded), compare::traits_of(&loaded))
 }
