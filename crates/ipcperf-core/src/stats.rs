@@ -33,6 +33,20 @@ pub fn spread(xs: &[f64]) -> Option<Spread> {
     Some(Spread { median, min, max })
 }
 
+/// The median of the logarithms of `xs` (positive, finite ones) and 1.4826 ×
+/// their median absolute deviation: a standard deviation for log-normal
+/// figures that one wild value barely moves. None without such a value.
+pub fn log_median_mad(xs: &[f64]) -> Option<(f64, f64)> {
+    let logs: Vec<f64> = xs
+        .iter()
+        .filter(|x| **x > 0.0 && x.is_finite())
+        .map(|x| x.ln())
+        .collect();
+    let centre = median(&logs)?;
+    let dev: Vec<f64> = logs.iter().map(|l| (l - centre).abs()).collect();
+    Some((centre, 1.4826 * median(&dev)?))
+}
+
 /// Relative spread (max - min) / median, a simple noise figure; 0 for one sample.
 pub fn relative_spread(s: &Spread) -> f64 {
     if s.median > 0.0 {

@@ -66,11 +66,8 @@ fn median_var(xs: &[f64]) -> Option<f64> {
     if xs.len() < 3 || xs.iter().any(|x| *x <= 0.0 || !x.is_finite()) {
         return None;
     }
-    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
-    let m = ipcperf_core::stats::median(&logs)?;
-    let dev: Vec<f64> = logs.iter().map(|x| (x - m).abs()).collect();
-    let mad = 1.4826 * ipcperf_core::stats::median(&dev)?;
-    Some(mad * mad * std::f64::consts::FRAC_PI_2 / logs.len() as f64)
+    let (_, mad) = ipcperf_core::stats::log_median_mad(xs)?;
+    Some(mad * mad * std::f64::consts::FRAC_PI_2 / xs.len() as f64)
 }
 
 /// A case's median figure in its run, if it ran.

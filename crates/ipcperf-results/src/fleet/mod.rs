@@ -210,19 +210,14 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
 /// The median of the hosts' log figures and 1.4826 × their MAD (a standard
 /// deviation for normal figures), leaving host `skip` out; and how many hosts.
 fn centre_and_mad(medians: &[f64], skip: Option<usize>) -> (f64, f64, f64) {
-    let logs: Vec<f64> = medians
+    let kept: Vec<f64> = medians
         .iter()
         .enumerate()
-        .filter(|(j, m)| Some(*j) != skip && **m > 0.0)
-        .map(|(_, m)| m.ln())
+        .filter(|(j, m)| Some(*j) != skip && **m > 0.0 && m.is_finite())
+        .map(|(_, m)| *m)
         .collect();
-    let centre = median(&logs).unwrap_or(0.0);
-    let dev: Vec<f64> = logs.iter().map(|l| (l - centre).abs()).collect();
-    (
-        centre,
-        1.4826 * median(&dev).unwrap_or(0.0),
-        logs.len() as f64,
-    )
+    let (centre, mad) = ipcperf_core::stats::log_median_mad(&kept).unwrap_or((0.0, 0.0));
+    (centre, mad, kept.len() as f64)
 }
 
 /// The MAD's efficiency beside the standard deviation for normal figures.
