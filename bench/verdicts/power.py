@@ -145,8 +145,19 @@ def run_trials(bin_, work, runs, ids, sd, n, k):
             prior = d.get("run_to_run_prior") or prior
             if prior and prior.get("df") is None:
                 prior["df"] = math.inf
-            called = [r["case"] for r in rows if r["change"] in ("faster", "slower")]
-            aa[kk].append((j, rc, called))
+            # Each called case with its ratio and what its per-message counters
+            # did (the kernel's own account: another regime, or the same one slower).
+            called = []
+            for r in rows:
+                if r["change"] not in ("faster", "slower"):
+                    continue
+                said = [f"{x['case'].split(' · ')[-1]} {x['ratio_b_over_a']:.2f}x"
+                        for x in d["cases"]
+                        if x["case"].startswith(r["case"] + " · ") and x.get("ratio_b_over_a")
+                        and x["unit"] not in MAIN_UNITS and "p99" not in x["case"]]
+                extra = f"; {', '.join(said)}" if said else ""
+                called.append(f"{r['case']} ({r['change']}, B/A {r['ratio_b_over_a']:.2f}x{extra})")
+            aa[kk].append((j, rc, called, d.get("whole_run") or []))
             for r in rows:
                 if r.get("limit") and r.get("smallest_callable_change"):
                     ratios[kk].append(r["smallest_callable_change"] / r["limit"])
@@ -230,16 +241,22 @@ def report(runs, ids, sd, n, k, aa, ratios, near, trials, prior):
               f"({100 * other / max(len(t), 1):.1f}%), in {len(with_other)} of the {len(bs)} runs B "
               f"(every trial of one B shares its other cases){': B = ' + ', '.join(map(str, with_other)) if with_other else ''}")
     for kk in (1, k):
-        fails = sum(1 for (_, rc, _) in aa[kk] if rc == 3)
-        called = sum(len(c) for (_, _, c) in aa[kk])
+        fails = sum(1 for (_, rc, _, _) in aa[kk] if rc == 3)
+        called = sum(len(c) for (_, _, c, _) in aa[kk])
         r = sorted(ratios[kk])
         med = statistics.median(r) if r else float("nan")
         print(f"A/A, k = {kk}: {fails} of {len(aa[kk])} pairs failed the gate, {called} rows called in all; "
               f"could-call / limit median {med:.2f} over {len(r)} rows; "
               f"{near[kk][0]} of {near[kk][1]} rows within 1.5x of their limit")
-        for (j, rc, c) in aa[kk]:
+        for (j, rc, c, whole) in aa[kk]:
             if c:
                 print(f"  B = run {j}: called {', '.join(c)}")
+            # compare's `whole_run`: the cases of a placement that moved together.
+            for w in whole:
+                if w["beyond_history"]:
+                    print(f"  B = run {j}: its {w['cases']} cases {w['placement']} moved as a whole "
+                          f"by {100 * w['slower']:+.1f}% (slower +), beyond the history's "
+                          f"{100 * w['history_sd']:.1f}% over {w['history_runs']} runs")
 
 
 def more_series(runs, ids, sd):

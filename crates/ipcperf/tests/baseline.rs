@@ -115,3 +115,101 @@ fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
         "--baseline-runs",
     );
 }
+
+/// Under the table and in JSON: how far B's cases moved as a whole, per
+/// placement, against how far the history's runs do. Runs 2..6 are a real run
+/// with every case moved by its run's 2% (sd) and its own 0.5%; run 7 has every
+/// case on one CPU 20% down in MB/s.
+#[test]
+fn a_run_that_moved_as_a_whole_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    cmd(
+        &db,
+        &[
+            "run",
+            "pipe",
+            "unix",
+            "--sizes",
+            "64,1k,4k,64k",
+            "--pin",
+            "0,0",
+            "--pin",
+            "0,1",
+            "-d",
+            "10ms",
+            "-q",
+        ],
+    )
+    .assert()
+    .success();
+    let json = dir.path().join("r1.json");
+    cmd(&db, &["export", "1", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let r1: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let same = |c: &serde_json::Value| c["placement"]["writer_cpu"] == c["placement"]["reader_cpu"];
+    let ok = |c: &&serde_json::Value| c["status"] == "ok";
+    let cases = r1["cases"].as_array().unwrap();
+    if cases.iter().filter(ok).filter(|c| same(c)).count() < 8
+        || cases.iter().filter(ok).filter(|c| !same(c)).count() < 8
+    {
+        eprintln!("skipped: fewer than 8 cases ran on one CPU or across two (one CPU here?)");
+        return;
+    }
+    let copy = |run: usize, level: f64, one_cpu: f64| {
+        let mut v = r1.clone();
+        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + run as u64).into();
+        v["label"] = serde_json::Value::from(format!("copy{run}"));
+        for (i, c) in v["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
+            let mut f = (0.02 * level + 0.005 * Z[(run + i) % 5]).exp();
+            if same(c) {
+                f *= one_cpu;
+            }
+            for s in c["series"].as_array_mut().unwrap() {
+                s["bytes"] = ((s["bytes"].as_u64().unwrap() as f64 * f) as u64).into();
+            }
+        }
+        let path = dir.path().join(format!("r{run}.json"));
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+    };
+    for run in 2..=6 {
+        copy(run, Z[run - 2], 1.0);
+    }
+    copy(7, 0.0, 0.8);
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--format",
+            "json",
+        ],
+    ));
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let whole = j["whole_run"].as_array().unwrap();
+    let one = whole.iter().find(|w| w["placement"] == "one-cpu").unwrap();
+    let two = whole
+        .iter()
+        .find(|w| w["placement"] == "across-cpus")
+        .unwrap();
+    let slower = one["slower"].as_f64().unwrap();
+    assert!(slower > 0.2 && slower < 0.3, "{one}");
+    assert_eq!(one["beyond_history"], true, "{one}");
+    assert!(one["history_runs"].as_u64().unwrap() >= 5, "{one}");
+    assert!(two["slower"].as_f64().unwrap().abs() < 0.05, "{two}");
+    assert_eq!(two["beyond_history"], false, "{two}");
+    let table = stdout(&mut cmd(
+        &db,
+        &["compare", "6", "7", "--baseline-runs", "5"],
+    ));
+    assert!(
+        table.contains("cases on one CPU ran") && table.contains("the machine, or everything"),
+        "{table}"
+    );
+}

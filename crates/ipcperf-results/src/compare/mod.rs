@@ -21,12 +21,14 @@ mod simulate;
 pub(crate) mod stats;
 mod tail;
 mod view;
+mod whole;
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 pub use moderated::Model;
 use runs::across_runs;
 pub use runs::{history_of, same_machine, traits_of, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
 pub use view::{near_limit, records, summary, view, view_against, view_against_model, view_with};
+pub use whole::{whole_run, Whole, WHOLE_CASES, WHOLE_RUNS};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::stats::spread;

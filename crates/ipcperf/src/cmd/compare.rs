@@ -53,7 +53,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     // the other differs: no history.
     // One run as A: A is left out of the history too (it may be the changed
     // one: `compare new old`); several: their spread is the history's own.
-    let (history, traits) = if compare::same_machine(&ra, &rb) {
+    let (history, traits, earlier) = if compare::same_machine(&ra, &rb) {
         let left_out = if a.baseline_runs > 1 {
             vec![ib]
         } else {
@@ -82,6 +82,8 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     // The run-to-run model, fitted once for the rows, both tables and the JSON.
     let model = compare::moderated::fit_with(&history, &traits);
     let rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
+    // How B moved as a whole, beside how the history's runs do.
+    let whole = compare::whole_run(&earlier, &baseline, &rb);
     let fields = [
         "case",
         "unit",
@@ -125,6 +127,9 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         ) {
             out.push_str(&format!("\n{}", crate::measured::compare_text(x, y, t)));
         }
+        for w in &whole {
+            out.push_str(&format!("\n{}\n", w.line()));
+        }
         out
     };
     let doc = Document {
@@ -145,6 +150,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                     "explained": t.explained,
                 })),
             })),
+            "whole_run": whole.iter().map(|w| serde_json::json!({
+                "placement": if w.across { "across-cpus" } else { "one-cpu" },
+                "cases": w.cases,
+                "slower": w.slower(),
+                "history_sd": w.history.map(|h| h.0),
+                "history_runs": w.history.map(|h| h.1),
+                "beyond_history": w.beyond,
+            })).collect::<Vec<_>>(),
             "rows_near_limit": compare::near_limit(&rows).0,
             "rows_with_limit": compare::near_limit(&rows).1,
             "summary": compare::summary(&rows),
@@ -224,13 +237,17 @@ fn baseline_of(
 }
 
 /// The newest 30 complete runs of B's host, kernel and CPU model but those
-/// `left_out`: how much each case moves from run to run, and what else those
-/// runs say of each case (the traits its prior follows).
+/// `left_out`: how much each case moves from run to run, what else those runs
+/// say of each case (the traits its prior follows), and the runs themselves.
 fn earlier_runs(
     store: &mut crate::store::Store,
     left_out: &[i64],
     rb: &RunRecord,
-) -> (compare::History, compare::moderated::CaseTraits) {
+) -> (
+    compare::History,
+    compare::moderated::CaseTraits,
+    Vec<RunRecord>,
+) {
     let Ok(mut runs) = store.list_runs() else {
         return Default::default();
     };
@@ -247,5 +264,9 @@ fn earlier_runs(
         .filter_map(|r| store.load_run(r.id).ok().flatten())
         .filter(|r| compare::same_machine(r, rb))
         .collect();
-    (compare::history_of(&loaded), compare::traits_of(&loaded))
+    (
+        compare::history_of(&loaded),
+        compare::traits_of(&loaded),
+        loaded,
+    )
 }

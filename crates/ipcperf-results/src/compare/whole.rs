@@ -1,0 +1,268 @@
+//! How B moved as a whole: the median over a placement's cases (all on one CPU,
+//! or all across two) of how much slower each ran in B than in A's runs, beside
+//! how much the history's runs move as a whole. A row is a test of one case
+//! against its own spread; it cannot tell a machine that moved from a change.
+//! This says when the cases moved together, so that a reader (or a gate) can
+//! tell the machine's move from a case's.
+
+use ipcperf_core::record::RunRecord;
+
+use super::{figure, key, runs::median_of, stats};
+
+/// The fewest cases of a placement that make a median worth naming.
+pub const WHOLE_CASES: usize = 8;
+
+/// The fewest runs of history whose moves as a whole say how far a run strays.
+pub const WHOLE_RUNS: usize = 3;
+
+/// How the cases of one placement moved together from A to B.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Whole {
+    /// The cases ran across two CPUs (else on one).
+    pub across: bool,
+    /// How many cases the median is over.
+    pub cases: usize,
+    /// The median over those cases of ln(B's time / A's): positive is slower
+    /// (a throughput or rate that fell, a latency that rose).
+    pub slower_log: f64,
+    /// The standard deviation of the history's runs' own moves as a whole (the
+    /// same median, each run against the history's mean), and how many runs.
+    pub history: Option<(f64, usize)>,
+    /// How many runs A is.
+    pub k: usize,
+    /// B's move as a whole is beyond what the history's runs do
+    /// (`t_{runs−1}` at two-sided 0.05 over the placements shown, against
+    /// `sd·√(1 + 1/k)`).
+    pub beyond: bool,
+}
+
+impl Whole {
+    /// B's move as a fraction: 0.13 = 13% slower, −0.05 = 5% faster.
+    pub fn slower(&self) -> f64 {
+        self.slower_log.exp() - 1.0
+    }
+
+    /// One line: "the 28 cases on one CPU ran 13.0% slower in B than in A (…)".
+    pub fn line(&self) -> String {
+        let s = self.slower();
+        let way = if s >= 0.0 { "slower" } else { "faster" };
+        let place = if self.across {
+            "across two CPUs"
+        } else {
+            "on one CPU"
+        };
+        let a = if self.k > 1 {
+            format!("the mean of A's {} runs", self.k)
+        } else {
+            "A".to_string()
+        };
+        let said = match self.history {
+            None => {
+                format!("fewer than {WHOLE_RUNS} earlier runs say how much a run moves as a whole")
+            }
+            Some((sd, runs)) if self.beyond => format!(
+                "beyond the {:.1}% the history's {runs} runs move as a whole: the machine, or \
+                 everything, changed, and a row called here may have moved with it",
+                sd * 100.0
+            ),
+            Some((sd, runs)) => format!(
+                "within the {:.1}% the history's {runs} runs move as a whole",
+                sd * 100.0
+            ),
+        };
+        format!(
+            "As a whole, the {} cases {place} ran {:.1}% {way} in B than in {a} (the median \
+             over them); {said}.",
+            self.cases,
+            s.abs() * 100.0
+        )
+    }
+}
+
+/// A case's log figure oriented so that larger is slower.
+fn slow_log(c: &ipcperf_core::record::CaseRecord) -> Option<f64> {
+    let m = median_of(c)?;
+    (m > 0.0).then(|| {
+        if figure(c).lower_better {
+            m.ln()
+        } else {
+            -m.ln()
+        }
+    })
+}
+
+fn across(c: &ipcperf_core::record::CaseRecord) -> bool {
+    let p = &c.placement;
+    p.writer_cpu.is_none() || p.writer_cpu != p.reader_cpu
+}
+
+/// Each case of `run` by key: (across two CPUs, its log figure, larger slower).
+fn logs(run: &RunRecord) -> std::collections::HashMap<String, (bool, f64)> {
+    run.cases
+        .iter()
+        .filter(|c| c.pairs.is_none())
+        .filter_map(|c| Some((key(c), (across(c), slow_log(c)?))))
+        .collect()
+}
+
+/// B's move as a whole against `baseline` (A's runs, A first), one per
+/// placement with [`WHOLE_CASES`] cases or more in B and every run of A,
+/// beside `history`'s runs' own moves (the runs the row spreads come from).
+pub fn whole_run(history: &[RunRecord], baseline: &[RunRecord], b: &RunRecord) -> Vec<Whole> {
+    let lb = logs(b);
+    let la: Vec<_> = baseline.iter().map(logs).collect();
+    let lh: Vec<_> = history.iter().map(logs).collect();
+    let k = baseline.len();
+    let mut out = Vec::new();
+    for side in [false, true] {
+        // Cases of this placement in B and in every run of A.
+        let mut keys: Vec<&String> = lb
+            .iter()
+            .filter(|(key, (ac, _))| *ac == side && la.iter().all(|a| a.contains_key(*key)))
+            .map(|(key, _)| key)
+            .collect();
+        keys.sort();
+        if keys.len() < WHOLE_CASES || k == 0 {
+            continue;
+        }
+        let moved: Vec<f64> = keys
+            .iter()
+            .map(|key| lb[*key].1 - la.iter().map(|a| a[*key].1).sum::<f64>() / k as f64)
+            .collect();
+        let Some(slower_log) = ipcperf_core::stats::median(&moved) else {
+            continue;
+        };
+        let history = history_moves(&lh, &keys);
+        out.push(Whole {
+            across: side,
+            cases: keys.len(),
+            slower_log,
+            history,
+            k,
+            beyond: false,
+        });
+    }
+    let shown = out.len().max(1) as f64;
+    for w in &mut out {
+        if let Some((sd, runs)) = w.history {
+            let t = stats::t_critical((runs - 1) as f64, super::ALPHA / shown);
+            w.beyond = w.slower_log.abs() > t * sd * (1.0 + 1.0 / w.k as f64).sqrt();
+        }
+    }
+    out
+}
+
+/// The standard deviation over the history's runs of each run's move as a whole
+/// (the median over `keys` of its log against the mean over the runs that hold
+/// every key), and how many runs; None under [`WHOLE_RUNS`].
+fn history_moves(
+    lh: &[std::collections::HashMap<String, (bool, f64)>],
+    keys: &[&String],
+) -> Option<(f64, usize)> {
+    let full: Vec<_> = lh
+        .iter()
+        .filter(|h| keys.iter().all(|k| h.contains_key(*k)))
+        .collect();
+    if full.len() < WHOLE_RUNS {
+        return None;
+    }
+    let n = full.len() as f64;
+    let centre: Vec<f64> = keys
+        .iter()
+        .map(|k| full.iter().map(|h| h[*k].1).sum::<f64>() / n)
+        .collect();
+    let levels: Vec<f64> = full
+        .iter()
+        .filter_map(|h| {
+            let d: Vec<f64> = keys.iter().zip(&centre).map(|(k, c)| h[*k].1 - c).collect();
+            ipcperf_core::stats::median(&d)
+        })
+        .collect();
+    let mean = levels.iter().sum::<f64>() / n;
+    let var = levels.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some((var.sqrt(), full.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+    use ipcperf_core::mode::Mode;
+
+    /// A run of 10 cases on one CPU and 10 across, each case's MB/s its own
+    /// level times `one` (on one CPU) or `two` (across), case `slow` (if any)
+    /// divided by `by`.
+    fn run(one: f64, two: f64, slow: Option<usize>, by: f64) -> RunRecord {
+        let mut r = testdata::run();
+        r.cases = (0..20)
+            .map(|i| {
+                let place = if i < 10 { "same-cpu" } else { "cross-cpu" };
+                let mut m = 100.0 * (1.0 + i as f64) * if i < 10 { one } else { two };
+                if slow == Some(i) {
+                    m /= by;
+                }
+                testdata::case(
+                    "pipe",
+                    Mode::Processes,
+                    64 << i,
+                    place,
+                    &[m, m * 1.01, m * 0.99],
+                )
+            })
+            .collect();
+        r
+    }
+
+    /// Twelve runs whose cases move together by about 2% (sd) on one CPU and
+    /// 1% across.
+    fn history() -> Vec<RunRecord> {
+        let z = [
+            -1.5, -1.0, -0.6, -0.3, 0.0, 0.2, 0.4, 0.6, 0.9, 1.2, -0.4, 0.5,
+        ];
+        z.iter()
+            .map(|z: &f64| run((0.02 * z).exp(), (0.01 * -z).exp(), None, 1.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_machine_that_moved_is_named_and_one_case_is_not() {
+        let h = history();
+        let a = vec![h[11].clone(), h[10].clone(), h[9].clone()];
+        // Everything on one CPU 15% slower (MB/s down): beyond a 2% history.
+        let b = run(1.0 / 1.15, 1.0, None, 1.0);
+        let w = whole_run(&h, &a, &b);
+        assert_eq!(w.len(), 2, "{w:?}");
+        let one = w.iter().find(|w| !w.across).unwrap();
+        assert_eq!(one.cases, 10);
+        assert_eq!(one.k, 3);
+        let (sd, runs) = one.history.unwrap();
+        assert_eq!(runs, 12);
+        assert!(sd > 0.01 && sd < 0.03, "{one:?}");
+        assert!(one.beyond, "{one:?}");
+        assert!(one.slower() > 0.10 && one.slower() < 0.20, "{one:?}");
+        assert!(one.line().contains("slower") && one.line().contains("machine"));
+        let two = w.iter().find(|w| w.across).unwrap();
+        assert!(!two.beyond && two.slower().abs() < 0.03, "{two:?}");
+        // One case 30% slower: the median does not follow it.
+        let b = run(1.0, 1.0, Some(3), 1.3);
+        for w in whole_run(&h, &a, &b) {
+            assert!(!w.beyond && w.slower().abs() < 0.03, "{w:?}");
+            assert!(w.line().contains("within"), "{}", w.line());
+        }
+    }
+
+    #[test]
+    fn too_few_cases_or_runs_say_so() {
+        let h = history();
+        let mut b = run(1.2, 1.0, None, 1.0);
+        b.cases.truncate(5);
+        assert!(whole_run(&h, &h[..1], &b).is_empty());
+        let b = run(1.2, 1.0, None, 1.0);
+        let w = whole_run(&h[..2], &h[..1], &b);
+        assert!(w.iter().all(|w| w.history.is_none() && !w.beyond), "{w:?}");
+        // 20% more MB/s is faster.
+        let one = w.iter().find(|w| !w.across).unwrap();
+        assert!(one.slower() < -0.15, "{one:?}");
+        assert!(one.line().contains("faster") && one.line().contains("fewer than"));
+    }
+}
