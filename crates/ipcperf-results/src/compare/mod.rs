@@ -12,7 +12,6 @@
 
 mod counters;
 mod names;
-mod net;
 use names::{elsewhere, placement_key, shown};
 pub mod moderated;
 mod parts;
@@ -25,14 +24,10 @@ mod view;
 mod whole;
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 pub use moderated::Model;
-pub use net::{Net, NET_RUNS};
 use runs::across_runs;
 pub use runs::{history_of, same_machine, traits_of, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
-pub use view::{
-    near_limit, records, summary, view, view_against, view_against_model, view_against_net,
-    view_with,
-};
+pub use view::{near_limit, records, summary, view, view_against, view_against_model, view_with};
 pub use whole::{whole_run, Whole, WHOLE_CASES, WHOLE_RUNS};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
@@ -544,25 +539,7 @@ pub fn compare_against_model(
     min_change: f64,
     model: &moderated::Model,
 ) -> Vec<Row> {
-    compare_against_net(baseline, b, min_change, model, None)
-}
-
-/// [`compare_against_model`], each case that follows its placement's move as a
-/// whole judged net of it (`net`: the moves of the history the model was
-/// fitted over, net of them too; see [`Net`]).
-pub fn compare_against_net(
-    baseline: &[RunRecord],
-    b: &RunRecord,
-    min_change: f64,
-    model: &moderated::Model,
-    net: Option<&Net>,
-) -> Vec<Row> {
     let a = &baseline[0];
-    let levels: Vec<[Option<f64>; 2]> = match net {
-        Some(n) => baseline.iter().map(|r| n.level(r)).collect(),
-        None => Vec::new(),
-    };
-    let b_level = net.map(|n| n.level(b));
     let mut rows = Vec::new();
     for ca in &a.cases {
         let k = key(ca);
@@ -570,27 +547,12 @@ pub fn compare_against_net(
             Some(cb) => {
                 let mut row = compare_case(ca, cb, min_change);
                 if let Some(spread) = model.spread(&k) {
-                    let lower = figure(ca).lower_better;
-                    let medians: Vec<(f64, f64)> = baseline
+                    let medians: Vec<f64> = baseline
                         .iter()
-                        .enumerate()
-                        .filter_map(|(i, r)| {
-                            let m = runs::median_of(r.cases.iter().find(|c| key(c) == k)?)?;
-                            let n = match (net, levels.get(i)) {
-                                (Some(n), Some(l)) => n.netted(&k, m, lower, *l),
-                                _ => m,
-                            };
-                            Some((m, n))
-                        })
+                        .filter_map(|r| r.cases.iter().find(|c| key(c) == k))
+                        .filter_map(runs::median_of)
                         .collect();
-                    let b_net = match (net, b_level, row.b) {
-                        (Some(n), Some(l), Some(m)) if n.follows(&k) => {
-                            Some(n.netted(&k, m, lower, l))
-                        }
-                        _ => row.b,
-                    };
-                    let netted = net.is_some_and(|n| n.follows(&k));
-                    row = across_runs(row, b_net, &medians, spread, min_change, netted);
+                    row = across_runs(row, &medians, spread, min_change);
                 }
                 rows.push(row);
                 // Round trips: the tail too, where both runs kept each series' p99.

@@ -97,20 +97,9 @@ pub const HISTORY_RUNS: usize = super::moderated::ALONE_RUNS;
 /// series' own error whatever their sizes: the spread of a run's median over
 /// runs holds what its series say of it and what moves between runs (a median
 /// of bimodal series can move far less from run to run than its series spread).
-///
-/// `b` and `baseline` (each run's median as measured, then as judged) are net
-/// of their runs' moves as a whole where `netted` (see [`super::Net`]): the
-/// ratio is then the net one, A's figure the geometric mean as measured.
-pub(super) fn across_runs(
-    row: Row,
-    b: Option<f64>,
-    baseline: &[(f64, f64)],
-    runs: RunSpread,
-    min_change: f64,
-    netted: bool,
-) -> Row {
-    let k = baseline.iter().filter(|v| v.1 > 0.0 && v.0 > 0.0).count();
-    let (Some(b), Some(_)) = (b, row.se_df) else {
+pub(super) fn across_runs(row: Row, baseline: &[f64], runs: RunSpread, min_change: f64) -> Row {
+    let k = baseline.iter().filter(|v| **v > 0.0).count();
+    let (Some(b), Some(_)) = (row.b, row.se_df) else {
         return row;
     };
     if k == 0 || b <= 0.0 {
@@ -124,21 +113,18 @@ pub(super) fn across_runs(
     } else {
         " moderated over the cases".to_string()
     };
-    let mean_of = |f: fn(&(f64, f64)) -> f64| {
-        baseline
-            .iter()
-            .filter(|v| v.1 > 0.0 && v.0 > 0.0)
-            .map(|v| f(v).ln())
-            .sum::<f64>()
-            / k as f64
-    };
-    let (shown_log, mean_log) = (mean_of(|v| v.0), mean_of(|v| v.1));
+    let mean_log = baseline
+        .iter()
+        .filter(|v| **v > 0.0)
+        .map(|v| v.ln())
+        .sum::<f64>()
+        / k as f64;
     let ratio = (b.ln() - mean_log).exp();
     let df = runs.df.min(1e6);
     let t = ratio.ln().abs() / se;
     let p = stats::two_sided_t(t, df);
     let half = stats::t_critical(df, ALPHA) * se;
-    r.a = Some(shown_log.exp());
+    r.a = Some(mean_log.exp());
     r.ratio = Some(ratio);
     r.p = Some(p);
     r.se_df = Some((se, df));
@@ -149,13 +135,8 @@ pub(super) fn across_runs(
     } else {
         format!(" B against the mean of {k} runs of A,")
     };
-    let net = if netted {
-        " net of each run's move as a whole,"
-    } else {
-        ""
-    };
     let runs_said = format!(
-        "{against}{net} run-to-run spread {:.1}% over {} runs{shrunk} ({:.0} degrees of freedom)",
+        "{against} run-to-run spread {:.1}% over {} runs{shrunk} ({:.0} degrees of freedom)",
         runs.sd * 100.0,
         runs.runs,
         df

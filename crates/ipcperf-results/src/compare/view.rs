@@ -176,27 +176,13 @@ pub fn view_against_model(
     min_change: f64,
     model: &super::moderated::Model,
 ) -> View {
-    view_against_net(a_id, baseline, b_id, b, min_change, model, None)
-}
-
-/// [`view_against_model`] with the cases that follow their placement's move as
-/// a whole judged net of it (see [`super::compare_against_net`]).
-pub fn view_against_net(
-    a_id: &str,
-    baseline: &[RunRecord],
-    b_id: &str,
-    b: &RunRecord,
-    min_change: f64,
-    model: &super::moderated::Model,
-    net: Option<&super::Net>,
-) -> View {
     let a = &baseline[0];
     let plural = if baseline.len() > 1 {
         " = runs "
     } else {
         " = run "
     };
-    let rows = super::compare_against_net(baseline, b, min_change, model, net);
+    let rows = super::compare_against_model(baseline, b, min_change, model);
     let judged_across = model.len();
     let mark = |v: Verdict| match v {
         Verdict::Faster => "FASTER",
@@ -262,20 +248,10 @@ pub fn view_against_net(
         } else {
             String::new()
         };
-        let net = match net {
-            Some(n) if n.following() > 0 => format!(
-                " {} of them are judged net of their run's move as a whole (the median over the \
-                 cases on one CPU, or across two, of how far each strays from its mean: what \
-                 they share), their history being quieter so; the B/A column is then the net \
-                 ratio, A and B as measured.",
-                n.following()
-            ),
-            _ => String::new(),
-        };
         format!(
             "{judged_across} cases with earlier runs on this host (kernel, CPU model) in the \
              history are judged against how much their median moves from run to run{prior}, \
-             in place of their series' spread.{against}{net} \"limit\": the smallest \
+             in place of their series' spread.{against} \"limit\": the smallest \
              change any test could call with that case's spread over these runs, \
              e^(z·sd·√(1 + 1/k)) − 1 (z at two-sided 0.05 over the rows compared, k runs as A)."
         )

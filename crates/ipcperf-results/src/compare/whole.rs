@@ -97,7 +97,7 @@ fn across(c: &ipcperf_core::record::CaseRecord) -> bool {
 }
 
 /// Each case of `run` by key: (across two CPUs, its log figure, larger slower).
-pub(super) fn logs(run: &RunRecord) -> std::collections::HashMap<String, (bool, f64)> {
+fn logs(run: &RunRecord) -> std::collections::HashMap<String, (bool, f64)> {
     run.cases
         .iter()
         .filter(|c| c.pairs.is_none())

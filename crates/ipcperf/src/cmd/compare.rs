@@ -79,18 +79,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             }
         ));
     }
-    // How B moved as a whole, beside how the history's runs do; within that,
-    // each case that shares its run's move is judged net of it.
-    let whole = compare::whole_run(&earlier, &baseline, &rb);
-    let net = if whole.iter().any(|w| w.beyond) {
-        None
-    } else {
-        compare::Net::of(&earlier)
-    };
-    let history = net.as_ref().map_or(history, |n| n.history(&earlier));
     // The run-to-run model, fitted once for the rows, both tables and the JSON.
     let model = compare::moderated::fit_with(&history, &traits);
-    let rows = compare::compare_against_net(&baseline, &rb, a.threshold, &model, net.as_ref());
+    let rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
+    // How B moved as a whole, beside how the history's runs do.
+    let whole = compare::whole_run(&earlier, &baseline, &rb);
     let fields = [
         "case",
         "unit",
@@ -118,14 +111,13 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         .collect();
     // The tables, and with two measured topologies what moved between them.
     let tables = |format: Format| {
-        let v = compare::view_against_net(
+        let v = compare::view_against_model(
             &ids_shown(&baseline_ids),
             &baseline,
             &ib.to_string(),
             &rb,
             a.threshold,
             &model,
-            net.as_ref(),
         );
         let mut out = export::render_view(&v, format);
         if let (Some(x), Some(y), Some(t)) = (
@@ -166,7 +158,6 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 "history_runs": w.history.map(|h| h.1),
                 "beyond_history": w.beyond,
             })).collect::<Vec<_>>(),
-            "net_of_whole_run": net.as_ref().map_or(0, |n| n.following()),
             "rows_near_limit": compare::near_limit(&rows).0,
             "rows_with_limit": compare::near_limit(&rows).1,
             "summary": compare::summary(&rows),
