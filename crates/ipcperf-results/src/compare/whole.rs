@@ -58,7 +58,10 @@ impl Whole {
         };
         let said = match self.history {
             None => {
-                format!("fewer than {WHOLE_RUNS} earlier runs say how much a run moves as a whole")
+                format!(
+                    "no history of {WHOLE_RUNS} runs or more of B's host, kernel and CPU model \
+                     says how much a run moves as a whole"
+                )
             }
             Some((sd, runs)) if self.beyond => format!(
                 "beyond the {:.1}% the history's {runs} runs move as a whole: the machine, or \
@@ -263,6 +266,6 @@ mod tests {
         // 20% more MB/s is faster.
         let one = w.iter().find(|w| !w.across).unwrap();
         assert!(one.slower() < -0.15, "{one:?}");
-        assert!(one.line().contains("faster") && one.line().contains("fewer than"));
+        assert!(one.line().contains("faster") && one.line().contains("no history"));
     }
 }
