@@ -146,13 +146,17 @@ def run_trials(bin_, work, runs, ids, sd, n, k):
             if prior and prior.get("df") is None:
                 prior["df"] = math.inf
             # Each called case with its ratio and what its per-message counters
-            # did (the kernel's own account: another regime, or the same one slower).
+            # did (the kernel's own account), as their own rows judged them.
             called = []
             for r in rows:
                 if r["change"] not in ("faster", "slower"):
                     continue
-                said = [f"{x['case'].split(' · ')[-1]} {x['ratio_b_over_a']:.2f}x"
-                        for x in d["cases"]
+                def counter(x):
+                    lo, hi = x.get("interval_low"), x.get("interval_high")
+                    within = f": 95% interval {lo:.2f}-{hi:.2f}x" if lo and hi else ""
+                    return (f"{x['case'].split(' · ')[-1]} {x['ratio_b_over_a']:.2f}x "
+                            f"({x['change']}{within})")
+                said = [counter(x) for x in d["cases"]
                         if x["case"].startswith(r["case"] + " · ") and x.get("ratio_b_over_a")
                         and x["unit"] not in MAIN_UNITS and "p99" not in x["case"]]
                 extra = f"; {', '.join(said)}" if said else ""
