@@ -11,6 +11,29 @@ use common::{cmd, stdout};
 /// The run-to-run pattern: five z-scores of sample sd 1.
 const Z: [f64; 5] = [-1.2649, -0.6325, 0.0, 0.6325, 1.2649];
 
+/// Imports into `db` a copy of run `r1` as run `run` (`copy{run}`), each case's
+/// every series' bytes scaled by `factor(index, case)`.
+fn import_copy(
+    dir: &std::path::Path,
+    db: &std::path::Path,
+    r1: &serde_json::Value,
+    run: usize,
+    factor: impl Fn(usize, &serde_json::Value) -> f64,
+) {
+    let mut v = r1.clone();
+    v["started_ms"] = (v["started_ms"].as_u64().unwrap() + run as u64).into();
+    v["label"] = serde_json::Value::from(format!("copy{run}"));
+    for (i, c) in v["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
+        let f = factor(i, c);
+        for s in c["series"].as_array_mut().unwrap() {
+            s["bytes"] = ((s["bytes"].as_u64().unwrap() as f64 * f) as u64).into();
+        }
+    }
+    let path = dir.join(format!("r{run}.json"));
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    cmd(db, &["import", "-q"]).arg(&path).assert().success();
+}
+
 #[test]
 fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
     let dir = tempfile::tempdir().unwrap();
@@ -34,19 +57,9 @@ fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
     // Runs 2..6: run 1 with each case's every series scaled by e^(2%·z), the
     // z of each case in another order; run 7: run 6 with case 0 at 0.7×.
     let scaled = |run: usize, slow0: f64| {
-        let mut v = r1.clone();
-        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + run as u64).into();
-        v["label"] = serde_json::Value::from(format!("copy{run}"));
-        for (i, c) in v["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
-            let z = Z[(run.min(6) + i) % 5];
-            let f = (0.02 * z).exp() * if i == 0 { slow0 } else { 1.0 };
-            for s in c["series"].as_array_mut().unwrap() {
-                s["bytes"] = ((s["bytes"].as_u64().unwrap() as f64 * f) as u64).into();
-            }
-        }
-        let path = dir.path().join(format!("r{run}.json"));
-        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-        cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+        import_copy(dir.path(), &db, &r1, run, |i, _| {
+            (0.02 * Z[(run.min(6) + i) % 5]).exp() * if i == 0 { slow0 } else { 1.0 }
+        })
     };
     for run in 2..=6 {
         scaled(run, 1.0);
@@ -159,21 +172,9 @@ fn a_run_that_moved_as_a_whole_is_named() {
         return;
     }
     let copy = |run: usize, level: f64, one_cpu: f64| {
-        let mut v = r1.clone();
-        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + run as u64).into();
-        v["label"] = serde_json::Value::from(format!("copy{run}"));
-        for (i, c) in v["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
-            let mut f = (0.02 * level + 0.005 * Z[(run + i) % 5]).exp();
-            if same(c) {
-                f *= one_cpu;
-            }
-            for s in c["series"].as_array_mut().unwrap() {
-                s["bytes"] = ((s["bytes"].as_u64().unwrap() as f64 * f) as u64).into();
-            }
-        }
-        let path = dir.path().join(format!("r{run}.json"));
-        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-        cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+        import_copy(dir.path(), &db, &r1, run, |i, c| {
+            (0.02 * level + 0.005 * Z[(run + i) % 5]).exp() * if same(c) { one_cpu } else { 1.0 }
+        })
     };
     for run in 2..=6 {
         copy(run, Z[run - 2], 1.0);
