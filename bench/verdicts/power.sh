@@ -9,12 +9,13 @@
 # its limit, the fitted prior and its check, and what more series a run would
 # buy (bench/verdicts/power.py says how). Keep the machine otherwise idle.
 #
-#   bench/verdicts/power.sh [--runs N] [--k K] [--bin PATH]
+#   bench/verdicts/power.sh [--runs N] [--k K] [--bin PATH] [--keep DIR]
 #   bench/verdicts/power.sh --from DIR [--k K]   # suites measured elsewhere
 #
 # --from DIR: judge DIR's run1.json .. runN.json (`ipcperf export`, measured
 # back to back on another machine, as bench/device16.sh does) instead of
-# measuring here; --runs is then how many there are.
+# measuring here; --runs is then how many there are. --keep DIR: keep the
+# suites measured here there (run1.json ..), to judge again with --from.
 #
 # Targets (issue 55): 10% called in >= 80% of trials for cases of spread <= 2%,
 # 25% for <= 5% (k = 5); A/A <= 2 of 20 pairs failing; could-call within 1.5x of
@@ -22,14 +23,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-runs=14 k=5 bin="" from=""
+runs=14 k=5 bin="" from="" keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --k) k=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --from) from=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH] [--from DIR]" >&2; exit 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH] [--from DIR] [--keep DIR]" >&2; exit 2 ;;
   esac
 done
 if [ -n "$from" ]; then
@@ -52,6 +54,7 @@ else
     "$bin" run --db "$work/suites.db" --label "s$i" > /dev/null 2>&1
     "$bin" export "s$i" --db "$work/suites.db" --format json > "$work/run$i.json"
   done
+  if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$work"/run*.json "$keep/"; fi
 fi
 echo "== trials"
 python3 "$here/power.py" "$bin" "$work" "$runs" "$k"

@@ -37,9 +37,7 @@ pub fn traits_of(runs: &[RunRecord]) -> super::moderated::CaseTraits {
             if median_of(c).is_none() {
                 continue;
             }
-            let p = &c.placement;
-            let across = p.writer_cpu.is_none() || p.writer_cpu != p.reader_cpu;
-            let entry = within.entry(key(c)).or_insert((across, Vec::new()));
+            let entry = within.entry(key(c)).or_insert((across(c), Vec::new()));
             if let Some(v) = median_var(&super::figure(c).values) {
                 entry.1.push(v);
             }
@@ -56,6 +54,13 @@ pub fn traits_of(runs: &[RunRecord]) -> super::moderated::CaseTraits {
             (k, super::moderated::Traits { across, within_var })
         })
         .collect()
+}
+
+/// Whether a case's sides ran on two CPUs (or were not pinned, and may have):
+/// the placement by which run-to-run spreads and whole-run moves are grouped.
+pub(super) fn across(c: &ipcperf_core::record::CaseRecord) -> bool {
+    let p = &c.placement;
+    p.writer_cpu.is_none() || p.writer_cpu != p.reader_cpu
 }
 
 /// The variance of the median of the logs of `xs` by their spread alone,

@@ -7,7 +7,8 @@
 
 use ipcperf_core::record::RunRecord;
 
-use super::{figure, key, runs::median_of, stats};
+use super::runs::{across, median_of};
+use super::{figure, key, stats};
 
 /// The fewest cases of a placement that make a median worth naming.
 pub const WHOLE_CASES: usize = 8;
@@ -30,9 +31,14 @@ pub struct Whole {
     pub history: Option<(f64, usize)>,
     /// How many runs A is.
     pub k: usize,
+    /// The standard error of the median by the scatter of the cases' own moves
+    /// (1.2533 · 1.4826 · their MAD / √cases): the least the median can be
+    /// known to, whatever the history says (a floor where its runs agree more
+    /// than the cases could, as copies of one run do).
+    pub cases_se: f64,
     /// B's move as a whole is beyond what the history's runs do
     /// (`t_{runs−1}` at two-sided 0.05 over the placements shown, against
-    /// `sd·√(1 + 1/k)`).
+    /// the larger of `sd·√(1 + 1/k)` and [`Whole::cases_se`]).
     pub beyond: bool,
 }
 
@@ -94,11 +100,6 @@ fn slow_log(c: &ipcperf_core::record::CaseRecord) -> Option<f64> {
     })
 }
 
-fn across(c: &ipcperf_core::record::CaseRecord) -> bool {
-    let p = &c.placement;
-    p.writer_cpu.is_none() || p.writer_cpu != p.reader_cpu
-}
-
 /// Each case of `run` by key: (across two CPUs, its log figure, larger slower).
 fn logs(run: &RunRecord) -> std::collections::HashMap<String, (bool, f64)> {
     run.cases
@@ -135,6 +136,9 @@ pub fn whole_run(history: &[RunRecord], baseline: &[RunRecord], b: &RunRecord) -
         let Some(slower_log) = ipcperf_core::stats::median(&moved) else {
             continue;
         };
+        let dev: Vec<f64> = moved.iter().map(|m| (m - slower_log).abs()).collect();
+        let mad = 1.4826 * ipcperf_core::stats::median(&dev).unwrap_or(0.0);
+        let cases_se = (std::f64::consts::PI / 2.0).sqrt() * mad / (moved.len() as f64).sqrt();
         let history = history_moves(&lh, &keys);
         out.push(Whole {
             across: side,
@@ -142,6 +146,7 @@ pub fn whole_run(history: &[RunRecord], baseline: &[RunRecord], b: &RunRecord) -
             slower_log,
             history,
             k,
+            cases_se,
             beyond: false,
         });
     }
@@ -149,7 +154,8 @@ pub fn whole_run(history: &[RunRecord], baseline: &[RunRecord], b: &RunRecord) -
     for w in &mut out {
         if let Some((sd, runs)) = w.history {
             let t = stats::t_critical((runs - 1) as f64, super::ALPHA / shown);
-            w.beyond = w.slower_log.abs() > t * sd * (1.0 + 1.0 / w.k as f64).sqrt();
+            let se = (sd * (1.0 + 1.0 / w.k as f64).sqrt()).max(w.cases_se);
+            w.beyond = w.slower_log.abs() > t * se;
         }
     }
     out
@@ -181,9 +187,8 @@ fn history_moves(
             ipcperf_core::stats::median(&d)
         })
         .collect();
-    let mean = levels.iter().sum::<f64>() / n;
-    let var = levels.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    Some((var.sqrt(), full.len()))
+    use statrs::statistics::Statistics;
+    Some((levels.std_dev(), full.len()))
 }
 
 #[cfg(test)]
@@ -252,6 +257,48 @@ mod tests {
             assert!(!w.beyond && w.slower().abs() < 0.03, "{w:?}");
             assert!(w.line().contains("within"), "{}", w.line());
         }
+    }
+
+    /// A run as [`run`]'s at 1.0, 1.0, but each case on one CPU `shift` slower
+    /// in log (MB/s divided by e^shift), give or take its own 5% or so.
+    fn scattered(shift: f64) -> RunRecord {
+        let z = [-1.2, 0.8, -0.5, 1.5, 0.1, -0.9, 1.1, -0.2, 0.6, -1.4];
+        let mut r = run(1.0, 1.0, None, 1.0);
+        r.cases = (0..20)
+            .map(|i| {
+                let (place, mut m) = if i < 10 {
+                    ("same-cpu", 100.0 / (shift + 0.05 * z[i]).exp())
+                } else {
+                    ("cross-cpu", 100.0)
+                };
+                m *= 1.0 + i as f64;
+                testdata::case(
+                    "pipe",
+                    Mode::Processes,
+                    64 << i,
+                    place,
+                    &[m, m * 1.01, m * 0.99],
+                )
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_history_of_copies_does_not_make_every_move_beyond() {
+        // Six identical runs: their moves as a whole have no spread at all.
+        let h: Vec<RunRecord> = (0..6).map(|_| run(1.0, 1.0, None, 1.0)).collect();
+        let w = whole_run(&h, &h[..1], &scattered(0.01));
+        let one = w.iter().find(|w| !w.across).unwrap();
+        assert_eq!(one.history.unwrap().0, 0.0, "{one:?}");
+        // The cases scatter by about 5% each, so their median is known to
+        // about 2%: a 1% move is within it.
+        assert!(one.cases_se > 0.01 && one.cases_se < 0.04, "{one:?}");
+        assert!(!one.beyond, "{one:?}");
+        // 30% is beyond both.
+        let w = whole_run(&h, &h[..1], &scattered(0.3));
+        let one = w.iter().find(|w| !w.across).unwrap();
+        assert!(one.beyond && one.slower() > 0.25, "{one:?}");
     }
 
     #[test]

@@ -156,6 +156,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 "slower": w.slower(),
                 "history_sd": w.history.map(|h| h.0),
                 "history_runs": w.history.map(|h| h.1),
+                "cases_se": w.cases_se,
                 "beyond_history": w.beyond,
             })).collect::<Vec<_>>(),
             "rows_near_limit": compare::near_limit(&rows).0,
