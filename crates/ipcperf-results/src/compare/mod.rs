@@ -1,8 +1,8 @@
 //! Two runs case by case: the ratio of their medians, marked as a change only when
 //! three things hold: Welch's t-test on the logs of the two runs' series says the
-//! difference is not chance, with false discoveries held to 5% over all the cases
-//! compared (Benjamini–Hochberg: an A/A pair of 48 cases must not show two by
-//! luck); the 95% bootstrap interval of the ratio excludes 1; and the ratio is
+//! difference is not chance, with the chance of any false call held to 5% over
+//! all the cases compared (Holm: an A/A pair of 48 cases must not show one by
+//! luck, nor a real change let a lucky one through); the 95% bootstrap interval of the ratio excludes 1; and the ratio is
 //! beyond a minimum change (default 5%). Each row also says the smallest change
 //! it could have called (had every series of B moved by it, this case alone), so
 //! that a row that could not tell is never counted as unchanged. The series are
@@ -91,7 +91,8 @@ pub struct Row {
 
 /// The smallest change callable with standard error `se` and `df` degrees of
 /// freedom when `m` rows are compared together (a lone change must reach
-/// p ≤ 0.05 / m under Benjamini–Hochberg), and at least `min_change`.
+/// p ≤ 0.05 / m, under Holm as under Benjamini–Hochberg), and at least
+/// `min_change`.
 fn smallest_change(se: f64, df: f64, m: usize, min_change: f64) -> f64 {
     let t = stats::t_critical(df, ALPHA / m.max(1) as f64);
     ((t * se).exp() - 1.0).max(min_change)
@@ -449,17 +450,28 @@ fn settle(mut r: Row, min_change: f64) -> Row {
 /// would be chance (over the cases compared together).
 pub const ALPHA: f64 = 0.05;
 
-/// Benjamini–Hochberg over the rows compared together: a change stands only
-/// where its p-value is within the step-up cutoff, which holds the expected
-/// share of false calls among the calls to [`ALPHA`] (and, when nothing changed,
-/// the chance of any call at all).
+/// How the rows of a family are held together.
+#[derive(Clone, Copy)]
+enum Hold {
+    /// Holm's step-down: the chance of any false call among the family held to
+    /// [`ALPHA`], whatever the other rows did (each called row stands on its
+    /// own against all compared).
+    FamilyWise,
+    /// Benjamini–Hochberg's step-up: the expected share of false calls among
+    /// the calls held to [`ALPHA`] (a strong call lowers the bar for the next).
+    FalseDiscoveries,
+}
+
+/// The cases are held family-wise (Holm): a gate's verdicts, read one row at a
+/// time, where a slowed case once let a borderline one through under
+/// Benjamini–Hochberg (the power measured on real runs, `bench/verdicts/`).
+/// `--explain`'s parts and the per-message counters, which say why and are
+/// never gated, are families of their own under Benjamini–Hochberg, so that
+/// judging them never makes a case harder to call.
 fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
-    // The cases are one family; `--explain`'s parts another, so that judging
-    // the parts never makes a case harder to call.
-    // The per-message counters a third.
-    hold_in_family(rows, min_change, is_case);
-    hold_in_family(rows, min_change, |r| r.unit == PART);
-    hold_in_family(rows, min_change, is_counter);
+    hold_in_family(rows, min_change, Hold::FamilyWise, is_case);
+    hold_in_family(rows, min_change, Hold::FalseDiscoveries, |r| r.unit == PART);
+    hold_in_family(rows, min_change, Hold::FalseDiscoveries, is_counter);
 }
 
 /// Whether a row judges a case's own figure: not a part of `--explain`'s nor a
@@ -471,14 +483,20 @@ pub fn is_case(r: &Row) -> bool {
 /// The unit of a row of `--explain`'s parts.
 pub const PART: &str = "µs part";
 
-fn hold_in_family(rows: &mut [Row], min_change: f64, ours: impl Fn(&Row) -> bool) {
+fn hold_in_family(rows: &mut [Row], min_change: f64, hold: Hold, ours: impl Fn(&Row) -> bool) {
     let ps: Vec<f64> = rows
         .iter()
         .filter(|r| ours(r))
         .filter_map(|r| r.p)
         .collect();
     let m = ps.len();
-    let cutoff = stats::step_up_cutoff(ps, ALPHA);
+    let (cutoff, how) = match hold {
+        Hold::FamilyWise => (stats::step_down_cutoff(ps, ALPHA), "any false call: Holm"),
+        Hold::FalseDiscoveries => (
+            stats::step_up_cutoff(ps, ALPHA),
+            "false calls: Benjamini–Hochberg",
+        ),
+    };
     for r in rows.iter_mut().filter(|r| ours(r)) {
         // What each row could have called, with the m rows compared together.
         if let Some((se, df)) = r.se_df {
@@ -492,8 +510,7 @@ fn hold_in_family(rows: &mut [Row], min_change: f64, ours: impl Fn(&Row) -> bool
         if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {
             r.verdict = Verdict::Unchanged;
             r.why = format!(
-                "p = {} alone, but not over the {m} rows compared (at most 5% false \
-                 calls: Benjamini–Hochberg)",
+                "p = {} alone, but not over the {m} rows compared (at most 5% {how})",
                 fmt_p(p)
             );
         }

@@ -220,6 +220,22 @@ pub fn step_up_cutoff(mut ps: Vec<f64>, alpha: f64) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
+/// Holm's step-down cutoff over p-values tested together: sorted ascending,
+/// p(1) .. p(k) stand while each p(i) <= alpha / (m − i + 1), and the cutoff is
+/// the last that stands. It holds the chance of any false call among the m to
+/// alpha whatever the others did: a strong call does not lower the bar for the
+/// next, as Benjamini–Hochberg's step-up does. The first row's bar, alpha / m,
+/// is the same in both. Minus infinity when none qualifies.
+pub fn step_down_cutoff(mut ps: Vec<f64>, alpha: f64) -> f64 {
+    ps.sort_by(|x, y| x.total_cmp(y));
+    let m = ps.len();
+    ps.iter()
+        .enumerate()
+        .take_while(|(i, p)| **p <= alpha / (m - i) as f64)
+        .map(|(_, p)| *p)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
 /// At or below this many pooled figures, [`judge_pair`] uses the exact (or drawn)
 /// rank-sum test and the full bootstrap; beyond, their large-sample forms.
 pub const SMALL: usize = 80;
@@ -416,5 +432,32 @@ mod large {
         let b: Vec<f64> = (0..10).map(|i| 1000.0 + i as f64).collect();
         assert!(rank_sum_p_any(&b, &a) < 1e-6);
         assert_eq!(rank_sum_p_any(&[5.0; 50], &[5.0; 50]), 1.0);
+    }
+}
+
+#[cfg(test)]
+mod holds {
+    use super::*;
+
+    #[test]
+    fn holm_does_not_let_a_borderline_row_through_behind_a_strong_one() {
+        // 48 rows: one strong change and two at p = 0.0025 (over 0.05/47 alone).
+        let mut ps = vec![0.5; 45];
+        ps.extend([1e-9, 0.0025, 0.0026]);
+        // Benjamini–Hochberg: the third's bar is 3/48 · 0.05 = 0.0031, so all three stand.
+        assert_eq!(step_up_cutoff(ps.clone(), 0.05), 0.0026);
+        // Holm: the second's bar is 0.05/47 = 0.00106; only the strong one stands.
+        assert_eq!(step_down_cutoff(ps.clone(), 0.05), 1e-9);
+        // Rows each past their own step stand: 0.001 <= 0.05/48, 0.00105 <= 0.05/47.
+        let mut two = vec![0.5; 46];
+        two.extend([0.001, 0.00105]);
+        assert_eq!(step_down_cutoff(two, 0.05), 0.00105);
+        // None past the first step: nothing stands.
+        assert_eq!(
+            step_down_cutoff(vec![0.02, 0.021, 0.5], 0.05),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(step_down_cutoff(vec![0.01, 0.02, 0.5], 0.05), 0.02);
+        assert_eq!(step_down_cutoff(Vec::new(), 0.05), f64::NEG_INFINITY);
     }
 }

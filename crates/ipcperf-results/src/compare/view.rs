@@ -198,8 +198,8 @@ pub fn view_against_model(
          Each case is compared on its median over the series: MB/s for streams, the p50 and \
          p99 round trip for latency (each series' own; lower is faster), cycles/s for sync. A \
          change is marked only when Welch's t-test on the logs of the two runs' series gives \
-         p ≤ 0.05 with false calls held to 5% over all the rows compared \
-         (Benjamini–Hochberg), the 95% bootstrap interval of B/A excludes 1, and B/A is beyond \
+         p ≤ 0.05 with the chance of any false call held to 5% over all the rows compared \
+         (Holm), the 95% bootstrap interval of B/A excludes 1, and B/A is beyond \
          {:.0}% either way; a p99 row also needs the two runs' p99 intervals, from the round \
          trips beyond each, to be apart. \"could call\": the smallest change the row would have marked had \
          B's every series moved by it (at least the threshold); a row whose smallest is above \
