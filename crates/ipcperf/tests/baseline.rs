@@ -34,6 +34,23 @@ fn import_copy(
     cmd(db, &["import", "-q"]).arg(&path).assert().success();
 }
 
+/// `compare 6 7 --baseline-runs 5 --format json` on `db`, parsed.
+fn run_7_against_five(db: &std::path::Path) -> serde_json::Value {
+    let out = stdout(&mut cmd(
+        db,
+        &[
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--format",
+            "json",
+        ],
+    ));
+    serde_json::from_str(&out).unwrap()
+}
+
 #[test]
 fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
     let dir = tempfile::tempdir().unwrap();
@@ -65,19 +82,7 @@ fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
         scaled(run, 1.0);
     }
     scaled(7, 0.7);
-    let out = stdout(&mut cmd(
-        &db,
-        &[
-            "compare",
-            "6",
-            "7",
-            "--baseline-runs",
-            "5",
-            "--format",
-            "json",
-        ],
-    ));
-    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let j = run_7_against_five(&db);
     assert_eq!(j["baseline"], serde_json::json!([6, 5, 4, 3, 2]), "{j}");
     assert!(j["run_to_run_prior"]["cases"].as_u64().unwrap() >= 4, "{j}");
     let main: Vec<&serde_json::Value> = j["cases"]
@@ -180,19 +185,7 @@ fn a_run_that_moved_as_a_whole_is_named() {
         copy(run, Z[run - 2], 1.0);
     }
     copy(7, 0.0, 0.8);
-    let out = stdout(&mut cmd(
-        &db,
-        &[
-            "compare",
-            "6",
-            "7",
-            "--baseline-runs",
-            "5",
-            "--format",
-            "json",
-        ],
-    ));
-    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let j = run_7_against_five(&db);
     let whole = j["whole_run"].as_array().unwrap();
     let one = whole.iter().find(|w| w["placement"] == "one-cpu").unwrap();
     let two = whole

@@ -197,18 +197,14 @@ mod tests {
     use crate::testdata;
     use ipcperf_core::mode::Mode;
 
-    /// A run of 10 cases on one CPU and 10 across, each case's MB/s its own
-    /// level times `one` (on one CPU) or `two` (across), case `slow` (if any)
-    /// divided by `by`.
-    fn run(one: f64, two: f64, slow: Option<usize>, by: f64) -> RunRecord {
+    /// A run of 10 cases on one CPU (0..10) and 10 across (10..20), case i's
+    /// MB/s its own level times `factor(i)`.
+    fn run_by(factor: impl Fn(usize) -> f64) -> RunRecord {
         let mut r = testdata::run();
         r.cases = (0..20)
             .map(|i| {
                 let place = if i < 10 { "same-cpu" } else { "cross-cpu" };
-                let mut m = 100.0 * (1.0 + i as f64) * if i < 10 { one } else { two };
-                if slow == Some(i) {
-                    m /= by;
-                }
+                let m = 100.0 * (1.0 + i as f64) * factor(i);
                 testdata::case(
                     "pipe",
                     Mode::Processes,
@@ -219,6 +215,19 @@ mod tests {
             })
             .collect();
         r
+    }
+
+    /// Each case on one CPU at `one`, across at `two`, case `slow` (if any)
+    /// divided by `by`.
+    fn run(one: f64, two: f64, slow: Option<usize>, by: f64) -> RunRecord {
+        run_by(|i| {
+            let f = if i < 10 { one } else { two };
+            if slow == Some(i) {
+                f / by
+            } else {
+                f
+            }
+        })
     }
 
     /// Twelve runs whose cases move together by about 2% (sd) on one CPU and
@@ -259,29 +268,17 @@ mod tests {
         }
     }
 
-    /// A run as [`run`]'s at 1.0, 1.0, but each case on one CPU `shift` slower
-    /// in log (MB/s divided by e^shift), give or take its own 5% or so.
+    /// Each case on one CPU `shift` slower in log (MB/s divided by e^shift),
+    /// give or take its own 5% or so; those across as they were.
     fn scattered(shift: f64) -> RunRecord {
         let z = [-1.2, 0.8, -0.5, 1.5, 0.1, -0.9, 1.1, -0.2, 0.6, -1.4];
-        let mut r = run(1.0, 1.0, None, 1.0);
-        r.cases = (0..20)
-            .map(|i| {
-                let (place, mut m) = if i < 10 {
-                    ("same-cpu", 100.0 / (shift + 0.05 * z[i]).exp())
-                } else {
-                    ("cross-cpu", 100.0)
-                };
-                m *= 1.0 + i as f64;
-                testdata::case(
-                    "pipe",
-                    Mode::Processes,
-                    64 << i,
-                    place,
-                    &[m, m * 1.01, m * 0.99],
-                )
-            })
-            .collect();
-        r
+        run_by(|i| {
+            if i < 10 {
+                (-shift - 0.05 * z[i]).exp()
+            } else {
+                1.0
+            }
+        })
     }
 
     #[test]
