@@ -2,10 +2,11 @@
 //! three things hold: Welch's t-test on the logs of the two runs' series says the
 //! difference is not chance, with the chance of any false call held to 5% over
 //! all the cases compared (Holm: an A/A pair of 48 cases must not show one by
-//! luck, nor a real change let a lucky one through); the 95% bootstrap interval of the ratio excludes 1; and the ratio is
-//! beyond a minimum change (default 5%). Each row also says the smallest change
-//! it could have called (had every series of B moved by it, this case alone), so
-//! that a row that could not tell is never counted as unchanged. The series are
+//! luck, nor a real change let a lucky one through); the 95% bootstrap interval
+//! of the ratio excludes 1; and the ratio is beyond a minimum change (default
+//! 5%). Each row also says the smallest change it could have called (had every
+//! series of B moved by it, this case alone), so that a row that could not tell
+//! is never counted as unchanged. The series are
 //! taken in rounds across the run (see `ipcperf_core::runner::run_all`), so each
 //! case's spread holds the drift of the whole run, not only of one second of it.
 //! Records in, a view out.
@@ -491,10 +492,13 @@ fn hold_in_family(rows: &mut [Row], min_change: f64, hold: Hold, ours: impl Fn(&
         .collect();
     let m = ps.len();
     let (cutoff, how) = match hold {
-        Hold::FamilyWise => (stats::step_down_cutoff(ps, ALPHA), "any false call: Holm"),
+        Hold::FamilyWise => (
+            stats::step_down_cutoff(ps, ALPHA),
+            "the chance of any false call held to 5%: Holm",
+        ),
         Hold::FalseDiscoveries => (
             stats::step_up_cutoff(ps, ALPHA),
-            "false calls: Benjamini–Hochberg",
+            "at most 5% false calls: Benjamini–Hochberg",
         ),
     };
     for r in rows.iter_mut().filter(|r| ours(r)) {
@@ -510,7 +514,7 @@ fn hold_in_family(rows: &mut [Row], min_change: f64, hold: Hold, ours: impl Fn(&
         if matches!(r.verdict, Verdict::Faster | Verdict::Slower) && p > cutoff {
             r.verdict = Verdict::Unchanged;
             r.why = format!(
-                "p = {} alone, but not over the {m} rows compared (at most 5% {how})",
+                "p = {} alone, but not over the {m} rows compared ({how})",
                 fmt_p(p)
             );
         }
