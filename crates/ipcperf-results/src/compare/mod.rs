@@ -469,7 +469,7 @@ enum Hold {
 /// `--explain`'s parts and the per-message counters, which say why and are
 /// never gated, are families of their own under Benjamini–Hochberg, so that
 /// judging them never makes a case harder to call.
-fn hold_false_discoveries(rows: &mut [Row], min_change: f64) {
+fn hold_families(rows: &mut [Row], min_change: f64) {
     hold_in_family(rows, min_change, Hold::FamilyWise, is_case);
     hold_in_family(rows, min_change, Hold::FalseDiscoveries, |r| r.unit == PART);
     hold_in_family(rows, min_change, Hold::FalseDiscoveries, is_counter);
@@ -626,7 +626,7 @@ pub fn compare_against_model(
             });
         }
     }
-    hold_false_discoveries(&mut rows, min_change);
+    hold_families(&mut rows, min_change);
     rows
 }
 
