@@ -55,6 +55,33 @@ fn in_force() -> i32 {
     i32::from_ne_bytes(b)
 }
 
+/// The processes holding the device open, with their command lines: who to
+/// name when a request outlives its run.
+fn holders() -> Vec<String> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter(|p| p.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|p| {
+            std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|l| l == std::path::Path::new(DEVICE))
+                })
+            })
+        })
+        .map(|p| {
+            let cmd = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+            format!(
+                "{} {}",
+                p.file_name().to_string_lossy(),
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            )
+        })
+        .collect()
+}
+
 /// A run's machine record holds the idle state as sysfs says it: the driver
 /// (or none), cpu0's states by name, haltpoll's parameters where the module is.
 #[test]
@@ -137,7 +164,11 @@ fn idle_poll_without_rights_is_one_line_exit_2() {
 
 /// `--idle poll` holds the request at 0 while the series run, and the kernel
 /// drops it when the run ends and when it is killed (SIGKILL): the device
-/// reads what it read before.
+/// reads what it read before, within the 2 s any dead peer is given. Not at
+/// once: a kill that lands while the run is starting its peer leaves the
+/// request in the forked child's copy of the descriptors until that child's
+/// exec closes it (CI saw 0 read just after one such kill; who held it then
+/// was not known, which is why a failure now names the holders).
 #[test]
 fn the_request_is_held_while_it_runs_and_gone_after_an_end_or_a_kill() {
     if !root() || !request_matters() {
@@ -145,6 +176,13 @@ fn the_request_is_held_while_it_runs_and_gone_after_an_end_or_a_kill() {
         return;
     }
     let before = in_force();
+    if before == 0 {
+        println!(
+            "skipped: another process holds the request at 0 already ({:?}), so ours cannot be seen",
+            holders()
+        );
+        return;
+    }
     for kill in [false, true] {
         let mut child = Command::new(BIN)
             .args(["latency", "pipe", "--idle", "poll", "--no-save", "-q"])
@@ -175,7 +213,16 @@ fn the_request_is_held_while_it_runs_and_gone_after_an_end_or_a_kill() {
         if !kill {
             assert!(status.success(), "{status:?}");
         }
-        // Released: the kernel drops it with the descriptor.
-        assert_eq!(in_force(), before, "after the run (kill: {kill})");
+        // Released: the kernel drops it with the last descriptor.
+        let t0 = Instant::now();
+        while in_force() != before && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(
+            in_force(),
+            before,
+            "after the run (kill: {kill}), 2 s on; held by: {:?}",
+            holders()
+        );
     }
 }
