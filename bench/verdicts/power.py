@@ -90,6 +90,14 @@ def compare(bin_, db, a, b, k):
 
 
 def main():
+    if sys.argv[1] == "--history":
+        # Trials kept by an earlier judging (POWER_TRIALS): their table by history.
+        kept = json.load(open(sys.argv[2]))
+        sd = {tuple(key): s for key, s in kept["sd"]}
+        trials = [(tuple(x[0]),) + tuple(x[1:]) for x in kept["trials"]]
+        print(f"{len(trials)} trials kept in {sys.argv[2]}; {len(sd)} cases")
+        by_history(sd, int(sys.argv[3]), trials)
+        return
     bin_, dir_, n, k = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     runs = [json.load(open(os.path.join(dir_, f"run{i}.json"))) for i in range(1, n + 1)]
     ids = [ident(c) for c in runs[0]["cases"]]
@@ -188,6 +196,11 @@ def run_trials(bin_, work, runs, ids, sd, n, k):
                            if could and rsd else float("nan"))
                     trials.append((key, slow, kk, hit, others, j, own))
         print(f"  B = run {j}: {len(trials)} slowed-copy comparisons so far", file=sys.stderr)
+    if os.environ.get("POWER_TRIALS"):
+        # Every trial, for another look without judging again.
+        with open(os.environ["POWER_TRIALS"], "w") as f:
+            json.dump({"sd": [[list(key), s] for key, s in sd.items()],
+                       "trials": [[list(x[0])] + list(x[1:]) for x in trials]}, f)
     report(runs, ids, sd, n, k, aa, ratios, near, trials, prior)
 
 
@@ -244,6 +257,7 @@ def report(runs, ids, sd, n, k, aa, ratios, near, trials, prior):
         print(f"slowed copies, k = {kk}: another case called in {other} of {len(t)} trials "
               f"({100 * other / max(len(t), 1):.1f}%), in {len(with_other)} of the {len(bs)} runs B "
               f"(every trial of one B shares its other cases){': B = ' + ', '.join(map(str, with_other)) if with_other else ''}")
+    by_history(sd, k, trials)
     for kk in (1, k):
         fails = sum(1 for (_, rc, _, _) in aa[kk] if rc == 3)
         called = sum(len(c) for (_, _, c, _) in aa[kk])
@@ -261,6 +275,35 @@ def report(runs, ids, sd, n, k, aa, ratios, near, trials, prior):
                     print(f"  B = run {j}: its {w['cases']} cases {w['placement']} moved as a whole "
                           f"by {100 * w['slower']:+.1f}% (slower +), beyond the history's "
                           f"{100 * w['history_sd']:.1f}% over {w['history_runs']} runs")
+
+
+def by_history(sd, k, trials):
+    """The same trials (k = K) by how many runs the history held before B: the
+    spreads a compare judges with are estimated from those runs, so a short
+    history is where the prior weighs most and where a case that has not yet
+    shown its tail can be called falsely."""
+    js = sorted({x[5] for x in trials})
+    if len(js) < 2:
+        return
+    edges = [e for e in (k, 10, 15, 20, 30, 50) if e < js[-1]] + [js[-1]]
+    print()
+    print(f"by the history before B (k = {k}): the targets' bins, and another case called")
+    print("| runs of history | runs B | slowed 10%, sd < 2% | slowed 25%, sd < 5% | another case called: trials, runs B |")
+    print("|---|---|---|---|---|")
+    for lo, hi in zip(edges, edges[1:]):
+        t = [x for x in trials if x[2] == k and lo <= x[5] - 1 < hi]
+        if not t:
+            continue
+        bs = sorted({x[5] for x in t})
+        cells = []
+        for slow, top in ((1.10, 0.02), (1.25, 0.05)):
+            u = [x for x in t if x[1] == slow and sd[x[0]] < top]
+            got = sum(1 for x in u if x[3])
+            cells.append(f"{got}/{len(u)} = {100 * got / max(len(u), 1):.0f}%")
+        other = sum(1 for x in t if x[4])
+        with_other = sorted({x[5] for x in t if x[4]})
+        print(f"| {lo}–{hi - 1} | {len(bs)} | {cells[0]} | {cells[1]} | "
+              f"{other}/{len(t)} = {100 * other / len(t):.1f}%, {len(with_other)} of {len(bs)} |")
 
 
 def more_series(runs, ids, sd):

@@ -5,17 +5,22 @@
 # made 10% and 25% worse in a copy of B, compared with the run before it (k = 1)
 # and with a baseline of K runs, each on the history of the runs before B.
 # Prints power by run-to-run spread beside the power the limit predicts, false
-# calls of the other cases, A/A gate failures, each row's could-call against
-# its limit, the fitted prior and its check, and what more series a run would
-# buy (bench/verdicts/power.py says how). Keep the machine otherwise idle.
+# calls of the other cases (also by the runs of history before B), A/A gate
+# failures, each row's could-call against its limit, the fitted prior and its
+# check, and what more series a run would buy (bench/verdicts/power.py says
+# how). Keep the machine otherwise idle.
 #
 #   bench/verdicts/power.sh [--runs N] [--k K] [--bin PATH] [--keep DIR]
 #   bench/verdicts/power.sh --from DIR [--k K]   # suites measured elsewhere
+#   bench/verdicts/power.sh --history FILE [--k K]  # trials kept by POWER_TRIALS
 #
 # --from DIR: judge DIR's run1.json .. runN.json (`ipcperf export`, measured
 # back to back on another machine, as bench/device16.sh does) instead of
 # measuring here; --runs is then how many there are. --keep DIR: keep the
 # suites measured here there (run1.json ..), to judge again with --from.
+# POWER_TRIALS=FILE in the environment keeps every trial there (JSON), which
+# --history FILE reads back: the table by how many runs the history held
+# before B, without judging again.
 #
 # Targets (issue 55): 10% called in >= 80% of trials for cases of spread <= 2%,
 # 25% for <= 5% (k = 5); A/A <= 2 of 20 pairs failing; could-call within 1.5x of
@@ -23,17 +28,22 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-runs=14 k=5 bin="" from="" keep=""
+runs=14 k=5 bin="" from="" keep="" history=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --history) history=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --k) k=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --from) from=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH] [--from DIR] [--keep DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--runs N] [--k K] [--bin PATH] [--from DIR] [--keep DIR] [--history FILE]" >&2; exit 2 ;;
   esac
 done
+if [ -n "$history" ]; then
+  [ -f "$history" ] || { echo "$0: --history: no such file: $history" >&2; exit 2; }
+  exec python3 "$here/power.py" --history "$history" "$k"
+fi
 if [ -n "$from" ]; then
   runs=0
   while [ -f "$from/run$((runs + 1)).json" ]; do runs=$((runs + 1)); done
