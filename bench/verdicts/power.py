@@ -280,8 +280,9 @@ def report(runs, ids, sd, n, k, aa, ratios, near, trials, prior):
 def by_history(sd, k, trials):
     """The same trials (k = K) by how many runs the history held before B: the
     spreads a compare judges with are estimated from those runs, so a short
-    history is where the prior weighs most and where a case that has not yet
-    shown its tail can be called falsely."""
+    history is where the prior weighs most; whether false calls gather there
+    is what the table asks (read it beside tails.sh, whose rule knows every
+    spread: odd runs that came early gather there too)."""
     js = sorted({x[5] for x in trials})
     if len(js) < 2:
         return
