@@ -249,6 +249,49 @@ fn fan_in_and_fan_out_are_ranked_by_their_own_figures() {
     assert!(out.contains("1→2 readers"), "{out}");
 }
 
+/// `-d` sets each series' length, said in the estimate and kept in the run.
+#[test]
+fn duration_sets_each_series_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = cmd(
+        &db,
+        &[
+            "advise",
+            "-d",
+            "20ms",
+            "--only",
+            "pipe",
+            "--placement",
+            "same-cpu",
+            "--export-json",
+        ],
+    )
+    .arg(dir.path().join("a.json"))
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Three cases (pipe's block, epoll and busy waits), each 6 × 20 ms and its set-up.
+    assert!(
+        err.contains("measuring 3 cases for the answer, about 1 s"),
+        "{err}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("a.json")).unwrap()).unwrap();
+    let mut elapsed: Vec<f64> = Vec::new();
+    for c in v["cases"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}");
+        let series = c["series"].as_array().unwrap();
+        assert_eq!(series.len(), 5, "{c}");
+        elapsed.extend(series.iter().map(|s| s["elapsed_ns"].as_f64().unwrap()));
+    }
+    elapsed.sort_by(f64::total_cmp);
+    // Calibrated to 20 ms: the median is far from --quick's 100 ms.
+    let median = elapsed[elapsed.len() / 2];
+    assert!(median < 60e6, "median series {median} ns: {elapsed:?}");
+}
+
 #[test]
 fn bad_questions_are_one_line_exit_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -285,6 +328,20 @@ fn bad_questions_are_one_line_exit_2() {
                 "--throughput",
             ][..],
             "--throughput",
+        ),
+        (&["advise", "-d", "10us"][..], "too short"),
+        (&["advise", "--from-history", "-d", "1s"][..], "--duration"),
+        (
+            &[
+                "advise",
+                "--size-dist",
+                "fixed:64",
+                "--gaps",
+                "fixed:1k",
+                "-d",
+                "20ms",
+            ][..],
+            "--for",
         ),
     ] {
         let out = cmd(&db, args).output().unwrap();

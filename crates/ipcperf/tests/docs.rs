@@ -4,7 +4,8 @@
 //! job), and must exit 0 without a panic.
 //!
 //! What the test changes, and only that: a measuring command's series are made
-//! short (`-n 50 -r 1`, `sync`/`matrix` `-d 10ms`, `advise --quick`), byte counts
+//! short (`-n 50 -r 1`, `sync`/`matrix` `-d 10ms`, `advise -d 20ms`, a replayed
+//! pattern's `advise --quick`), byte counts
 //! of 512M become 8M, and the other machine of `--peer B` is a local `serve`
 //! started in the background on a free port. Lines that build or test the
 //! project (`cargo`), run the benches, or need a scheduler are not run, and a
@@ -104,7 +105,7 @@ fn quick(segment: &str, port: u16) -> String {
             skip = false;
             continue;
         }
-        let measuring = matches!(sub, "run" | "latency" | "sync" | "matrix");
+        let measuring = matches!(sub, "run" | "latency" | "sync" | "matrix" | "advise");
         if measuring && LENGTH_FLAGS.contains(w) {
             skip = true;
             continue;
@@ -124,8 +125,16 @@ fn quick(segment: &str, port: u16) -> String {
         }
         "matrix" => kept.extend(["-d", "10ms"].map(String::from)),
         "replay" if !kept.iter().any(|w| w == "-r") => kept.extend(["-r", "1"].map(String::from)),
-        "advise" if !kept.iter().any(|w| w == "--quick" || w == "--from-history") => {
-            kept.push("--quick".into())
+        "advise" => {
+            let has = |f: &[&str]| kept.iter().any(|w| f.contains(&w.as_str()));
+            if has(&["--pattern-file", "--size-dist"]) {
+                // A replayed pattern's length is its own (--for): it runs quick.
+                if !has(&["--quick"]) {
+                    kept.push("--quick".into())
+                }
+            } else if !has(&["--from-history"]) {
+                kept.extend(["-d", "20ms"].map(String::from))
+            }
         }
         "pipeline" => {
             if let Some(i) = kept.iter().position(|w| w == "--repeat") {
@@ -410,6 +419,14 @@ fn rewrites_keep_the_command_and_shorten_its_series() {
     assert_eq!(
         rewrite("ipcperf latency tcp --peer B --token-file t", 9),
         "ipcperf latency tcp --peer 127.0.0.1:9 --token-file t -n 50 -r 1"
+    );
+    assert_eq!(
+        rewrite("ipcperf advise --traffic stream --quick -d 1s", 9),
+        "ipcperf advise --traffic stream --quick -d 20ms"
+    );
+    assert_eq!(
+        rewrite("ipcperf advise --from-history --latency p50", 9),
+        "ipcperf advise --from-history --latency p50"
     );
     assert_eq!(
         sh_lines("x\n```sh\nipcperf list   # all\n  # more\n```\n```\nnot this\n```\n"),

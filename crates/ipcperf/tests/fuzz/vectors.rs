@@ -471,14 +471,18 @@ pub(crate) fn vector(r: &mut Rng, s: &Sub, dir: &Path) -> Vec<String> {
 
 /// A valid vector must stay a measurement, not a benchmark: a series of a few
 /// ms unless the vector set its own length, one series unless it set a count,
-/// advise on two candidates at its quickest, clean only looking.
+/// advise on two candidates, clean only looking.
 fn keep_short(v: &mut Vec<String>, s: &Sub) {
     let has = |v: &Vec<String>, f: &[&str]| {
         v.iter()
             .any(|a| f.iter().any(|x| a == x || a.starts_with(&format!("{x}="))))
     };
     let flag = |name: &str| s.args.iter().any(|a| a.long.as_deref() == Some(name));
-    if flag("duration") && !has(v, &["--duration", "-d", "--count", "-n"]) {
+    // advise's series length is refused beside what measures nothing or replays
+    // a pattern of its own length: those keep their own paths.
+    let own_length =
+        s.name == "advise" && has(v, &["--from-history", "--pattern-file", "--size-dist"]);
+    if flag("duration") && !own_length && !has(v, &["--duration", "-d", "--count", "-n"]) {
         v.extend(["--duration".into(), "5ms".into()]);
     }
     if flag("repeat") && !has(v, &["--repeat", "-r"]) {

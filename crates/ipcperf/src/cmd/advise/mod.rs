@@ -115,6 +115,12 @@ pub struct AdviseArgs {
     #[arg(long, conflicts_with = "from_history")]
     pub quick: bool,
 
+    /// Length of each of a candidate's 5 series (default 300ms; 100ms with
+    /// --quick, which this overrides): longer for a firmer answer, shorter
+    /// for a rougher one sooner.
+    #[arg(long, short, value_parser = units::parse_series_duration, value_name = "DURATION", conflicts_with_all = ["from_history", "pattern_file"])]
+    pub duration: Option<std::time::Duration>,
+
     /// Measure nothing: rank what the kept runs of this host (same ipcperf
     /// version, complete) measured, the newest figure of each case; the answer
     /// names the runs it read.
@@ -147,7 +153,7 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         a: crate::shared::stream::RunArgs,
     }
     let mechs = candidates(a)?;
-    let series = if a.quick { "100ms" } else { "300ms" };
+    let series = format!("{}ns", series_len(a).as_nanos());
     let place: Vec<String> = if a.placement == "unknown" {
         vec!["--placements".into(), "all".into()]
     } else {
@@ -181,7 +187,7 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
         if let Some(s) = size {
             argv.extend(["--sizes".into(), s]);
         }
-        argv.extend(["-d".into(), series.into(), "-r".into(), "5".into()]);
+        argv.extend(["-d".into(), series.clone(), "-r".into(), "5".into()]);
         if let Some(ns) = &a.across {
             argv.extend([
                 "--across".into(),
@@ -237,6 +243,13 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
     Ok(specs)
 }
 
+/// Each series' length: --duration, else 100 ms (--quick) or 300 ms.
+fn series_len(a: &AdviseArgs) -> std::time::Duration {
+    let ms = std::time::Duration::from_millis;
+    a.duration
+        .unwrap_or(if a.quick { ms(100) } else { ms(300) })
+}
+
 pub(crate) fn first_line(s: &str) -> String {
     s.lines()
         .next()
@@ -270,7 +283,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     }
     // Said up front: what it will measure, and for about how long.
     // Five series and a warm-up a case, and its set-up.
-    let per_case_ms = if a.quick { 100 } else { 300 } * 6 + 200;
+    let per_case_ms = series_len(&a).as_millis() as u64 * 6 + 200;
     crate::console::note(&format!(
         "measuring {} cases for the answer, about {} s",
         specs.len(),

@@ -33,6 +33,11 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             "--throughput: a replayed pattern goes at its own rate; rank it by --latency",
         ));
     }
+    if a.duration.is_some() {
+        return Err(Fail::usage(
+            "--duration: a replayed pattern lasts its own length (--for)",
+        ));
+    }
     let loaded = crate::shared::replay::load(a.pattern_file.as_deref(), &a.source)?;
     let mut ask_args = a;
     ask_args.pattern = Pattern::Replay;
