@@ -1,4 +1,4 @@
-//! `ipcperf advise`, measured for real (--quick): a ranked answer whose every
+//! `ipcperf advise`, measured for real (short series, -d 20ms): a ranked answer whose every
 //! figure is in the run it saved, constraints that leave candidates out with
 //! their reason, and bad questions refused in one line.
 
@@ -37,6 +37,8 @@ fn a_quick_answer_is_ranked_by_the_figure_and_kept_as_a_run() {
         &[
             "advise",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "pipe,unix,shm",
             "--sizes",
@@ -120,6 +122,8 @@ fn streams_and_message_boundaries() {
             "--pattern",
             "stream",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "pipe,unix-seqpacket",
             "--size",
@@ -141,6 +145,8 @@ fn streams_and_message_boundaries() {
             "advise",
             "--throughput",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "pipe,unix",
             "--placement",
@@ -214,6 +220,8 @@ fn fan_in_and_fan_out_are_ranked_by_their_own_figures() {
             "--fan",
             "2",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "pipe,unix",
             "--size",
@@ -235,6 +243,8 @@ fn fan_in_and_fan_out_are_ranked_by_their_own_figures() {
             "--fan",
             "2",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "pipe,shm",
             "--size",
@@ -434,6 +444,8 @@ fn descriptor_candidates_are_ranked_with_each_wait_named() {
         &[
             "advise",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "unix,shm",
             "--sizes",
@@ -468,6 +480,8 @@ fn descriptor_candidates_are_ranked_with_each_wait_named() {
         &[
             "advise",
             "--quick",
+            "-d",
+            "20ms",
             "--only",
             "unix",
             "--sizes",

@@ -257,7 +257,8 @@ fn advise_answers_in_json_and_csv() {
         "pipe,unix",
         "--wait",
         "block",
-        "--quick",
+        "-d",
+        "20ms",
         "--format",
     ];
     let out = ipcperf().args(args).arg("json").output().unwrap();
