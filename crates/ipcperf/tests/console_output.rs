@@ -223,7 +223,7 @@ fn first_table_while_running(args: &[&str], is_first: fn(&str) -> bool) -> (bool
 fn latency_and_sync_tables_are_printed_as_their_cases_finish() {
     let (running, all) = first_table_while_running(
         &[
-            "latency", "pipe", "tcp", "--sizes", "64,512", "-d", "1s", "-r", "2",
+            "latency", "pipe", "tcp", "--sizes", "64,512", "-d", "250ms", "-r", "2",
         ],
         |l| l.starts_with("| pipe"),
     );
@@ -245,7 +245,7 @@ fn latency_and_sync_tables_are_printed_as_their_cases_finish() {
             "--mode",
             "threads,processes",
             "-d",
-            "1s",
+            "250ms",
             "-r",
             "2",
         ],
