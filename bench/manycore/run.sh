@@ -19,7 +19,8 @@
 # the pairs chosen, that every command ends. Options: --bin PATH (default
 # target/release/ipcperf, built when missing), --out DIR (keep the guest's /out),
 # --timeout SECONDS (the whole boot, default 900), --keep-sysfs (also record the
-# guest's sysfs as a topology fixture, sysfs.txt in --out).
+# guest's sysfs as a topology fixture, sysfs.txt in --out), --checks "NAME ..."
+# (only these of checks.sh's commands; topology always runs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -59,18 +60,29 @@ bin="$root/target/release/ipcperf"
 out=""
 timeout_s=900
 keep_sysfs=0
+checks=""
 cmd=()
 while [ $# -gt 0 ]; do
+  case "$1" in --bin|--out|--timeout|--checks)
+    [ $# -ge 2 ] || { echo "run.sh: $1 takes a value (see --help)" >&2; exit 2; } ;;
+  esac
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --keep-sysfs) keep_sysfs=1; shift ;;
+    --checks) checks="$2"; shift 2 ;;
     --) shift; cmd=("$@"); break ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$timeout_s" in ''|*[!0-9]*) echo "run.sh: --timeout takes whole seconds" >&2; exit 2 ;; esac
+for c in $checks; do
+  grep -q "^check $c " "$here/checks.sh" || {
+    echo "run.sh: --checks: no check '$c' in checks.sh (one of: $(sed -n 's/^check \([a-z]*\) .*/\1/p' "$here/checks.sh" | tr '\n' ' '))" >&2
+    exit 2
+  }
+done
 
 # What the guest needs, from Debian: QEMU, a kernel, a static busybox, cpio.
 kernel="$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1 || true)"
@@ -123,7 +135,7 @@ echo "root:x:0:" >"$ini/etc/group"
 if [ ${#cmd[@]} -gt 0 ]; then
   printf '%q ' "${cmd[@]}" >"$ini/job.cmd"
 else
-  cp "$here/checks.sh" "$ini/job.cmd"
+  { [ -z "$checks" ] || printf 'CHECKS=%q\n' "topology $checks"; cat "$here/checks.sh"; } >"$ini/job.cmd"
 fi
 
 cat >"$ini/init" <<'INIT'
