@@ -4,7 +4,7 @@
 //! job), and must exit 0 without a panic.
 //!
 //! What the test changes, and only that: a measuring command's series are made
-//! short (`-n 50 -r 1`, `sync`/`matrix` `-d 10ms`, `advise -d 20ms`, a replayed
+//! short (`-n 50 -r 1`, `sync`/`matrix` `-d 10ms`, `advise -d 5ms`, a replayed
 //! pattern's `advise --quick`), byte counts
 //! of 512M become 8M, and the other machine of `--peer B` is a local `serve`
 //! started in the background on a free port. Lines that build or test the
@@ -133,7 +133,7 @@ fn quick(segment: &str, port: u16) -> String {
                     kept.push("--quick".into())
                 }
             } else if !has(&["--from-history"]) {
-                kept.extend(["-d", "20ms"].map(String::from))
+                kept.extend(["-d", "5ms"].map(String::from))
             }
         }
         "pipeline" => {
@@ -422,7 +422,7 @@ fn rewrites_keep_the_command_and_shorten_its_series() {
     );
     assert_eq!(
         rewrite("ipcperf advise --traffic stream --quick -d 1s", 9),
-        "ipcperf advise --traffic stream --quick -d 20ms"
+        "ipcperf advise --traffic stream --quick -d 5ms"
     );
     assert_eq!(
         rewrite("ipcperf advise --from-history --latency p50", 9),
