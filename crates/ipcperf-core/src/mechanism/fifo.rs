@@ -48,6 +48,9 @@ pub(super) fn open_writer(path: &Path, timeout_ms: i32) -> Result<OwnedFd> {
     loop {
         match fd::open_path(path, OpenFlags::O_WRONLY | OpenFlags::O_NONBLOCK, 0) {
             Ok(fd) => return Ok(fd),
+            Err(e) if e.errno == Errno::ENXIO && super::other_side::gone() => {
+                return Err(super::other_side::gone_error("it opened the FIFO to read"));
+            }
             Err(e) if e.errno == Errno::ENXIO && std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }

@@ -100,11 +100,18 @@ impl Waiting {
     /// Wait (bounded) until the peer has been accepted and given its ends, and
     /// become the owner's end.
     fn meet(mut self, timeout_ms: i32) -> Result<ChannelEnd> {
-        match self
-            .done
-            .recv_timeout(Duration::from_millis(timeout_ms.max(0) as u64))
-        {
-            Ok(r) => {
+        let done = &self.done;
+        let met = super::other_side::wait_for(timeout_ms, "it connected", |ms| {
+            match done.recv_timeout(Duration::from_millis(ms.max(0) as u64)) {
+                Ok(r) => Ok(Some(r)),
+                Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    Err(failed("accept", "the accepting thread ended"))
+                }
+            }
+        })?;
+        match met {
+            Some(r) => {
                 if let Some(t) = self.accepting.take() {
                     let _ = t.join();
                 }
@@ -120,7 +127,7 @@ impl Waiting {
                     off: 0,
                 })
             }
-            Err(_) => Err(Error::Timeout(format!(
+            None => Err(Error::Timeout(format!(
                 "ipc-channel: no peer connected within {timeout_ms} ms"
             ))),
         }

@@ -23,6 +23,7 @@ pub mod grpc;
 pub mod iceoryx2;
 pub mod ipc_channel;
 pub mod msgq;
+pub mod other_side;
 pub mod pipe;
 pub mod shm;
 pub mod shm_ring;

@@ -177,9 +177,11 @@ impl SignalEnd {
         let me = std::process::id() as i32;
         let target = if sig == rtsig::ping_signal() && sender {
             // The owner's ping sender: learn the peer's pid from its hello.
-            match rtsig::wait(rtsig::pong_signal(), OPEN_TIMEOUT_MS as u64)
-                .map_err(|e| Error::io("sigtimedwait", "signal", e))?
-            {
+            let hello = super::other_side::wait_for(OPEN_TIMEOUT_MS, "it said hello", |ms| {
+                rtsig::wait(rtsig::pong_signal(), ms.max(0) as u64)
+                    .map_err(|e| Error::io("sigtimedwait", "signal", e))
+            })?;
+            match hello {
                 Some(pid) => pid,
                 None => {
                     return Err(Error::Timeout(

@@ -92,7 +92,7 @@ fn set_nodelay(fd: &OwnedFd, opts: &MechOptions) -> Result<()> {
 }
 
 pub(super) fn accept(l: &TcpListener, opts: &MechOptions, timeout_ms: i32) -> Result<OwnedFd> {
-    if !ipcperf_sys::fd::wait_ready(l.as_fd(), false, timeout_ms)? {
+    if !super::other_side::wait_ready(l.as_fd(), false, timeout_ms, "it connected")? {
         return Err(Error::Timeout(format!(
             "no peer connected over tcp within {timeout_ms} ms"
         )));

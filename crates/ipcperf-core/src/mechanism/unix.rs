@@ -34,7 +34,7 @@ pub(super) fn setup_as(kind: MechanismKind, opts: &MechOptions) -> Result<Link> 
 }
 
 pub(super) fn accept(l: &UnixListener, opts: &MechOptions, timeout_ms: i32) -> Result<OwnedFd> {
-    if !ipcperf_sys::fd::wait_ready(l.as_fd(), false, timeout_ms)? {
+    if !super::other_side::wait_ready(l.as_fd(), false, timeout_ms, "it connected")? {
         return Err(Error::Timeout(format!(
             "no peer connected to the unix socket within {timeout_ms} ms"
         )));

@@ -216,7 +216,17 @@ pub type Job = fn(&mut dyn PeerChannel, PeerSetup) -> Result<()>;
 pub fn run_job(ch: &mut dyn PeerChannel, setup: PeerSetup, job: Job) -> Result<()> {
     let r = PinGuard::pin(setup.cpu)
         .map_err(Error::from)
-        .and_then(|_pin| job(ch, setup));
+        .and_then(|_pin| {
+            // The tests' peer that fails before it opens its end: the owner must
+            // hear of it at once, not when its own wait for the peer runs out.
+            if std::env::var_os("IPCPERF_TEST_PEER_FAILS").is_some() {
+                return Err(Error::Peer(
+                    "IPCPERF_TEST_PEER_FAILS: the peer failed on purpose before opening its end"
+                        .into(),
+                ));
+            }
+            job(ch, setup)
+        });
     if let Err(e) = &r {
         let _ = ch.send(FromPeer::Failed {
             message: e.to_string(),

@@ -10,7 +10,10 @@ use super::watchdog::{WakeUp, Watchdog};
 use super::Mode;
 use crate::error::{Error, Result};
 use crate::kind::PeerCommand;
+use crate::mechanism::other_side::{self, Alive};
 use crate::mechanism::OPEN_TIMEOUT_MS;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// A started peer: the handle to talk to it, its pid (a process), and the
 /// watchdog that runs `on_death` once it is gone.
@@ -22,6 +25,9 @@ pub struct Started {
     pub facts: Vec<(String, String)>,
     /// `--peer`: the other machine.
     pub peer_machine: Option<Box<crate::machine::Machine>>,
+    /// Whether the peer still lives (a local one), for the owner's waits while
+    /// it opens its end ([`Started::open_then_ready`]).
+    alive: Option<Alive>,
 }
 
 /// Start the peer: on the machine `--peer` names when there is one (its
@@ -58,6 +64,7 @@ pub fn start_in(
         watchdog: None,
         facts,
         peer_machine: Some(machine),
+        alive: None,
     })
 }
 
@@ -73,7 +80,10 @@ pub fn start(
     if mode == Mode::Processes {
         let p = ProcessPeer::spawn(cmd, setup)?;
         let pid = p.pid();
+        // A zombie is gone too: the peer that failed has said why before it exits.
+        let alive: Alive = Arc::new(move || ipcperf_sys::names::process_running(pid as i32));
         Ok(Started {
+            alive: Some(alive),
             watchdog: Watchdog::start(pid, on_death),
             pid: Some(pid),
             handle: Box::new(p),
@@ -82,7 +92,10 @@ pub fn start(
         })
     } else {
         let t = ThreadPeer::spawn_job(setup, job)?;
+        let done = t.done_flag();
+        let alive: Alive = Arc::new(move || !done.load(Ordering::Acquire));
         Ok(Started {
+            alive: Some(alive),
             watchdog: Watchdog::for_thread(t.done_flag(), on_death),
             pid: None,
             handle: Box::new(t),
@@ -93,6 +106,14 @@ pub fn start(
 }
 
 impl Started {
+    /// Open our own end with `open` while the peer opens its, then wait for its
+    /// hello ([`Started::ready`]). A peer that fails or dies meanwhile ends our
+    /// waits for it at once ([`other_side`]), not when their bound runs out.
+    pub fn open_then_ready<T>(&mut self, open: impl FnOnce() -> Result<T>) -> Result<T> {
+        let opened = other_side::watching(self.alive.clone(), open);
+        self.ready(opened)
+    }
+
     /// Wait for the peer's hello; `opened` is our own end, opened meanwhile. The
     /// peer's account of a failure comes first: it says more than ours.
     pub fn ready<T>(&mut self, opened: Result<T>) -> Result<T> {

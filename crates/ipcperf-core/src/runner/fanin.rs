@@ -234,14 +234,13 @@ pub(crate) fn run<M: Mechanism>(
         actions.append(&mut l.on_peer_death);
     }
     let mut started = start(spec.mode, &env.peer, setup, serve, actions)?;
-    let opened: Result<Vec<M::End>> = match shared_ends {
+    let txs = started.open_then_ready(|| match shared_ends {
         Some(ends) => Ok(ends),
         None => fwd
             .iter_mut()
             .map(|l| open_local::<M>(l, OPEN_TIMEOUT_MS))
             .collect(),
-    };
-    let txs = started.ready(opened)?;
+    })?;
     let _watchdog: Option<Watchdog> = started.watchdog.take();
     let mut server = ServerSide {
         handle: started.handle,

@@ -149,7 +149,7 @@ impl<M: Mechanism> RoundTripSession<M> {
             serve,
             actions,
         )?;
-        let tx = started.ready(open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS))?;
+        let tx = started.open_then_ready(|| open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS))?;
         let mut started_facts = std::mem::take(&mut started.facts);
         let peer_machine = started.peer_machine.take();
         let (peer, peer_pid, watchdog) = (started.handle, started.pid, started.watchdog);

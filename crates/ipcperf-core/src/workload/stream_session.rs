@@ -158,7 +158,8 @@ impl<M: Mechanism> StreamSession<M> {
                 s.peer_pid = started.pid;
                 s._watchdog = started.watchdog.take();
                 s.writer = if link.local.is_some() {
-                    let mut w = started.ready(open_local::<M>(&mut link, OPEN_TIMEOUT_MS))?;
+                    let mut w =
+                        started.open_then_ready(|| open_local::<M>(&mut link, OPEN_TIMEOUT_MS))?;
                     crate::mechanism::endpoint::wait_as(
                         &mut w,
                         spec.opts.wait.client,

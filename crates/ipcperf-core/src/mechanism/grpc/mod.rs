@@ -200,6 +200,38 @@ fn bounded<F: std::future::Future>(
         .map_err(|_| Error::Timeout(format!("grpc-uds: {what} not done within {ms} ms")))
 }
 
+/// [`bounded`], and ended as soon as the other side is gone where the owner's
+/// open watches it ([`super::other_side`]): its state is looked at every slice.
+fn bounded_watched<F: std::future::Future>(
+    rt: &tokio::runtime::Runtime,
+    ms: i32,
+    what: &str,
+    fut: F,
+) -> Result<F::Output> {
+    use std::task::Poll;
+    let Some(alive) = super::other_side::watched() else {
+        return bounded(rt, ms, what, fut);
+    };
+    let slice = Duration::from_millis(super::other_side::SLICE_MS as u64);
+    let raced = bounded(rt, ms, what, async move {
+        let mut fut = std::pin::pin!(fut);
+        let mut tick = tokio::time::interval(slice);
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+                return Poll::Ready(Some(v));
+            }
+            while tick.poll_tick(cx).is_ready() {
+                if !alive() {
+                    return Poll::Ready(None);
+                }
+            }
+            Poll::Pending
+        })
+        .await
+    })?;
+    raced.ok_or_else(|| Error::Peer(format!("grpc-uds: the other side ended while {what}")))
+}
+
 fn status(op: &str, s: Status) -> Error {
     match s.code() {
         tonic::Code::Unavailable | tonic::Code::Cancelled | tonic::Code::Unknown => Error::Peer(
@@ -335,7 +367,7 @@ impl Waiting {
             let _g = rt.enter();
             tokio::net::UnixListener::from_std(self.listener).map_err(|e| failed("listener", e))?
         };
-        let (sock, _) = bounded(&rt, timeout_ms, "accepting the peer", listener.accept())?
+        let (sock, _) = bounded_watched(&rt, timeout_ms, "accepting the peer", listener.accept())?
             .map_err(|e| failed("accept", e))?;
         drop(listener);
         let io = Counted {
