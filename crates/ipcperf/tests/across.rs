@@ -486,3 +486,52 @@ fn without_root_a_user_namespace_carries_the_others() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("takes root"), "{err}");
 }
+
+/// `list --across` in each document format: CSV a row per mechanism and kind
+/// (as JSON), markdown the table's columns; the metrics formats refused at once,
+/// before any peer is started.
+#[test]
+fn list_across_writes_each_format_asked_for() {
+    if !root() {
+        return;
+    }
+    let run = |f: &str| {
+        Command::new(BIN)
+            .args(["list", "--across", "ipc", "-f", f])
+            .output()
+            .unwrap()
+    };
+    let out = run("csv");
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{csv}");
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("mechanism,namespace,crosses,rule,checked")
+    );
+    assert!(
+        lines.any(|l| l.starts_with("sysv-msg,ipc,false,") && l.contains(",failed")),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\npipe,ipc,true,,50 verified round trips\n"),
+        "{csv}"
+    );
+
+    let out = run("markdown");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{md}");
+    assert!(
+        md.starts_with("| mechanism | reaches its peer by | across ipc |\n|---|---|---|\n"),
+        "{md}"
+    );
+    assert!(!md.contains("+---"), "a console table in markdown: {md}");
+
+    let t0 = Instant::now();
+    let out = run("openmetrics");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not the namespace crossings"));
+    assert!(out.stdout.is_empty());
+    // Refused before the probes (which take seconds), not after them.
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+}

@@ -225,6 +225,10 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
     use ipcperf_core::payload::Payload;
     use ipcperf_core::plan::{CaseSpec, Length, RunEnv};
     use ipcperf_core::record::CaseStatus;
+    if matches!(format, Format::OpenMetrics | Format::Prometheus) {
+        // Said before the probes, not after their seconds.
+        return Err(format.not_a_run("the namespace crossings"));
+    }
     if !ipcperf_sys::ns::may_unshare() {
         return Err(Fail::usage(
             "--across starts peers in new namespaces, which takes root (CAP_SYS_ADMIN)",
@@ -241,10 +245,16 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
         .collect();
     let mut rows = Vec::new();
     let mut json_rows = Vec::new();
+    let mut csv = Vec::new();
     let mut obs = ipcperf_core::observer::Quiet;
+    // A cell is a peer started in a namespace: seconds in all, so a bar says
+    // where it is (on a terminal; the probes' failures are the table's, not errors).
+    let total = mechs.len() * kinds.len();
+    let mut bar = ipcperf_results::console::Console::new(total);
     for k in &mechs {
         let mut row = vec![k.name().to_string(), crossing::means(*k).to_string()];
         for &ns in kinds {
+            bar.started(format!("{} across {}", k.name(), ns.name()));
             let size = k.default_round_trip_sizes().map_or(64, |s| s[0]);
             let spec = CaseSpec {
                 payload: Payload::Verify,
@@ -266,6 +276,7 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
             };
             let rule = crossing::refuse(*k, ns);
             let ok = rec.status == CaseStatus::Ok;
+            let crosses = rule.is_none() && ok;
             let cell = match (&rule, ok) {
                 (None, true) => format!("yes ({here})"),
                 (None, _) => format!("no: {here}"),
@@ -274,43 +285,51 @@ fn across(kinds: &[ipcperf_core::crossing::Namespace], format: Format) -> Result
                     why.split_once(": ").map_or(why.as_str(), |(_, w)| w)
                 ),
             };
+            csv.push(vec![
+                k.name().to_string(),
+                ns.name().to_string(),
+                crosses.to_string(),
+                rule.clone().unwrap_or_default(),
+                here.clone(),
+            ]);
             json_rows.push(json!({
                 "mechanism": k.name(),
                 "namespace": ns.name(),
-                "crosses": rule.is_none() && ok,
+                "crosses": crosses,
                 "rule": rule,
                 "checked": here,
             }));
             row.push(cell);
+            ipcperf_core::observer::Observer::progress(&mut bar, csv.len(), total);
         }
         rows.push(row);
     }
-    match format {
-        Format::Json => {
-            ipcperf_results::outln!(
-                "{}",
-                serde_json::to_string_pretty(&json_rows).expect("json")
-            );
-        }
-        _ => {
-            let mut header = vec!["mechanism".to_string(), "reaches its peer by".to_string()];
-            header.extend(kinds.iter().map(|n| format!("across {}", n.name())));
-            let t = crate::export::view::Table {
-                title: "Which mechanism crosses which namespace boundary, checked here".into(),
-                header,
-                rows,
-                notes: vec![
-                    "each cell: 50 round trips, every byte verified, the peer process started \
-                     in a fresh namespace of that kind; \"refused\": what ipcperf refuses to \
-                     measure across it, and why, beside what happened when it tried"
-                        .into(),
-                ],
-            };
-            ipcperf_results::outln!(
-                "{}",
-                crate::export::table::render_tables(&[t]).trim_start_matches('\n')
-            );
-        }
-    }
+    bar.finish();
+    let mut header = vec!["mechanism".to_string(), "reaches its peer by".to_string()];
+    header.extend(kinds.iter().map(|n| format!("across {}", n.name())));
+    let t = crate::export::view::Table {
+        title: "Which mechanism crosses which namespace boundary, checked here".into(),
+        header: header.clone(),
+        rows: rows.clone(),
+        notes: vec![
+            "each cell: 50 round trips, every byte verified, the peer process started \
+             in a fresh namespace of that kind; \"refused\": what ipcperf refuses to \
+             measure across it, and why, beside what happened when it tried"
+                .into(),
+        ],
+    };
+    let doc = Document {
+        what: "the namespace crossings",
+        json: serde_json::Value::Array(json_rows),
+        csv: csv_rows(
+            &["mechanism", "namespace", "crosses", "rule", "checked"],
+            &csv,
+        ),
+        table: crate::export::table::render_tables(&[t])
+            .trim_start_matches('\n')
+            .to_string(),
+        markdown: markdown_rows(&header, &rows),
+    };
+    crate::console::out(&emit(&doc, format)?);
     Ok(0)
 }
