@@ -67,9 +67,11 @@ pub fn wait_for<T>(
 ) -> Result<Option<T>> {
     let deadline = Instant::now() + Duration::from_millis(timeout_ms.max(0) as u64);
     loop {
+        // Rounded up: the last slice waits out the bound, never ends short of it.
         let left = deadline
             .saturating_duration_since(Instant::now())
-            .as_millis() as i32;
+            .as_micros()
+            .div_ceil(1000) as i32;
         let slice = if watched().is_some() {
             left.min(SLICE_MS)
         } else {
