@@ -107,22 +107,57 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
         let (c, dropped) = fit(t, cols);
         out.push_str(&format!("\n{}\n{c}\n", t.title));
         for n in &t.notes {
-            out.push_str(&format!("  note: {n}\n"));
+            out.push_str(&note(n, cols));
         }
         if !dropped.is_empty() {
-            out.push_str(&format!(
-                "  note: left out to fit the terminal: {} (a wider terminal, or --format \
-                 markdown/csv/json, shows them)\n",
-                dropped.join(", ")
+            out.push_str(&note(
+                &format!(
+                    "left out to fit the terminal: {} (a wider terminal, or --format \
+                     markdown/csv/json, shows them)",
+                    dropped.join(", ")
+                ),
+                cols,
             ));
         }
     }
     out
 }
 
+/// A note under a table: one line for pipes and files, wrapped at words to the
+/// terminal's width (its lines after the first under its text) on a terminal.
+fn note(text: &str, cols: Option<usize>) -> String {
+    let line = format!("  note: {text}");
+    let Some(cols) = cols else {
+        return line + "\n";
+    };
+    let opts = crate::export::list::wrap_opts(cols).subsequent_indent("        ");
+    textwrap::fill(&line, opts) + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A note wraps at words within the terminal's width, its later lines under
+    /// its text; without a terminal it stays one line, word for word.
+    #[test]
+    fn a_note_fits_the_terminal_and_keeps_every_word() {
+        let text = "idle: each case across CPUs took one more series with no idle state \
+                    deeper than polling (/dev/cpu_dma_latency held at 0)";
+        assert_eq!(note(text, None), format!("  note: {text}\n"));
+        let wrapped = note(text, Some(40));
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert!(lines.len() > 2, "{wrapped}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{wrapped}");
+        assert!(lines[0].starts_with("  note: idle:"), "{wrapped}");
+        assert!(lines[1..]
+            .iter()
+            .all(|l| l.starts_with("        ") && !l.starts_with("         ")));
+        let words: Vec<&str> = wrapped.split_whitespace().collect();
+        let full = format!("note: {text}");
+        let want: Vec<&str> = full.split_whitespace().collect();
+        assert_eq!(words, want);
+    }
 
     /// The latency table at 80 columns keeps the case, p50 and p99 and says what
     /// it left out; unlimited, it keeps everything.
