@@ -52,6 +52,8 @@ pub fn entry(command: Command) -> (Kind, Runs) {
         Command::Serve(a) => at(Measures, || serve::run(a)),
         Command::Topology(a) if a.measure => at(Measures, || topology::run(a)),
         Command::Topology(a) => at(Plain, || topology::run(a)),
+        // --across starts peers in fresh namespaces, with their objects.
+        Command::List(a) if a.across.is_some() => at(Measures, || list::run(a)),
         Command::List(a) => at(Plain, || list::run(a)),
         Command::Gen(a) => at(Plain, || gen::run(a)),
         Command::Sink(a) => at(Plain, || sink::run(a)),
@@ -122,6 +124,7 @@ mod tests {
             "ipcperf advise --size-dist fixed:64 --gaps fixed:1k",
             "ipcperf serve --no-token",
             "ipcperf topology --measure",
+            "ipcperf list --across ipc",
         ] {
             assert_eq!(kind(args), Kind::Measures, "{args}");
         }

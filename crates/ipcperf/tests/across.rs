@@ -535,3 +535,57 @@ fn list_across_writes_each_format_asked_for() {
     // Refused before the probes (which take seconds), not after them.
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
 }
+
+/// `list --across` makes what a run makes (a SysV queue, a FIFO's directory, a
+/// network namespace and its veth pair): Ctrl-C while a queue of its is there
+/// removes it and ends the command 130, as for a run (it used to die at once and
+/// leave the queue for `ipcperf clean`).
+#[test]
+fn list_across_interrupted_removes_what_it_made() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["list", "--across", "net", "-f", "json"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let ours = || {
+        ipcperf_sys::sysv_msg::list()
+            .into_iter()
+            .filter(|q| ipcperf_sys::sysv_msg::owner_of_key(q.key) == Some(pid as i32))
+            .map(|q| q.id)
+            .collect::<Vec<_>>()
+    };
+    // The sysv-msg cell: its queue is in our IPC namespace (the peer's is a new
+    // network namespace only).
+    let t0 = Instant::now();
+    while ours().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(30),
+            "no SysV queue of run {pid} seen"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    ipcperf_sys::signal::interrupt(pid as i32);
+    let t1 = Instant::now();
+    let st = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(t1.elapsed() < Duration::from_secs(2), "{:?}", t1.elapsed());
+    assert_eq!(st.code(), Some(130), "{st}: {err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert!(ours().is_empty(), "left: SysV queues {:?}", ours());
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let netns = String::from_utf8_lossy(&netns.stdout);
+    assert!(
+        !netns.contains(&format!("ipcperf-{pid}-")),
+        "left a network namespace: {netns}"
+    );
+}
