@@ -4,12 +4,15 @@
 //! pairs. The owner, meanwhile waiting for the peer to connect, to open a FIFO,
 //! to say hello, must hear of it at once: the case fails within 2 s (it used to
 //! wait out its 5 s bound for the peer to arrive), says the peer's own reason,
-//! and leaves nothing in its temp folder.
+//! and leaves nothing in its temp folder. So for a peer on another machine
+//! (`ipcperf serve`, whose peer fails so): its failure comes over the control
+//! connection while the owner waits for the peer's connection or hello.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ipcperf");
+mod common;
+use common::server::{Server, BIN};
 const REASON: &str = "IPCPERF_TEST_PEER_FAILS";
 
 /// The arguments of one short case of `mech` (a mechanism, or `sync:PRIM`).
@@ -101,4 +104,25 @@ fn a_peer_process_that_fails_at_set_up_ends_the_case_within_2s() {
 #[test]
 fn a_peer_thread_that_fails_at_set_up_ends_the_case_within_2s() {
     check("threads");
+}
+
+#[test]
+fn a_peer_on_another_machine_that_fails_at_set_up_ends_the_case_within_2s() {
+    let s = Server::start_with_env(None, &["--no-token"], &[(REASON, "1")]);
+    let peer = s.peer();
+    let cases: Vec<Vec<String>> = [
+        "run tcp --sizes 4k -n 50",
+        "run udp --sizes 4k -n 50",
+        "latency tcp -n 50",
+        "latency udp -n 50",
+    ]
+    .iter()
+    .map(|c| {
+        let mut a: Vec<String> = c.split(' ').map(String::from).collect();
+        a.extend(["--peer", &peer, "-r", "1", "--no-save"].map(String::from));
+        a
+    })
+    .collect();
+    let failures: Vec<String> = cases.iter().filter_map(|a| one(a)).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

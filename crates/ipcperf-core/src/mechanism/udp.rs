@@ -78,7 +78,8 @@ fn far_socket(to: SocketAddr, opts: &MechOptions) -> Result<OwnedFd> {
 /// Our socket, for a far peer: wait (bounded) for its hello and connect to where
 /// it came from.
 fn learn_peer(fd: &OwnedFd, timeout_ms: i32) -> Result<()> {
-    if !ipcperf_sys::fd::wait_ready(std::os::fd::AsFd::as_fd(fd), false, timeout_ms)? {
+    let hello = std::os::fd::AsFd::as_fd(fd);
+    if !super::other_side::wait_ready(hello, false, timeout_ms, "its hello came")? {
         return Err(Error::Timeout(format!(
             "udp: the peer's hello did not come within {timeout_ms} ms"
         )));

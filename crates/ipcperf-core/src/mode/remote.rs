@@ -293,6 +293,33 @@ impl RemotePeer {
             version,
         })
     }
+
+    /// Whether the job there still lives, without reading what it said: a peek
+    /// at the control connection finds it closed, or a whole frame waiting that
+    /// says the peer failed. For the owner's waits while it opens its end.
+    pub fn alive(&self) -> Option<crate::mechanism::other_side::Alive> {
+        let s = self.s.try_clone().ok()?;
+        Some(std::sync::Arc::new(move || {
+            use nix::sys::socket::{recv, MsgFlags};
+            let mut buf = [0u8; 4096];
+            let flags = MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT;
+            match recv(std::os::fd::AsRawFd::as_raw_fd(&s), &mut buf, flags) {
+                Ok(0) => false,
+                Ok(n) if n >= 4 => {
+                    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+                    let failed = buf.get(4..4 + len).is_some_and(|body| {
+                        matches!(
+                            serde_json::from_slice::<FromPeer>(body),
+                            Ok(FromPeer::Failed { .. })
+                        )
+                    });
+                    !failed
+                }
+                Ok(_) | Err(nix::errno::Errno::EAGAIN) | Err(nix::errno::Errno::EINTR) => true,
+                Err(_) => false,
+            }
+        }))
+    }
 }
 
 /// A connection that got through the handshake: the stream, the server's

@@ -58,13 +58,14 @@ pub fn start_in(
         ("path_rtt_ns".into(), p.rtt_ns.to_string()),
     ];
     let machine = Box::new(p.machine.clone());
+    let alive = p.alive();
     Ok(Started {
         handle: Box::new(p),
         pid: None,
         watchdog: None,
         facts,
         peer_machine: Some(machine),
-        alive: None,
+        alive,
     })
 }
 

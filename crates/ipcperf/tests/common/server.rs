@@ -18,8 +18,18 @@ pub struct Server {
 
 impl Server {
     pub fn start(token: Option<&std::path::Path>, extra: &[&str]) -> Server {
+        Server::start_with_env(token, extra, &[])
+    }
+
+    /// [`Server::start`], its process given the environment variables `env`.
+    pub fn start_with_env(
+        token: Option<&std::path::Path>,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut c = Command::new(BIN);
         c.args(["serve", "--listen", "127.0.0.1:0"]).args(extra);
+        c.envs(env.iter().copied());
         if let Some(t) = token {
             c.arg("--token-file").arg(t);
         }
