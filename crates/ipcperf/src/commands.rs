@@ -26,9 +26,26 @@ pub type Runs = Box<dyn FnOnce() -> Result<i32, Fail>>;
 pub fn dispatch(command: Command) -> Result<i32, Fail> {
     let (kind, runs) = entry(command);
     if kind == Kind::Measures {
+        temp_dir_usable()?;
         ipcperf_sys::signal::cleanup_on_interrupt();
     }
     runs()
+}
+
+/// A measuring command makes its FIFOs, sockets and files under $TMPDIR: one
+/// set to what is not a directory is bad input, said once before anything runs
+/// (not a failure of every case that needs it).
+fn temp_dir_usable() -> Result<(), Fail> {
+    match std::env::var_os("TMPDIR") {
+        Some(d) if !d.is_empty() && !std::path::Path::new(&d).is_dir() => {
+            Err(Fail::usage(format!(
+                "TMPDIR={} is not a directory: ipcperf makes its FIFOs, sockets and files \
+             there (point it at one, or unset it for /tmp)",
+                d.to_string_lossy()
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The command table: every command's entry names its [`Kind`] beside the

@@ -93,6 +93,21 @@ fn what_the_plan_knows_is_refused_up_front_with_2() {
         assert!(!err.contains("warning"), "{args:?}: {err}");
         assert!(started.elapsed() < Duration::from_secs(5), "{args:?}");
     }
+    // A TMPDIR that is not a directory: one line before anything runs (every
+    // case that makes a FIFO or a socket there used to fail on its own).
+    let out = ipcperf()
+        .args(["run", "pipe", "fifo", "unix", "-n", "50", "-r", "1"])
+        .env("TMPDIR", "/nonexistent-ipcperf-tmp")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TMPDIR=/nonexistent-ipcperf-tmp is not a directory"),
+        "{err}"
+    );
     // vmsplice with the payload left to ipcperf runs the one way it can.
     let out = ipcperf()
         .args(["run", "vmsplice", "--sizes", "64k", "-d", "20ms", "-r", "1"])
