@@ -5,10 +5,11 @@
 //! runs out (5 s a case); with the peer watched, such a wait ends within a slice
 //! of its death, and the peer's own account of what went wrong follows.
 //!
-//! The starter of the peer (`mode::start`) installs how to tell it lives for the
-//! duration of the owner's open, on the owner's thread; the waits here look at
-//! it between slices. With nothing installed (single mode, a remote peer, the
-//! peer's own opens) nobody is watched and the waits are as bounded as before.
+//! The starter of the peer (`mode::start`) installs how to tell it lives (its
+//! process, its thread, or for one on another machine the control connection)
+//! for the duration of the owner's open, on the owner's thread; the waits here
+//! look at it between slices. With nothing installed (single mode, the peer's
+//! own opens) nobody is watched and the waits are as bounded as before.
 
 use std::cell::RefCell;
 use std::os::fd::BorrowedFd;
