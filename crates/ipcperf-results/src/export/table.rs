@@ -130,8 +130,23 @@ fn note(text: &str, cols: Option<usize>) -> String {
     let Some(cols) = cols else {
         return line + "\n";
     };
+    // A figure stays with its unit ("512 B", "63.2 µs"): the space between
+    // them is held (no break) while the note is wrapped.
+    const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "ns", "µs", "ms", "s", "MB/s"];
+    let words: Vec<&str> = line.split(' ').collect();
+    let mut held = String::with_capacity(line.len());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            let figure = words[i - 1].ends_with(|c: char| c.is_ascii_digit());
+            let unit = UNITS
+                .iter()
+                .any(|u| w.trim_end_matches([',', ';', ':', ')', '.']) == *u);
+            held.push(if figure && unit { '\u{a0}' } else { ' ' });
+        }
+        held.push_str(w);
+    }
     let opts = crate::export::list::wrap_opts(cols).subsequent_indent("        ");
-    textwrap::fill(&line, opts) + "\n"
+    textwrap::fill(&held, opts).replace('\u{a0}', " ") + "\n"
 }
 
 #[cfg(test)]
@@ -153,6 +168,14 @@ mod tests {
         assert!(lines[1..]
             .iter()
             .all(|l| l.starts_with("        ") && !l.starts_with("         ")));
+        // A figure and its unit are never split between lines.
+        let sized = note("pipe 512 B shared-l3 0→1, 63.2 µs", Some(17));
+        assert!(
+            sized
+                .lines()
+                .all(|l| !l.ends_with(" 512") && !l.ends_with(" 63.2")),
+            "{sized}"
+        );
         let words: Vec<&str> = wrapped.split_whitespace().collect();
         let full = format!("note: {text}");
         let want: Vec<&str> = full.split_whitespace().collect();
