@@ -8,11 +8,17 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 ///
 /// Call it first thing in `main`, before any other thread exists. Child processes
 /// started by `std::process::Command` get an empty signal mask again.
+///
+/// SIGHUP stays ignored where this process was started ignoring it: a run under
+/// `nohup` outlives the terminal it was started from. (SIGINT and SIGTERM are
+/// always taken: a Ctrl-C or a kill must clean up, whoever started us.)
 pub fn cleanup_on_interrupt() {
     let mut set = SigSet::empty();
     set.add(Signal::SIGINT);
     set.add(Signal::SIGTERM);
-    set.add(Signal::SIGHUP);
+    if !ignored(Signal::SIGHUP) {
+        set.add(Signal::SIGHUP);
+    }
     if nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
         return;
     }
@@ -34,6 +40,16 @@ pub fn cleanup_on_interrupt() {
         }
     })
     .ok();
+}
+
+/// Whether `sig` is ignored now (SIG_IGN, inherited across exec).
+fn ignored(sig: Signal) -> bool {
+    // SAFETY: a zeroed sigaction is a valid value for the kernel to write into.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: with a null new action sigaction only reads the current one into
+    // `old`, which lives for the call; nothing is changed.
+    let r = unsafe { libc::sigaction(sig as libc::c_int, std::ptr::null(), &mut old) };
+    r == 0 && old.sa_sigaction == libc::SIG_IGN
 }
 
 /// Set once an interruption is being handled: the clean-up removes objects under

@@ -237,3 +237,55 @@ fn sync_and_serve_are_interrupted_cleanly() {
         |_, _| true,
     );
 }
+
+/// A run started under `nohup` outlives its terminal: the SIGHUP it was started
+/// ignoring stays ignored (the run ends as it would, exit 0, its table printed).
+/// Without `nohup` the same SIGHUP ends it as Ctrl-C does (129, cleaned up).
+#[test]
+fn a_run_under_nohup_survives_a_hangup() {
+    if Command::new("nohup").arg("true").output().is_err() {
+        eprintln!("skipped: no nohup here");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ipcperf");
+    let args = ["latency", "pipe", "-d", "1500ms", "-r", "1", "--no-save"];
+    for nohup in [true, false] {
+        let mut c = if nohup {
+            let mut c = Command::new("nohup");
+            c.arg(bin);
+            c
+        } else {
+            Command::new(bin)
+        };
+        let child = c
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once ipcperf itself runs (nohup has exec'd it) and is measuring.
+        let t0 = Instant::now();
+        while !std::fs::read_to_string(format!("/proc/{}/comm", child.id()))
+            .is_ok_and(|c| c.trim() == "ipcperf")
+        {
+            assert!(t0.elapsed() < Duration::from_secs(5), "ipcperf never ran");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let sent = Command::new("kill")
+            .args(["-HUP", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if nohup {
+            assert_eq!(out.status.code(), Some(0), "{err}");
+            assert!(!err.contains("interrupted"), "{err}");
+            assert!(String::from_utf8_lossy(&out.stdout).contains("pipe"));
+        } else {
+            assert_eq!(out.status.code(), Some(129), "{err}");
+            assert!(err.contains("interrupted by SIGHUP"), "{err}");
+        }
+    }
+}
