@@ -51,6 +51,21 @@ pub fn process_running(pid: i32) -> bool {
     }
 }
 
+/// Whether our child `pid` still runs (not exited, nor a zombie), asked of the
+/// kernel (waitid with WNOWAIT: it stays to be reaped by whoever waits for it),
+/// not of /proc, whose pids are another namespace's where /proc was not mounted
+/// again (under `unshare --pid`). A pid that is no child of ours (or one reaped
+/// already) is looked up as [`process_running`] does.
+pub fn child_running(pid: i32) -> bool {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    match waitid(Id::Pid(nix::unistd::Pid::from_raw(pid)), flags) {
+        Ok(WaitStatus::StillAlive) => true,
+        Ok(_) => false,
+        Err(_) => process_running(pid),
+    }
+}
+
 /// A private directory (mode 0700) for FIFOs, socket paths and temp files.
 /// Removed with everything in it on drop, or by [`crate::cleanup::run_all`].
 #[derive(Debug)]
@@ -98,6 +113,26 @@ pub fn default_base() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_runs_until_it_exits_and_stays_to_be_reaped() {
+        let mut c = std::process::Command::new("sleep")
+            .arg("0.2")
+            .spawn()
+            .unwrap();
+        let pid = c.id() as i32;
+        assert!(child_running(pid));
+        let t0 = std::time::Instant::now();
+        while child_running(pid) {
+            assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // Asked, not reaped: its status is still there for its owner.
+        assert!(c.try_wait().unwrap().is_some_and(|s| s.success()));
+        assert!(!child_running(pid));
+        // Not a child of ours: as /proc says.
+        assert!(child_running(std::process::id() as i32));
+    }
 
     #[test]
     fn names_carry_owner_pid() {

@@ -82,7 +82,7 @@ pub fn start(
         let p = ProcessPeer::spawn(cmd, setup)?;
         let pid = p.pid();
         // A zombie is gone too: the peer that failed has said why before it exits.
-        let alive: Alive = Arc::new(move || ipcperf_sys::names::process_running(pid as i32));
+        let alive: Alive = Arc::new(move || ipcperf_sys::names::child_running(pid as i32));
         Ok(Started {
             alive: Some(alive),
             watchdog: Watchdog::start(pid, on_death),

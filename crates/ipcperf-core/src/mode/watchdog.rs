@@ -17,9 +17,10 @@ pub struct Watchdog {
     join: Option<JoinHandle<()>>,
 }
 
-/// Whether process `pid` has ended (gone, or a zombie not yet reaped).
+/// Whether process `pid` (our peer, a child) has ended (gone, or a zombie not
+/// yet reaped).
 fn ended(pid: u32) -> bool {
-    !ipcperf_sys::names::process_running(pid as i32)
+    !ipcperf_sys::names::child_running(pid as i32)
 }
 
 impl Watchdog {
