@@ -48,7 +48,8 @@ pub use ipcperf_sys::names::process_running;
 fn another_tick(other: Option<i32>, ticks: &mut u32) -> Result<()> {
     *ticks += 1;
     if let Some(pid) = other {
-        if !process_running(pid) {
+        // Our child is asked of the kernel; the owner, from its peer, of /proc.
+        if !ipcperf_sys::names::child_running(pid) {
             return Err(Error::Peer(format!(
                 "process {pid} on the other side died while we waited for its token"
             )));
