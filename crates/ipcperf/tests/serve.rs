@@ -274,13 +274,16 @@ fn a_killed_client_frees_the_server_and_a_killed_server_fails_the_client_in_2_s(
     assert!(took < Duration::from_secs(2), "{took:?}: {err}");
 }
 
-/// Two network namespaces joined by a veth pair, removed on drop.
+/// Two network namespaces joined by a veth pair (`tag` tells apart those of
+/// tests running at once), removed on drop.
 struct TwoHosts {
     names: [String; 2],
+    /// The client's end of the veth pair, in the second namespace.
+    client_link: String,
 }
 
 impl TwoHosts {
-    fn make() -> Option<TwoHosts> {
+    fn make(tag: &str) -> Option<TwoHosts> {
         let ip = |args: &[&str]| {
             Command::new("ip")
                 .args(args)
@@ -288,15 +291,19 @@ impl TwoHosts {
                 .is_ok_and(|s| s.success())
         };
         let pid = std::process::id();
-        let names = [format!("ipcperf-{pid}-sva"), format!("ipcperf-{pid}-svb")];
+        let names = [
+            format!("ipcperf-{pid}-{tag}a"),
+            format!("ipcperf-{pid}-{tag}b"),
+        ];
+        let (va, vb) = (
+            format!("i{tag}a{}", pid % 100_000),
+            format!("i{tag}b{}", pid % 100_000),
+        );
         let hosts = TwoHosts {
             names: names.clone(),
+            client_link: vb.clone(),
         };
         let (a, b) = (&names[0], &names[1]);
-        let (va, vb) = (
-            format!("ipsva{}", pid % 100_000),
-            format!("ipsvb{}", pid % 100_000),
-        );
         let ok = ip(&["netns", "add", a])
             && ip(&["netns", "add", b])
             && ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb])
@@ -331,7 +338,7 @@ fn serve_and_peer_across_two_network_namespaces() {
         eprintln!("skipped: network namespaces need root");
         return;
     }
-    let Some(hosts) = TwoHosts::make() else {
+    let Some(hosts) = TwoHosts::make("sv") else {
         eprintln!("skipped: cannot make network namespaces here (iproute2 and CAP_NET_ADMIN)");
         return;
     };
@@ -420,4 +427,93 @@ fn peer_with_a_placement_class_is_refused_as_bad_input() {
     ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("cannot reach"), "{err}");
+}
+
+/// The server's machine vanishes mid-series (the client's link goes down: no
+/// reset, no FIN, as for a host powered off): the client ends with the case
+/// failed in seconds, for tcp (a write into a full buffer, or a read of an
+/// answer that never comes, used to wait for TCP's own give-up, minutes away:
+/// `run tcp` was still blocked after 12 minutes) and for udp (whose lost round
+/// trips were each waited for, 200 ms apiece, to the series' count).
+#[test]
+fn a_vanished_server_machine_fails_the_client_in_seconds() {
+    if !std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+    {
+        eprintln!("skipped: network namespaces need root");
+        return;
+    }
+    for (i, args) in [
+        &["run", "tcp", "--sizes", "64k"][..],
+        &["latency", "tcp"][..],
+        &["latency", "udp"][..],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Some(hosts) = TwoHosts::make(&format!("g{i}")) else {
+            eprintln!("skipped: cannot make network namespaces here (iproute2 and CAP_NET_ADMIN)");
+            return;
+        };
+        let mut server = Command::new("ip")
+            .args(["netns", "exec", &hosts.names[0], BIN, "serve"])
+            .args(["--listen", "10.235.0.1:7787", "--no-token"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(server.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert!(line.contains("listening on 10.235.0.1:7787"), "{line}");
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = err.read_to_string(&mut rest);
+        });
+        let mut client = Command::new("ip")
+            .args(["netns", "exec", &hosts.names[1], BIN])
+            .args(args)
+            .args(["--peer", "10.235.0.1", "-d", "30s", "-r", "1", "--no-save"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Into its series (a 30 s one: it cannot end on its own meanwhile).
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(client.try_wait().unwrap().is_none(), "{args:?} ended early");
+        let down = Command::new("ip")
+            .args([
+                "-n",
+                &hosts.names[1],
+                "link",
+                "set",
+                &hosts.client_link,
+                "down",
+            ])
+            .status()
+            .unwrap();
+        assert!(down.success());
+        let t0 = Instant::now();
+        let st = loop {
+            if let Some(st) = client.try_wait().unwrap() {
+                break Some(st);
+            }
+            if t0.elapsed() > Duration::from_secs(20) {
+                let _ = client.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = t0.elapsed();
+        let mut err = String::new();
+        let _ = client.stderr.take().unwrap().read_to_string(&mut err);
+        let _ = server.kill();
+        let _ = server.wait();
+        let st =
+            st.unwrap_or_else(|| panic!("{args:?}: still running 20 s after the link went down"));
+        assert_eq!(st.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("FAILED"), "{args:?}: {err}");
+        // Measured here: about 4 s (1.5 s of unacknowledged data or silence,
+        // then the 2 s look for the server's own account).
+        assert!(took < Duration::from_secs(8), "{args:?}: {took:?}: {err}");
+        drop(hosts);
+    }
 }

@@ -84,10 +84,33 @@ pub(super) fn set_buffers(fd: &OwnedFd, opts: &MechOptions) -> Result<()> {
     Ok(())
 }
 
-fn set_nodelay(fd: &OwnedFd, opts: &MechOptions) -> Result<()> {
+fn set_conn_opts(fd: &OwnedFd, opts: &MechOptions) -> Result<()> {
     if opts.nodelay {
         setsockopt(fd, sockopt::TcpNoDelay, &true).ctx("setsockopt(TCP_NODELAY)", &"tcp")?;
     }
+    if opts.bind_ip.is_some() {
+        far_peer_bounds(fd)?;
+    }
+    Ok(())
+}
+
+/// How long data may stay unacknowledged on a connection to another machine
+/// before the kernel gives it up (TCP_USER_TIMEOUT), in ms.
+pub const FAR_UNACKED_MS: u32 = 1_500;
+
+/// A connection to another machine (`--peer`) ends when that machine does: a
+/// host that vanishes (powered off, unplugged, its link down) sends no reset,
+/// and a write into a full send buffer, or a read of an answer that never
+/// comes, would wait for TCP's own give-up, minutes away. Data unacknowledged
+/// for [`FAR_UNACKED_MS`] ends the connection (ETIMEDOUT); an idle one is probed
+/// every second, its silence bounded the same way. The control connection of
+/// `--peer` and `ipcperf serve` is bounded so too.
+pub fn far_peer_bounds(fd: &impl std::os::fd::AsFd) -> Result<()> {
+    setsockopt(fd, sockopt::TcpUserTimeout, &FAR_UNACKED_MS)
+        .ctx("setsockopt(TCP_USER_TIMEOUT)", &"tcp")?;
+    setsockopt(fd, sockopt::KeepAlive, &true).ctx("setsockopt(SO_KEEPALIVE)", &"tcp")?;
+    setsockopt(fd, sockopt::TcpKeepIdle, &1).ctx("setsockopt(TCP_KEEPIDLE)", &"tcp")?;
+    setsockopt(fd, sockopt::TcpKeepInterval, &1).ctx("setsockopt(TCP_KEEPINTVL)", &"tcp")?;
     Ok(())
 }
 
@@ -99,7 +122,7 @@ pub(super) fn accept(l: &TcpListener, opts: &MechOptions, timeout_ms: i32) -> Re
     }
     let (s, _) = l.accept().ctx("accept", &"tcp")?;
     let fd = OwnedFd::from(s);
-    set_nodelay(&fd, opts)?;
+    set_conn_opts(&fd, opts)?;
     Ok(fd)
 }
 
@@ -111,7 +134,7 @@ pub(super) fn connect(addr: SocketAddr, opts: &MechOptions, _timeout_ms: i32) ->
         &SockaddrStorage::from(addr),
     )
     .ctx("connect", &addr)?;
-    set_nodelay(&fd, opts)?;
+    set_conn_opts(&fd, opts)?;
     Ok(fd)
 }
 

@@ -362,6 +362,8 @@ fn handshake_once(r: &Remote, over: bool) -> Result<Option<Shaken>> {
         let mut s = TcpStream::connect_timeout(&r.addr, HANDSHAKE)
             .map_err(|e| Error::Peer(format!("cannot reach ipcperf serve at {}: {e}", r.addr)))?;
         let _ = s.set_nodelay(true);
+        // A server whose machine vanishes is an error in seconds, not minutes.
+        crate::mechanism::tcp::far_peer_bounds(&s)?;
         let at = r.addr;
         let said = |e: Error| Error::Peer(format!("ipcperf serve at {at}: {e}"));
         let banner: ServerSays = read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)?;

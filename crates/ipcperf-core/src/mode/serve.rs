@@ -168,6 +168,8 @@ fn refuse(s: &mut TcpStream, why: String) -> Error {
 /// Bounded by [`HANDSHAKE`] for each frame; holds nothing but its thread.
 fn greet(s: &mut TcpStream, cfg: &ServeConfig) -> Result<ClientHello> {
     let _ = s.set_nodelay(true);
+    // A client whose machine vanishes frees the server in seconds.
+    crate::mechanism::tcp::far_peer_bounds(s)?;
     let _ = s.set_write_timeout(Some(HANDSHAKE));
     let n = nonce()?;
     write_frame(s, &banner(&n, cfg.token.is_some()))?;

@@ -244,6 +244,10 @@ pub fn wait_until(due: u64, spin: bool) {
     }
 }
 
+/// Round trips lost one after another that end a series as the other side's
+/// death: with udp's 200 ms wait for an answer, 2 s of silence.
+pub const LOST_IN_A_ROW: u32 = 10;
+
 /// Side A: `n` round trips, each timed from its origin (see [`Schedule`]) to
 /// after the whole answer arrived. Raw samples (nanoseconds, clock cost included)
 /// are appended to `samples`, which must have room for `n` (it is never grown in
@@ -264,6 +268,9 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule, const STAMP: bool>(
     debug_assert!(samples.capacity() - samples.len() >= n as usize);
     let len = wbuf.len() as u64;
     let mut lost = 0u64;
+    // Losses in a row (kept on the loss path only): past LOST_IN_A_ROW nothing
+    // has come back for that many bounded waits, and the other side is gone.
+    let (mut last_lost, mut in_a_row) = (u64::MAX, 0u32);
     let start = schedule.start();
     for i in 0..n {
         P::fill(wbuf, i * len, i);
@@ -272,8 +279,20 @@ pub fn ping_loop<E: MessageEnd, P: PayloadOps, S: Schedule, const STAMP: bool>(
         e.send_msg(wbuf)?;
         match e.recv_msg(rbuf) {
             Ok(()) => {}
-            Err(Error::Lost(_)) => {
+            Err(Error::Lost(why)) => {
                 lost += 1;
+                in_a_row = if last_lost.wrapping_add(1) == i {
+                    in_a_row + 1
+                } else {
+                    1
+                };
+                last_lost = i;
+                if in_a_row >= LOST_IN_A_ROW {
+                    return Err(Error::Peer(format!(
+                        "{LOST_IN_A_ROW} round trips in a row lost, nothing came back \
+                         (the last: {why}): the other side is gone, or the path to it"
+                    )));
+                }
                 continue;
             }
             Err(err) => return Err(err),
@@ -483,6 +502,37 @@ mod tests {
         let o = ping(Payload::Touch, &mut e, &mut w, &mut r, 20, &mut s).unwrap();
         assert_eq!((o.done, o.lost), (15, 5));
         assert_eq!(s.len(), 15);
+    }
+
+    /// Every answer lost: the series ends as the other side's death after
+    /// LOST_IN_A_ROW, not after `n` bounded waits (a vanished host would
+    /// otherwise cost n × 200 ms); losses apart never add up to it.
+    #[test]
+    fn losses_in_a_row_end_the_series_as_a_dead_peer() {
+        let mut e = Echoer {
+            q: VecDeque::new(),
+            sent: 0,
+            drop_every: 1,
+            pending_loss: false,
+        };
+        let (mut w, mut r) = (vec![0u8; 8], vec![0u8; 8]);
+        let mut s = Vec::with_capacity(1000);
+        let err = ping(Payload::Touch, &mut e, &mut w, &mut r, 1000, &mut s).unwrap_err();
+        assert!(matches!(err, Error::Peer(_)), "{err}");
+        assert!(
+            err.to_string().contains("10 round trips in a row lost"),
+            "{err}"
+        );
+        assert_eq!(e.sent, LOST_IN_A_ROW as u64);
+        // Every other one lost: 500 losses, none ten in a row.
+        let mut e = Echoer {
+            q: VecDeque::new(),
+            sent: 0,
+            drop_every: 2,
+            pending_loss: false,
+        };
+        let o = ping(Payload::Touch, &mut e, &mut w, &mut r, 1000, &mut s).unwrap();
+        assert_eq!((o.done, o.lost), (500, 500));
     }
 
     #[test]
