@@ -319,6 +319,29 @@ impl TwoHosts {
     }
 }
 
+impl TwoHosts {
+    /// `ipcperf serve` on the first host at 10.235.0.1:7787 with `args`, once it
+    /// says it listens (its log read on, so the pipe stays open).
+    fn serve(&self, args: &[&std::ffi::OsStr]) -> std::process::Child {
+        let mut server = Command::new("ip")
+            .args(["netns", "exec", &self.names[0], BIN, "serve"])
+            .args(["--listen", "10.235.0.1:7787"])
+            .args(args)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(server.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert!(line.contains("listening on 10.235.0.1:7787"), "{line}");
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = err.read_to_string(&mut rest);
+        });
+        server
+    }
+}
+
 impl Drop for TwoHosts {
     fn drop(&mut self) {
         for n in &self.names {
@@ -344,22 +367,11 @@ fn serve_and_peer_across_two_network_namespaces() {
     };
     let dir = tempfile::tempdir().unwrap();
     let token = token_file(dir.path(), "t", "across");
-    let mut server = Command::new("ip")
-        .args(["netns", "exec", &hosts.names[0], BIN, "serve"])
-        .args(["--listen", "10.235.0.1:7787", "--once", "--token-file"])
-        .arg(&token)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    assert!(line.contains("listening on 10.235.0.1:7787"), "{line}");
-    // Keep reading its log, so the pipe stays open.
-    std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = err.read_to_string(&mut rest);
-    });
+    let mut server = hosts.serve(&[
+        "--once".as_ref(),
+        "--token-file".as_ref(),
+        token.as_os_str(),
+    ]);
     let db = dir.path().join("h.db");
     let out = Command::new("ip")
         .args(["netns", "exec", &hosts.names[1], BIN, "run", "tcp"])
@@ -454,20 +466,7 @@ fn a_vanished_server_machine_fails_the_client_in_seconds() {
             eprintln!("skipped: cannot make network namespaces here (iproute2 and CAP_NET_ADMIN)");
             return;
         };
-        let mut server = Command::new("ip")
-            .args(["netns", "exec", &hosts.names[0], BIN, "serve"])
-            .args(["--listen", "10.235.0.1:7787", "--no-token"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = BufReader::new(server.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        assert!(line.contains("listening on 10.235.0.1:7787"), "{line}");
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = err.read_to_string(&mut rest);
-        });
+        let mut server = hosts.serve(&["--no-token".as_ref()]);
         let mut client = Command::new("ip")
             .args(["netns", "exec", &hosts.names[1], BIN])
             .args(args)
