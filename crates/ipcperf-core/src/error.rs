@@ -58,16 +58,36 @@ impl From<SysError> for Error {
     }
 }
 
+/// What a connection to another machine that timed out (ETIMEDOUT: nothing it
+/// sent acknowledged within its bound, nor its keepalive probes answered) or
+/// found it unreachable says of that machine.
+pub const GONE: &str = "it is gone: powered off, unplugged, or the link to it down";
+
 impl Error {
-    /// An I/O error on a data path: a broken pipe or reset means the peer went away.
+    /// An I/O error on a data path: a broken pipe or reset means the peer went away;
+    /// a time-out (only a connection to another machine has one short enough to
+    /// meet) or an unreachable network, that its machine did.
     pub fn io(op: &'static str, what: &str, errno: ipcperf_sys::error::Errno) -> Error {
         use ipcperf_sys::error::Errno;
         match errno {
             Errno::EPIPE | Errno::ECONNRESET => Error::Peer(format!(
                 "{op} on {what}: the other side closed it ({errno})"
             )),
+            Errno::ETIMEDOUT
+            | Errno::ENETUNREACH
+            | Errno::EHOSTUNREACH
+            | Errno::ENETDOWN
+            | Errno::EHOSTDOWN => Error::Peer(format!(
+                "{op} on {what}: the other machine stopped answering ({errno}): {GONE}"
+            )),
             _ => Error::Sys(SysError::new(op, what, errno)),
         }
+    }
+
+    /// The other machine is gone ([`GONE`]): nothing more will come from it,
+    /// its own account of what went wrong included, so there is nothing to wait for.
+    pub fn machine_gone(&self) -> bool {
+        matches!(self, Error::Peer(s) if s.contains(GONE))
     }
 }
 
@@ -80,5 +100,18 @@ mod tests {
         let once = Error::Peer("msgrcv: gone".into()).to_string();
         assert_eq!(once, "peer failed: msgrcv: gone");
         assert_eq!(Error::Peer(once.clone()).to_string(), once);
+    }
+
+    #[test]
+    fn a_connection_that_timed_out_says_its_machine_is_gone() {
+        use ipcperf_sys::error::Errno;
+        let e = Error::io("write", "tcp", Errno::ETIMEDOUT);
+        assert!(e.machine_gone(), "{e}");
+        assert!(e.to_string().contains("powered off"), "{e}");
+        assert!(Error::io("read", "tcp", Errno::ENETUNREACH).machine_gone());
+        for other in [Errno::EPIPE, Errno::EIO, Errno::EAGAIN] {
+            assert!(!Error::io("write", "tcp", other).machine_gone());
+        }
+        assert!(!Error::Peer("the other side closed it".into()).machine_gone());
     }
 }

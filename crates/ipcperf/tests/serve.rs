@@ -278,6 +278,8 @@ fn a_killed_client_frees_the_server_and_a_killed_server_fails_the_client_in_2_s(
 /// tests running at once), removed on drop.
 struct TwoHosts {
     names: [String; 2],
+    /// The server's end of the veth pair, in the first namespace.
+    server_link: String,
     /// The client's end of the veth pair, in the second namespace.
     client_link: String,
 }
@@ -301,6 +303,7 @@ impl TwoHosts {
         );
         let hosts = TwoHosts {
             names: names.clone(),
+            server_link: va.clone(),
             client_link: vb.clone(),
         };
         let (a, b) = (&names[0], &names[1]);
@@ -441,12 +444,14 @@ fn peer_with_a_placement_class_is_refused_as_bad_input() {
     assert!(err.contains("cannot reach"), "{err}");
 }
 
-/// The server's machine vanishes mid-series (the client's link goes down: no
-/// reset, no FIN, as for a host powered off): the client ends with the case
-/// failed in seconds, for tcp (a write into a full buffer, or a read of an
-/// answer that never comes, used to wait for TCP's own give-up, minutes away:
-/// `run tcp` was still blocked after 12 minutes) and for udp (whose lost round
-/// trips were each waited for, 200 ms apiece, to the series' count).
+/// The server's machine vanishes mid-series: its link goes down (no reset, no
+/// FIN, nothing sent back, as for a host powered off), or the client's own does.
+/// The client ends with the case failed, saying the machine is gone, within the
+/// guide's 2 s and a little (the bound asserted here is 3 s: for udp the control
+/// connection's keepalive, ticking each second, is what hears of it). Before,
+/// `run tcp` was still blocked in write() 12 minutes later, `run udp` sent into
+/// nothing to the series' end (18 s of a 30 s series), and each later case of
+/// the run waited out a connect to nothing; now they are not tried, and say why.
 #[test]
 fn a_vanished_server_machine_fails_the_client_in_seconds() {
     if !std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
@@ -454,65 +459,90 @@ fn a_vanished_server_machine_fails_the_client_in_seconds() {
         eprintln!("skipped: network namespaces need root");
         return;
     }
-    for (i, args) in [
-        &["run", "tcp", "--sizes", "64k"][..],
-        &["latency", "tcp"][..],
-        &["latency", "udp"][..],
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let Some(hosts) = TwoHosts::make(&format!("g{i}")) else {
-            eprintln!("skipped: cannot make network namespaces here (iproute2 and CAP_NET_ADMIN)");
-            return;
-        };
-        let mut server = hosts.serve(&["--no-token".as_ref()]);
-        let mut client = Command::new("ip")
-            .args(["netns", "exec", &hosts.names[1], BIN])
-            .args(args)
-            .args(["--peer", "10.235.0.1", "-d", "30s", "-r", "1", "--no-save"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Into its series (a 30 s one: it cannot end on its own meanwhile).
-        std::thread::sleep(Duration::from_millis(1500));
-        assert!(client.try_wait().unwrap().is_none(), "{args:?} ended early");
-        let down = Command::new("ip")
-            .args([
-                "-n",
-                &hosts.names[1],
-                "link",
-                "set",
-                &hosts.client_link,
-                "down",
-            ])
-            .status()
-            .unwrap();
-        assert!(down.success());
-        let t0 = Instant::now();
-        let st = loop {
-            if let Some(st) = client.try_wait().unwrap() {
-                break Some(st);
-            }
-            if t0.elapsed() > Duration::from_secs(20) {
-                let _ = client.kill();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let took = t0.elapsed();
-        let mut err = String::new();
-        let _ = client.stderr.take().unwrap().read_to_string(&mut err);
-        let _ = server.kill();
-        let _ = server.wait();
-        let st =
-            st.unwrap_or_else(|| panic!("{args:?}: still running 20 s after the link went down"));
-        assert_eq!(st.code(), Some(1), "{args:?}: {err}");
-        assert!(err.contains("FAILED"), "{args:?}: {err}");
-        // Measured here: about 4 s (1.5 s of unacknowledged data or silence,
-        // then the 2 s look for the server's own account).
-        assert!(took < Duration::from_secs(8), "{args:?}: {took:?}: {err}");
-        drop(hosts);
+    // (arguments, its cases, whose link goes down: the server's (true) or the client's)
+    let cases: [(&[&str], usize, bool); 6] = [
+        (&["run", "tcp", "--sizes", "64k"], 1, true),
+        (&["latency", "tcp"], 1, true),
+        (&["latency", "udp"], 1, true),
+        (&["run", "udp", "--sizes", "1k"], 1, true),
+        (&["run", "tcp", "--sizes", "64k"], 1, false),
+        (&["run", "tcp", "udp", "--sizes", "1k,4k"], 4, true),
+    ];
+    let Some(probe) = TwoHosts::make("gp") else {
+        eprintln!("skipped: cannot make network namespaces here (iproute2 and CAP_NET_ADMIN)");
+        return;
+    };
+    drop(probe);
+    let runs: Vec<_> = cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, (args, n, server_side))| {
+            std::thread::spawn(move || vanish(&format!("g{i}"), args, n, server_side))
+        })
+        .collect();
+    // Every run ends (and takes its namespaces with it) before any failure is told.
+    let failures: Vec<_> = runs.into_iter().filter_map(|r| r.join().err()).collect();
+    if let Some(e) = failures.into_iter().next() {
+        std::panic::resume_unwind(e);
     }
+}
+
+/// One run of [`a_vanished_server_machine_fails_the_client_in_seconds`].
+fn vanish(tag: &str, args: &[&str], cases: usize, server_side: bool) {
+    let hosts = TwoHosts::make(tag).expect("namespaces, as the probe made");
+    let mut server = hosts.serve(&["--no-token".as_ref()]);
+    let mut client = Command::new("ip")
+        .args(["netns", "exec", &hosts.names[1], BIN])
+        .args(args)
+        .args(["--peer", "10.235.0.1", "-d", "30s", "-r", "1", "--no-save"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into its first series (a 30 s one: it cannot end on its own meanwhile).
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(client.try_wait().unwrap().is_none(), "{args:?} ended early");
+    let (ns, link) = if server_side {
+        (&hosts.names[0], &hosts.server_link)
+    } else {
+        (&hosts.names[1], &hosts.client_link)
+    };
+    let down = Command::new("ip")
+        .args(["-n", ns, "link", "set", link, "down"])
+        .status()
+        .unwrap();
+    assert!(down.success());
+    let t0 = Instant::now();
+    let st = loop {
+        if let Some(st) = client.try_wait().unwrap() {
+            break Some(st);
+        }
+        if t0.elapsed() > Duration::from_secs(40) {
+            let _ = client.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = t0.elapsed();
+    let mut err = String::new();
+    let _ = client.stderr.take().unwrap().read_to_string(&mut err);
+    let _ = server.kill();
+    let _ = server.wait();
+    let st = st.unwrap_or_else(|| panic!("{args:?}: still running 40 s after the link went down"));
+    // Measured here: 1.2-2.0 s (1.5 s of unacknowledged data; a keepalive tick
+    // each second for a series whose data goes one way over udp).
+    assert!(took < Duration::from_secs(3), "{args:?}: {took:?}: {err}");
+    assert_eq!(st.code(), Some(1), "{args:?}: {err}");
+    let failed: Vec<&str> = err.lines().filter(|l| l.contains("FAILED")).collect();
+    assert!(!failed.is_empty(), "{args:?}: {err}");
+    assert!(
+        failed[0].contains("the other machine stopped answering"),
+        "{args:?}: {err}"
+    );
+    // The rest of the run's cases, not tried.
+    assert_eq!(failed.len(), cases, "{args:?}: {err}");
+    for f in &failed[1..] {
+        assert!(f.contains("not tried: an earlier case"), "{args:?}: {f}");
+    }
+    drop(hosts);
 }

@@ -55,6 +55,13 @@ pub trait ByteStream {
     /// for the others.
     #[inline]
     fn all_read(&mut self) {}
+    /// A second descriptor of this end's socket, for a watchdog to shut it down
+    /// when the other machine is gone (`--peer`): the timed loop's next call then
+    /// fails, where a datagram written into nothing never would. None: this end
+    /// has no descriptor of its own (only sockets are ever shut down).
+    fn cut_handle(&self) -> Option<OwnedFd> {
+        None
+    }
     /// Zero-copy: write `blocks` blocks of `len` bytes, each built by `P` in the
     /// mechanism's own memory (a loan), where the mechanism lends it (shm with
     /// `--zero-copy`). None: it does not; the caller writes from its buffer.
@@ -252,6 +259,10 @@ impl FdStream {
 }
 
 impl ByteStream for FdStream {
+    fn cut_handle(&self) -> Option<OwnedFd> {
+        self.fd.try_clone().ok()
+    }
+
     #[inline]
     fn write_all(&mut self, mut buf: &[u8]) -> Result<()> {
         let mut bound = SpinBound::new();

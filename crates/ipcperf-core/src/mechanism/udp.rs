@@ -413,6 +413,10 @@ impl UdpEnd {
 }
 
 impl ByteStream for UdpEnd {
+    fn cut_handle(&self) -> Option<OwnedFd> {
+        self.fd.try_clone().ok()
+    }
+
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
         let seq = if self.asker {

@@ -124,8 +124,38 @@ pub fn write_frame<T: Serialize>(s: &mut TcpStream, m: &T) -> Result<()> {
     let body = serde_json::to_vec(m).map_err(|e| Error::Peer(format!("cannot encode: {e}")))?;
     let mut frame = (body.len() as u32).to_be_bytes().to_vec();
     frame.extend_from_slice(&body);
-    s.write_all(&frame)
-        .map_err(|e| Error::Peer(format!("the control connection broke: {e}")))
+    s.write_all(&frame).map_err(broke)
+}
+
+/// The control connection's own failure: a reset or close, or a time-out that
+/// says the other machine is gone (`TCP_USER_TIMEOUT` or unanswered keepalive
+/// probes, [`crate::mechanism::tcp::far_peer_bounds`]).
+fn broke(e: std::io::Error) -> Error {
+    use nix::errno::Errno;
+    let errno = e.raw_os_error().map(Errno::from_raw);
+    if let Some(
+        n @ (Errno::ETIMEDOUT
+        | Errno::ENETUNREACH
+        | Errno::EHOSTUNREACH
+        | Errno::ENETDOWN
+        | Errno::EHOSTDOWN),
+    ) = errno
+    {
+        Error::Peer(format!(
+            "the control connection: the other machine stopped answering ({n}): {}",
+            crate::error::GONE
+        ))
+    } else {
+        Error::Peer(format!("the control connection broke: {e}"))
+    }
+}
+
+/// `e` told after what it happened on: a peer's words without a second "peer failed".
+fn told(e: &Error) -> String {
+    match e {
+        Error::Peer(s) => s.clone(),
+        e => e.to_string(),
+    }
 }
 
 /// Read one frame of at most `max` bytes, each read bounded by `timeout`.
@@ -174,15 +204,9 @@ fn read_all(s: &mut TcpStream, buf: &mut [u8], deadline: Instant, timeout: Durat
             }
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(late())
-            }
-            Err(e) => return Err(Error::Peer(format!("the control connection broke: {e}"))),
+            // SO_RCVTIMEO's expiry (EAGAIN); ETIMEDOUT is the connection's own.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(late()),
+            Err(e) => return Err(broke(e)),
         }
     }
     Ok(())
@@ -197,6 +221,10 @@ pub struct Remote {
     pub run: String,
     /// How long to keep trying a server that says it is busy (`--peer-wait`).
     pub wait: Duration,
+    /// Set once a case found the server's machine gone ([`Error::machine_gone`]):
+    /// what it found. The cases after it are not tried (each would wait out a
+    /// connect to nothing), nor is the server told the run is over.
+    gone: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// How long a client keeps trying a busy server unless told otherwise.
@@ -210,6 +238,26 @@ impl Remote {
             token,
             run,
             wait: DEFAULT_WAIT,
+            gone: Default::default(),
+        }
+    }
+
+    /// A case found the server's machine gone: `why`, its error.
+    pub fn mark_gone(&self, why: &Error) {
+        if let Ok(mut g) = self.gone.lock() {
+            g.get_or_insert_with(|| told(why));
+        }
+    }
+
+    /// Refused where an earlier case of this run found the server's machine gone.
+    pub fn still_there(&self) -> Result<()> {
+        match self.gone.lock().ok().and_then(|g| g.clone()) {
+            Some(why) => Err(Error::Peer(format!(
+                "not tried: an earlier case of this run found ipcperf serve's machine at {} \
+                 gone ({why})",
+                self.addr
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -221,6 +269,7 @@ impl Remote {
 
     /// Tell the server the run is over (`serve --once` then ends); best effort.
     pub fn say_over(&self) -> Result<()> {
+        self.still_there()?;
         let (s, _, _) = handshake(self, true)?;
         let _ = s.shutdown(std::net::Shutdown::Both);
         Ok(())
@@ -300,7 +349,22 @@ impl RemotePeer {
     pub fn alive(&self) -> Option<crate::mechanism::other_side::Alive> {
         let s = self.s.try_clone().ok()?;
         Some(std::sync::Arc::new(move || {
+            use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
             use nix::sys::socket::{recv, MsgFlags};
+            // An error waiting on the connection (a time-out, a reset) is looked
+            // at, never read: a read would take it, and the owner's own read of
+            // the connection would then find only its end, not why.
+            let mut pfd = [PollFd::new(s.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut pfd, PollTimeout::ZERO) {
+                Ok(0) => return true,
+                Ok(_) => {
+                    let ev = pfd[0].revents().unwrap_or(PollFlags::empty());
+                    if ev.intersects(PollFlags::POLLERR | PollFlags::POLLHUP) {
+                        return false;
+                    }
+                }
+                Err(_) => return true,
+            }
             let mut buf = [0u8; 4096];
             let flags = MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT;
             match recv(std::os::fd::AsRawFd::as_raw_fd(&s), &mut buf, flags) {
@@ -365,7 +429,7 @@ fn handshake_once(r: &Remote, over: bool) -> Result<Option<Shaken>> {
         // A server whose machine vanishes is an error in seconds, not minutes.
         crate::mechanism::tcp::far_peer_bounds(&s)?;
         let at = r.addr;
-        let said = |e: Error| Error::Peer(format!("ipcperf serve at {at}: {e}"));
+        let said = |e: Error| Error::Peer(format!("ipcperf serve at {at}: {}", told(&e)));
         let banner: ServerSays = read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)?;
         let (nonce, wants, version) = match banner {
             ServerSays::Banner {
@@ -435,7 +499,7 @@ impl PeerHandle for RemotePeer {
             )));
         }
         read_frame(&mut self.s, MAX_FRAME, HANDSHAKE)
-            .map_err(|e| Error::Peer(format!("ipcperf serve at {}: {e}", self.addr)))
+            .map_err(|e| Error::Peer(format!("ipcperf serve at {}: {}", self.addr, told(&e))))
     }
 
     fn finish(&mut self) -> Result<()> {

@@ -28,7 +28,13 @@ pub struct Started {
     /// Whether the peer still lives (a local one), for the owner's waits while
     /// it opens its end ([`Started::open_then_ready`]).
     alive: Option<Alive>,
+    /// `--peer`: our data sockets, shut down by the watchdog once the other
+    /// machine's job is gone ([`Started::cut_on_death`]).
+    cut: Option<Cut>,
 }
+
+/// Descriptors to shut down when the peer is gone.
+type Cut = Arc<std::sync::Mutex<Vec<std::os::fd::OwnedFd>>>;
 
 /// Start the peer: on the machine `--peer` names when there is one (its
 /// `ipcperf serve` runs the job in a process of its own), else as [`start`].
@@ -59,13 +65,32 @@ pub fn start_in(
     ];
     let machine = Box::new(p.machine.clone());
     let alive = p.alive();
+    // A write into nothing never fails (a datagram's), nor a read that has a
+    // bound of its own soon enough: once the job there is gone (its control
+    // connection closed, broken, timed out, or its failure waiting in it), our
+    // data sockets are shut down, so the timed loop's next call fails, within
+    // the watchdog's 50 ms of it, and the case says why.
+    let cut = Cut::default();
+    let watchdog = alive.clone().and_then(|alive| {
+        let fds = cut.clone();
+        let shut: WakeUp = Box::new(move || {
+            for fd in fds.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                let how = nix::sys::socket::Shutdown::Both;
+                let _ = nix::sys::socket::shutdown(std::os::fd::AsRawFd::as_raw_fd(fd), how);
+            }
+        });
+        let mut actions = on_death;
+        actions.push(shut);
+        Watchdog::start_with(move || !alive(), actions)
+    });
     Ok(Started {
         handle: Box::new(p),
         pid: None,
-        watchdog: None,
+        watchdog,
         facts,
         peer_machine: Some(machine),
         alive,
+        cut: Some(cut),
     })
 }
 
@@ -90,6 +115,7 @@ pub fn start(
             handle: Box::new(p),
             facts: Vec::new(),
             peer_machine: None,
+            cut: None,
         })
     } else {
         let t = ThreadPeer::spawn_job(setup, job)?;
@@ -102,11 +128,23 @@ pub fn start(
             handle: Box::new(t),
             facts: Vec::new(),
             peer_machine: None,
+            cut: None,
         })
     }
 }
 
 impl Started {
+    /// `--peer`: shut `end`'s socket down once the other machine's job is gone
+    /// (a second descriptor of it, [`ByteStream::cut_handle`]); nothing for a
+    /// local peer, whose death its own end hears of.
+    ///
+    /// [`ByteStream::cut_handle`]: crate::mechanism::ByteStream::cut_handle
+    pub fn cut_on_death(&self, end: &impl crate::mechanism::ByteStream) {
+        if let (Some(cut), Some(fd)) = (&self.cut, end.cut_handle()) {
+            cut.lock().unwrap_or_else(|e| e.into_inner()).push(fd);
+        }
+    }
+
     /// Open our own end with `open` while the peer opens its, then wait for its
     /// hello ([`Started::ready`]). A peer that fails or dies meanwhile ends our
     /// waits for it at once ([`other_side`]), not when their bound runs out.

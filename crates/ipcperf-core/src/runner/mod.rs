@@ -174,9 +174,9 @@ fn run_inner<M: Mechanism>(
 /// `--peer`: what crosses machines here is one pair over TCP, its peer a process
 /// on the other machine.
 fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
-    if env.remote.is_none() {
+    let Some(remote) = &env.remote else {
         return Ok(());
-    }
+    };
     use crate::mechanism::MechanismKind as K;
     if !matches!(spec.mechanism, K::Tcp | K::Udp) {
         return Err(Error::Refused(format!(
@@ -206,7 +206,7 @@ fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
                 .into(),
         ));
     }
-    Ok(())
+    remote.still_there()
 }
 
 /// Run one case. Never fails: a refusal or failure is recorded with its reason.
@@ -214,7 +214,7 @@ pub fn run_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -> CaseRe
     let mut rec = CaseRecord::for_spec(spec);
     match with_mechanism!(spec.mechanism, M => run_inner::<M>(spec, env, obs, &mut rec)) {
         Ok(_) => rec.summarize(),
-        Err(e) => fail_record(&mut rec, e),
+        Err(e) => fail_record(&mut rec, gone_remote(env, e)),
     }
     obs.case_done(&rec);
     rec
@@ -597,10 +597,18 @@ pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -
     .and_then(|_| totals.map_or(Ok(()), |t| t.finish(&mut rec)));
     match r {
         Ok(()) => rec.summarize(),
-        Err(e) => fail_record(&mut rec, e),
+        Err(e) => fail_record(&mut rec, gone_remote(env, e)),
     }
     obs.case_done(&rec);
     rec
+}
+
+/// `e`, having marked the `--peer` server's machine gone where `e` says so.
+fn gone_remote(env: &RunEnv, e: Error) -> Error {
+    if let Some(r) = env.remote.as_ref().filter(|_| e.machine_gone()) {
+        r.mark_gone(&e);
+    }
+    e
 }
 
 /// Record a refusal or failure. A case asked wrongly (`Invalid`: a block size of

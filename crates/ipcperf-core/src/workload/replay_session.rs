@@ -149,6 +149,9 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
             replay::lead_loop::<_, P>(e, steps, t, wbuf, rbuf, a)));
         let owner = self.rt.meter.since(&c0);
         if let Err(e) = r {
+            if e.machine_gone() {
+                return Err(e);
+            }
             return Err(match self.rt.peer.recv(2_000) {
                 Ok(FromPeer::Failed { message }) => Error::Peer(message),
                 Err(pe @ (Error::Peer(_) | Error::Timeout(_))) => pe,

@@ -150,6 +150,10 @@ impl<M: Mechanism> RoundTripSession<M> {
             actions,
         )?;
         let tx = started.open_then_ready(|| open_local::<M>(&mut fwd, OPEN_TIMEOUT_MS))?;
+        started.cut_on_death(&tx);
+        if let Some(b) = &back_rx {
+            started.cut_on_death(b);
+        }
         let mut started_facts = std::mem::take(&mut started.facts);
         let peer_machine = started.peer_machine.take();
         let (peer, peer_pid, watchdog) = (started.handle, started.pid, started.watchdog);
@@ -239,6 +243,7 @@ impl<M: Mechanism> RoundTripSession<M> {
         let counted = self.meter.since(&c0);
         let ping = match r {
             Ok(o) => o,
+            Err(e) if e.machine_gone() => return Err(e),
             Err(e) => {
                 // The peer's own account of what went wrong beats our broken pipe.
                 return Err(match self.peer.recv(2_000) {

@@ -160,6 +160,7 @@ impl<M: Mechanism> StreamSession<M> {
                 s.writer = if link.local.is_some() {
                     let mut w =
                         started.open_then_ready(|| open_local::<M>(&mut link, OPEN_TIMEOUT_MS))?;
+                    started.cut_on_death(&w);
                     crate::mechanism::endpoint::wait_as(
                         &mut w,
                         spec.opts.wait.client,
@@ -228,6 +229,9 @@ impl<M: Mechanism> StreamSession<M> {
         let write_end = now_ns();
         let ours = self.meter.since(&c0);
         if let Err(e) = wrote {
+            if e.machine_gone() {
+                return Err(e);
+            }
             // The peer's own account of what went wrong beats our broken pipe (its
             // death, or the stall watchdog's time-out). A reader that only starts
             // after the writer (a file) has not begun: it can only have died (which
