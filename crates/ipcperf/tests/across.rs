@@ -536,6 +536,32 @@ fn list_across_writes_each_format_asked_for() {
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
 }
 
+/// zmq-tcp across net: its peer, in a network namespace whose loopback is not
+/// ours, has no route to the owner's endpoint and says so as it opens (libzmq
+/// would retry its connect in silence until the 5 s open bound ran out).
+#[cfg(feature = "zmq")]
+#[test]
+fn zmq_tcp_across_net_says_it_has_no_route_at_once() {
+    if !root() {
+        return;
+    }
+    let out = Command::new(BIN)
+        .args(["list", "--across", "net", "-f", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cell = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["mechanism"] == "zmq-tcp")
+        .unwrap_or_else(|| panic!("no zmq-tcp: {v}"));
+    assert_eq!(cell["crosses"], false, "{cell}");
+    let checked = cell["checked"].as_str().unwrap();
+    assert!(checked.contains("no route to tcp://127.0.0.1:"), "{cell}");
+}
+
 /// `list --across` makes what a run makes (a SysV queue, a FIFO's directory, a
 /// network namespace and its veth pair): Ctrl-C while a queue of its is there
 /// removes it and ends the command 130, as for a run (it used to die at once and

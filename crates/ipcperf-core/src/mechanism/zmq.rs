@@ -184,6 +184,7 @@ fn open(h: PeerHandoff) -> Result<ZmqEnd> {
             // Nobody tells a connecting end that its peer died: the binding side
             // is the one the watchdog guards.
             let end = ZmqEnd::new(h.kind, pattern, Arc::new(AtomicBool::new(false)))?;
+            reachable(h.kind.name(), &endpoint)?;
             end.sock
                 .connect(&endpoint)
                 .map_err(|e| failed(h.kind.name(), &format!("connect {endpoint}"), e))?;
@@ -194,6 +195,26 @@ fn open(h: PeerHandoff) -> Result<ZmqEnd> {
             h.kind.name()
         ))),
     }
+}
+
+/// A tcp:// endpoint this side has no route to (another network namespace's
+/// loopback, `--across net`) is an error now: libzmq would retry its connect
+/// in silence until the open's bound ran out. A route is looked up, nothing sent.
+fn reachable(name: &str, endpoint: &str) -> Result<()> {
+    let Some(addr) = endpoint
+        .strip_prefix("tcp://")
+        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+    else {
+        return Ok(());
+    };
+    let any: std::net::SocketAddr = if addr.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    std::net::UdpSocket::bind(any)
+        .and_then(|u| u.connect(addr))
+        .map_err(|e| Error::Peer(format!("{name}: no route to {endpoint} from here: {e}")))
 }
 
 /// The libzmq this build carries, for every result.
