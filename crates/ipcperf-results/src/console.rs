@@ -89,14 +89,67 @@ pub fn paint(text: &str, colour: u8) -> String {
 /// A line of information on stderr (none with `-q`).
 pub fn note(text: &str) {
     if verbosity() >= 0 {
-        eprintln!("ipcperf: {text}");
+        eprintln!("{}", for_stderr(format!("ipcperf: {text}")));
     }
 }
 
 /// A warning line on stderr (none with `-q`).
 pub fn warn(text: &str) {
     if verbosity() >= 0 {
-        eprintln!("ipcperf: {} {text}", paint("warning:", 33));
+        eprintln!(
+            "{}",
+            for_stderr(format!("ipcperf: {} {text}", paint("warning:", 33)))
+        );
+    }
+}
+
+/// Wrapping at spaces only: no word is broken, not even at a hyphen.
+pub fn wrap_opts(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width)
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+}
+
+/// `line` wrapped at words to `cols` columns, its lines after the first
+/// indented by `indent`. No word is broken, and a figure stays with its unit
+/// ("512 B", "63.2 µs"): the space between them is held while it is wrapped.
+/// Colour codes take no width.
+pub fn fill(line: &str, cols: usize, indent: &str) -> String {
+    const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "ns", "µs", "ms", "s", "MB/s"];
+    let words: Vec<&str> = line.split(' ').collect();
+    let mut held = String::with_capacity(line.len());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            let figure = words[i - 1].ends_with(|c: char| c.is_ascii_digit());
+            let unit = UNITS
+                .iter()
+                .any(|u| w.trim_end_matches([',', ';', ':', ')', '.']) == *u);
+            held.push(if figure && unit { '\u{a0}' } else { ' ' });
+        }
+        held.push_str(w);
+    }
+    let opts = wrap_opts(cols).subsequent_indent(indent);
+    textwrap::fill(&held, opts).replace('\u{a0}', " ")
+}
+
+/// The width of the terminal standard error is (None for a pipe or a file:
+/// those get each message as one line, for grep and logs).
+fn stderr_width() -> Option<usize> {
+    let e = std::io::stderr();
+    if !e.is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size_of(&e)
+        .map(|(w, _)| usize::from(w.0))
+        .filter(|&w| w >= 20)
+}
+
+/// A message for standard error: on a terminal, wrapped at words to its width
+/// under a hanging indent; elsewhere one line.
+fn for_stderr(line: String) -> String {
+    match stderr_width() {
+        Some(w) => fill(&line, w, "    "),
+        None => line,
     }
 }
 
@@ -202,6 +255,7 @@ impl Console {
 
     /// A line even under `-q`: a failure is an error, not chatter.
     fn say_always(&self, line: String) {
+        let line = for_stderr(line);
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),

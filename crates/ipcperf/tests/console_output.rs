@@ -118,6 +118,48 @@ fn tables_fit_an_80_column_terminal() {
     assert!(!text.contains(['│', '┆', '┌', '└', '╞', '═']), "{text}");
 }
 
+/// On an 80-column terminal every line fits, standard error's warnings too
+/// (wrapped at words under a hanging indent), and the latency table keeps its
+/// counters by putting the widest columns' words on lines of their own: no word
+/// is split ("processe" "s" used to be), no figure.
+#[test]
+fn every_line_fits_an_80_column_terminal_and_no_word_is_split() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ipcperf");
+    let cmd = "latency pipe unix --count 300 --repeat 1 --no-save";
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!("stty rows 40 cols 80; {bin} {cmd} 2>&1"))
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Colour and cursor codes take no room; the progress bar redraws itself.
+    let mut text = String::new();
+    let mut codes = false;
+    for ch in String::from_utf8_lossy(&out.stdout).chars() {
+        match (codes, ch) {
+            (false, '\x1b') => codes = true,
+            (true, c) if c.is_ascii_alphabetic() => codes = false,
+            (true, _) | (false, '\r') => {}
+            (false, c) => text.push(c),
+        }
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.contains(['░', '█'])).collect();
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}\n{text}",
+            l.chars().count()
+        );
+    }
+    assert!(lines.iter().any(|l| l.contains("┆ processes ┆")), "{text}");
+    assert!(lines.iter().any(|l| l.contains("switches/")), "{text}");
+}
+
 /// `run` prints each mechanism's table as soon as its last case has finished: the
 /// first table is on standard output while the second mechanism is still running,
 /// and no table is printed twice.

@@ -36,12 +36,7 @@ pub fn short(summary: &str) -> &str {
     summary
 }
 
-/// Wrapping at spaces only: no word is broken, not even at a hyphen.
-pub fn wrap_opts(width: usize) -> textwrap::Options<'static> {
-    textwrap::Options::new(width)
-        .break_words(false)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation)
-}
+pub use crate::console::wrap_opts;
 
 /// The one-letter names of a mechanism's modes: s(ingle), t(hreads), p(rocesses).
 pub fn mode_letters(i: &ipcperf_core::mechanism::MechanismInfo) -> String {

@@ -51,21 +51,29 @@ fn width(c: &Comfy) -> usize {
         .unwrap_or(0)
 }
 
-/// `t` made to fit `cols` columns: spare columns dropped in order, then wrapping.
-/// Returns the table and the headers it left out.
+/// Columns left out only when breaking every column's words onto lines of their
+/// own was not enough: what explains a figure, after the figures themselves.
+const LAST_SPARE: &[&str] = &["CPU µs/msg", "switches/msg"];
+
+/// `t` made to fit `cols` columns: spare columns dropped in order; then the
+/// widest columns break their words onto lines of their own; then the counters
+/// go; then cells wrap, names where they must, but never inside a figure (a
+/// table that still cannot fit is wider than the terminal, not misread: "58.8"
+/// split over two lines reads as two numbers). Returns the table and the
+/// headers it left out.
 pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
     let mut c = comfy(t);
     let Some(cols) = cols else {
         return (c, Vec::new());
     };
     let mut t = t.clone();
+    // The headers as named (a broken one no longer reads as its name).
+    let mut names = t.header.clone();
     let mut dropped = Vec::new();
-    for name in SPARE {
-        if width(&c) <= cols {
-            break;
-        }
-        while let Some(i) = t.header.iter().position(|h| spare(h, name)) {
-            let h = t.header.remove(i);
+    let mut drop_named = |t: &mut Table, names: &mut Vec<String>, name: &str| {
+        while let Some(i) = names.iter().position(|h| spare(h, name)) {
+            let h = names.remove(i);
+            t.header.remove(i);
             if !dropped.contains(&h) {
                 dropped.push(h);
             }
@@ -75,13 +83,115 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
                 }
             }
         }
+    };
+    for name in SPARE {
+        if width(&c) <= cols {
+            break;
+        }
+        drop_named(&mut t, &mut names, name);
         c = comfy(&t);
     }
+    let mut last = LAST_SPARE.iter();
+    loop {
+        break_widest_until(&mut t, cols);
+        c = comfy(&t);
+        if width(&c) <= cols {
+            break;
+        }
+        let Some(name) = last.next() else {
+            break;
+        };
+        drop_named(&mut t, &mut names, name);
+    }
     if width(&c) > cols {
+        // A figure is never split; a name may be, where nothing else fits.
+        let longest_word = |s: &str| {
+            crate::console::fill(s, 1, "")
+                .lines()
+                .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+                .map(|w| w.chars().count())
+                .max()
+        };
+        let floors: Vec<u16> = (0..t.header.len())
+            .map(|i| {
+                t.rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .chain([&t.header[i]])
+                    .filter_map(|s| longest_word(s))
+                    .max()
+                    .unwrap_or(1) as u16
+            })
+            .collect();
         c.set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(cols as u16);
+        for (col, w) in c.column_iter_mut().zip(floors) {
+            // A boundary counts the cell's padding, a space either side.
+            let w = w + col.padding_width();
+            col.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+                comfy_table::Width::Fixed(w),
+            ));
+        }
     }
     (c, dropped)
+}
+
+/// Break the widest columns' words onto lines of their own (headers also after
+/// each slash), one column at a time, until `t` fits `cols` or none is left.
+fn break_widest_until(t: &mut Table, cols: usize) {
+    let mut broken = vec![false; t.header.len()];
+    while width(&comfy(t)) > cols {
+        let widths = column_widths(t);
+        let Some(i) = (0..widths.len())
+            .filter(|&i| !broken[i])
+            .max_by_key(|&i| widths[i])
+        else {
+            return;
+        };
+        broken[i] = true;
+        t.header[i] = break_words(&t.header[i], true);
+        for r in &mut t.rows {
+            if let Some(cell) = r.get_mut(i) {
+                *cell = break_words(cell, false);
+            }
+        }
+    }
+}
+
+/// Each column's width: its longest line, header included.
+fn column_widths(t: &Table) -> Vec<usize> {
+    let longest = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    (0..t.header.len())
+        .map(|i| {
+            t.rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| longest(c))
+                .chain([longest(&t.header[i])])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// `s` with each word on a line of its own, a figure kept with its unit ("512
+/// B"); a header's words also break after each slash ("switches/" "msg").
+fn break_words(s: &str, header: bool) -> String {
+    let held = crate::console::fill(s, 1, "");
+    if !header {
+        return held;
+    }
+    held.lines()
+        .flat_map(|l| {
+            let mut parts: Vec<String> = l.split_inclusive('/').map(str::to_string).collect();
+            // A slash at the very end stays with its word.
+            if parts.len() > 1 && parts.last().is_some_and(|p| p.is_empty()) {
+                parts.pop();
+            }
+            parts
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 pub fn render(v: &View) -> String {
@@ -127,26 +237,10 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
 /// terminal's width (its lines after the first under its text) on a terminal.
 fn note(text: &str, cols: Option<usize>) -> String {
     let line = format!("  note: {text}");
-    let Some(cols) = cols else {
-        return line + "\n";
-    };
-    // A figure stays with its unit ("512 B", "63.2 µs"): the space between
-    // them is held (no break) while the note is wrapped.
-    const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "ns", "µs", "ms", "s", "MB/s"];
-    let words: Vec<&str> = line.split(' ').collect();
-    let mut held = String::with_capacity(line.len());
-    for (i, w) in words.iter().enumerate() {
-        if i > 0 {
-            let figure = words[i - 1].ends_with(|c: char| c.is_ascii_digit());
-            let unit = UNITS
-                .iter()
-                .any(|u| w.trim_end_matches([',', ';', ':', ')', '.']) == *u);
-            held.push(if figure && unit { '\u{a0}' } else { ' ' });
-        }
-        held.push_str(w);
+    match cols {
+        Some(cols) => crate::console::fill(&line, cols, "        ") + "\n",
+        None => line + "\n",
     }
-    let opts = crate::export::list::wrap_opts(cols).subsequent_indent("        ");
-    textwrap::fill(&held, opts).replace('\u{a0}', " ") + "\n"
 }
 
 #[cfg(test)]
@@ -184,6 +278,71 @@ mod tests {
 
     /// The latency table at 80 columns keeps the case, p50 and p99 and says what
     /// it left out; unlimited, it keeps everything.
+    #[test]
+    fn a_narrow_terminal_breaks_words_before_counters_go_and_never_splits_a_figure() {
+        let mut header = crate::export::latency::round_trip_header(false);
+        header.extend(["switches/msg", "CPU µs/msg", "lost/dup/reord"].map(String::from));
+        let row: Vec<String> = [
+            "udp",
+            "processes",
+            "shared-l3 0→1",
+            "512 B",
+            "12.0k",
+            "84.9",
+            "81.3",
+            "90.1",
+            "107",
+            "300.2",
+            "-",
+            "512.5",
+            "2.00",
+            "54.5",
+            "0/0/0",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = Table {
+            title: "t".into(),
+            header,
+            rows: vec![row],
+            notes: vec![],
+        };
+        // Every word and figure whole, each cell's text on its lines in order.
+        let whole = |c: &Comfy, words: &[&str]| {
+            let text = c.to_string();
+            let cells: Vec<String> = text.lines().map(|l| l.replace(['│', '┆'], " ")).collect();
+            words.iter().all(|w| cells.iter().any(|l| l.contains(w)))
+        };
+        // 80 columns (a table without the datagram column): the spare figures
+        // go, the counters stay, the widest columns break at their spaces and
+        // slashes, no word is split.
+        let mut t8 = t.clone();
+        t8.header.pop();
+        t8.rows[0].pop();
+        let (c, dropped) = fit(&t8, Some(80));
+        assert!(width(&c) <= 80, "{c}");
+        assert!(!dropped.iter().any(|d| d.contains("msg")), "{dropped:?}");
+        assert!(
+            whole(&c, &["processes", "shared-l3", "switches/", "54.5", "2.00"]),
+            "{c}"
+        );
+        // 68 (with the datagram column): the counters go too, the names and
+        // figures stay whole.
+        let (c, dropped) = fit(&t, Some(68));
+        assert!(width(&c) <= 68, "{c}");
+        assert!(
+            dropped.ends_with(&["CPU µs/msg".into(), "switches/msg".into()]),
+            "{dropped:?}"
+        );
+        assert!(
+            whole(&c, &["mechanism", "processes", "81.3", "107", "0/0/0"]),
+            "{c}"
+        );
+        // 40: nothing fits; a name may break, a figure never does.
+        let (c, _) = fit(&t, Some(40));
+        assert!(whole(&c, &["81.3", "107", "0/0/0", "512 B"]), "{c}");
+    }
+
     #[test]
     fn a_wide_table_drops_spare_columns_in_order_to_fit() {
         let header = crate::export::latency::round_trip_header(false);
