@@ -63,6 +63,21 @@ impl From<SysError> for Error {
 /// found it unreachable says of that machine.
 pub const GONE: &str = "it is gone: powered off, unplugged, or the link to it down";
 
+/// Whether a connection's `errno` says the machine at its other end is gone: a
+/// time-out (data or keepalive probes unacknowledged past the bound) or no
+/// route to it any more.
+pub fn gone_errno(errno: ipcperf_sys::error::Errno) -> bool {
+    use ipcperf_sys::error::Errno;
+    matches!(
+        errno,
+        Errno::ETIMEDOUT
+            | Errno::ENETUNREACH
+            | Errno::EHOSTUNREACH
+            | Errno::ENETDOWN
+            | Errno::EHOSTDOWN
+    )
+}
+
 impl Error {
     /// An I/O error on a data path: a broken pipe or reset means the peer went away;
     /// a time-out (only a connection to another machine has one short enough to
@@ -73,11 +88,7 @@ impl Error {
             Errno::EPIPE | Errno::ECONNRESET => Error::Peer(format!(
                 "{op} on {what}: the other side closed it ({errno})"
             )),
-            Errno::ETIMEDOUT
-            | Errno::ENETUNREACH
-            | Errno::EHOSTUNREACH
-            | Errno::ENETDOWN
-            | Errno::EHOSTDOWN => Error::Peer(format!(
+            e if gone_errno(e) => Error::Peer(format!(
                 "{op} on {what}: the other machine stopped answering ({errno}): {GONE}"
             )),
             _ => Error::Sys(SysError::new(op, what, errno)),

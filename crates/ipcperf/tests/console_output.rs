@@ -69,27 +69,36 @@ fn export_files_during_the_run() {
     assert!(t0.elapsed() < Duration::from_secs(2), "it measured first");
 }
 
+/// `ipcperf ARGS` (a shell line) on an 80-column pseudo-terminal made by
+/// `script`; None (said) where `script` is not installed.
+fn on_80_columns(args: &str) -> Option<std::process::Output> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return None;
+    }
+    let bin = env!("CARGO_BIN_EXE_ipcperf");
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!("stty rows 40 cols 80; {bin} {args}"))
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    Some(out)
+}
+
 /// On an 80-column terminal (a pseudo-terminal made by `script`), the tables fit:
 /// spare columns go first (named in a note), then cells wrap. Through a pipe,
 /// every column stays.
 #[test]
 fn tables_fit_an_80_column_terminal() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
-        return;
-    }
-    let bin = env!("CARGO_BIN_EXE_ipcperf");
     for cmd in [
         "list",
         "latency pipe --mode threads --count 300 --repeat 1 --one-way --half-rtt --no-save -q",
         "run pipe --mode threads --sizes 64,4k --count 50 --repeat 1 --pin 0,0 --pin same --no-save -q",
     ] {
-        let out = Command::new("script")
-            .args(["-q", "-e", "-c"])
-            .arg(format!("stty rows 40 cols 80; {bin} {cmd}"))
-            .arg("/dev/null")
-            .output()
-            .unwrap();
+        let Some(out) = on_80_columns(cmd) else {
+            return;
+        };
         assert!(out.status.success(), "{cmd}: {out:?}");
         let text = String::from_utf8_lossy(&out.stdout);
         // `list` is plain lines; the others' tables have borders.
@@ -124,18 +133,9 @@ fn tables_fit_an_80_column_terminal() {
 /// is split ("processe" "s" used to be), no figure.
 #[test]
 fn every_line_fits_an_80_column_terminal_and_no_word_is_split() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+    let Some(out) = on_80_columns("latency pipe unix --count 300 --repeat 1 --no-save 2>&1") else {
         return;
-    }
-    let bin = env!("CARGO_BIN_EXE_ipcperf");
-    let cmd = "latency pipe unix --count 300 --repeat 1 --no-save";
-    let out = Command::new("script")
-        .args(["-q", "-e", "-c"])
-        .arg(format!("stty rows 40 cols 80; {bin} {cmd} 2>&1"))
-        .arg("/dev/null")
-        .output()
-        .unwrap();
+    };
     assert!(out.status.success(), "{out:?}");
     // Colour and cursor codes take no room; the progress bar redraws itself.
     let mut text = String::new();

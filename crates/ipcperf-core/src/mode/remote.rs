@@ -131,16 +131,8 @@ pub fn write_frame<T: Serialize>(s: &mut TcpStream, m: &T) -> Result<()> {
 /// says the other machine is gone (`TCP_USER_TIMEOUT` or unanswered keepalive
 /// probes, [`crate::mechanism::tcp::far_peer_bounds`]).
 fn broke(e: std::io::Error) -> Error {
-    use nix::errno::Errno;
-    let errno = e.raw_os_error().map(Errno::from_raw);
-    if let Some(
-        n @ (Errno::ETIMEDOUT
-        | Errno::ENETUNREACH
-        | Errno::EHOSTUNREACH
-        | Errno::ENETDOWN
-        | Errno::EHOSTDOWN),
-    ) = errno
-    {
+    let errno = e.raw_os_error().map(nix::errno::Errno::from_raw);
+    if let Some(n) = errno.filter(|&n| crate::error::gone_errno(n)) {
         Error::Peer(format!(
             "the control connection: the other machine stopped answering ({n}): {}",
             crate::error::GONE

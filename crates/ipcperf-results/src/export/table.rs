@@ -247,6 +247,16 @@ fn note(text: &str, cols: Option<usize>) -> String {
 mod tests {
     use super::*;
 
+    /// A table titled "t" of one row.
+    fn one_row(header: Vec<String>, row: &[&str]) -> Table {
+        Table {
+            title: "t".into(),
+            header,
+            rows: vec![row.iter().map(|c| c.to_string()).collect()],
+            notes: vec![],
+        }
+    }
+
     /// A note wraps at words within the terminal's width, its later lines under
     /// its text; without a terminal it stays one line, word for word.
     #[test]
@@ -282,7 +292,7 @@ mod tests {
     fn a_narrow_terminal_breaks_words_before_counters_go_and_never_splits_a_figure() {
         let mut header = crate::export::latency::round_trip_header(false);
         header.extend(["switches/msg", "CPU µs/msg", "lost/dup/reord"].map(String::from));
-        let row: Vec<String> = [
+        let row = [
             "udp",
             "processes",
             "shared-l3 0→1",
@@ -298,15 +308,8 @@ mod tests {
             "2.00",
             "54.5",
             "0/0/0",
-        ]
-        .map(String::from)
-        .to_vec();
-        let t = Table {
-            title: "t".into(),
-            header,
-            rows: vec![row],
-            notes: vec![],
-        };
+        ];
+        let t = one_row(header, &row);
         // Every word and figure whole, each cell's text on its lines in order.
         let whole = |c: &Comfy, words: &[&str]| {
             let text = c.to_string();
@@ -346,7 +349,7 @@ mod tests {
     #[test]
     fn a_wide_table_drops_spare_columns_in_order_to_fit() {
         let header = crate::export::latency::round_trip_header(false);
-        let row: Vec<String> = [
+        let row = [
             "shm (spin)",
             "processes",
             "shared-l3 0→1",
@@ -359,15 +362,8 @@ mod tests {
             "90.5",
             "90.5",
             "90.5",
-        ]
-        .map(String::from)
-        .to_vec();
-        let t = Table {
-            title: "t".into(),
-            header,
-            rows: vec![row],
-            notes: vec![],
-        };
+        ];
+        let t = one_row(header, &row);
         let (c, dropped) = fit(&t, Some(80));
         assert!(width(&c) <= 80, "{c}");
         let text = c.to_string();
