@@ -93,41 +93,50 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
     }
     let mut last = LAST_SPARE.iter();
     loop {
-        break_widest_until(&mut t, cols);
-        c = comfy(&t);
-        if width(&c) <= cols {
-            break;
-        }
-        let Some(name) = last.next() else {
+        // Narrowed from the table as it is (its cells unwrapped), each time.
+        let mut narrow = t.clone();
+        shrink_widest_until(&mut narrow, cols);
+        c = comfy(&narrow);
+        let Some(name) = last.next().filter(|_| width(&c) > cols) else {
+            t = narrow;
             break;
         };
         drop_named(&mut t, &mut names, name);
     }
     if width(&c) > cols {
         // A figure is never split; a name may be, where nothing else fits.
-        let longest_word = |s: &str| {
-            crate::console::fill(s, 1, "")
-                .lines()
-                .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
-                .map(|w| w.chars().count())
-                .max()
+        let floors = |figures_only: bool| -> Vec<usize> {
+            (0..t.header.len())
+                .map(|i| {
+                    t.rows
+                        .iter()
+                        .filter_map(|r| r.get(i))
+                        .chain([&t.header[i]])
+                        .flat_map(|s| {
+                            let held = crate::console::fill(s, 1, "");
+                            held.lines()
+                                .filter(|w| !figures_only || figure(w))
+                                .map(|w| w.chars().count())
+                                .collect::<Vec<_>>()
+                        })
+                        .max()
+                        .unwrap_or(1)
+                })
+                .collect()
         };
-        let floors: Vec<u16> = (0..t.header.len())
-            .map(|i| {
-                t.rows
-                    .iter()
-                    .filter_map(|r| r.get(i))
-                    .chain([&t.header[i]])
-                    .filter_map(|s| longest_word(s))
-                    .max()
-                    .unwrap_or(1) as u16
-            })
-            .collect();
+        // Every word whole where the words alone fit (3 columns a cell's borders
+        // and padding, and one more), else every figure.
+        let words = floors(false);
+        let floors = if words.iter().map(|w| w + 3).sum::<usize>() < cols {
+            words
+        } else {
+            floors(true)
+        };
         c.set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(cols as u16);
         for (col, w) in c.column_iter_mut().zip(floors) {
             // A boundary counts the cell's padding, a space either side.
-            let w = w + col.padding_width();
+            let w = w as u16 + col.padding_width();
             col.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
                 comfy_table::Width::Fixed(w),
             ));
@@ -136,31 +145,80 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
     (c, dropped)
 }
 
-/// Break the widest columns' words onto lines of their own (headers also after
-/// each slash), one column at a time, until `t` fits `cols` or none is left.
-fn break_widest_until(t: &mut Table, cols: usize) {
-    let mut broken = vec![false; t.header.len()];
-    while width(&comfy(t)) > cols {
+/// Whether `w` (a word of a cell, a figure held with its unit) is a figure:
+/// it starts with a digit, or a sign or bound before one ("±11%", "-3", "<1").
+fn figure(w: &str) -> bool {
+    let mut c = w.chars();
+    match c.next() {
+        Some(d) if d.is_ascii_digit() => true,
+        Some('±' | '+' | '-' | '−' | '<' | '>' | '≤' | '≥' | '~' | '.') => {
+            c.next().is_some_and(|d| d.is_ascii_digit() || d == '.')
+        }
+        _ => false,
+    }
+}
+
+/// Narrow the widest columns, one at a time, each by what the table is too
+/// wide (no narrower than its longest word or figure): its cells wrap at words,
+/// its header also after a slash. Until `t` fits `cols` or every column is as
+/// narrow as its words allow.
+fn shrink_widest_until(t: &mut Table, cols: usize) {
+    let orig = t.clone();
+    let mut done = vec![false; t.header.len()];
+    // The columns narrowed, in turn.
+    let mut narrowed: Vec<usize> = Vec::new();
+    loop {
+        let w = width(&comfy(t));
+        if w <= cols {
+            break;
+        }
         let widths = column_widths(t);
         let Some(i) = (0..widths.len())
-            .filter(|&i| !broken[i])
+            .filter(|&i| !done[i])
             .max_by_key(|&i| widths[i])
         else {
-            return;
+            break;
         };
-        broken[i] = true;
-        t.header[i] = break_words(&t.header[i], true);
-        for r in &mut t.rows {
-            if let Some(cell) = r.get_mut(i) {
-                *cell = break_words(cell, false);
-            }
+        done[i] = true;
+        let cells = orig.rows.iter().filter_map(|r| r.get(i));
+        let floor = cells
+            .map(|c| longest(&crate::console::fill(c, 1, "")))
+            .chain([longest(&wrap_header(&orig.header[i], 1))])
+            .max()
+            .unwrap_or(1);
+        let target = widths[i].saturating_sub(w - cols).max(floor);
+        wrap_column(t, &orig, i, target);
+        narrowed.push(i);
+    }
+    // A column narrowed early may have given up more than the table needed in
+    // the end: what is left over goes back, first come first served.
+    for i in narrowed {
+        let w = width(&comfy(t));
+        if w >= cols {
+            break;
+        }
+        let now = column_widths(t)[i];
+        wrap_column(t, &orig, i, now + (cols - w));
+    }
+}
+
+/// Column `i` of `t` as `orig` has it, wrapped to `target` columns.
+fn wrap_column(t: &mut Table, orig: &Table, i: usize, target: usize) {
+    t.header[i] = wrap_header(&orig.header[i], target);
+    for (r, o) in t.rows.iter_mut().zip(&orig.rows) {
+        if let (Some(cell), Some(o)) = (r.get_mut(i), o.get(i)) {
+            *cell = crate::console::fill(o, target, "");
         }
     }
 }
 
+/// The longest line of `s`, in characters.
+fn longest(s: &str) -> usize {
+    s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
 /// Each column's width: its longest line, header included.
 fn column_widths(t: &Table) -> Vec<usize> {
-    let longest = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     (0..t.header.len())
         .map(|i| {
             t.rows
@@ -174,24 +232,30 @@ fn column_widths(t: &Table) -> Vec<usize> {
         .collect()
 }
 
-/// `s` with each word on a line of its own, a figure kept with its unit ("512
-/// B"); a header's words also break after each slash ("switches/" "msg").
-fn break_words(s: &str, header: bool) -> String {
-    let held = crate::console::fill(s, 1, "");
-    if !header {
-        return held;
-    }
-    held.lines()
-        .flat_map(|l| {
-            let mut parts: Vec<String> = l.split_inclusive('/').map(str::to_string).collect();
-            // A slash at the very end stays with its word.
-            if parts.len() > 1 && parts.last().is_some_and(|p| p.is_empty()) {
-                parts.pop();
+/// A header wrapped to `width`: at spaces, and after a slash ("switches/"
+/// "msg") where a word is wider.
+fn wrap_header(h: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for line in h.lines() {
+        let mut cur = String::new();
+        for word in line.split_whitespace() {
+            for (k, piece) in word.split_inclusive('/').enumerate() {
+                // A piece after a slash joins its word's line with no space.
+                let sep = if k == 0 && !cur.is_empty() { " " } else { "" };
+                if !cur.is_empty()
+                    && (cur.chars().count() + sep.len() + piece.chars().count()) > width
+                {
+                    lines.push(std::mem::take(&mut cur));
+                    cur.push_str(piece);
+                } else {
+                    cur.push_str(sep);
+                    cur.push_str(piece);
+                }
             }
-            parts
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+        }
+        lines.push(cur);
+    }
+    lines.join("\n")
 }
 
 pub fn render(v: &View) -> String {
@@ -324,7 +388,10 @@ mod tests {
         t8.rows[0].pop();
         let (c, dropped) = fit(&t8, Some(80));
         assert!(width(&c) <= 80, "{c}");
-        assert!(!dropped.iter().any(|d| d.contains("msg")), "{dropped:?}");
+        assert!(
+            !dropped.iter().any(|d| d.contains("msg")),
+            "{dropped:?}\n{c}"
+        );
         assert!(
             whole(&c, &["processes", "shared-l3", "switches/", "54.5", "2.00"]),
             "{c}"
@@ -344,6 +411,38 @@ mod tests {
         // 40: nothing fits; a name may break, a figure never does.
         let (c, _) = fit(&t, Some(40));
         assert!(whole(&c, &["81.3", "107", "0/0/0", "512 B"]), "{c}");
+    }
+
+    /// A long column is narrowed only as far as the table needs: its words
+    /// share lines where they fit (a comparison's case, one word a line, made
+    /// its rows five lines tall).
+    #[test]
+    fn a_long_column_is_narrowed_only_as_far_as_needed() {
+        let header = ["case", "A", "B", "B/A", "change", "could call", "limit"]
+            .map(String::from)
+            .to_vec();
+        let row = [
+            "pipe processes 512 B shared-l3 0→1 · switches/msg",
+            "231.75 µs",
+            "218.63 µs",
+            "0.94×",
+            "can't tell",
+            "±1522%",
+            "-",
+        ];
+        let t = one_row(header, &row);
+        let (c, dropped) = fit(&t, Some(80));
+        assert!(dropped.is_empty(), "{dropped:?}");
+        let w = width(&c);
+        assert!((78..=80).contains(&w), "{w}:\n{c}");
+        let text = c.to_string();
+        assert!(text.contains("pipe processes"), "{text}");
+        assert!(text.contains("231.75 µs"), "{text}");
+        // Too narrow for its words: a figure, signed or not, still whole.
+        let text = fit(&t, Some(40)).0.to_string();
+        for f in ["±1522%", "0.94×", "231.75 µs"] {
+            assert!(text.contains(f), "{f}:\n{text}");
+        }
     }
 
     #[test]
