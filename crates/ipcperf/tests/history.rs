@@ -44,6 +44,14 @@ fn a_run_is_saved_and_shown_again() {
     assert!(h.contains("complete"), "{h}");
     assert!(!h.contains("incomplete"), "{h}");
     assert!(h.contains("kind"), "{h}");
+    // One machine's runs: its host and kernel said once, above the table.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let first = h.lines().next().unwrap();
+    assert!(
+        first.contains(&format!("each on {} (Linux ", host.trim())),
+        "{h}"
+    );
+    assert!(!h.contains("kernel"), "{h}");
     // The same as JSON and CSV: the kind is the subcommand that made the run.
     let j: serde_json::Value =
         serde_json::from_str(&stdout(&mut cmd(&db, &["history", "--format", "json"]))).unwrap();
@@ -52,6 +60,10 @@ fn a_run_is_saved_and_shown_again() {
     let csv = stdout(&mut cmd(&db, &["history", "-f", "csv", "-l", "1"]));
     assert_eq!(csv.lines().count(), 2, "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("1,run,"), "{csv}");
+    assert!(
+        csv.starts_with("id,kind,label,started_utc,host,kernel,"),
+        "{csv}"
+    );
     let show = stdout(&mut cmd(&db, &["show", "1"]));
     assert!(show.contains("pipe · threads · touch"), "{show}");
     assert!(show.contains("64 KiB"), "{show}");

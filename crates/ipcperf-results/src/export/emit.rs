@@ -62,15 +62,24 @@ pub fn markdown_rows<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]
 
 /// Rows under a header as a terminal table, fitted to its width.
 pub fn table_rows<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_style(crate::console::table_style())
-        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
-        .set_header(header.iter().map(|h| h.as_ref()));
-    for r in rows {
-        t.add_row(r.iter().map(|c| c.as_ref()));
-    }
-    crate::console::fit(&mut t);
-    t.to_string()
+    // Fitted to the terminal as a run's tables are (export::table::fit).
+    let t = super::cells::Table {
+        title: String::new(),
+        header: header.iter().map(|h| h.as_ref().to_string()).collect(),
+        rows: rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.as_ref().to_string()).collect())
+            .collect(),
+        notes: Vec::new(),
+    };
+    let cols = crate::console::terminal_width().map(usize::from);
+    let (c, dropped) = super::table::fit(&t, cols);
+    let note = super::table::left_out(&dropped, cols);
+    format!(
+        "{c}{}",
+        note.strip_suffix('\n')
+            .map_or(String::new(), |n| format!("\n{n}"))
+    )
 }
 
 #[cfg(test)]

@@ -283,18 +283,24 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
         for n in &t.notes {
             out.push_str(&note(n, cols));
         }
-        if !dropped.is_empty() {
-            out.push_str(&note(
-                &format!(
-                    "left out to fit the terminal: {} (a wider terminal, or --format \
-                     markdown/csv/json, shows them)",
-                    dropped.join(", ")
-                ),
-                cols,
-            ));
-        }
+        out.push_str(&left_out(&dropped, cols));
     }
     out
+}
+
+/// The note naming the columns `fit` left out ("" for none).
+pub fn left_out(dropped: &[String], cols: Option<usize>) -> String {
+    if dropped.is_empty() {
+        return String::new();
+    }
+    note(
+        &format!(
+            "left out to fit the terminal: {} (a wider terminal, or --format \
+             markdown/csv/json, shows them)",
+            dropped.join(", ")
+        ),
+        cols,
+    )
 }
 
 /// A note under a table: one line for pipes and files, wrapped at words to the

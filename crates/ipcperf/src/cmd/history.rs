@@ -33,6 +33,26 @@ fn status(r: &RunSummary) -> String {
     }
 }
 
+/// The history for a terminal: where every run is of one host and kernel, they
+/// are said once above the table, not in two columns of every row.
+fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> String {
+    let (host, kernel) = (4, 5);
+    let one = |i: usize| rows.iter().all(|r| r[i] == rows[0][i]);
+    if !(one(host) && one(kernel)) {
+        return format!("Runs kept in {location}\n{}", table_rows(header, rows));
+    }
+    let keep = |i: &usize| *i != host && *i != kernel;
+    let pick =
+        |r: &[String]| -> Vec<String> { (0..r.len()).filter(keep).map(|i| r[i].clone()).collect() };
+    let (h, k) = (&rows[0][host], &rows[0][kernel]);
+    let header: Vec<&str> = (0..header.len()).filter(keep).map(|i| header[i]).collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| pick(r)).collect();
+    format!(
+        "Runs kept in {location}, each on {h} (Linux {k})\n{}",
+        table_rows(&header, &rows)
+    )
+}
+
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     a.format.refuse_metrics("the run history")?;
     let mut store = a.db.open_read()?;
@@ -76,11 +96,7 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
         table: if runs.is_empty() {
             none.clone()
         } else {
-            format!(
-                "Runs kept in {}\n{}",
-                store.location,
-                table_rows(&header, &rows)
-            )
+            console_table(&store.location, &header, &rows)
         },
         markdown: if runs.is_empty() {
             none
