@@ -207,3 +207,133 @@ fn a_run_that_moved_as_a_whole_is_named() {
         "{table}"
     );
 }
+
+/// `--confirm C`: a call in B stands only where C repeats it. Runs 2..6 as
+/// above; B (7) has cases 0 and 1 at 0.7×; C (8) has case 0 at 0.7× again and
+/// case 1 back: case 0 held, case 1 undone and said so, the gate still fails on
+/// case 0; a C with both back passes the gate. C must be a third run of B's
+/// machine.
+#[test]
+fn a_call_is_held_to_a_later_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    cmd(
+        &db,
+        &[
+            "run", "pipe", "unix", "--sizes", "4k,64k", "-d", "20ms", "-q",
+        ],
+    )
+    .assert()
+    .success();
+    let json = dir.path().join("r1.json");
+    cmd(&db, &["export", "1", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let r1: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let copy = |run: usize, slow: [f64; 2]| {
+        import_copy(dir.path(), &db, &r1, run, |i, _| {
+            (0.02 * Z[(run.min(6) + i) % 5]).exp() * slow.get(i).copied().unwrap_or(1.0)
+        })
+    };
+    for run in 2..=6 {
+        copy(run, [1.0, 1.0]);
+    }
+    copy(7, [0.7, 0.7]);
+    let judged = |c: &str| {
+        let args = [
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--confirm",
+            c,
+            "--fail-on-regression",
+            "--format",
+            "json",
+        ];
+        let out = cmd(&db, &args).output().unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), j)
+    };
+    // Without C both are called.
+    let plain = run_7_against_five(&db);
+    let main = |j: &serde_json::Value| -> Vec<serde_json::Value> {
+        j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["unit"] == "MB/s")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(main(&plain)[0]["change"], "slower", "{plain}");
+    assert_eq!(main(&plain)[1]["change"], "slower", "{plain}");
+    copy(8, [0.7, 1.0]);
+    let (code, j) = judged("8");
+    assert_eq!(code, Some(3), "{j}");
+    assert_eq!(
+        j["confirm"],
+        serde_json::json!({"run": 8, "held": 1, "not_repeated": 1, "unmeasured": 0})
+    );
+    let rows = main(&j);
+    assert_eq!(rows[0]["change"], "slower", "{}", rows[0]);
+    assert!(rows[0]["why"].as_str().unwrap().contains("again in run 8"));
+    assert_eq!(rows[1]["change"], "unchanged", "{}", rows[1]);
+    assert!(
+        rows[1]["why"]
+            .as_str()
+            .unwrap()
+            .contains("not again in run 8"),
+        "{}",
+        rows[1]
+    );
+    // The history leaves C out as it does B: the same spreads with C or without.
+    for (a, b) in main(&plain).iter().zip(&rows) {
+        assert_eq!(a["run_to_run_sd"], b["run_to_run_sd"], "{a} {b}");
+    }
+    // Both back in C: nothing stands, the gate passes (run 8 is history now).
+    copy(9, [1.0, 1.0]);
+    let (code, j) = judged("9");
+    assert_eq!(code, Some(0), "{j}");
+    assert_eq!(j["confirm"]["held"], 0, "{j}");
+    assert!(main(&j).iter().all(|c| c["change"] != "slower"), "{j}");
+    // The table says it in its heading and under the table.
+    let table = stdout(&mut cmd(
+        &db,
+        &[
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--confirm",
+            "9",
+        ],
+    ));
+    assert!(
+        table.contains("calls held to run 9") && table.contains("0 held, "),
+        "{table}"
+    );
+    // C must be a third run, of B's machine.
+    let bad = |c: &str, needle: &str| {
+        let out = cmd(&db, &["compare", "6", "7", "--confirm", c])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--confirm") && err.contains(needle), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+    };
+    bad("7", "it is B");
+    bad("6", "it is A");
+    let mut other = r1.clone();
+    other["machine"]["hostname"] = "elsewhere".into();
+    other["label"] = "elsewhere".into();
+    let path = dir.path().join("elsewhere.json");
+    std::fs::write(&path, serde_json::to_vec(&other).unwrap()).unwrap();
+    cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+    bad("elsewhere", "elsewhere");
+}

@@ -11,6 +11,7 @@
 //! case's spread holds the drift of the whole run, not only of one second of it.
 //! Records in, a view out.
 
+mod confirm;
 mod counters;
 mod names;
 use names::{elsewhere, placement_key, shown};
@@ -23,12 +24,15 @@ pub(crate) mod stats;
 mod tail;
 mod view;
 mod whole;
+pub use confirm::{confirm, Confirmed};
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 pub use moderated::Model;
 use runs::across_runs;
 pub use runs::{history_of, same_machine, traits_of, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
-pub use view::{near_limit, records, summary, view, view_against, view_against_model, view_with};
+pub use view::{
+    near_limit, records, summary, view, view_against, view_against_model, view_of_rows, view_with,
+};
 pub use whole::{whole_run, Whole, WHOLE_CASES, WHOLE_RUNS};
 
 use ipcperf_core::record::{CaseRecord, RunRecord};

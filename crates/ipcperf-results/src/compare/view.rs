@@ -176,13 +176,27 @@ pub fn view_against_model(
     min_change: f64,
     model: &super::moderated::Model,
 ) -> View {
+    let rows = super::compare_against_model(baseline, b, min_change, model);
+    view_of_rows(a_id, baseline, b_id, b, min_change, model, (&rows, None))
+}
+
+/// [`view_against_model`] of rows already judged (`rows`), and where each call
+/// was held to a later run's, what that run did ([`super::confirm`]).
+pub fn view_of_rows(
+    a_id: &str,
+    baseline: &[RunRecord],
+    b_id: &str,
+    b: &RunRecord,
+    min_change: f64,
+    model: &super::moderated::Model,
+    (rows, confirmed): (&[Row], Option<&super::Confirmed>),
+) -> View {
     let a = &baseline[0];
     let plural = if baseline.len() > 1 {
         " = runs "
     } else {
         " = run "
     };
-    let rows = super::compare_against_model(baseline, b, min_change, model);
     let judged_across = model.len();
     let mark = |v: Verdict| match v {
         Verdict::Faster => "FASTER",
@@ -263,12 +277,15 @@ pub fn view_against_model(
         .iter()
         .filter(|r| r.unit == super::PART && r.verdict != Verdict::NoiseUnknown)
         .count();
-    for r in &rows {
+    for r in rows {
         let changed = matches!(r.verdict, Verdict::Faster | Verdict::Slower);
         if !super::is_case(r) && !verbose && !changed {
             continue;
         }
-        if verbose || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell) {
+        if verbose
+            || !matches!(r.verdict, Verdict::Unchanged | Verdict::CouldNotTell)
+            || super::confirm::undone(r)
+        {
             notes.push(format!("{}: {}", short(&r.case), r.why));
         }
     }
@@ -300,7 +317,27 @@ pub fn view_against_model(
             min_change * 100.0
         ));
     }
-    notes.push(summary(&rows));
+    if let Some(c) = confirmed {
+        notes.push(format!(
+            "Each call was held to run {}, measured after B: it stands only where that run, \
+             judged against the same A, moves the same row the same way on its own (p ≤ 0.05 \
+             for that row, beyond {:.0}%): {} held, {} not repeated (a figure of one run, \
+             not a change){}.",
+            c.run,
+            min_change * 100.0,
+            c.held,
+            c.not_repeated,
+            if c.unmeasured > 0 {
+                format!(
+                    ", {} standing unconfirmed (that run has no figure of them)",
+                    c.unmeasured
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    notes.push(summary(rows));
     let table = Table {
         title: format!(
             "{}; {}",
@@ -341,11 +378,14 @@ pub fn view_against_model(
     };
     View {
         heading: format!(
-            "Comparing {}{a_id}{} with run {b_id}{}: {}",
+            "Comparing {}{a_id}{} with run {b_id}{}{}: {}",
             plural.trim_start_matches(" = "),
             named(a),
             named(b),
-            summary(&rows)
+            confirmed
+                .map(|c| format!(", calls held to run {}", c.run))
+                .unwrap_or_default(),
+            summary(rows)
         ),
         tables: vec![table],
     }

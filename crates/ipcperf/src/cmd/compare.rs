@@ -10,6 +10,13 @@ use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 use crate::{compare, export};
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  ipcperf compare baseline last
+  ipcperf compare baseline last --format json
+  ipcperf run --label nightly
+  ipcperf compare baseline nightly --baseline-runs 5 --fail-on-regression
+  ipcperf run --label again    # where that exited 3: once more, each call held to it
+  ipcperf compare baseline nightly --baseline-runs 5 --fail-on-regression --confirm again")]
 pub struct CompareArgs {
     /// The earlier (baseline) run: an id from `ipcperf history`.
     #[arg(value_parser = parse_run_id)]
@@ -43,27 +50,41 @@ pub struct CompareArgs {
     /// series too spread or too few to call a change of the threshold's size).
     #[arg(long, requires = "fail_on_regression")]
     pub strict: bool,
+
+    /// Hold each call to run C, measured after B on the same machine: a call
+    /// stands only where C, judged against the same A, moves that row the same
+    /// way on its own. A figure far off in one run does not come back in the
+    /// next; a change does. For a gate: measure C only when B was called.
+    #[arg(long, value_name = "C", value_parser = parse_run_id)]
+    pub confirm: Option<RunId>,
 }
 
 pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
+    let again = match a.confirm {
+        Some(c) => Some(confirming_run(&mut store, c, (ia, ib), &rb)?),
+        None => None,
+    };
+    let ic = again.as_ref().map(|(ic, _)| *ic);
     // Across machines, how much one machine's runs move does not say whether
     // the other differs: no history.
     // One run as A: A is left out of the history too (it may be the changed
     // one: `compare new old`); several: their spread is the history's own.
     let (history, traits, earlier) = if compare::same_machine(&ra, &rb) {
-        let left_out = if a.baseline_runs > 1 {
+        let mut left_out = if a.baseline_runs > 1 {
             vec![ib]
         } else {
             vec![ia, ib]
         };
+        // C is B's twin: no more history than B is.
+        left_out.extend(ic);
         earlier_runs(&mut store, &left_out, &rb)
     } else {
         Default::default()
     };
-    let (baseline_ids, baseline) = baseline_of(&mut store, (ia, ra), ib, a.baseline_runs);
+    let (baseline_ids, baseline) = baseline_of(&mut store, (ia, ra), (ib, ic), a.baseline_runs);
     if baseline.len() < usize::from(a.baseline_runs) {
         crate::console::note(&format!(
             "--baseline-runs {}: only {} complete run{} of A's host, kernel and CPU model up to A \
@@ -81,7 +102,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     }
     // The run-to-run model, fitted once for the rows, both tables and the JSON.
     let model = compare::moderated::fit_with(&history, &traits);
-    let rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
+    let mut rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
+    let confirmed = again.as_ref().map(|(ic, rc)| {
+        let rows_c = compare::compare_against_model(&baseline, rc, a.threshold, &model);
+        compare::confirm(&mut rows, &rows_c, &ic.to_string(), a.threshold)
+    });
     // How B moved as a whole, beside how the history's runs do.
     let whole = compare::whole_run(&earlier, &baseline, &rb);
     let fields = [
@@ -111,13 +136,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         .collect();
     // The tables, and with two measured topologies what moved between them.
     let tables = |format: Format| {
-        let v = compare::view_against_model(
+        let v = compare::view_of_rows(
             &ids_shown(&baseline_ids),
             &baseline,
             &ib.to_string(),
             &rb,
             a.threshold,
             &model,
+            (&rows, confirmed.as_ref()),
         );
         let mut out = export::render_view(&v, format);
         if let (Some(x), Some(y), Some(t)) = (
@@ -138,6 +164,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             "a": ia,
             "b": ib,
             "baseline": baseline_ids,
+            "confirm": confirmed.as_ref().map(|c| serde_json::json!({
+                "run": ic,
+                "held": c.held,
+                "not_repeated": c.not_repeated,
+                "unmeasured": c.unmeasured,
+            })),
             "threshold": a.threshold,
             "run_to_run_prior": model.prior.map(|p| serde_json::json!({
                 "sd": p.s0_sq.sqrt(),
@@ -197,6 +229,34 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     })
 }
 
+/// `--confirm C`: its id and run, where C is neither A nor B and of B's host,
+/// kernel and CPU model (a run elsewhere says nothing of B's figures).
+fn confirming_run(
+    store: &mut crate::store::Store,
+    c: RunId,
+    (ia, ib): (i64, i64),
+    rb: &RunRecord,
+) -> Result<(i64, RunRecord), Fail> {
+    let (ic, rc) = load(store, c)?;
+    if ic == ia || ic == ib {
+        return Err(Fail::usage(format!(
+            "--confirm {ic}: C must be a third run, measured after B (it is {})",
+            if ic == ia { "A" } else { "B" }
+        )));
+    }
+    if !compare::same_machine(rb, &rc) {
+        return Err(Fail::usage(format!(
+            "--confirm {ic}: run {ic} is of {} (Linux {}), B of {} (Linux {}): C must be measured \
+             where B was, on the same kernel and CPU model",
+            rc.machine.host(),
+            rc.machine.kernel,
+            rb.machine.host(),
+            rb.machine.kernel
+        )));
+    }
+    Ok((ic, rc))
+}
+
 /// Run ids as a heading names them: `12`, or `12, 9, 8` for a baseline of several.
 fn ids_shown(ids: &[i64]) -> String {
     ids.iter()
@@ -210,7 +270,7 @@ fn ids_shown(ids: &[i64]) -> String {
 fn baseline_of(
     store: &mut crate::store::Store,
     (ia, ra): (i64, RunRecord),
-    ib: i64,
+    (ib, ic): (i64, Option<i64>),
     k: u16,
 ) -> (Vec<i64>, Vec<RunRecord>) {
     let mut ids = vec![ia];
@@ -218,7 +278,11 @@ fn baseline_of(
     if k > 1 {
         if let Ok(mut listed) = store.list_runs() {
             listed.retain(|r| {
-                r.id < ia && r.id != ib && r.complete && r.hostname == runs[0].machine.host()
+                r.id < ia
+                    && r.id != ib
+                    && Some(r.id) != ic
+                    && r.complete
+                    && r.hostname == runs[0].machine.host()
             });
             listed.sort_by_key(|r| std::cmp::Reverse(r.id));
             for r in listed {
