@@ -216,6 +216,29 @@ fn serve_without_a_token_stays_on_loopback() {
     assert!(line.contains("listening on 0.0.0.0:"), "{line}");
 }
 
+/// An address serve cannot have is bad input, one line, exit 2: a port in use,
+/// an address not of this machine (TEST-NET-1).
+#[test]
+fn serve_on_an_address_it_cannot_have_is_bad_input() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    for (listen, why) in [
+        (format!("127.0.0.1:{port}"), "choose another port"),
+        (
+            "192.0.2.1:5555".to_string(),
+            "not an address of this machine",
+        ),
+    ] {
+        let (code, err) = ipcperf(&["serve", "--listen", &listen, "--no-token"]);
+        assert_eq!(code, Some(2), "{listen}: {err}");
+        assert!(
+            err.contains(why) && err.contains("--listen"),
+            "{listen}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{listen}: {err}");
+    }
+}
+
 #[test]
 fn a_killed_client_frees_the_server_and_a_killed_server_fails_the_client_in_2_s() {
     let s = Server::start(None, &[]);

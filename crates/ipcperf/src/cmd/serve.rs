@@ -72,8 +72,17 @@ pub fn listen_addr(a: &ServeArgs) -> Result<SocketAddr, Fail> {
 pub fn run(a: ServeArgs) -> Result<i32, Fail> {
     let token = a.token_file.as_deref().map(read_token).transpose()?;
     let listen = listen_addr(&a)?;
-    let listener = TcpListener::bind(listen)
-        .map_err(|e| Fail::failure(format!("cannot listen on {listen}: {e}")))?;
+    let listener = TcpListener::bind(listen).map_err(|e| {
+        use std::io::ErrorKind::{AddrInUse, AddrNotAvailable, PermissionDenied};
+        let said = format!("--listen {listen}: cannot listen there: {e}");
+        match e.kind() {
+            // The address asked for cannot be had here: bad input, nothing ran.
+            AddrInUse => Fail::usage(format!("{said} (choose another port)")),
+            AddrNotAvailable => Fail::usage(format!("{said} (not an address of this machine)")),
+            PermissionDenied => Fail::usage(format!("{said} (a port below 1024 needs root)")),
+            _ => Fail::failure(format!("cannot listen on {listen}: {e}")),
+        }
+    })?;
     let at = listener.local_addr().unwrap_or(listen);
     eprintln!(
         "ipcperf serve: listening on {at}, one run at a time, each at most {} s",
