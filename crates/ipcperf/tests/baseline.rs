@@ -51,24 +51,28 @@ fn run_7_against_five(db: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// Run 1 of `db` (`ipcperf run` with `args`, quiet), exported and read back.
+fn first_run(dir: &std::path::Path, db: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    cmd(db, &[&["run"], args, &["-q"]].concat())
+        .assert()
+        .success();
+    let json = dir.join("r1.json");
+    cmd(db, &["export", "1", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
 #[test]
 fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    cmd(
+    let r1 = first_run(
+        dir.path(),
         &db,
-        &[
-            "run", "pipe", "unix", "--sizes", "4k,64k", "-d", "20ms", "-q",
-        ],
-    )
-    .assert()
-    .success();
-    let json = dir.path().join("r1.json");
-    cmd(&db, &["export", "1", "-o"])
-        .arg(&json)
-        .assert()
-        .success();
-    let r1: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        &["pipe", "unix", "--sizes", "4k,64k", "-d", "20ms"],
+    );
     let cases = r1["cases"].as_array().unwrap().len();
     assert!(cases >= 4, "{cases} cases");
     // Runs 2..6: run 1 with each case's every series scaled by e^(2%·z), the
@@ -142,10 +146,10 @@ fn a_baseline_of_runs_calls_one_slowed_case_and_names_each_row_s_limit() {
 fn a_run_that_moved_as_a_whole_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    cmd(
+    let r1 = first_run(
+        dir.path(),
         &db,
         &[
-            "run",
             "pipe",
             "unix",
             "--sizes",
@@ -156,17 +160,8 @@ fn a_run_that_moved_as_a_whole_is_named() {
             "0,1",
             "-d",
             "10ms",
-            "-q",
         ],
-    )
-    .assert()
-    .success();
-    let json = dir.path().join("r1.json");
-    cmd(&db, &["export", "1", "-o"])
-        .arg(&json)
-        .assert()
-        .success();
-    let r1: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    );
     let same = |c: &serde_json::Value| c["placement"]["writer_cpu"] == c["placement"]["reader_cpu"];
     let ok = |c: &&serde_json::Value| c["status"] == "ok";
     let cases = r1["cases"].as_array().unwrap();
@@ -217,20 +212,11 @@ fn a_run_that_moved_as_a_whole_is_named() {
 fn a_call_is_held_to_a_later_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    cmd(
+    let r1 = first_run(
+        dir.path(),
         &db,
-        &[
-            "run", "pipe", "unix", "--sizes", "4k,64k", "-d", "20ms", "-q",
-        ],
-    )
-    .assert()
-    .success();
-    let json = dir.path().join("r1.json");
-    cmd(&db, &["export", "1", "-o"])
-        .arg(&json)
-        .assert()
-        .success();
-    let r1: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        &["pipe", "unix", "--sizes", "4k,64k", "-d", "20ms"],
+    );
     let copy = |run: usize, slow: [f64; 2]| {
         import_copy(dir.path(), &db, &r1, run, |i, _| {
             (0.02 * Z[(run.min(6) + i) % 5]).exp() * slow.get(i).copied().unwrap_or(1.0)
