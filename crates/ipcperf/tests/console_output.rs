@@ -137,7 +137,15 @@ fn every_line_fits_an_80_column_terminal_and_no_word_is_split() {
         return;
     };
     assert!(out.status.success(), "{out:?}");
-    // Colour and cursor codes take no room; the progress bar redraws itself.
+    let text = fits_80_columns(&out);
+    assert!(text.contains("┆ processes ┆"), "{text}");
+    assert!(text.contains("switches/"), "{text}");
+}
+
+/// What a terminal shows of `out` (colour and cursor codes take no room; the
+/// progress bar, which redraws itself, left out), each line asserted to fit 80
+/// columns.
+fn fits_80_columns(out: &std::process::Output) -> String {
     let mut text = String::new();
     let mut codes = false;
     for ch in String::from_utf8_lossy(&out.stdout).chars() {
@@ -156,8 +164,30 @@ fn every_line_fits_an_80_column_terminal_and_no_word_is_split() {
             l.chars().count()
         );
     }
-    assert!(lines.iter().any(|l| l.contains("┆ processes ┆")), "{text}");
-    assert!(lines.iter().any(|l| l.contains("switches/")), "{text}");
+    lines.join("\n")
+}
+
+/// `compare`'s heading and title (a sentence each, past 80 columns) wrap at
+/// words on a terminal like its notes.
+#[test]
+fn a_comparison_s_heading_fits_an_80_column_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for _ in 0..2 {
+        let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(["run", "pipe", "--sizes", "4k", "-d", "20ms", "-q", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{ok:?}");
+    }
+    let Some(out) = on_80_columns(&format!("compare 1 2 --db {} 2>&1", db.display())) else {
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let text = fits_80_columns(&out);
+    assert!(text.starts_with("Comparing run 1 with run 2: "), "{text}");
+    assert!(text.contains("\n  "), "{text}");
 }
 
 /// `run` prints each mechanism's table as soon as its last case has finished: the

@@ -268,9 +268,23 @@ pub fn render(v: &View) -> String {
         // keep it), nor the blank line under it.
         out.push_str(tables.trim_start_matches('\n'));
     } else {
-        out.push_str(&format!("{}\n{tables}", v.heading));
+        let cols = crate::console::terminal_width().map(usize::from);
+        out.push_str(&format!("{}\n{tables}", fitted(&v.heading, cols)));
     }
     out
+}
+
+/// A heading or a table's title as the terminal shows it: each line wrapped at
+/// words to its width, later lines under two spaces; as it is without one.
+fn fitted(text: &str, cols: Option<usize>) -> String {
+    match cols {
+        Some(cols) => text
+            .lines()
+            .map(|l| crate::console::fill(l, cols, "  "))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => text.to_string(),
+    }
 }
 
 /// The tables alone (each after a blank line), fitted to the terminal.
@@ -279,7 +293,7 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
     let mut out = String::new();
     for t in tables {
         let (c, dropped) = fit(t, cols);
-        out.push_str(&format!("\n{}\n{c}\n", t.title));
+        out.push_str(&format!("\n{}\n{c}\n", fitted(&t.title, cols)));
         for n in &t.notes {
             out.push_str(&note(n, cols));
         }
@@ -325,6 +339,24 @@ mod tests {
             rows: vec![row.iter().map(|c| c.to_string()).collect()],
             notes: vec![],
         }
+    }
+
+    /// A heading or title wraps at words on a terminal, every word kept, and
+    /// is left whole without one.
+    #[test]
+    fn a_heading_fits_the_terminal_and_keeps_every_word() {
+        let text = "Comparing runs 11, 10, 9, 8, 7 (s11) with run 12 (s12), calls held to \
+                    run 13: 0 faster, 0 slower, 1 unchanged, 47 could not tell";
+        assert_eq!(fitted(text, None), text);
+        let shown = fitted(text, Some(40));
+        assert!(shown.lines().count() > 2, "{shown}");
+        assert!(shown.lines().all(|l| l.chars().count() <= 40), "{shown}");
+        assert!(
+            shown.lines().skip(1).all(|l| l.starts_with("  ")),
+            "{shown}"
+        );
+        let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(words(&shown), words(text));
     }
 
     /// A note wraps at words within the terminal's width, its later lines under
