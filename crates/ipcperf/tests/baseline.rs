@@ -201,6 +201,26 @@ fn a_run_that_moved_as_a_whole_is_named() {
         table.contains("cases on one CPU ran") && table.contains("the machine, or everything"),
         "{table}"
     );
+    // The gate's line on standard error says it too.
+    let out = cmd(
+        &db,
+        &[
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--fail-on-regression",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("B's machine moved: its cases on one CPU ran")
+            && !err.contains("across two CPUs ran"),
+        "{err}"
+    );
 }
 
 /// `--confirm C`: a call in B stands only where C repeats it. Runs 2..6 as

@@ -211,14 +211,15 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let cannot = count(compare::Verdict::CouldNotTell);
     if a.fail_on_regression {
         crate::console::note(&format!(
-            "{slower} row{} slower; {cannot} could not tell a {:.0}% change{}",
+            "{slower} row{} slower; {cannot} could not tell a {:.0}% change{}{}",
             if slower == 1 { "" } else { "s" },
             a.threshold * 100.0,
             if cannot > 0 && !a.strict {
                 " (they fail the gate only with --strict)"
             } else {
                 ""
-            }
+            },
+            machine_moved(&whole)
         ));
     }
     let called = a.fail_on_regression && (slower > 0 || (a.strict && cannot > 0));
@@ -227,6 +228,40 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     } else {
         crate::fail::exit::OK
     })
+}
+
+/// For the gate's line: "; the machine moved: …" where B's cases of a
+/// placement moved as a whole beyond what the history's runs do (a row called
+/// there may have moved with them), else "".
+fn machine_moved(whole: &[compare::Whole]) -> String {
+    let moved: Vec<String> = whole
+        .iter()
+        .filter(|w| w.beyond)
+        .map(|w| {
+            format!(
+                "its cases {} ran {:.1}% {} as a whole",
+                if w.across {
+                    "across two CPUs"
+                } else {
+                    "on one CPU"
+                },
+                w.slower().abs() * 100.0,
+                if w.slower() >= 0.0 {
+                    "slower"
+                } else {
+                    "faster"
+                }
+            )
+        })
+        .collect();
+    if moved.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; B's machine moved: {}, beyond what the history's runs do (under the table)",
+            moved.join(", ")
+        )
+    }
 }
 
 /// `--confirm C`: its id and run, where C is neither A nor B and of B's host,
