@@ -220,6 +220,32 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
     })
 }
 
+/// How long since a TCP connection last heard from its peer, in ms: the age
+/// of the last acknowledgement received (`tcpi_last_ack_recv` of TCP_INFO).
+/// An idle connection with keepalive probes answered stays under the probe
+/// interval and the round trip; a peer that vanished lets it grow.
+pub fn tcp_silent_ms(fd: BorrowedFd<'_>) -> SysResult<u32> {
+    // SAFETY: tcp_info is plain old data (integers only), so all zeroes is a
+    // valid value of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: `fd` is a valid borrowed descriptor; `info` is writable for `len`
+    // bytes and `len` is a valid in/out length, both live for the call.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(SysError::new("getsockopt(TCP_INFO)", "", Errno::last()));
+    }
+    Ok(info.tcpi_last_ack_recv)
+}
+
 /// Wait until `fd` is readable (or writable when `write` is set), for at most `timeout_ms`.
 /// Returns false on time-out. Hang-ups and errors count as ready: the next call reports them.
 pub fn wait_ready(fd: BorrowedFd<'_>, write: bool, timeout_ms: i32) -> SysResult<bool> {

@@ -109,9 +109,25 @@ pub fn far_peer_bounds(fd: &impl std::os::fd::AsFd) -> Result<()> {
     setsockopt(fd, sockopt::TcpUserTimeout, &FAR_UNACKED_MS)
         .ctx("setsockopt(TCP_USER_TIMEOUT)", &"tcp")?;
     setsockopt(fd, sockopt::KeepAlive, &true).ctx("setsockopt(SO_KEEPALIVE)", &"tcp")?;
-    setsockopt(fd, sockopt::TcpKeepIdle, &1).ctx("setsockopt(TCP_KEEPIDLE)", &"tcp")?;
-    setsockopt(fd, sockopt::TcpKeepInterval, &1).ctx("setsockopt(TCP_KEEPINTVL)", &"tcp")?;
+    let idle = FAR_PROBE_MS / 1000;
+    setsockopt(fd, sockopt::TcpKeepIdle, &idle).ctx("setsockopt(TCP_KEEPIDLE)", &"tcp")?;
+    setsockopt(fd, sockopt::TcpKeepInterval, &idle).ctx("setsockopt(TCP_KEEPINTVL)", &"tcp")?;
     Ok(())
+}
+
+/// How often [`far_peer_bounds`] probes an idle connection, in ms (whole seconds).
+pub const FAR_PROBE_MS: u32 = 1_000;
+
+/// How long a connection under [`far_peer_bounds`] may hear nothing from the
+/// other machine, its probes unanswered, before that machine counts as gone,
+/// in ms: a probe's interval, then half a second or four of the path's round
+/// trips (`rtt_ns`), whichever is longer, for its answer. The kernel's own
+/// verdict on an idle connection comes only at the probe after next (up to 2 s
+/// after the machine vanished); this one, within [`FAR_UNACKED_MS`] of it on
+/// a near path, as for unacknowledged data.
+pub fn far_silence_bound_ms(rtt_ns: u64) -> u32 {
+    let answer = (rtt_ns.saturating_mul(4) / 1_000_000).clamp(500, 60_000) as u32;
+    FAR_PROBE_MS + answer
 }
 
 pub(super) fn accept(l: &TcpListener, opts: &MechOptions, timeout_ms: i32) -> Result<OwnedFd> {

@@ -142,6 +142,15 @@ fn broke(e: std::io::Error) -> Error {
     }
 }
 
+/// How long the control connection `s` has heard nothing from the other
+/// machine, in ms, where that is past its bound for a path of round trip
+/// `rtt_ns` ([`crate::mechanism::tcp::far_silence_bound_ms`]); None while it
+/// answers (or where the kernel cannot say).
+fn silent(s: &TcpStream, rtt_ns: u64) -> Option<u32> {
+    let ms = ipcperf_sys::fd::tcp_silent_ms(s.as_fd()).ok()?;
+    (ms >= crate::mechanism::tcp::far_silence_bound_ms(rtt_ns)).then_some(ms)
+}
+
 /// `e` told after what it happened on: a peer's words without a second "peer failed".
 fn told(e: &Error) -> String {
     match e {
@@ -340,7 +349,11 @@ impl RemotePeer {
     /// says the peer failed. For the owner's waits while it opens its end.
     pub fn alive(&self) -> Option<crate::mechanism::other_side::Alive> {
         let s = self.s.try_clone().ok()?;
+        let rtt_ns = self.rtt_ns;
         Some(std::sync::Arc::new(move || {
+            if silent(&s, rtt_ns).is_some() {
+                return false;
+            }
             use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
             use nix::sys::socket::{recv, MsgFlags};
             // An error waiting on the connection (a time-out, a reset) is looked
@@ -484,11 +497,28 @@ impl PeerHandle for RemotePeer {
     }
 
     fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer> {
-        if !ipcperf_sys::fd::wait_ready(self.s.as_fd(), false, timeout_ms)? {
-            return Err(Error::Timeout(format!(
-                "ipcperf serve at {} did not answer within {timeout_ms} ms",
-                self.addr
-            )));
+        // Waited in slices, each a look at whether the machine there went
+        // silent: a vanished machine is told within its bound, not the kernel's.
+        let deadline = Instant::now() + Duration::from_millis(timeout_ms.max(0) as u64);
+        loop {
+            if let Some(ms) = silent(&self.s, self.rtt_ns) {
+                return Err(Error::Peer(format!(
+                    "the control connection: the other machine stopped answering (nothing \
+                     heard for {ms} ms, probed each second): {}",
+                    crate::error::GONE
+                )));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let slice = left.min(Duration::from_millis(100)).as_millis() as i32;
+            if ipcperf_sys::fd::wait_ready(self.s.as_fd(), false, slice)? {
+                break;
+            }
+            if left.is_zero() || Instant::now() >= deadline {
+                return Err(Error::Timeout(format!(
+                    "ipcperf serve at {} did not answer within {timeout_ms} ms",
+                    self.addr
+                )));
+            }
         }
         read_frame(&mut self.s, MAX_FRAME, HANDSHAKE)
             .map_err(|e| Error::Peer(format!("ipcperf serve at {}: {}", self.addr, told(&e))))
