@@ -170,8 +170,22 @@ pub fn fmt_mbps(bps: f64) -> String {
     } else if mb >= 10.0 {
         format!("{mb:.1}")
     } else {
-        format!("{mb:.2}")
+        fmt_small(mb)
     }
+}
+
+/// A figure under 10 with two decimals ("1.11"), and one under 0.1 with two
+/// significant figures ("0.00021"), never a measured value shown as "0.00";
+/// only a true zero is "0".
+pub fn fmt_small(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    if !v.is_finite() || v.abs() >= 0.1 {
+        return format!("{v:.2}");
+    }
+    let places = (1 - v.abs().log10().floor() as i64).clamp(2, 12) as usize;
+    format!("{v:.places$}")
 }
 
 /// A rate with a k/M suffix: 1234567 → "1.23M".
@@ -265,6 +279,18 @@ pub fn fmt_utc(ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_small_figure_keeps_two_significant_figures() {
+        use super::{fmt_mbps, fmt_small};
+        assert_eq!(fmt_small(0.0), "0");
+        assert_eq!(fmt_small(1.114), "1.11");
+        assert_eq!(fmt_small(0.17), "0.17");
+        assert_eq!(fmt_small(0.05), "0.050");
+        assert_eq!(fmt_small(0.000213), "0.00021");
+        assert_eq!(fmt_mbps(4_000.0), "0.0040");
+        assert_eq!(fmt_mbps(5.5e6), "5.50");
+    }
+
     use super::*;
 
     /// One rule for every number with a suffix (issue 52): a size's k, M, G and

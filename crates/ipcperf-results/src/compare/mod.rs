@@ -272,7 +272,7 @@ fn fmt_value(unit: &str, v: f64) -> String {
     match unit {
         "MB/s" => format!("{} MB/s", fmt_mbps(v)),
         "µs p50" | "µs p99" | PART | CPU_PER_MSG => format!("{:.2} µs", v / 1e3),
-        SWITCHES => format!("{v:.3}"),
+        SWITCHES => crate::units::fmt_small(v),
         _ => format!("{}/s", crate::units::fmt_rate(v)),
     }
 }

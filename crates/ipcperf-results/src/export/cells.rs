@@ -155,10 +155,11 @@ impl TailCounts {
     }
 }
 
-/// A count per message: two decimals below 10 ("1.98", "0.00"), one above.
+/// A count per message: two decimals below 10 ("1.98"), two significant figures
+/// below 0.1 ("0.00021", never "0.00" for a count that is not zero), one above 10.
 fn per_msg(v: f64) -> String {
     if v < 10.0 {
-        format!("{v:.2}")
+        crate::units::fmt_small(v)
     } else {
         format!("{v:.1}")
     }
