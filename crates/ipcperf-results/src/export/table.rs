@@ -52,8 +52,11 @@ fn width(c: &Comfy) -> usize {
 }
 
 /// Columns left out only when breaking every column's words onto lines of their
-/// own was not enough: what explains a figure, after the figures themselves.
-const LAST_SPARE: &[&str] = &["CPU µs/msg", "switches/msg"];
+/// own was not enough: what explains a figure, after the figures themselves;
+/// last, a comparison's limit (what any test could call, beside what the row
+/// could), then what the row could call (its verdict, "can't tell", stays):
+/// without them a 60-column terminal still reads each case whole.
+const LAST_SPARE: &[&str] = &["CPU µs/msg", "switches/msg", "limit", "could call"];
 
 /// `t` made to fit `cols` columns: spare columns dropped in order; then the
 /// widest columns break their words onto lines of their own; then the counters
@@ -125,12 +128,26 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
                 .collect()
         };
         // Every word whole where the words alone fit (3 columns a cell's borders
-        // and padding, and one more), else every figure.
+        // and padding, and one more), else every figure, and what is left over
+        // to the words, a character at a time to each column still short of
+        // them: a name broken into three-letter pieces reads as nothing.
         let words = floors(false);
         let floors = if words.iter().map(|w| w + 3).sum::<usize>() < cols {
             words
         } else {
-            floors(true)
+            let mut held = floors(true);
+            let used = 1 + held.iter().map(|w| w + 3).sum::<usize>();
+            let mut spare = cols.saturating_sub(used);
+            // A column at a time, one character each, while any wants more.
+            while spare > 0 && held.iter().zip(&words).any(|(h, w)| h < w) {
+                for (h, w) in held.iter_mut().zip(&words) {
+                    if spare > 0 && *h < *w {
+                        *h += 1;
+                        spare -= 1;
+                    }
+                }
+            }
+            held
         };
         c.set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(cols as u16);
@@ -476,8 +493,27 @@ mod tests {
         let text = c.to_string();
         assert!(text.contains("pipe processes"), "{text}");
         assert!(text.contains("231.75 µs"), "{text}");
-        // Too narrow for its words: a figure, signed or not, still whole.
-        let text = fit(&t, Some(40)).0.to_string();
+        // 60 columns: the limit and could-call go (said in the note), and the
+        // case keeps its words whole (it was broken into pieces three letters
+        // wide: "pro", "ces", "ses"), the verdict too.
+        let (c, dropped) = fit(&t, Some(60));
+        assert_eq!(dropped, ["limit", "could call"], "{c}");
+        assert!(width(&c) <= 60, "{c}");
+        let text = c.to_string();
+        for w in [
+            "processes",
+            "shared-l3",
+            "switches/msg",
+            "231.75 µs",
+            "can't",
+        ] {
+            assert!(text.lines().any(|l| l.contains(w)), "{w}:\n{text}");
+        }
+        // Too narrow for its words: a figure, signed or not, still whole (in a
+        // column not spared: here "could call" under another name).
+        let mut t40 = t.clone();
+        t40.header[5] = "bound".into();
+        let text = fit(&t40, Some(40)).0.to_string();
         for f in ["±1522%", "0.94×", "231.75 µs"] {
             assert!(text.contains(f), "{f}:\n{text}");
         }
