@@ -310,11 +310,34 @@ pub fn view_of_rows(
         .filter(|r| r.verdict == Verdict::CouldNotTell)
         .count();
     if cannot > 0 && !verbose {
+        // The summary counts cases; say which of these rows are theirs.
+        let count = |f: &dyn Fn(&Row) -> bool| {
+            rows.iter()
+                .filter(|r| r.verdict == Verdict::CouldNotTell && f(r))
+                .count()
+        };
+        let (cases, counters) = (count(&super::is_case), count(&super::is_counter));
+        let mut whose: Vec<String> = Vec::new();
+        if cases < cannot {
+            whose.push(format!("{cases} of cases' figures"));
+            if counters > 0 {
+                whose.push(format!("{counters} of per-message counters"));
+            }
+            let parts = cannot - cases - counters;
+            if parts > 0 {
+                whose.push(format!("{parts} of explained parts"));
+            }
+        }
         notes.push(format!(
-            "{cannot} row{} could not tell a {:.0}% change: their series are too spread or too \
-             few (more with --repeat; -v gives every row's reason)",
+            "{cannot} row{} could not tell a {:.0}% change{}: their series are too spread or \
+             too few (more with --repeat; -v gives every row's reason)",
             if cannot == 1 { "" } else { "s" },
-            min_change * 100.0
+            min_change * 100.0,
+            if whose.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", whose.join(", "))
+            }
         ));
     }
     if let Some(c) = confirmed {
