@@ -190,6 +190,48 @@ fn a_comparison_s_heading_fits_an_80_column_terminal() {
     assert!(text.contains("\n  "), "{text}");
 }
 
+/// `trend` on a terminal: its heading counts runs (two runs of two cases, not
+/// "4 runs"); the table keeps a date and a figure whole (it split "2026-11-2" from
+/// its "9") and says one host once; as markdown, every row is one line (a cell
+/// wrapped over lines broke the markdown table).
+#[test]
+fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for _ in 0..2 {
+        let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args([
+                "run", "pipe", "--sizes", "64,64k", "-d", "20ms", "-r", "2", "-q",
+            ])
+            .arg("--pin")
+            .arg("0,0")
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{ok:?}");
+    }
+    let Some(out) = on_80_columns(&format!("trend pipe --db {}", db.display())) else {
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let text = fits_80_columns(&out);
+    assert!(text.starts_with("2 runs of 2 cases on "), "{text}");
+    let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
+    assert!(text.contains(&today), "{today}:\n{text}");
+    assert!(!text.contains("host"), "{text}");
+    let out = on_80_columns(&format!(
+        "trend pipe --format markdown --db {}",
+        db.display()
+    ))
+    .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    // A header, its rule, and a row for each case in each run.
+    assert_eq!(rows.len(), 2 + 4, "{md}");
+    assert!(rows.iter().skip(2).all(|r| r.contains(&today)), "{md}");
+}
+
 /// `run` prints each mechanism's table as soon as its last case has finished: the
 /// first table is on standard output while the second mechanism is still running,
 /// and no table is printed twice.

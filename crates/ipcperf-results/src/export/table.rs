@@ -23,6 +23,8 @@ const SPARE: &[&str] = &[
     "pass",
     "CPUs busy",
     "p99.9",
+    // fleet's: each verdict says "of its N peers'" too.
+    "peers",
 ];
 
 fn spare(header: &str, name: &str) -> bool {
@@ -129,8 +131,8 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
         };
         // Every word whole where the words alone fit (3 columns a cell's borders
         // and padding, and one more), else every figure, and what is left over
-        // to the words, a character at a time to each column still short of
-        // them: a name broken into three-letter pieces reads as nothing.
+        // to the columns short of their words, the nearest first: a name broken
+        // into three-letter pieces reads as nothing.
         let words = floors(false);
         let floors = if words.iter().map(|w| w + 3).sum::<usize>() < cols {
             words
@@ -138,14 +140,13 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
             let mut held = floors(true);
             let used = 1 + held.iter().map(|w| w + 3).sum::<usize>();
             let mut spare = cols.saturating_sub(used);
-            // A column at a time, one character each, while any wants more.
-            while spare > 0 && held.iter().zip(&words).any(|(h, w)| h < w) {
-                for (h, w) in held.iter_mut().zip(&words) {
-                    if spare > 0 && *h < *w {
-                        *h += 1;
-                        spare -= 1;
-                    }
-                }
+            // The columns nearest their words first: as many whole as can be.
+            let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < words[i]).collect();
+            short.sort_by_key(|&i| words[i] - held[i]);
+            for i in short {
+                let give = (words[i] - held[i]).min(spare);
+                held[i] += give;
+                spare -= give;
             }
             held
         };
@@ -317,6 +318,30 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
         out.push_str(&left_out(&dropped, cols));
     }
     out
+}
+
+/// A table of `header` and `rows` as a command prints it: markdown as it is (a
+/// cell wrapped over lines would break its rows), the console's fitted to the
+/// terminal as every table is ([`fit`]: words and figures kept whole, a date
+/// never split), with the note of any column left out.
+pub fn plain(markdown: bool, header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let t = Table {
+        title: String::new(),
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows,
+        notes: Vec::new(),
+    };
+    if markdown {
+        let mut c = comfy(&t);
+        c.load_style(comfy_table::presets::ASCII_MARKDOWN);
+        return c.to_string();
+    }
+    let cols = crate::console::terminal_width().map(usize::from);
+    let (c, dropped) = fit(&t, cols);
+    match left_out(&dropped, cols) {
+        n if n.is_empty() => c.to_string(),
+        n => format!("{c}\n{}", n.trim_end_matches('\n')),
+    }
 }
 
 /// The note naming the columns `fit` left out ("" for none).

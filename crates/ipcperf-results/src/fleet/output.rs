@@ -13,17 +13,6 @@ pub fn csv_text(head: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Strin
     w.text().trim_end().to_string()
 }
 
-pub fn table(format: Format, header: &[&str]) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(if format == Format::Markdown {
-        comfy_table::presets::ASCII_MARKDOWN
-    } else {
-        crate::console::table_style()
-    });
-    t.set_header(header);
-    t
-}
-
 pub fn opt(v: Option<f64>) -> String {
     v.map(|p| p.to_string()).unwrap_or_default()
 }
@@ -79,20 +68,18 @@ fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
             for r in &outliers {
                 out.push_str(&format!("  {}\n", fleet::outlier_line(r)));
             }
-            let mut t = table(
-                format,
-                &[
-                    "host",
-                    "case",
-                    "figure",
-                    "group median",
-                    "ratio",
-                    "peers",
-                    "verdict",
-                ],
-            );
+            let head = [
+                "host",
+                "case",
+                "figure",
+                "group median",
+                "ratio",
+                "peers",
+                "verdict",
+            ];
+            let mut cells = Vec::new();
             for r in rows {
-                t.add_row([
+                cells.push(vec![
                     r.host.clone(),
                     r.case.clone(),
                     fleet::fmt_figure(r.figure, r.lower_better, &r.case),
@@ -106,7 +93,7 @@ fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
                     },
                 ]);
             }
-            crate::console::fit(&mut t);
+            let t = crate::export::table::plain(format == Format::Markdown, &head, cells);
             out.push_str(&t.to_string());
             Ok(out.to_string())
         }
@@ -177,20 +164,18 @@ fn kernels_text(rows: &[KernelRow], format: Format) -> Result<String, Fail> {
                     r.change.why
                 ));
             }
-            let mut t = table(
-                format,
-                &[
-                    "CPU model",
-                    "case",
-                    "kernel",
-                    "hosts",
-                    "median",
-                    "ratio",
-                    "verdict",
-                ],
-            );
+            let head = [
+                "CPU model",
+                "case",
+                "kernel",
+                "hosts",
+                "median",
+                "ratio",
+                "verdict",
+            ];
+            let mut cells = Vec::new();
             for r in rows {
-                t.add_row([
+                cells.push(vec![
                     r.cpu_model.clone(),
                     r.case.clone(),
                     r.kernel.clone(),
@@ -207,7 +192,7 @@ fn kernels_text(rows: &[KernelRow], format: Format) -> Result<String, Fail> {
                     },
                 ]);
             }
-            crate::console::fit(&mut t);
+            let t = crate::export::table::plain(format == Format::Markdown, &head, cells);
             out.push_str(&t.to_string());
             Ok(out.to_string())
         }

@@ -14,6 +14,14 @@ pub fn figure(p: &TrendPoint, v: f64) -> String {
     fleet::fmt_figure(v, p.lower_better, &p.case)
 }
 
+/// `low`–`high` with their unit said once where they share it ("115–124 MB/s").
+fn range(low: &str, high: &str) -> String {
+    match (low.split_once(' '), high.split_once(' ')) {
+        (Some((l, u)), Some((h, v))) if u == v => format!("{l}–{h} {u}"),
+        _ => format!("{low}–{high}"),
+    }
+}
+
 fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
     match format {
         Format::Csv => {
@@ -57,15 +65,22 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
             let cases: std::collections::BTreeSet<&str> =
                 points.iter().map(|p| p.case.as_str()).collect();
             let one = cases.len() == 1;
+            // A point is a case in a run: the runs are those of any case.
+            let runs: std::collections::BTreeSet<_> = points.iter().map(|p| p.run_id).collect();
+            // One host is said once, above the table, not on every row.
+            let hosts: std::collections::BTreeSet<&str> =
+                points.iter().map(|p| p.host.as_str()).collect();
+            let one_host = (hosts.len() == 1).then(|| points[0].host.as_str());
             let mut out = format!(
-                "{} run{} of {}; {} step{}\n",
-                points.len(),
-                if points.len() == 1 { "" } else { "s" },
+                "{} run{} of {}{}; {} step{}\n",
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" },
                 if one {
                     points[0].case.clone()
                 } else {
                     format!("{} cases", cases.len())
                 },
+                one_host.map(|h| format!(" on {h}")).unwrap_or_default(),
                 steps.len(),
                 if steps.len() == 1 { "" } else { "s" }
             );
@@ -80,13 +95,7 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                     p.change.why
                 ));
             }
-            let mut t = comfy_table::Table::new();
-            t.load_style(if format == Format::Markdown {
-                comfy_table::presets::ASCII_MARKDOWN
-            } else {
-                crate::console::table_style()
-            });
-            let mut head = vec![
+            let head = [
                 "case",
                 "run",
                 "started (UTC)",
@@ -96,18 +105,22 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 "ratio",
                 "verdict",
             ];
-            if one {
-                head.remove(0);
-            }
-            t.set_header(head);
+            // The columns left out: the case's where there is one case, the
+            // host's where there is one host (said in the line above).
+            let keep = |i: usize| !(one && i == 0 || one_host.is_some() && i == 3);
+            let head: Vec<&str> = (0..head.len())
+                .filter(|&i| keep(i))
+                .map(|i| head[i])
+                .collect();
+            let mut rows = Vec::new();
             for p in points {
-                let mut row = vec![
+                let row = vec![
                     p.case.clone(),
                     p.run_id.to_string(),
                     when(p.started_ms),
                     p.host.clone(),
                     figure(p, p.median),
-                    format!("{}–{}", figure(p, p.min), figure(p, p.max)),
+                    range(&figure(p, p.min), &figure(p, p.max)),
                     p.change
                         .ratio
                         .map(|r| format!("{r:.2}×"))
@@ -118,12 +131,15 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                         p.change.why.clone()
                     },
                 ];
-                if one {
-                    row.remove(0);
-                }
-                t.add_row(row);
+                let row = row
+                    .into_iter()
+                    .enumerate()
+                    .filter(|&(i, _)| keep(i))
+                    .map(|(_, c)| c)
+                    .collect();
+                rows.push(row);
             }
-            crate::console::fit(&mut t);
+            let t = crate::export::table::plain(format == Format::Markdown, &head, rows);
             out.push_str(&t.to_string());
             Ok(out.to_string())
         }
