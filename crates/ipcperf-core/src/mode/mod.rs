@@ -9,6 +9,7 @@ pub mod remote;
 pub mod serve;
 pub mod start;
 pub mod thread;
+mod token;
 pub mod watchdog;
 
 pub use crate::kind::{Mode, Placement};

@@ -28,11 +28,11 @@ use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 
 use super::protocol::{FromPeer, PeerHandle, PeerSetup, ToPeer};
+use super::token::{hex, unhex};
+pub use super::token::{nonce, proof, proves};
 use crate::error::{Error, Result};
 use crate::machine::Machine;
 use crate::mechanism::PeerAddr;
@@ -86,38 +86,6 @@ pub struct ClientHello {
 
 /// Empty frames timed after the welcome; the fastest is the path's round trip.
 pub const PINGS: u32 = 5;
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-fn mac(token: &[u8], nonce: &[u8]) -> Hmac<Sha256> {
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(token).expect("HMAC takes any key");
-    m.update(nonce);
-    m.update(b"ipcperf client");
-    m
-}
-
-/// The proof of knowing `token` for this `nonce`.
-pub fn proof(token: &[u8], nonce: &[u8]) -> String {
-    hex(&mac(token, nonce).finalize().into_bytes())
-}
-
-/// Whether `proof` (hex) is the proof for `token` and `nonce` (compared in
-/// constant time).
-pub fn proves(token: &[u8], nonce: &[u8], proof: &str) -> bool {
-    unhex(proof).is_some_and(|p| mac(token, nonce).verify_slice(&p).is_ok())
-}
 
 /// Write one frame.
 pub fn write_frame<T: Serialize>(s: &mut TcpStream, m: &T) -> Result<()> {
@@ -586,13 +554,6 @@ pub fn check_setup(setup: &PeerSetup, client: IpAddr) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// A nonce for a banner.
-pub fn nonce() -> Result<Vec<u8>> {
-    let mut n = vec![0u8; 32];
-    getrandom::fill(&mut n).map_err(|e| Error::Peer(format!("no randomness: {e}")))?;
-    Ok(n)
 }
 
 /// The banner for a nonce.
