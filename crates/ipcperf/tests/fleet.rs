@@ -276,9 +276,15 @@ fn kernels_trends_and_the_fleet_page() {
         let out = common::cmd(&db, &bad).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
+    // A name no ipcperf measures is bad input (it was 1, "no complete run of
+    // nosuch", as if the history lacked it); a mechanism the history has no run
+    // of is a read that found nothing, 1.
     let out = common::cmd(&db, &["trend", "nosuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mechanism 'nosuch'"));
+    let out = common::cmd(&db, &["trend", "sysv-msg"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no complete run of nosuch"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no complete run of sysv-msg"));
 
     // The page.
     let html = dir.path().join("fleet.html");

@@ -222,6 +222,13 @@ fn compare_reports_a_summary() {
         "{out}"
     );
     cmd(&db, &["compare", "1", "3"]).assert().code(2);
+    // A run against itself: every row would read 1.00x unchanged.
+    let same = cmd(&db, &["compare", "2", "last"]).output().unwrap();
+    assert_eq!(same.status.code(), Some(2), "{same:?}");
+    let err = String::from_utf8_lossy(&same.stderr);
+    assert!(err.contains("both run 2"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(same.stdout.is_empty());
 }
 
 #[test]

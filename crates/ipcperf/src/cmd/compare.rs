@@ -63,6 +63,13 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let (ia, ra) = load(&mut store, a.a)?;
     let (ib, rb) = load(&mut store, a.b)?;
+    if ia == ib {
+        // Every row would be 1.00x "unchanged": a run's own figures say nothing
+        // of a change.
+        return Err(Fail::usage(format!(
+            "A and B are both run {ia}: compare two runs (`ipcperf history` lists them)"
+        )));
+    }
     let again = match a.confirm {
         Some(c) => Some(confirming_run(&mut store, c, (ia, ib), &rb)?),
         None => None,

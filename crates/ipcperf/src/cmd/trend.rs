@@ -117,6 +117,19 @@ pub fn run(a: TrendArgs) -> Result<i32, Fail> {
         })
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;
     if figs.is_empty() {
+        // A name no build of ipcperf measures is bad input; one of a library
+        // this build lacks may still be in a history (imported), so only said
+        // where there is none of it.
+        let name = a.mechanism.as_str();
+        let not_built = ipcperf_core::mechanism::MechanismKind::NOT_BUILT
+            .iter()
+            .any(|m| m.0 == name);
+        if let (Err(unknown), false) = (
+            crate::shared::plan::parse_mechanisms(std::slice::from_ref(&a.mechanism)),
+            not_built,
+        ) {
+            return Err(unknown);
+        }
         let mut what = vec![a.mechanism.clone()];
         if let Some(s) = a.size {
             what.push(crate::units::fmt_size(s as u64));
