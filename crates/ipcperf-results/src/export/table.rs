@@ -250,6 +250,19 @@ fn column_widths(t: &Table) -> Vec<usize> {
         .collect()
 }
 
+/// A word's pieces a header may break after: each slash ("switches/", "msg"),
+/// but not before a piece too short to stand alone ("MB/s" stays whole).
+fn slash_pieces(word: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for piece in word.split_inclusive('/') {
+        match pieces.last_mut() {
+            Some(last) if piece.trim_end_matches('/').chars().count() < 3 => last.push_str(piece),
+            _ => pieces.push(piece.to_string()),
+        }
+    }
+    pieces
+}
+
 /// A header wrapped to `width`: at spaces, and after a slash ("switches/"
 /// "msg") where a word is wider.
 fn wrap_header(h: &str, width: usize) -> String {
@@ -257,7 +270,7 @@ fn wrap_header(h: &str, width: usize) -> String {
     for line in h.lines() {
         let mut cur = String::new();
         for word in line.split_whitespace() {
-            for (k, piece) in word.split_inclusive('/').enumerate() {
+            for (k, piece) in slash_pieces(word).iter().enumerate() {
                 // A piece after a slash joins its word's line with no space.
                 let sep = if k == 0 && !cur.is_empty() { " " } else { "" };
                 if !cur.is_empty()
@@ -542,6 +555,17 @@ mod tests {
         for f in ["±1522%", "0.94×", "231.75 µs"] {
             assert!(text.contains(f), "{f}:\n{text}");
         }
+    }
+
+    /// A header breaks after a slash where a word is wider than its column,
+    /// but never leaves a unit's stub alone ("MB/" over "s").
+    #[test]
+    fn a_header_breaks_after_a_slash_but_keeps_a_unit_whole() {
+        assert_eq!(wrap_header("switches/msg", 9), "switches/\nmsg");
+        let h = wrap_header("shared-l3 0→1 MB/s (min–max)", 17);
+        assert!(!h.lines().any(|l| l.ends_with("MB/")), "{h}");
+        assert!(h.contains("MB/s"), "{h}");
+        assert_eq!(wrap_header("lost/dup/reord", 5), "lost/\ndup/\nreord");
     }
 
     #[test]
