@@ -227,7 +227,7 @@ impl Console {
             let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             b.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} [{elapsed}] {bar:30} {pos}/{len} cases, ETA {eta}  {msg}",
+                    "{spinner} [{elapsed}] {bar:20} {pos}/{len} cases, ETA {eta}  {wide_msg}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
