@@ -1,0 +1,230 @@
+//! The console table's fitting: spare columns, words and figures kept whole.
+
+use super::*;
+
+/// A table titled "t" of one row.
+fn one_row(header: Vec<String>, row: &[&str]) -> Table {
+    Table {
+        title: "t".into(),
+        header,
+        rows: vec![row.iter().map(|c| c.to_string()).collect()],
+        notes: vec![],
+    }
+}
+
+/// A heading or title wraps at words on a terminal, every word kept, and
+/// is left whole without one.
+#[test]
+fn a_heading_fits_the_terminal_and_keeps_every_word() {
+    let text = "Comparing runs 11, 10, 9, 8, 7 (s11) with run 12 (s12), calls held to \
+                run 13: 0 faster, 0 slower, 1 unchanged, 47 could not tell";
+    assert_eq!(fitted(text, None), text);
+    let shown = fitted(text, Some(40));
+    assert!(shown.lines().count() > 2, "{shown}");
+    assert!(shown.lines().all(|l| l.chars().count() <= 40), "{shown}");
+    assert!(
+        shown.lines().skip(1).all(|l| l.starts_with("  ")),
+        "{shown}"
+    );
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(&shown), words(text));
+}
+
+/// A note wraps at words within the terminal's width, its later lines under
+/// its text; without a terminal it stays one line, word for word.
+#[test]
+fn a_note_fits_the_terminal_and_keeps_every_word() {
+    let text = "idle: each case across CPUs took one more series with no idle state \
+                deeper than polling (/dev/cpu_dma_latency held at 0)";
+    assert_eq!(note(text, None), format!("  note: {text}\n"));
+    let wrapped = note(text, Some(40));
+    let lines: Vec<&str> = wrapped.lines().collect();
+    assert!(lines.len() > 2, "{wrapped}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 40), "{wrapped}");
+    assert!(lines[0].starts_with("  note: idle:"), "{wrapped}");
+    assert!(lines[1..]
+        .iter()
+        .all(|l| l.starts_with("        ") && !l.starts_with("         ")));
+    // A figure and its unit are never split between lines.
+    let sized = note("pipe 512 B shared-l3 0→1, 63.2 µs", Some(17));
+    assert!(
+        sized
+            .lines()
+            .all(|l| !l.ends_with(" 512") && !l.ends_with(" 63.2")),
+        "{sized}"
+    );
+    let words: Vec<&str> = wrapped.split_whitespace().collect();
+    let full = format!("note: {text}");
+    let want: Vec<&str> = full.split_whitespace().collect();
+    assert_eq!(words, want);
+}
+
+/// The latency table at 80 columns keeps the case, p50 and p99 and says what
+/// it left out; unlimited, it keeps everything.
+#[test]
+fn a_narrow_terminal_breaks_words_before_counters_go_and_never_splits_a_figure() {
+    let mut header = crate::export::latency::round_trip_header(false);
+    header.extend(["switches/msg", "CPU µs/msg", "lost/dup/reord"].map(String::from));
+    let row = [
+        "udp",
+        "processes",
+        "shared-l3 0→1",
+        "512 B",
+        "12.0k",
+        "84.9",
+        "81.3",
+        "90.1",
+        "107",
+        "300.2",
+        "-",
+        "512.5",
+        "2.00",
+        "54.5",
+        "0/0/0",
+    ];
+    let t = one_row(header, &row);
+    // Every word and figure whole, each cell's text on its lines in order.
+    let whole = |c: &Comfy, words: &[&str]| {
+        let text = c.to_string();
+        let cells: Vec<String> = text.lines().map(|l| l.replace(['│', '┆'], " ")).collect();
+        words.iter().all(|w| cells.iter().any(|l| l.contains(w)))
+    };
+    // 80 columns (a table without the datagram column): the spare figures
+    // go, the counters stay, the widest columns break at their spaces and
+    // slashes, no word is split.
+    let mut t8 = t.clone();
+    t8.header.pop();
+    t8.rows[0].pop();
+    let (c, dropped) = fit(&t8, Some(80));
+    assert!(width(&c) <= 80, "{c}");
+    assert!(
+        !dropped.iter().any(|d| d.contains("msg")),
+        "{dropped:?}\n{c}"
+    );
+    assert!(
+        whole(&c, &["processes", "shared-l3", "switches/", "54.5", "2.00"]),
+        "{c}"
+    );
+    // 68 (with the datagram column): the counters go too, the names and
+    // figures stay whole.
+    let (c, dropped) = fit(&t, Some(68));
+    assert!(width(&c) <= 68, "{c}");
+    assert!(
+        dropped.ends_with(&["CPU µs/msg".into(), "switches/msg".into()]),
+        "{dropped:?}"
+    );
+    assert!(
+        whole(&c, &["mechanism", "processes", "81.3", "107", "0/0/0"]),
+        "{c}"
+    );
+    // 40: nothing fits; a name may break, a figure never does.
+    let (c, _) = fit(&t, Some(40));
+    assert!(whole(&c, &["81.3", "107", "0/0/0", "512 B"]), "{c}");
+}
+
+/// A long column is narrowed only as far as the table needs: its words
+/// share lines where they fit (a comparison's case, one word a line, made
+/// its rows five lines tall).
+#[test]
+fn a_long_column_is_narrowed_only_as_far_as_needed() {
+    let header = ["case", "A", "B", "B/A", "change", "could call", "limit"]
+        .map(String::from)
+        .to_vec();
+    let row = [
+        "pipe processes 512 B shared-l3 0→1 · switches/msg",
+        "231.75 µs",
+        "218.63 µs",
+        "0.94×",
+        "can't tell",
+        "±1522%",
+        "-",
+    ];
+    let t = one_row(header, &row);
+    let (c, dropped) = fit(&t, Some(80));
+    assert!(dropped.is_empty(), "{dropped:?}");
+    let w = width(&c);
+    assert!((78..=80).contains(&w), "{w}:\n{c}");
+    let text = c.to_string();
+    assert!(text.contains("pipe processes"), "{text}");
+    assert!(text.contains("231.75 µs"), "{text}");
+    // 60 columns: the limit and could-call go (said in the note), and the
+    // case keeps its words whole (it was broken into pieces three letters
+    // wide: "pro", "ces", "ses"), the verdict too.
+    let (c, dropped) = fit(&t, Some(60));
+    assert_eq!(dropped, ["limit", "could call"], "{c}");
+    assert!(width(&c) <= 60, "{c}");
+    let text = c.to_string();
+    for w in [
+        "processes",
+        "shared-l3",
+        "switches/msg",
+        "231.75 µs",
+        "can't",
+    ] {
+        assert!(text.lines().any(|l| l.contains(w)), "{w}:\n{text}");
+    }
+    // Too narrow for its words: a figure, signed or not, still whole (in a
+    // column not spared: here "could call" under another name).
+    let mut t40 = t.clone();
+    t40.header[5] = "bound".into();
+    let text = fit(&t40, Some(40)).0.to_string();
+    for f in ["±1522%", "0.94×", "231.75 µs"] {
+        assert!(text.contains(f), "{f}:\n{text}");
+    }
+}
+
+/// A name wider than its column breaks after a hyphen (it came out as
+/// "sysv-" "sem-o" "necal" "l"); a figure is never broken.
+#[test]
+fn a_long_name_breaks_after_its_hyphens() {
+    assert_eq!(
+        break_long_words("sysv-sem-onecall", 13),
+        "sysv-sem-\nonecall"
+    );
+    assert_eq!(
+        break_long_words("build-host-alpha-01 x", 12),
+        "build-host-\nalpha-01 x"
+    );
+    assert_eq!(break_long_words("(44.72M–44.76M)", 5), "(44.72M–44.76M)");
+    assert_eq!(break_long_words("pipe", 2), "pipe");
+}
+
+/// A header breaks after a slash where a word is wider than its column,
+/// but never leaves a unit's stub alone ("MB/" over "s").
+#[test]
+fn a_header_breaks_after_a_slash_but_keeps_a_unit_whole() {
+    assert_eq!(wrap_header("switches/msg", 9), "switches/\nmsg");
+    let h = wrap_header("shared-l3 0→1 MB/s (min–max)", 17);
+    assert!(!h.lines().any(|l| l.ends_with("MB/")), "{h}");
+    assert!(h.contains("MB/s"), "{h}");
+    assert_eq!(wrap_header("lost/dup/reord", 5), "lost/\ndup/\nreord");
+}
+
+#[test]
+fn a_wide_table_drops_spare_columns_in_order_to_fit() {
+    let header = crate::export::latency::round_trip_header(false);
+    let row = [
+        "shm (spin)",
+        "processes",
+        "shared-l3 0→1",
+        "512 B",
+        "55.5k",
+        "14.0",
+        "13.1",
+        "14.2",
+        "23.5",
+        "90.5",
+        "90.5",
+        "90.5",
+    ];
+    let t = one_row(header, &row);
+    let (c, dropped) = fit(&t, Some(80));
+    assert!(width(&c) <= 80, "{c}");
+    let text = c.to_string();
+    for kept in ["shm (spin)", "shared-l3 0→1", "p50", "p99 "] {
+        assert!(text.contains(kept), "{kept} kept:\n{text}");
+    }
+    assert_eq!(dropped[..3], ["p99.99", "p90", "mean"]);
+    let (all, none) = fit(&t, None);
+    assert!(none.is_empty() && width(&all) > 80);
+}
