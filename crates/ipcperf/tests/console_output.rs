@@ -167,20 +167,27 @@ fn fits_80_columns(out: &std::process::Output) -> String {
     lines.join("\n")
 }
 
+/// Two short runs (`run ARGS -d 20ms -q`) kept in `db`.
+fn two_runs(db: &std::path::Path, args: &[&str]) {
+    for _ in 0..2 {
+        let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .arg("run")
+            .args(args)
+            .args(["-d", "20ms", "-q", "--db"])
+            .arg(db)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{ok:?}");
+    }
+}
+
 /// `compare`'s heading and title (a sentence each, past 80 columns) wrap at
 /// words on a terminal like its notes.
 #[test]
 fn a_comparison_s_heading_fits_an_80_column_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    for _ in 0..2 {
-        let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-            .args(["run", "pipe", "--sizes", "4k", "-d", "20ms", "-q", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "{ok:?}");
-    }
+    two_runs(&db, &["pipe", "--sizes", "4k"]);
     let Some(out) = on_80_columns(&format!("compare 1 2 --db {} 2>&1", db.display())) else {
         return;
     };
@@ -198,19 +205,10 @@ fn a_comparison_s_heading_fits_an_80_column_terminal() {
 fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    for _ in 0..2 {
-        let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-            .args([
-                "run", "pipe", "--sizes", "64,64k", "-d", "20ms", "-r", "2", "-q",
-            ])
-            .arg("--pin")
-            .arg("0,0")
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "{ok:?}");
-    }
+    two_runs(
+        &db,
+        &["pipe", "--sizes", "64,64k", "-r", "2", "--pin", "0,0"],
+    );
     let Some(out) = on_80_columns(&format!("trend pipe --db {}", db.display())) else {
         return;
     };
