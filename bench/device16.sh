@@ -18,7 +18,8 @@
 # figures pages (bench/figures.sh) land in OUT as NAME-16cpu.md.
 #
 #   bench/device16.sh OUT [--bin PATH] [--floors DIR] [--budget SECONDS]
-#   SUITES=15 ROUNDS=3 (the defaults)
+#   SUITES=15 ROUNDS=3 (the defaults); SECTIONS="facts suites" runs just those
+#   (a lease shorter than all of them: the rest are said skipped)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="" bin=target/release/ipcperf floors="" budget=450
@@ -38,6 +39,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export IPCPERF=$bin ROUNDS=${ROUNDS:-3}
 suites=${SUITES:-15}
+sections=${SECTIONS:-facts counters tracers floor agree streams regime suites}
 start=$(date +%s)
 left() { echo $((budget - ($(date +%s) - start))); }
 
@@ -45,6 +47,10 @@ left() { echo $((budget - ($(date +%s) - start))); }
 section() {
   local name=$1 limit=$2 t0 rc
   shift 2
+  case " $sections " in
+    *" $name "*) ;;
+    *) echo "== $name: skipped, not in SECTIONS"; return ;;
+  esac
   if [ "$(left)" -lt "$limit" ]; then
     echo "== $name: skipped, $(left) s of the budget left, it may take $limit s"
     return
