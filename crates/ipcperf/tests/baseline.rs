@@ -227,7 +227,7 @@ fn a_run_that_moved_as_a_whole_is_named() {
 /// above; B (7) has cases 0 and 1 at 0.7×; C (8) has case 0 at 0.7× again and
 /// case 1 back: case 0 held, case 1 undone and said so, the gate still fails on
 /// case 0; a C with both back passes the gate. C must be a third run of B's
-/// machine.
+/// machine, measured after B.
 #[test]
 fn a_call_is_held_to_a_later_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,6 +335,7 @@ fn a_call_is_held_to_a_later_run() {
     };
     bad("7", "it is B");
     bad("6", "it is A");
+    bad("5", "measured before B (run 7)");
     let mut other = r1.clone();
     other["machine"]["hostname"] = "elsewhere".into();
     other["label"] = "elsewhere".into();

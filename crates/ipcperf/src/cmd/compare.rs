@@ -271,8 +271,9 @@ fn machine_moved(whole: &[compare::Whole]) -> String {
     }
 }
 
-/// `--confirm C`: its id and run, where C is neither A nor B and of B's host,
-/// kernel and CPU model (a run elsewhere says nothing of B's figures).
+/// `--confirm C`: its id and run, where C is neither A nor B, of B's host,
+/// kernel and CPU model (a run elsewhere says nothing of B's figures) and
+/// measured after B.
 fn confirming_run(
     store: &mut crate::store::Store,
     c: RunId,
@@ -294,6 +295,14 @@ fn confirming_run(
             rc.machine.kernel,
             rb.machine.host(),
             rb.machine.kernel
+        )));
+    }
+    // A C from before B may predate the change B holds: it would undo a real
+    // call (a gate passed by a mislabelled run).
+    if rc.started_ms < rb.started_ms {
+        return Err(Fail::usage(format!(
+            "--confirm {ic}: run {ic} was measured before B (run {ib}): C must be measured after \
+             B, so that a change in B is in C too"
         )));
     }
     Ok((ic, rc))
