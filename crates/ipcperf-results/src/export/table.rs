@@ -57,10 +57,17 @@ fn width(c: &Comfy) -> usize {
 
 /// Columns left out only when breaking every column's words onto lines of their
 /// own was not enough: what explains a figure, after the figures themselves;
-/// last, a comparison's limit (what any test could call, beside what the row
-/// could), then what the row could call (its verdict, "can't tell", stays):
-/// without them a 60-column terminal still reads each case whole.
-const LAST_SPARE: &[&str] = &["CPU µs/msg", "switches/msg", "limit", "could call"];
+/// fleet's group median (the figure over its ratio); last, a comparison's limit
+/// (what any test could call, beside what the row could), then what the row
+/// could call (its verdict, "can't tell", stays): without them a 60-column
+/// terminal still reads each case whole.
+const LAST_SPARE: &[&str] = &[
+    "CPU µs/msg",
+    "switches/msg",
+    "group median",
+    "limit",
+    "could call",
+];
 
 /// `t` made to fit `cols` columns: spare columns dropped in order; then the
 /// widest columns break their words onto lines of their own; then the counters
@@ -212,13 +219,24 @@ fn figure(w: &str) -> bool {
     }
 }
 
-/// Narrow the widest columns, one at a time, each by what the table is too
-/// wide (no narrower than its longest word or figure): its cells wrap at words,
-/// its header also after a slash. Until `t` fits `cols` or every column is as
-/// narrow as its words allow.
+/// Narrow the widest columns until `t` fits `cols` or every column is as narrow
+/// as its words allow (its longest word or figure): the widest first, down to
+/// the next widest, so long columns share the cut (a sentence left a word a
+/// line beside a name kept whole made a row fourteen lines tall); its cells
+/// wrap at words, its header also after a slash.
 fn shrink_widest_until(t: &mut Table, cols: usize) {
     let orig = t.clone();
-    let mut done = vec![false; t.header.len()];
+    let floors: Vec<usize> = (0..orig.header.len())
+        .map(|i| {
+            orig.rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| longest(&crate::console::fill(c, 1, "")))
+                .chain([longest(&wrap_header(&orig.header[i], 1))])
+                .max()
+                .unwrap_or(1)
+        })
+        .collect();
     // The columns narrowed, in turn.
     let mut narrowed: Vec<usize> = Vec::new();
     loop {
@@ -227,22 +245,29 @@ fn shrink_widest_until(t: &mut Table, cols: usize) {
             break;
         }
         let widths = column_widths(t);
-        let Some(i) = (0..widths.len())
-            .filter(|&i| !done[i])
-            .max_by_key(|&i| widths[i])
-        else {
+        let open: Vec<usize> = (0..widths.len())
+            .filter(|&i| widths[i] > floors[i])
+            .collect();
+        let Some(&i) = open.iter().max_by_key(|&&i| widths[i]) else {
             break;
         };
-        done[i] = true;
-        let cells = orig.rows.iter().filter_map(|r| r.get(i));
-        let floor = cells
-            .map(|c| longest(&crate::console::fill(c, 1, "")))
-            .chain([longest(&wrap_header(&orig.header[i], 1))])
+        let next = open
+            .iter()
+            .filter(|&&j| j != i)
+            .map(|&j| widths[j])
             .max()
-            .unwrap_or(1);
-        let target = widths[i].saturating_sub(w - cols).max(floor);
+            .unwrap_or(0);
+        let mut target = widths[i].saturating_sub(w - cols).max(next).max(floors[i]);
+        // Two columns as wide: one column a step, in turn (words wrap at or
+        // under the target, and no word is wider than the floor, so each step
+        // narrows).
+        if target >= widths[i] {
+            target = widths[i] - 1;
+        }
         wrap_column(t, &orig, i, target);
-        narrowed.push(i);
+        if !narrowed.contains(&i) {
+            narrowed.push(i);
+        }
     }
     // A column narrowed early may have given up more than the table needed in
     // the end: what is left over goes back, first come first served.
