@@ -183,14 +183,15 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
 }
 
 /// `cell` with each word wider than `width` (never a figure) put on lines of
-/// its own, broken after its hyphens and slashes where the pieces fit.
+/// its own, broken after its hyphens and slashes, and a dot before a letter (a
+/// host name's), where the pieces fit.
 fn break_long_words(cell: &str, width: usize) -> String {
     let word = |w: &str| -> String {
         if w.chars().count() <= width || figure(w) {
             return w.to_string();
         }
         let mut lines: Vec<String> = vec![String::new()];
-        for piece in w.split_inclusive(['-', '/']) {
+        for piece in name_pieces(w) {
             let cur = lines.last_mut().expect("one line at least");
             if !cur.is_empty() && cur.chars().count() + piece.chars().count() > width {
                 lines.push(piece.to_string());
@@ -204,6 +205,31 @@ fn break_long_words(cell: &str, width: usize) -> String {
         .map(|l| l.split(' ').map(word).collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A name's pieces, each ending where a line may break: after a hyphen or a
+/// slash, and after a dot before a letter ("0042." "lab." "example"; never
+/// inside a number, "44.72M").
+fn name_pieces(w: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut chars = w.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let ends = match c {
+            '-' | '/' => true,
+            '.' => next.is_some_and(char::is_alphabetic),
+            _ => false,
+        };
+        if ends {
+            pieces.push(&w[start..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    if start < w.len() {
+        pieces.push(&w[start..]);
+    }
+    pieces
 }
 
 /// Whether `w` (a word of a cell, a figure held with its unit) is a figure:

@@ -186,6 +186,11 @@ fn a_long_name_breaks_after_its_hyphens() {
         "build-host-\nalpha-01 x"
     );
     assert_eq!(break_long_words("(44.72M–44.76M)", 5), "(44.72M–44.76M)");
+    // A host name breaks after its dots too, a number never.
+    assert_eq!(
+        break_long_words("ci-runner-0042.lab.example", 10),
+        "ci-runner-\n0042.lab.\nexample"
+    );
     assert_eq!(break_long_words("pipe", 2), "pipe");
 }
 
