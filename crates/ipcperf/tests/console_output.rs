@@ -199,8 +199,9 @@ fn a_comparison_s_heading_fits_an_80_column_terminal() {
 
 /// `trend` on a terminal: its heading counts runs (two runs of two cases, not
 /// "4 runs"); the table keeps a date and a figure whole (it split "2026-11-2" from
-/// its "9") and says one host once; as markdown, every row is one line (a cell
-/// wrapped over lines broke the markdown table).
+/// its "9") and says one host once; of several cases, a table for each under its
+/// name, a run a line; as markdown, every row is one line (a cell wrapped over
+/// lines broke the markdown table).
 #[test]
 fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -218,6 +219,16 @@ fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
     let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
     assert!(text.contains(&today), "{today}:\n{text}");
     assert!(!text.contains("host"), "{text}");
+    // A table for each case under its name, a run a line (the name on every
+    // row made each row six lines tall at 80 columns).
+    let names = text
+        .lines()
+        .filter(|l| l.starts_with("stream pipe"))
+        .count();
+    assert_eq!(names, 2, "{text}");
+    let dated: Vec<&str> = text.lines().filter(|l| l.contains(&today)).collect();
+    assert_eq!(dated.len(), 4, "{text}");
+    assert!(dated.iter().all(|l| l.contains(" MB/s")), "{text}");
     let out = on_80_columns(&format!(
         "trend pipe --format markdown --db {}",
         db.display()

@@ -95,55 +95,84 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                     p.change.why
                 ));
             }
-            let head = [
-                "case",
-                "run",
-                "started (UTC)",
-                "host",
-                "median",
-                "range",
-                "ratio",
-                "verdict",
-            ];
-            // The columns left out: the case's where there is one case, the
-            // host's where there is one host (said in the line above).
-            let keep = |i: usize| !(one && i == 0 || one_host.is_some() && i == 3);
-            let head: Vec<&str> = (0..head.len())
-                .filter(|&i| keep(i))
-                .map(|i| head[i])
-                .collect();
-            let mut rows = Vec::new();
-            for p in points {
-                let row = vec![
-                    p.case.clone(),
-                    p.run_id.to_string(),
-                    when(p.started_ms),
-                    p.host.clone(),
-                    figure(p, p.median),
-                    range(&figure(p, p.min), &figure(p, p.max)),
-                    p.change
-                        .ratio
-                        .map(|r| format!("{r:.2}×"))
-                        .unwrap_or_default(),
-                    if p.change.step {
-                        format!("STEP: {}", p.change.why)
-                    } else {
-                        p.change.why.clone()
-                    },
-                ];
-                let row = row
-                    .into_iter()
-                    .enumerate()
-                    .filter(|&(i, _)| keep(i))
-                    .map(|(_, c)| c)
-                    .collect();
-                rows.push(row);
+            if format == Format::Table && !one {
+                // On a terminal, a table for each case under its name: the
+                // name on every row made each row six lines tall at 80 columns.
+                let mut order: Vec<&str> = Vec::new();
+                for p in points {
+                    if !order.contains(&p.case.as_str()) {
+                        order.push(&p.case);
+                    }
+                }
+                for case in order {
+                    let of_case: Vec<&TrendPoint> =
+                        points.iter().filter(|p| p.case == case).collect();
+                    out.push_str(&format!("\n{case}\n"));
+                    out.push_str(&points_table(&of_case, false, one_host.is_none(), false));
+                }
+            } else {
+                let all: Vec<&TrendPoint> = points.iter().collect();
+                out.push_str(&points_table(
+                    &all,
+                    !one,
+                    one_host.is_none(),
+                    format == Format::Markdown,
+                ));
             }
-            let t = crate::export::table::plain(format == Format::Markdown, &head, rows);
-            out.push_str(&t.to_string());
             Ok(out.to_string())
         }
     }
+}
+
+/// `points` as a table (or markdown), with the case's and the host's columns
+/// where asked (left out where one case or one host is said above it).
+fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) -> String {
+    let head = [
+        "case",
+        "run",
+        "started (UTC)",
+        "host",
+        "median",
+        "range",
+        "ratio",
+        "verdict",
+    ];
+    // On a terminal an empty verdict column (no point judged: too few runs,
+    // or nothing said) is left out; markdown keeps its columns.
+    let said = markdown || points.iter().any(|p| !p.change.why.is_empty());
+    let keep = |i: usize| (case || i != 0) && (host || i != 3) && (said || i != 7);
+    let head: Vec<&str> = (0..head.len())
+        .filter(|&i| keep(i))
+        .map(|i| head[i])
+        .collect();
+    let mut rows = Vec::new();
+    for p in points {
+        let row = vec![
+            p.case.clone(),
+            p.run_id.to_string(),
+            when(p.started_ms),
+            p.host.clone(),
+            figure(p, p.median),
+            range(&figure(p, p.min), &figure(p, p.max)),
+            p.change
+                .ratio
+                .map(|r| format!("{r:.2}×"))
+                .unwrap_or_default(),
+            if p.change.step {
+                format!("STEP: {}", p.change.why)
+            } else {
+                p.change.why.clone()
+            },
+        ];
+        rows.push(
+            row.into_iter()
+                .enumerate()
+                .filter(|&(i, _)| keep(i))
+                .map(|(_, c)| c)
+                .collect(),
+        );
+    }
+    crate::export::table::plain(markdown, &head, rows).to_string()
 }
 
 /// A trend as one document for [`crate::export::emit::emit`].
