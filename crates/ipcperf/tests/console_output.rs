@@ -449,3 +449,57 @@ fn lists_and_tables_that_are_not_runs_come_out_alike() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// `fleet` on a terminal: of several cases, a table for each under its name
+/// (the name on every row left the verdict a word a line at 80 columns).
+#[test]
+fn a_fleet_on_a_terminal_names_each_case_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    two_runs(
+        &db,
+        &["pipe", "--sizes", "64,64k", "-r", "2", "--pin", "0,0"],
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["export", "last", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Three more hosts of the same CPU model and kernel: the first's peers.
+    for host in ["node-a.example", "node-b.example", "node-c.example"] {
+        let mut r = run.clone();
+        r["machine"]["hostname"] = host.into();
+        let path = dir.path().join(format!("{host}.json"));
+        std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
+        let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(["import", "-q", "--db"])
+            .arg(&db)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{ok:?}");
+    }
+    let Some(out) = on_80_columns(&format!("fleet --all-cases --db {}", db.display())) else {
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let text = fits_80_columns(&out);
+    let names = text
+        .lines()
+        .filter(|l| l.starts_with("stream pipe"))
+        .count();
+    assert_eq!(names, 2, "{text}");
+    // No case column: each table's header starts with the host's.
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('│') && l.contains("figure"))
+        .collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    assert!(heads.iter().all(|l| l.starts_with("│ host ")), "{text}");
+    // Each host's row starts with its name whole.
+    for host in ["node-a.example", "node-b.example", "node-c.example"] {
+        assert_eq!(text.matches(host).count(), 2, "{host}:\n{text}");
+    }
+}

@@ -68,36 +68,77 @@ fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
             for r in &outliers {
                 out.push_str(&format!("  {}\n", fleet::outlier_line(r)));
             }
-            let head = [
-                "host",
-                "case",
-                "figure",
-                "group median",
-                "ratio",
-                "peers",
-                "verdict",
-            ];
-            let mut cells = Vec::new();
-            for r in rows {
-                cells.push(vec![
-                    r.host.clone(),
-                    r.case.clone(),
-                    fleet::fmt_figure(r.figure, r.lower_better, &r.case),
-                    fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
-                    format!("{:.2}×", r.ratio),
-                    r.peers.to_string(),
-                    if r.outlier {
-                        format!("OUTLIER: {}", r.why)
-                    } else {
-                        r.why.clone()
-                    },
-                ]);
+            let cases = {
+                let mut order: Vec<&str> = Vec::new();
+                for r in rows {
+                    if !order.contains(&r.case.as_str()) {
+                        order.push(&r.case);
+                    }
+                }
+                order
+            };
+            if format == Format::Table && cases.len() > 1 {
+                // On a terminal, a table for each case under its name (outliers'
+                // cases first, as the rows come): the name on every row left
+                // the verdict a word a line at 80 columns.
+                for case in cases {
+                    let of_case: Vec<&HostRow> = rows.iter().filter(|r| r.case == case).collect();
+                    // A blank line between a table (or the heading) and the next name.
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str(&format!("\n{case}\n"));
+                    out.push_str(&hosts_table(&of_case, false, false));
+                }
+            } else {
+                let all: Vec<&HostRow> = rows.iter().collect();
+                out.push_str(&hosts_table(&all, true, format == Format::Markdown));
             }
-            let t = crate::export::table::plain(format == Format::Markdown, &head, cells);
-            out.push_str(&t.to_string());
             Ok(out.to_string())
         }
     }
+}
+
+/// Hosts' rows as a table (or markdown), with the case's column where asked.
+fn hosts_table(rows: &[&HostRow], case: bool, markdown: bool) -> String {
+    let head = [
+        "host",
+        "case",
+        "figure",
+        "group median",
+        "ratio",
+        "peers",
+        "verdict",
+    ];
+    let keep = |i: usize| case || i != 1;
+    let head: Vec<&str> = (0..head.len())
+        .filter(|&i| keep(i))
+        .map(|i| head[i])
+        .collect();
+    let mut cells = Vec::new();
+    for r in rows {
+        let row = vec![
+            r.host.clone(),
+            r.case.clone(),
+            fleet::fmt_figure(r.figure, r.lower_better, &r.case),
+            fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
+            format!("{:.2}×", r.ratio),
+            r.peers.to_string(),
+            if r.outlier {
+                format!("OUTLIER: {}", r.why)
+            } else {
+                r.why.clone()
+            },
+        ];
+        cells.push(
+            row.into_iter()
+                .enumerate()
+                .filter(|&(i, _)| keep(i))
+                .map(|(_, c)| c)
+                .collect(),
+        );
+    }
+    crate::export::table::plain(markdown, &head, cells).to_string()
 }
 
 /// A fleet as one document for [`crate::export::emit::emit`].

@@ -107,6 +107,10 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 for case in order {
                     let of_case: Vec<&TrendPoint> =
                         points.iter().filter(|p| p.case == case).collect();
+                    // A blank line between a table (or the heading) and the next name.
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
                     out.push_str(&format!("\n{case}\n"));
                     out.push_str(&points_table(&of_case, false, one_host.is_none(), false));
                 }
