@@ -242,6 +242,17 @@ fn run_file(rel: &str) {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Its output read as it comes: a command that writes more than a pipe
+        // holds (64 KiB) would block on it, and read only at its end, never end.
+        let drain = |mut from: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = from.read_to_end(&mut buf);
+                buf
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().unwrap()));
+        let stderr = drain(Box::new(child.stderr.take().unwrap()));
         // Bounded: a command that hangs is a failure, not a stuck test.
         let limit = Duration::from_secs(180);
         loop {
@@ -253,17 +264,19 @@ fn run_file(rel: &str) {
         if child.try_wait().unwrap().is_none() {
             let _ = child.kill();
         }
-        let out = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let status = child.wait().unwrap();
+        let _ = stdout.join();
+        let err = stderr.join().unwrap_or_default();
+        let err = String::from_utf8_lossy(&err);
         eprintln!(
             "{rel}: `{cmd}`: {:?} in {:.1} s",
-            out.status.code(),
+            status.code(),
             t0.elapsed().as_secs_f64()
         );
-        if !out.status.success() || err.contains("panicked") {
+        if !status.success() || err.contains("panicked") {
             failures.push(format!(
                 "`{line}`\n  ran as `{cmd}`: {:?}\n  stderr: {}",
-                out.status.code(),
+                status.code(),
                 err.trim()
             ));
         }
