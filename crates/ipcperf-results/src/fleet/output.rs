@@ -77,10 +77,11 @@ fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
                 }
                 order
             };
-            if format == Format::Table && cases.len() > 1 {
+            if format == Format::Table && cases.len() > 1 && hosts.len() > 1 {
                 // On a terminal, a table for each case under its name (outliers'
                 // cases first, as the rows come): the name on every row left
-                // the verdict a word a line at 80 columns.
+                // the verdict a word a line at 80 columns. One host's cases
+                // (no peers) stay one table: a row each.
                 for case in cases {
                     let of_case: Vec<&HostRow> = rows.iter().filter(|r| r.case == case).collect();
                     // A blank line between a table (or the heading) and the next name.
