@@ -420,6 +420,29 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
     out
 }
 
+/// [`plain`] of the columns `keep` names by index (the others left out of the
+/// header and of every row).
+pub fn plain_columns(
+    markdown: bool,
+    header: &[&str],
+    rows: Vec<Vec<String>>,
+    keep: impl Fn(usize) -> bool,
+) -> String {
+    let pick = |cells: Vec<String>| -> Vec<String> {
+        cells
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, _)| keep(i))
+            .map(|(_, c)| c)
+            .collect()
+    };
+    let header: Vec<&str> = (0..header.len())
+        .filter(|&i| keep(i))
+        .map(|i| header[i])
+        .collect();
+    plain(markdown, &header, rows.into_iter().map(pick).collect())
+}
+
 /// A table of `header` and `rows` as a command prints it: markdown as it is (a
 /// cell wrapped over lines would break its rows), the console's fitted to the
 /// terminal as every table is ([`fit`]: words and figures kept whole, a date

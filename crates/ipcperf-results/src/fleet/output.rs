@@ -68,28 +68,14 @@ fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
             for r in &outliers {
                 out.push_str(&format!("  {}\n", fleet::outlier_line(r)));
             }
-            let cases = {
-                let mut order: Vec<&str> = Vec::new();
-                for r in rows {
-                    if !order.contains(&r.case.as_str()) {
-                        order.push(&r.case);
-                    }
-                }
-                order
-            };
-            if format == Format::Table && cases.len() > 1 && hosts.len() > 1 {
+            let groups = by_case(rows, |r| r.case.as_str());
+            if format == Format::Table && groups.len() > 1 && hosts.len() > 1 {
                 // On a terminal, a table for each case under its name (outliers'
                 // cases first, as the rows come): the name on every row left
                 // the verdict a word a line at 80 columns. One host's cases
                 // (no peers) stay one table: a row each.
-                for case in cases {
-                    let of_case: Vec<&HostRow> = rows.iter().filter(|r| r.case == case).collect();
-                    // A blank line between a table (or the heading) and the next name.
-                    if !out.ends_with('\n') {
-                        out.push('\n');
-                    }
-                    out.push_str(&format!("\n{case}\n"));
-                    out.push_str(&hosts_table(&of_case, false, false));
+                for (case, of_case) in groups {
+                    named(&mut out, case, &hosts_table(&of_case, false, false));
                 }
             } else {
                 let all: Vec<&HostRow> = rows.iter().collect();
@@ -111,35 +97,49 @@ fn hosts_table(rows: &[&HostRow], case: bool, markdown: bool) -> String {
         "peers",
         "verdict",
     ];
-    let keep = |i: usize| case || i != 1;
-    let head: Vec<&str> = (0..head.len())
-        .filter(|&i| keep(i))
-        .map(|i| head[i])
+    let cells = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.host.clone(),
+                r.case.clone(),
+                fleet::fmt_figure(r.figure, r.lower_better, &r.case),
+                fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
+                format!("{:.2}×", r.ratio),
+                r.peers.to_string(),
+                if r.outlier {
+                    format!("OUTLIER: {}", r.why)
+                } else {
+                    r.why.clone()
+                },
+            ]
+        })
         .collect();
-    let mut cells = Vec::new();
-    for r in rows {
-        let row = vec![
-            r.host.clone(),
-            r.case.clone(),
-            fleet::fmt_figure(r.figure, r.lower_better, &r.case),
-            fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
-            format!("{:.2}×", r.ratio),
-            r.peers.to_string(),
-            if r.outlier {
-                format!("OUTLIER: {}", r.why)
-            } else {
-                r.why.clone()
-            },
-        ];
-        cells.push(
-            row.into_iter()
-                .enumerate()
-                .filter(|&(i, _)| keep(i))
-                .map(|(_, c)| c)
-                .collect(),
-        );
+    crate::export::table::plain_columns(markdown, &head, cells, |i| case || i != 1)
+}
+
+/// `items` by case, in the order their cases first come.
+pub(crate) fn by_case<'a, T>(
+    items: &'a [T],
+    case: impl Fn(&'a T) -> &'a str,
+) -> Vec<(&'a str, Vec<&'a T>)> {
+    let mut groups: Vec<(&str, Vec<&T>)> = Vec::new();
+    for item in items {
+        let c = case(item);
+        match groups.iter_mut().find(|(name, _)| *name == c) {
+            Some((_, of)) => of.push(item),
+            None => groups.push((c, vec![item])),
+        }
     }
-    crate::export::table::plain(markdown, &head, cells).to_string()
+    groups
+}
+
+/// `table` under its case's name, a blank line before the name.
+pub(crate) fn named(out: &mut String, case: &str, table: &str) {
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("\n{case}\n{table}"));
 }
 
 /// A fleet as one document for [`crate::export::emit::emit`].

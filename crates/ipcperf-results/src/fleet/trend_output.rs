@@ -98,21 +98,9 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
             if format == Format::Table && !one {
                 // On a terminal, a table for each case under its name: the
                 // name on every row made each row six lines tall at 80 columns.
-                let mut order: Vec<&str> = Vec::new();
-                for p in points {
-                    if !order.contains(&p.case.as_str()) {
-                        order.push(&p.case);
-                    }
-                }
-                for case in order {
-                    let of_case: Vec<&TrendPoint> =
-                        points.iter().filter(|p| p.case == case).collect();
-                    // A blank line between a table (or the heading) and the next name.
-                    if !out.ends_with('\n') {
-                        out.push('\n');
-                    }
-                    out.push_str(&format!("\n{case}\n"));
-                    out.push_str(&points_table(&of_case, false, one_host.is_none(), false));
+                for (case, of_case) in super::output::by_case(points, |p| p.case.as_str()) {
+                    let table = points_table(&of_case, false, one_host.is_none(), false);
+                    super::output::named(&mut out, case, &table);
                 }
             } else {
                 let all: Vec<&TrendPoint> = points.iter().collect();
@@ -144,39 +132,30 @@ fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) 
     // On a terminal an empty verdict column (no point judged: too few runs,
     // or nothing said) is left out; markdown keeps its columns.
     let said = markdown || points.iter().any(|p| !p.change.why.is_empty());
-    let keep = |i: usize| (case || i != 0) && (host || i != 3) && (said || i != 7);
-    let head: Vec<&str> = (0..head.len())
-        .filter(|&i| keep(i))
-        .map(|i| head[i])
+    let rows = points
+        .iter()
+        .map(|p| {
+            vec![
+                p.case.clone(),
+                p.run_id.to_string(),
+                when(p.started_ms),
+                p.host.clone(),
+                figure(p, p.median),
+                range(&figure(p, p.min), &figure(p, p.max)),
+                p.change
+                    .ratio
+                    .map(|r| format!("{r:.2}×"))
+                    .unwrap_or_default(),
+                if p.change.step {
+                    format!("STEP: {}", p.change.why)
+                } else {
+                    p.change.why.clone()
+                },
+            ]
+        })
         .collect();
-    let mut rows = Vec::new();
-    for p in points {
-        let row = vec![
-            p.case.clone(),
-            p.run_id.to_string(),
-            when(p.started_ms),
-            p.host.clone(),
-            figure(p, p.median),
-            range(&figure(p, p.min), &figure(p, p.max)),
-            p.change
-                .ratio
-                .map(|r| format!("{r:.2}×"))
-                .unwrap_or_default(),
-            if p.change.step {
-                format!("STEP: {}", p.change.why)
-            } else {
-                p.change.why.clone()
-            },
-        ];
-        rows.push(
-            row.into_iter()
-                .enumerate()
-                .filter(|&(i, _)| keep(i))
-                .map(|(_, c)| c)
-                .collect(),
-        );
-    }
-    crate::export::table::plain(markdown, &head, rows).to_string()
+    let keep = |i: usize| (case || i != 0) && (host || i != 3) && (said || i != 7);
+    crate::export::table::plain_columns(markdown, &head, rows, keep)
 }
 
 /// A trend as one document for [`crate::export::emit::emit`].
