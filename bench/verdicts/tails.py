@@ -116,6 +116,29 @@ def main():
                                  for key in bin_) if bin_ else float("nan"))
         print(f"  z = {z:.2f}: {'; '.join(said)}; power {100 * power:.0f}%")
 
+    # The least bar that keeps this rule's false calls within the 5%
+    # of runs B against K runs, and what it leaves of both power targets.
+    def runs_called(z, kk):
+        return sum(1 for b in range(k + 1, n + 1)
+                   if any(abs(v[b - 1] - statistics.mean(v[b - 1 - kk:b - 1]))
+                          / (sd[key] * math.sqrt(1 + 1 / kk)) > z for key, v in logs.items()))
+
+    def power_at(z, r, lo, hi):
+        keys_ = [key for key in logs if lo <= sd[key] < hi]
+        if not keys_:
+            return "no case", 0
+        p = statistics.mean(phi(math.log(r) / (sd[key] * math.sqrt(1 + 1 / k)) - z) for key in keys_)
+        return f"{100 * p:.0f}%", len(keys_)
+
+    z = z0
+    while runs_called(z, k) > 0.05 * (n - k) and z < 9.0:
+        z += 0.05
+    p25, c25 = power_at(z, 1.25, 0.03, 0.05)
+    p10, c10 = power_at(z, 1.10, 0.0, 0.02)
+    print(f"the least z keeping k = {k} calls within 5% of runs B: z = {z:.2f} "
+          f"({runs_called(z, k)} of {n - k}); there 25% among the 3%-5% cases: {p25} "
+          f"({c25} cases); 10% among the cases under 2%: {p10} ({c10} cases)")
+
     lags = []
     for kk in (1, 2, 3, k):
         r = [(v[b - 1] - statistics.mean(v[b - 1 - kk:b - 1])) ** 2 / (sd[key] ** 2 * (1 + 1 / kk))
