@@ -111,75 +111,145 @@ pub fn fit(t: &Table, cols: Option<usize>) -> (Comfy, Vec<String>) {
         let mut narrow = t.clone();
         shrink_widest_until(&mut narrow, cols);
         c = comfy(&narrow);
-        let Some(name) = last.next().filter(|_| width(&c) > cols) else {
-            t = narrow;
+        if width(&c) <= cols {
             break;
-        };
+        }
+        let Some(name) = last.next() else { break };
         drop_named(&mut t, &mut names, name);
     }
+    let tall = |c: &Comfy| c.to_string().lines().count();
     if width(&c) > cols {
-        // A figure is never split; a name may be, where nothing else fits.
-        let floors = |figures_only: bool| -> Vec<usize> {
-            (0..t.header.len())
-                .map(|i| {
-                    t.rows
-                        .iter()
-                        .filter_map(|r| r.get(i))
-                        .chain([&t.header[i]])
-                        .flat_map(|s| {
-                            let held = crate::console::fill(s, 1, "");
-                            held.lines()
-                                .filter(|w| !figures_only || figure(w))
-                                .map(|w| w.chars().count())
-                                .collect::<Vec<_>>()
-                        })
-                        .max()
-                        .unwrap_or(1)
-                })
-                .collect()
-        };
-        // Every word whole where the words alone fit (3 columns a cell's borders
-        // and padding, and one more), else every figure, and what is left over
-        // to the columns short of their words, the nearest first: a name broken
-        // into three-letter pieces reads as nothing.
-        let words = floors(false);
-        let floors = if words.iter().map(|w| w + 3).sum::<usize>() < cols {
-            words
-        } else {
-            let mut held = floors(true);
-            let used = 1 + held.iter().map(|w| w + 3).sum::<usize>();
-            let mut spare = cols.saturating_sub(used);
-            // The columns nearest their words first: as many whole as can be.
-            let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < words[i]).collect();
-            short.sort_by_key(|&i| words[i] - held[i]);
-            for i in short {
-                let give = (words[i] - held[i]).min(spare);
-                held[i] += give;
-                spare -= give;
-            }
-            held
-        };
-        // A name still wider than its column breaks after its hyphens and
-        // slashes first ("sysv-sem-" over "onecall"), not wherever it ends.
-        for (i, &w) in floors.iter().enumerate() {
-            for r in &mut t.rows {
-                if let Some(cell) = r.get_mut(i) {
-                    *cell = break_long_words(cell, w);
-                }
-            }
-        }
-        c = comfy(&t);
-        c.set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(cols as u16);
-        for (col, w) in c.column_iter_mut().zip(floors) {
-            // A boundary counts the cell's padding, a space either side.
-            let w = w as u16 + col.padding_width();
-            col.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
-                comfy_table::Width::Fixed(w),
-            ));
+        c = by_pieces(t, cols);
+    } else if tall(&c) > t.rows.len() + 4 {
+        // Words kept whole may still leave a row a word a line (a host name
+        // kept whole beside its verdict): names broken after their hyphens and
+        // dots, where that takes a quarter of the lines off.
+        let alt = by_pieces(t, cols);
+        if width(&alt) <= cols && 4 * tall(&alt) <= 3 * tall(&c) {
+            c = alt;
         }
     }
     (c, dropped)
+}
+
+/// `t` (its cells unwrapped) wrapped to `cols`: each column at least its
+/// longest figure (a figure is never split) or name piece (a name breaks after
+/// its hyphens, slashes and dots), and the rest where it makes the rows
+/// shortest ([`by_height`]): a name broken into three-letter pieces reads as
+/// nothing, and is tall.
+fn by_pieces(mut t: Table, cols: usize) -> Comfy {
+    let floors = |pieces: bool| -> Vec<usize> {
+        (0..t.header.len())
+            .map(|i| {
+                t.rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .chain([&t.header[i]])
+                    .flat_map(|s| {
+                        let held = crate::console::fill(s, 1, "");
+                        held.lines()
+                            .map(|w| match figure(w) {
+                                true => w.chars().count(),
+                                false if pieces => name_pieces(w)
+                                    .iter()
+                                    .map(|p| p.chars().count())
+                                    .max()
+                                    .unwrap_or(1),
+                                false => 1,
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .max()
+                    .unwrap_or(1)
+            })
+            .collect()
+    };
+    // 3 columns a cell's borders and padding, and one more.
+    let used = |f: &[usize]| 1 + f.iter().map(|w| w + 3).sum::<usize>();
+    let pieces = floors(true);
+    let floors = if used(&pieces) <= cols {
+        by_height(&t, pieces, cols)
+    } else {
+        // Where even the names' pieces leave no room, every figure whole, and
+        // what is left to the names short of their pieces, the nearest first:
+        // as many whole as can be, the rest cut where they must.
+        let mut held = floors(false);
+        let mut spare = cols.saturating_sub(used(&held));
+        let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < pieces[i]).collect();
+        short.sort_by_key(|&i| pieces[i] - held[i]);
+        for i in short {
+            let give = (pieces[i] - held[i]).min(spare);
+            held[i] += give;
+            spare -= give;
+        }
+        held
+    };
+    // A name still wider than its column breaks after its hyphens and
+    // slashes first ("sysv-sem-" over "onecall"), not wherever it ends.
+    for (i, &w) in floors.iter().enumerate() {
+        t.header[i] = wrap_header(&t.header[i], w);
+        for r in &mut t.rows {
+            if let Some(cell) = r.get_mut(i) {
+                *cell = crate::console::fill(&break_long_words(cell, w), w, "");
+            }
+        }
+    }
+    let mut c = comfy(&t);
+    c.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(cols as u16);
+    for (col, w) in c.column_iter_mut().zip(floors) {
+        // A boundary counts the cell's padding, a space either side.
+        let w = w as u16 + col.padding_width();
+        col.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+            comfy_table::Width::Fixed(w),
+        ));
+    }
+    c
+}
+
+/// How many lines `cell` takes in a column `width` wide (its long words broken
+/// as [`break_long_words`] breaks them, then wrapped at words).
+fn lines_at(cell: &str, width: usize) -> usize {
+    crate::console::fill(&break_long_words(cell, width), width, "")
+        .lines()
+        // A piece still wider than the column is cut wherever it ends.
+        .map(|l| l.chars().count().div_ceil(width.max(1)).max(1))
+        .sum::<usize>()
+        .max(1)
+}
+
+/// `floors` widened by what is left of `cols` where it makes the rows shortest
+/// ([`height::shortest`]; the header counts as a row): a host name that reads
+/// in two lines gives the verdict beside it the rest, rather than kept whole
+/// while the verdict runs a word a line.
+fn by_height(t: &Table, floors: Vec<usize>, cols: usize) -> Vec<usize> {
+    let n = floors.len();
+    let used = 1 + floors.iter().map(|w| w + 3).sum::<usize>();
+    let spare = cols.saturating_sub(used);
+    // lines[i][r][w - floors[i]]: row r's cell of column i at width w (the
+    // header as row 0), up to its longest line unwrapped.
+    let lines: Vec<Vec<Vec<usize>>> = (0..n)
+        .map(|i| {
+            let cells: Vec<&str> = std::iter::once(t.header[i].as_str())
+                .chain(t.rows.iter().map(|r| r.get(i).map_or("", String::as_str)))
+                .collect();
+            let natural = cells.iter().map(|c| longest(c)).max().unwrap_or(0);
+            let top = natural.clamp(floors[i], floors[i] + spare);
+            cells
+                .iter()
+                .enumerate()
+                .map(|(r, c)| {
+                    (floors[i]..=top)
+                        .map(|w| match r {
+                            0 => wrap_header(c, w).lines().count().max(1),
+                            _ => lines_at(c, w),
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    height::shortest(&lines, &floors, spare)
 }
 
 /// `cell` with each word wider than `width` (never a figure) put on lines of
@@ -492,5 +562,6 @@ fn note(text: &str, cols: Option<usize>) -> String {
     }
 }
 
+mod height;
 #[cfg(test)]
 mod tests;

@@ -266,3 +266,39 @@ fn long_columns_share_the_cut() {
     let rows = text.lines().filter(|l| l.starts_with('│')).count();
     assert!(rows <= 9, "{rows} lines:\n{text}");
 }
+
+/// A host name kept whole beside a sentence left the sentence a word a line
+/// (fleet at 60 columns: seven lines a row, the name 26 wide); broken after its
+/// dots and hyphens, each row takes the lines its sentence needs at the width
+/// left.
+#[test]
+fn a_long_name_gives_its_room_to_the_sentence_beside_it() {
+    let header = ["host", "figure", "ratio", "verdict"]
+        .map(String::from)
+        .to_vec();
+    let mut t = one_row(
+        header,
+        &["ci-runner-0042.lab.example", "2320 MB/s", "0.94×", "x"],
+    );
+    t.rows = (2..6)
+        .map(|h| {
+            [
+                format!("ci-runner-004{h}.lab.example"),
+                "2320 MB/s".into(),
+                "0.94×".into(),
+                format!("p = 0.{h}91, -0.9 of its 3 peers' spread (8.6%)"),
+            ]
+            .to_vec()
+        })
+        .collect();
+    let (c, dropped) = fit(&t, Some(60));
+    assert!(dropped.is_empty(), "{dropped:?}");
+    assert!(width(&c) <= 60, "{c}");
+    let text = c.to_string();
+    let body = text.lines().filter(|l| l.starts_with('│')).count();
+    // The header's line and three a host.
+    assert!(body <= 1 + 4 * 3, "{body} lines:\n{text}");
+    for h in 2..6 {
+        assert!(text.contains(&format!("0.{h}91,")), "{text}");
+    }
+}
