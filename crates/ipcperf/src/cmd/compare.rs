@@ -161,7 +161,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             out.push_str(&format!("\n{}", crate::measured::compare_text(x, y, t)));
         }
         for w in &whole {
-            out.push_str(&format!("\n{}\n", w.line()));
+            // On a terminal, wrapped to it as the notes are.
+            let line = match ipcperf_results::console::terminal_width() {
+                Some(cols) => ipcperf_results::console::fill(&w.line(), cols.into(), "  "),
+                None => w.line(),
+            };
+            out.push_str(&format!("\n{line}\n"));
         }
         out
     };
