@@ -95,9 +95,10 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     if baseline.len() < usize::from(a.baseline_runs) {
         crate::console::note(&format!(
             "--baseline-runs {}: only {} complete run{} of A's host, kernel and CPU model up to A \
-             (runs {}): B is judged against {}",
+             (run{} {}): B is judged against {}",
             a.baseline_runs,
             baseline.len(),
+            if baseline.len() == 1 { "" } else { "s" },
             if baseline.len() == 1 { "" } else { "s" },
             ids_shown(&baseline_ids),
             if baseline.len() == 1 {
