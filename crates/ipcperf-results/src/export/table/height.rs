@@ -3,7 +3,7 @@
 //! wrapping stay in [`super`].
 
 /// Widths from `floors` with up to `spare` more columns shared out so that the
-/// rows are as short as they can be, the narrowest of the shortest.
+/// rows are as short as they can be (of those, the fewest lines in all).
 /// `lines[i][r][w - floors[i]]` is how many lines row `r`'s cell of column `i`
 /// takes at width `w` (one entry past its widest need at most); a row is as
 /// tall as its tallest cell. Where the columns whose lines change with their
@@ -36,23 +36,29 @@ pub(super) fn shortest(lines: &[Vec<Vec<usize>>], floors: &[usize], spare: usize
         .fold(1usize, |a, b| a.saturating_mul(b));
     if ways <= 200_000 {
         let mut w = floors.to_vec();
-        let mut best = (usize::MAX, 0, w.clone());
+        // Of the shortest, the one with the fewest lines in all (a name not
+        // broken where the row is as tall either way), then the narrowest.
+        let cells = |w: &[usize]| -> usize {
+            (0..n)
+                .map(|i| lines[i].iter().map(|l| l[w[i] - floors[i]]).sum::<usize>())
+                .sum()
+        };
+        let mut best = ((usize::MAX, 0, 0), w.clone());
         every_share(
             &elastic,
             0,
             spare,
             &mut w,
             &mut |w| {
-                let spent = w.iter().sum::<usize>();
-                let h = height(w);
-                if (h, spent) < (best.0, best.1) {
-                    best = (h, spent, w.to_vec());
+                let key = (height(w), cells(w), w.iter().sum::<usize>());
+                if key < best.0 {
+                    best = (key, w.to_vec());
                 }
             },
             &top,
             floors,
         );
-        return best.2;
+        return best.1;
     }
     let mut w = floors.to_vec();
     while spare > 0 {
