@@ -327,6 +327,23 @@ pub struct Change {
     pub why: String,
 }
 
+impl Change {
+    /// Its ratio as a table shows it ("0.94×"; empty for the first).
+    pub fn ratio_cell(&self) -> String {
+        self.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default()
+    }
+
+    /// Its verdict as a table shows it: the reason, after "STEP: " where it
+    /// is a step.
+    pub fn verdict_cell(&self) -> String {
+        if self.step {
+            format!("STEP: {}", self.why)
+        } else {
+            self.why.clone()
+        }
+    }
+}
+
 /// `now` (its figure `ratio` times the one before) against `before`: the
 /// rank-sum test of their series, and, only where the test and `min_change`
 /// would call it, the 95% bootstrap interval of the ratio, which must exclude 1.

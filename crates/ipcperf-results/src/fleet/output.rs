@@ -223,15 +223,8 @@ fn kernels_text(rows: &[KernelRow], format: Format) -> Result<String, Fail> {
                     r.kernel.clone(),
                     r.hosts.to_string(),
                     fleet::fmt_figure(r.median, r.lower_better, &r.case),
-                    r.change
-                        .ratio
-                        .map(|x| format!("{x:.2}×"))
-                        .unwrap_or_default(),
-                    if r.change.step {
-                        format!("STEP: {}", r.change.why)
-                    } else {
-                        r.change.why.clone()
-                    },
+                    r.change.ratio_cell(),
+                    r.change.verdict_cell(),
                 ]);
             }
             let t = crate::export::table::plain(format == Format::Markdown, &head, cells);

@@ -142,15 +142,8 @@ fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) 
                 p.host.clone(),
                 figure(p, p.median),
                 range(&figure(p, p.min), &figure(p, p.max)),
-                p.change
-                    .ratio
-                    .map(|r| format!("{r:.2}×"))
-                    .unwrap_or_default(),
-                if p.change.step {
-                    format!("STEP: {}", p.change.why)
-                } else {
-                    p.change.why.clone()
-                },
+                p.change.ratio_cell(),
+                p.change.verdict_cell(),
             ]
         })
         .collect();

@@ -170,16 +170,9 @@ pub fn html(p: &Page<'_>) -> String {
                 esc(&k.kernel),
                 k.hosts,
                 esc(&crate::fleet::fmt_figure(k.median, k.lower_better, &k.case)),
-                k.change
-                    .ratio
-                    .map(|r| format!("{r:.2}×"))
-                    .unwrap_or_default(),
+                k.change.ratio_cell(),
                 if k.change.step { " class=\"h\"" } else { "" },
-                esc(&if k.change.step {
-                    format!("STEP: {}", k.change.why)
-                } else {
-                    k.change.why.clone()
-                })
+                esc(&k.change.verdict_cell())
             ));
         }
         o.push_str("</tbody>\n</table>\n");
