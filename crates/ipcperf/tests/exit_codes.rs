@@ -226,6 +226,10 @@ fn no_read_creates_a_history() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
             assert!(err.contains("no run history at"), "{args:?}: {err}");
+            // One line, as the words were meant: no run of blanks left by a
+            // string broken across source lines.
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(!err.contains("  "), "{args:?}: a run of blanks in {err:?}");
             assert!(!missing.exists(), "{args:?} made {}", missing.display());
         }
     }

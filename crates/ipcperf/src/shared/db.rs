@@ -83,7 +83,7 @@ impl DbArgs {
         if let crate::store::Location::Sqlite(p) = &loc {
             if !p.exists() {
                 return Err(Fail::usage(format!(
-                    "no run history at {}: nothing was kept there (a measuring command such as                      `ipcperf run` keeps its runs there; --db or IPCPERF_DB names another)",
+                    "no run history at {}: nothing was kept there (a measuring command such as `ipcperf run` keeps its runs there; --db or IPCPERF_DB names another)",
                     p.display()
                 )));
             }
