@@ -277,14 +277,20 @@ fn kernels_trends_and_the_fleet_page() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
     // A name no ipcperf measures is bad input (it was 1, "no complete run of
-    // nosuch", as if the history lacked it); a mechanism the history has no run
-    // of is a read that found nothing, 1.
+    // nosuch", as if the history lacked it); so is a mechanism, label or host
+    // the history holds no run of, as `show` of a label that is not there is
+    // (it was 1, the code of a case that failed while it ran: nothing ran).
     let out = common::cmd(&db, &["trend", "nosuch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mechanism 'nosuch'"));
     let out = common::cmd(&db, &["trend", "sysv-msg"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no complete run of sysv-msg"));
+    let out = common::cmd(&db, &["fleet", "--label", "no-such-campaign"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("labelled no-such-campaign"));
 
     // The page.
     let html = dir.path().join("fleet.html");

@@ -77,7 +77,7 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
         .figures(&filter)
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;
     if figs.is_empty() {
-        return Err(Fail::failure(format!(
+        return Err(Fail::usage(format!(
             "no complete run{} with a case to compare in {}",
             a.label
                 .as_ref()

@@ -147,7 +147,7 @@ pub fn run(a: TrendArgs) -> Result<i32, Fail> {
                 what.push(format!("{k} {v}"));
             }
         }
-        return Err(Fail::failure(format!(
+        return Err(Fail::usage(format!(
             "no complete run of {} in {}",
             what.join(", "),
             a.db.location()?.display()
