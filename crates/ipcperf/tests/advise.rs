@@ -310,7 +310,11 @@ fn bad_questions_are_one_line_exit_2() {
         (&["advise", "--cpu-budget", "0"][..], "--cpu-budget"),
         (&["advise", "--only", "nope"][..], "--mechanisms nope"),
         (&["advise", "--only", "memcpy"][..], "not a candidate"),
-        (&["advise", "--placement", "sideways"][..], "sideways"),
+        // Named by the flag given (it was refused as a bad --pin).
+        (
+            &["advise", "--placement", "sideways"][..],
+            "'sideways' for '--placement",
+        ),
         (&["advise", "--size", "0"][..], "size"),
         (
             &["advise", "--pattern", "fan-in", "--fan", "1"][..],

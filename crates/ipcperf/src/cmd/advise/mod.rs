@@ -69,7 +69,7 @@ pub struct AdviseArgs {
     /// Where the two sides will run: a class (same-cpu, smt-sibling, shared-l3,
     /// other-l3, ...; see `ipcperf topology`), or unknown: every class this
     /// machine has, and each mechanism ranked by its worst.
-    #[arg(long, default_value = "unknown")]
+    #[arg(long, default_value = "unknown", value_parser = parse_placement)]
     pub placement: String,
 
     /// Only what POSIX offers (no eventfd, memfd rings, futex, vmsplice, cma).
@@ -248,6 +248,17 @@ fn series_len(a: &AdviseArgs) -> std::time::Duration {
     let ms = std::time::Duration::from_millis;
     a.duration
         .unwrap_or(if a.quick { ms(100) } else { ms(300) })
+}
+
+/// `--placement`: unknown, or what `--pin` takes (said in `--placement`'s
+/// name: it was refused as a bad `--pin`, a flag the user never gave).
+fn parse_placement(s: &str) -> Result<String, String> {
+    if s == "unknown" {
+        return Ok(s.to_string());
+    }
+    crate::shared::values::parse_pin(s)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("{e}; or unknown: every class this machine has"))
 }
 
 pub(crate) fn first_line(s: &str) -> String {
