@@ -335,6 +335,12 @@ fn each_call(
             }
             let buf = String::from_utf8_lossy(&bytes);
             let text = buf.trim_end_matches(['\n', '\r']);
+            // Which form the file is, from its first line that is not blank
+            // or a comment (a CSV headed by a note was read as strace's).
+            let deciding = csv.is_none();
+            if deciding && (text.trim().is_empty() || text.starts_with('#')) {
+                continue;
+            }
             let csv_now = *csv.get_or_insert_with(|| is_csv(text));
             let call = if csv_now {
                 if text.trim().is_empty() || text.starts_with('#') || text.starts_with("time_ns") {
@@ -374,9 +380,21 @@ fn each_call(
                     bytes: size,
                 }))
             } else {
-                parser.line(text).map_err(|line| TraceError::Bad {
-                    file: file.clone(),
-                    line,
+                parser.line(text).map_err(|mut line| {
+                    // The file's line (the parser does not see leading notes).
+                    line.line = n;
+                    // A first line of commas and no call: a CSV of another shape.
+                    if deciding && text.contains(',') && !text.contains('(') {
+                        line.why = format!(
+                            "neither strace's output nor the CSV form time_ns,direction,size \
+                             (this line has {} fields)",
+                            text.split(',').count()
+                        );
+                    }
+                    TraceError::Bad {
+                        file: file.clone(),
+                        line,
+                    }
                 })?
             };
             match call {

@@ -101,6 +101,30 @@ fn a_csv_pattern() {
     assert_eq!(c.a_to_b.gap_fit().unwrap().to_string(), "poisson:20.0k");
 }
 
+/// A CSV is known by its first line that is not blank or a note (one headed
+/// by a note was read as strace's and refused); a CSV of another shape is
+/// told so, not "neither a call, a signal nor an exit".
+#[test]
+fn a_csv_headed_by_a_note_is_a_csv() {
+    for text in [
+        "# my app\n0,>,64\n1000,<,64\n",
+        "\n# my app\ntime_ns,direction,size\n0,>,64\n1000,<,64\n",
+    ] {
+        let (_d, p) = written(text);
+        let c = &read(&p).unwrap().conversations[0];
+        assert_eq!((c.a_to_b.count, c.b_to_a.count), (1, 1), "{text:?}");
+    }
+    let (_d, p) = written("# my app\ntime,size\n0,64\n");
+    let Err(e) = read(&p) else {
+        panic!("a CSV of time,size was read")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("line 2: ") && e.contains("time_ns,direction,size") && e.contains("2 fields"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_traces_say_which_line_and_why() {
     let e = err("bad-line.trace");

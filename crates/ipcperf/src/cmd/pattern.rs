@@ -29,7 +29,8 @@ everything), else each process's descriptor is one, seen from its side. Two one-
 channels between two processes, requests on one and answers on the other, are one
 conversation. -ff traces (FILE.PID) are read by naming FILE.")]
 pub struct PatternArgs {
-    /// The trace: strace's output (-f or -ff, with -t, -tt, -ttt or -r), or a CSV.
+    /// The trace: strace's output (-f or -ff, with -t, -tt, -ttt or -r), or a CSV
+    /// of time_ns,direction,size (direction > from A to B, < back).
     #[arg(required_unless_present = "sizes")]
     pub trace: Option<PathBuf>,
     /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
