@@ -191,7 +191,7 @@ impl Saver {
             .begin_run(run)
             .map_err(|e| Fail::failure(format!("run history: {e} (or run with --no-save)")))?;
         ipcperf_sys::signal::on_interrupt_say(format!(
-            "the cases that finished are kept as run {id} (incomplete; `ipcperf show {id}`)"
+            "the cases that finished, if any, are kept as run {id} (incomplete; `ipcperf show {id}`)"
         ));
         Ok(Saver {
             store: Some((store, id)),
