@@ -344,3 +344,52 @@ fn a_call_is_held_to_a_later_run() {
     cmd(&db, &["import", "-q"]).arg(&path).assert().success();
     bad("elsewhere", "elsewhere");
 }
+
+/// A case A measured that B did not (B stopped before it, or it was skipped
+/// or failed there) is not passed by the gate as if nothing happened: the
+/// gate's line counts it and says B is incomplete, and with --strict it fails
+/// the gate. A case only B has is not counted.
+#[test]
+fn a_case_missing_from_b_is_named_by_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let r1 = first_run(
+        dir.path(),
+        &db,
+        &["pipe", "--sizes", "4k,64k", "-d", "20ms"],
+    );
+    assert!(r1["cases"].as_array().unwrap().len() >= 2);
+    let mut v = r1.clone();
+    v["started_ms"] = (v["started_ms"].as_u64().unwrap() + 2).into();
+    v["complete"] = false.into();
+    v["cases"].as_array_mut().unwrap().remove(0);
+    let path = dir.path().join("r2.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+
+    let gate = |args: &[&str]| {
+        let out = cmd(
+            &db,
+            &[&["compare"], args, &["--fail-on-regression"]].concat(),
+        )
+        .output()
+        .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = gate(&["1", "2", "--threshold", "90%"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("1 measured in A was not measured in B")
+            && err.contains("only with --strict")
+            && err.contains("B (run 2) is incomplete"),
+        "{err}"
+    );
+    let (code, err) = gate(&["1", "2", "--threshold", "90%", "--strict"]);
+    assert_eq!(code, Some(3), "{err}");
+    // The other way about, A lacks the case: nothing was lost.
+    let (_, err) = gate(&["2", "1", "--threshold", "90%"]);
+    assert!(!err.contains("measured in A"), "{err}");
+}

@@ -47,7 +47,9 @@ pub struct CompareArgs {
     pub baseline_runs: u16,
 
     /// With --fail-on-regression: also exit 3 when a row could not tell (its
-    /// series too spread or too few to call a change of the threshold's size).
+    /// series too spread or too few to call a change of the threshold's size),
+    /// or when a case measured in A was not measured in B (absent from B,
+    /// skipped or failed there).
     #[arg(long, requires = "fail_on_regression")]
     pub strict: bool,
 
@@ -222,20 +224,41 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     };
     let slower = count(compare::Verdict::Slower);
     let cannot = count(compare::Verdict::CouldNotTell);
+    // A case A measured that B did not (absent from B, skipped or failed
+    // there, or B stopped before it): the gate cannot pass it as unchanged.
+    let lost = rows
+        .iter()
+        .filter(|r| {
+            r.verdict == compare::Verdict::NotComparable
+                && compare::is_case(r)
+                && r.a.is_some()
+                && r.b.is_none()
+        })
+        .count();
     if a.fail_on_regression {
-        crate::console::note(&format!(
-            "{slower} row{} slower; {cannot} could not tell a {:.0}% change{}{}",
+        let mut line = format!(
+            "{slower} row{} slower; {cannot} could not tell a {:.0}% change",
             if slower == 1 { "" } else { "s" },
-            a.threshold * 100.0,
-            if cannot > 0 && !a.strict {
-                " (they fail the gate only with --strict)"
-            } else {
-                ""
-            },
-            machine_moved(&whole)
-        ));
+            a.threshold * 100.0
+        );
+        if lost > 0 {
+            line.push_str(&format!(
+                "; {lost} measured in A {} not measured in B (absent, skipped or failed there)",
+                if lost == 1 { "was" } else { "were" }
+            ));
+        }
+        if cannot + lost > 0 && !a.strict {
+            line.push_str("; these fail the gate only with --strict");
+        }
+        if !rb.complete {
+            line.push_str(&format!(
+                "; B (run {ib}) is incomplete: stopped, killed or still running"
+            ));
+        }
+        line.push_str(&machine_moved(&whole));
+        crate::console::note(&line);
     }
-    let called = a.fail_on_regression && (slower > 0 || (a.strict && cannot > 0));
+    let called = a.fail_on_regression && (slower > 0 || (a.strict && (cannot > 0 || lost > 0)));
     Ok(if called {
         crate::fail::exit::REGRESSION
     } else {
