@@ -220,17 +220,20 @@ pub fn case_name(r: &CaseRecord) -> String {
     )
 }
 
+/// The bar's look, counting `what` (cases, or series taken in rounds).
+fn bar_style(what: &str) -> ProgressStyle {
+    ProgressStyle::with_template(&format!(
+        "{{spinner}} [{{elapsed}}] {{bar:20}} {{pos}}/{{len}} {what}, ETA {{eta}}  {{wide_msg}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
 impl Console {
     /// Progress over `total` cases (a bar on a terminal, nothing otherwise).
     pub fn new(total: usize) -> Console {
         let bar = (std::io::stderr().is_terminal() && verbosity() >= 0).then(|| {
             let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed}] {bar:20} {pos}/{len} cases, ETA {eta}  {wide_msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
+            b.set_style(bar_style("cases"));
             b
         });
         Console {
@@ -330,6 +333,10 @@ impl Observer for Console {
     /// Series in rounds: the bar counts steps (a case's series in one round)
     /// instead of cases.
     fn progress(&mut self, done: usize, total: usize) {
+        if let (Some(b), false) = (&self.bar, self.stepped) {
+            // It counts series now (240 of the default suite's 48 cases).
+            b.set_style(bar_style("series"));
+        }
         self.stepped = true;
         if let Some(b) = &self.bar {
             b.set_length(total as u64);

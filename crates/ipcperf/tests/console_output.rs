@@ -503,3 +503,32 @@ fn a_fleet_on_a_terminal_names_each_case_once() {
         assert_eq!(text.matches(host).count(), 2, "{host}:\n{text}");
     }
 }
+
+/// The bar says what it counts: series where they are taken in rounds (it said
+/// "240/240 cases" of the default suite's 48 cases), cases where each case
+/// runs whole.
+#[test]
+fn the_progress_bar_names_what_it_counts() {
+    for (cmd, what) in [
+        (
+            "run pipe --sizes 64,4k -d 100ms --no-save -q",
+            "/10 series, ETA",
+        ),
+        (
+            "run pipe --sizes 64 --pin 0,0 -d 100ms --no-save -q",
+            "/1 cases, ETA",
+        ),
+    ] {
+        let Some(out) = on_80_columns(&cmd.replace(" -q", "")) else {
+            return;
+        };
+        assert!(out.status.success(), "{cmd}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let bars: Vec<&str> = text
+            .split(['\r', '\n'])
+            .filter(|l| l.contains("ETA"))
+            .collect();
+        assert!(!bars.is_empty(), "{cmd}: no bar drawn:\n{text}");
+        assert!(bars.iter().all(|l| l.contains(what)), "{cmd}: {bars:?}");
+    }
+}

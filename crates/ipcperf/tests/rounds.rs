@@ -82,6 +82,8 @@ fn series_in_rounds_reach_every_case_in_plan_order() {
     // 4 + 4 series, and 4 steps for the refused case: 12 in all, reached.
     assert_eq!(runner::steps(&specs, &env), 12);
     assert_eq!(ev.progress.last(), Some(&(12, 12)));
+    // Said from the start, before the first series (the bar counts steps).
+    assert_eq!(ev.progress.first(), Some(&(0, 12)));
     assert!(ev.progress.windows(2).all(|w| w[0].0 < w[1].0));
     // Asked for one after another, the same plan runs case by case.
     let mut env = env;

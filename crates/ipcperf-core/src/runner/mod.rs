@@ -347,6 +347,8 @@ fn run_rounds(
     let mut done = 0usize;
     let mut reported = 0usize;
     let mut out: Vec<Option<CaseRecord>> = vec![None; specs.len()];
+    // Steps from the start, so that what counts them says so before the first.
+    obs.progress(0, total);
     for _ in 0..rounds {
         for (i, spec) in specs.iter().enumerate() {
             let st = &mut states[i];
