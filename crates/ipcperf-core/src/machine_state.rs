@@ -28,7 +28,8 @@ pub struct MachineState {
     /// Running there under a hypervisor.
     pub virtualized: bool,
     /// CPUs' worth of time that processes other than this run's used while it ran
-    /// (the machine's busy time less ours and our peers'), set when the run ends.
+    /// (the machine's busy time less ours and our peers', less the tick a CPU
+    /// /proc/stat's counting may add: at least this much), set when the run ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_busy_cpus: Option<f64>,
     /// The CPUs' idle state: cpuidle driver, states, the latency request in
@@ -54,11 +55,22 @@ pub struct CpuSnapshot {
     busy_ns: u64,
     own_ns: u64,
     wall_ns: u64,
+    /// The CPUs /proc/stat counts: each counts whole ticks, so two readings'
+    /// difference may be a tick off on each.
+    cpus: u64,
 }
 
-/// Busy time of all CPUs (every /proc/stat field but idle and iowait), in ns.
-fn machine_busy_ns(root: &Path) -> Option<u64> {
+/// /proc/stat's unit: USER_HZ is 100 on every Linux ABI.
+const TICK_NS: u64 = 10_000_000;
+
+/// Busy time of all CPUs (every /proc/stat field but idle and iowait), in ns,
+/// and how many CPUs it is counted over.
+fn machine_busy_ns(root: &Path) -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string(root.join("proc/stat")).ok()?;
+    let cpus = stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count() as u64;
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let f: Vec<u64> = line
         .split_whitespace()
@@ -73,25 +85,31 @@ fn machine_busy_ns(root: &Path) -> Option<u64> {
         .filter(|(i, _)| *i != 3 && *i != 4)
         .map(|(_, v)| v)
         .sum();
-    // USER_HZ is 100 on every Linux ABI.
-    Some(busy * 10_000_000)
+    Some((busy * TICK_NS, cpus.max(1)))
 }
 
 impl CpuSnapshot {
     pub fn now() -> CpuSnapshot {
+        let (busy_ns, cpus) = machine_busy_ns(Path::new("/")).unwrap_or((0, 1));
         CpuSnapshot {
-            busy_ns: machine_busy_ns(Path::new("/")).unwrap_or(0),
+            busy_ns,
             own_ns: ipcperf_sys::clock::process_cpu_ns() + ipcperf_sys::clock::children_cpu_ns(),
             wall_ns: ipcperf_sys::clock::now_ns(),
+            cpus,
         }
     }
 
-    /// CPUs' worth of others' work from `self` to `later`.
+    /// CPUs' worth of others' work from `self` to `later`, at least: the
+    /// machine's busy time less ours, less a tick a CPU, what /proc/stat's
+    /// whole ticks may add (an idle machine read "1.28 CPUs" busy over a 14 ms
+    /// run, three ticks where ours was one).
     pub fn others_busy(&self, later: &CpuSnapshot) -> Option<f64> {
         let wall = later.wall_ns.checked_sub(self.wall_ns)?.max(1);
         let busy = later.busy_ns.checked_sub(self.busy_ns)?;
         let own = later.own_ns.saturating_sub(self.own_ns);
-        (self.busy_ns > 0).then(|| busy.saturating_sub(own) as f64 / wall as f64)
+        let slack = self.cpus.max(later.cpus) * TICK_NS;
+        (self.busy_ns > 0)
+            .then(|| busy.saturating_sub(own).saturating_sub(slack) as f64 / wall as f64)
     }
 }
 
@@ -262,16 +280,33 @@ mod tests {
             busy_ns: 1_000_000_000,
             own_ns: 0,
             wall_ns: 0,
+            cpus: 2,
         };
-        // One second later: the machine was busy 1.5 CPU-seconds, we 1.0 of them.
+        // One second later: the machine was busy 1.5 CPU-seconds, we 1.0 of
+        // them; two CPUs' ticks may have added 20 ms.
         let b = CpuSnapshot {
             busy_ns: 2_500_000_000,
             own_ns: 1_000_000_000,
             wall_ns: 1_000_000_000,
+            cpus: 2,
         };
-        assert_eq!(a.others_busy(&b), Some(0.5));
+        assert_eq!(a.others_busy(&b), Some(0.48));
         assert_eq!(b.others_busy(&a), None, "time runs forward");
+        // 14 ms later, three ticks busy where we were busy 10 ms: within what
+        // two CPUs' whole ticks can add, so nobody else was seen.
+        let c = CpuSnapshot {
+            busy_ns: 1_030_000_000,
+            own_ns: 10_000_000,
+            wall_ns: 14_000_000,
+            cpus: 2,
+        };
+        assert_eq!(a.others_busy(&c), Some(0.0));
         let live = CpuSnapshot::now();
         assert!(live.busy_ns > 0, "/proc/stat is read");
+        // Every CPU /proc/stat counts, however few this process may use.
+        assert!(
+            live.cpus as usize >= ipcperf_sys::cpu::online_cpus(),
+            "{live:?}"
+        );
     }
 }
