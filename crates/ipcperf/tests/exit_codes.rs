@@ -235,6 +235,42 @@ fn no_read_creates_a_history() {
     }
 }
 
+/// --db naming what cannot be a history (a directory, a file of something
+/// else, a device, a FIFO) is bad input, said in one line before anything is
+/// measured, and the file is left as it was (it was 1, in SQLite's words:
+/// "cannot set WAL mode: file is not a database").
+#[test]
+fn a_db_that_cannot_be_a_history_is_refused_with_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "my notes\n").unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    let mut paths = vec![
+        (dir.path().to_path_buf(), "a directory"),
+        (text.clone(), "not a run history"),
+        ("/dev/null".into(), "not a regular file"),
+    ];
+    if made.is_ok_and(|s| s.success()) {
+        paths.push((fifo, "not a regular file"));
+    } else {
+        eprintln!("skipped the FIFO: mkfifo did not make one");
+    }
+    for (db, why) in paths {
+        for args in [
+            &["history"][..],
+            &["run", "pipe", "--sizes", "64", "-d", "10ms", "-r", "1"][..],
+        ] {
+            let out = cmd(&db, args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{db:?} {args:?}: {err}");
+            assert!(err.contains(why), "{db:?} {args:?}: {err}");
+            assert!(out.stdout.is_empty(), "{db:?} {args:?}: measured anyway");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "my notes\n");
+}
+
 /// -q: the results alone, no banner naming the machine above them.
 #[test]
 fn quiet_prints_the_tables_alone() {

@@ -64,8 +64,16 @@ impl SaveArgs {
 }
 
 impl DbArgs {
+    /// Where the history is. A path that names something that cannot be one (a
+    /// directory, a file of something else) is bad input, said in one line; it
+    /// was a failure (1) in SQLite's words ("cannot set WAL mode: file is not
+    /// a database").
     pub fn location(&self) -> Result<Location, Fail> {
-        Location::from_arg(self.db.as_deref()).map_err(|e| Fail::usage(e.to_string()))
+        let loc = Location::from_arg(self.db.as_deref()).map_err(|e| Fail::usage(e.to_string()))?;
+        if let crate::store::Location::Sqlite(p) = &loc {
+            not_a_history(p)?;
+        }
+        Ok(loc)
     }
 
     /// Open the store (creating it if needed).
@@ -121,6 +129,45 @@ pub fn parse_run_id(s: &str) -> Result<RunId, String> {
             format!("'{s}' is not a run id (a number from `ipcperf history`, `last`, or a label)")
         }),
     }
+}
+
+/// Refuse a path that is there and cannot be an SQLite history: a directory,
+/// or a file that is not empty and does not begin as SQLite's files do.
+fn not_a_history(p: &std::path::Path) -> Result<(), Fail> {
+    use std::io::Read;
+    const HEADER: &[u8; 16] = b"SQLite format 3\0";
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => {
+            return Err(Fail::usage(format!(
+                "{}: a directory, not a run history (name a file, e.g. {})",
+                p.display(),
+                p.join("ipcperf.db").display()
+            )))
+        }
+        // A device or a FIFO (whose open would wait for a writer): never a history.
+        Ok(m) if !m.is_file() => {
+            return Err(Fail::usage(format!(
+                "{}: not a regular file, so not a run history",
+                p.display()
+            )))
+        }
+        Ok(_) => {}
+        // Not there (a new history), or not ours to look at: SQLite says which.
+        Err(_) => return Ok(()),
+    }
+    let Ok(mut f) = std::fs::File::open(p) else {
+        // Not there (a new history), or not ours to read: SQLite says which.
+        return Ok(());
+    };
+    let mut head = Vec::with_capacity(16);
+    if f.by_ref().take(16).read_to_end(&mut head).is_ok() && !head.is_empty() && head != HEADER {
+        return Err(Fail::usage(format!(
+            "{}: not a run history (not an SQLite database); name the file ipcperf keeps \
+             its runs in, or a new one",
+            p.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Load run `id` from `store`, or say why not (exit 2 for an unknown id).
