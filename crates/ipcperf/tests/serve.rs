@@ -109,9 +109,14 @@ fn a_run_through_the_server_is_verified_and_a_wrong_token_is_refused() {
         tok,
     ]);
     assert!(err.contains("two clocks"), "{err}");
-    // Not tcp or udp: refused with the reason, nothing measured.
-    let (_, err) = ipcperf(&["run", "unix", "--peer", &peer, "--sizes", "4k"]);
-    assert!(err.contains("unix cannot cross machines"), "{err}");
+    // Not tcp or udp: refused with the reason in one line, bad input (2), before
+    // anything is measured (it printed a table of one skipped row first).
+    let (code, err) = ipcperf(&["run", "unix", "--peer", &peer, "--sizes", "4k"]);
+    assert!(
+        err.contains("unix processes 4 KiB cannot run: unix cannot cross machines"),
+        "{err}"
+    );
+    assert_eq!(code, Some(2), "{err}");
     // The server still serves.
     good_run(&s, &token);
     let log = s.lines().join("\n");

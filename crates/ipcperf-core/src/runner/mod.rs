@@ -177,36 +177,42 @@ fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
     let Some(remote) = &env.remote else {
         return Ok(());
     };
+    if let Some(why) = remote_refusal(spec) {
+        return Err(Error::Refused(why));
+    }
+    remote.still_there()
+}
+
+/// Why a case cannot run with `--peer` (its peer on another machine), if it
+/// cannot: known from the plan alone, so a named mechanism is refused before
+/// anything is measured.
+pub fn remote_refusal(spec: &CaseSpec) -> Option<String> {
     use crate::mechanism::MechanismKind as K;
     if !matches!(spec.mechanism, K::Tcp | K::Udp) {
-        return Err(Error::Refused(format!(
+        return Some(format!(
             "{} cannot cross machines: --peer measures tcp and udp",
             spec.mechanism.name()
-        )));
+        ));
     }
     if spec.mode != crate::mode::Mode::Processes {
-        return Err(Error::Refused(
+        return Some(
             "--peer runs the peer as a process on the other machine: --mode processes".into(),
-        ));
+        );
     }
     if !spec.pairs.is_empty() || spec.clients > 0 || spec.subscribers > 0 {
-        return Err(Error::Refused(
-            "--peer runs one pair: no --pairs, --clients or --subscribers".into(),
-        ));
+        return Some("--peer runs one pair: no --pairs, --clients or --subscribers".into());
     }
     if !spec.opts.across.is_empty() {
-        return Err(Error::Refused(
-            "--peer with --across: one or the other".into(),
-        ));
+        return Some("--peer with --across: one or the other".into());
     }
     if spec.opts.one_way {
-        return Err(Error::Refused(
+        return Some(
             "--one-way reads the sender's clock on the receiver: two machines have two clocks \
              (round trips are timed on this side alone)"
                 .into(),
-        ));
+        );
     }
-    remote.still_there()
+    None
 }
 
 /// Run one case. Never fails: a refusal or failure is recorded with its reason.

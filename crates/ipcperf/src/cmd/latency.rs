@@ -19,7 +19,12 @@ pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
         ("--clients", ipcperf_core::workload::fanin::refuse),
         |s, n| s.clients = n,
     )?;
-    crate::shared::plan::refuse_up_front(&specs, !a.mechanisms.is_empty(), true)?;
+    crate::shared::plan::refuse_up_front(
+        &specs,
+        !a.mechanisms.is_empty(),
+        true,
+        a.case.peer.is_some(),
+    )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = a.case.run_env(&mut specs)?;
     let mut run = RunRecord::begin("latency", std::env::args().collect());

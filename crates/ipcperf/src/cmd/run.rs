@@ -24,7 +24,12 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         ),
         |s, n| s.subscribers = n,
     )?;
-    crate::shared::plan::refuse_up_front(&specs, !a.mechanisms.is_empty(), false)?;
+    crate::shared::plan::refuse_up_front(
+        &specs,
+        !a.mechanisms.is_empty(),
+        false,
+        a.case.peer.is_some(),
+    )?;
     let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
     let env = a.case.run_env(&mut specs)?;
     let mut run = RunRecord::begin("run", std::env::args().collect());

@@ -36,20 +36,29 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
 
 /// Refuse, as bad input and before anything is measured, a case of a named
 /// mechanism that its plan already says cannot run (`round_trip`: as a round
-/// trip, else as a stream): one line, the first such case and its reason, with
-/// how many more there are. Without named mechanisms (every one, or the default
-/// suite) such a case stays in the run as a row that says why it was skipped.
+/// trip, else as a stream; `peer`: with its peer on another machine, `--peer`):
+/// one line, the first such case and its reason, with how many more there are.
+/// Without named mechanisms (every one, or the default suite) such a case stays
+/// in the run as a row that says why it was skipped.
 pub fn refuse_up_front(
     specs: &[ipcperf_core::plan::CaseSpec],
     named: bool,
     round_trip: bool,
+    peer: bool,
 ) -> Result<(), Fail> {
     if !named {
         return Ok(());
     }
     let refused: Vec<_> = specs
         .iter()
-        .filter_map(|s| s.refusal(round_trip).map(|why| (s, why)))
+        .filter_map(|s| {
+            s.refusal(round_trip)
+                .or_else(|| {
+                    peer.then(|| ipcperf_core::runner::remote_refusal(s))
+                        .flatten()
+                })
+                .map(|why| (s, why))
+        })
         .collect();
     let Some((s, why)) = refused.first() else {
         return Ok(());
@@ -60,10 +69,10 @@ pub fn refuse_up_front(
         n => format!(" (and {n} more cases)"),
     };
     Err(Fail::usage(format!(
-        "{} {} {} B cannot run: {why}{more}",
+        "{} {} {} cannot run: {why}{more}",
         s.mechanism.name(),
         s.mode.name(),
-        s.block_size
+        crate::units::fmt_size(s.block_size as u64)
     )))
 }
 
