@@ -204,10 +204,15 @@ pub fn table(m: &Matrix) -> comfy_table::Table {
     t
 }
 
-/// Heatmap size in pixels for `n` CPUs.
-fn size(n: usize) -> (u32, u32) {
+/// Heatmap size in pixels: the cells, the scale and its key beside them (about
+/// 290 px), the title above (18 px type, about 10 px a character). It was at
+/// least 760 × 420, so two CPUs' matrix sat in a corner of white.
+fn size(m: &Matrix) -> (u32, u32) {
+    let n = m.cpus.len();
     let side = cell(n) as u32 * n as u32;
-    ((side + 260).max(760), (side + 190).max(420))
+    let title = 40 + 10 * m.title.chars().count() as u32;
+    let key = if m.outlined.is_empty() { 60 } else { 100 };
+    ((side + 290).max(title), side.max(120) + 100 + key)
 }
 
 /// A cell's side in pixels.
@@ -352,7 +357,7 @@ fn draw<DB: DrawingBackend>(
 pub fn svg(m: &Matrix) -> Result<String, String> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, size(m.cpus.len())).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size(m)).into_drawing_area();
         draw(root, m).map_err(|e| format!("cannot draw the heatmap: {e}"))?;
     }
     Ok(out)
@@ -363,7 +368,7 @@ pub fn png(m: &Matrix, path: &Path) -> Result<(), String> {
     // Opened here first, so a path that cannot be written is said plainly (the
     // drawing library's own error is a debug string).
     std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let root = BitMapBackend::new(path, size(m.cpus.len())).into_drawing_area();
+    let root = BitMapBackend::new(path, size(m)).into_drawing_area();
     draw(root, m).map_err(|e| format!("cannot draw {}: {e}", path.display()))
 }
 
@@ -551,6 +556,33 @@ mod tests {
         latency.command_line[1] = "latency".into();
         latency.kind = "latency".into();
         assert!(from_run(&latency).is_none());
+    }
+
+    /// The picture is the size of what it holds: two CPUs' matrix was drawn in
+    /// a corner of a 760 × 420 field of white. The scale's key (about 170 px
+    /// right of the scale, which stands 40 px right of the cells) and the title
+    /// still fit.
+    #[test]
+    fn a_small_matrix_makes_a_small_picture() {
+        let cells = BTreeMap::from([((0, 1), (50_000, 60_000)), ((1, 0), (70_000, 90_000))]);
+        let title = "p50 round trip, pipe processes 64 B (writer ↓, reader →)".to_string();
+        let m = Matrix::of(
+            vec![0, 1],
+            cells,
+            title.clone(),
+            String::new(),
+            Vec::new(),
+            None,
+        );
+        let (w, h) = size(&m);
+        let side = 2 * cell(2) as u32;
+        assert!(
+            w >= 70 + side + 40 + 170 && w >= 10 * title.chars().count() as u32,
+            "{w}"
+        );
+        assert!(w < 700 && h < 360, "{w} × {h}");
+        let svg = svg(&m).unwrap();
+        assert!(svg.contains(&format!("width=\"{w}\"")), "{}", &svg[..200]);
     }
 
     /// Sub-NUMA clusters (recorded in a QEMU guest: an L3 per socket, two nodes
