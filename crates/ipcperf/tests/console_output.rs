@@ -532,3 +532,51 @@ fn the_progress_bar_names_what_it_counts() {
         assert!(bars.iter().all(|l| l.contains(what)), "{cmd}: {bars:?}");
     }
 }
+
+/// `history` on a 60-column terminal: every word whole (the empty label
+/// column and the zone in every row took the room: "measu/red", "com/ple/te,");
+/// a label column comes back once a run has a label.
+#[test]
+fn the_history_fits_60_columns_with_its_words_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let run = |label: Option<&str>| {
+        let mut c = ipcperf();
+        c.env_remove("IPCPERF_NO_SAVE");
+        c.args([
+            "run", "pipe", "--sizes", "64", "-d", "10ms", "-r", "1", "-q", "--db",
+        ])
+        .arg(&db);
+        if let Some(l) = label {
+            c.args(["--label", l]);
+        }
+        c.assert().success();
+    };
+    run(None);
+    run(None);
+    let on_60 = || {
+        let bin = env!("CARGO_BIN_EXE_ipcperf");
+        Command::new("script")
+            .args(["-q", "-e", "-c"])
+            .arg(format!(
+                "stty rows 40 cols 60; {bin} history --db {}",
+                db.display()
+            ))
+            .arg("/dev/null")
+            .output()
+    };
+    let Ok(out) = on_60() else {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let table: Vec<&str> = text.lines().filter(|l| l.contains('┆')).collect();
+    assert!(table.iter().all(|l| l.chars().count() <= 60), "{text}");
+    for word in ["measured", "complete,", "(UTC)"] {
+        assert!(text.contains(word), "{word} split or missing:\n{text}");
+    }
+    assert!(!text.contains("label"), "{text}");
+    run(Some("nightly"));
+    let text = String::from_utf8_lossy(&on_60().unwrap().stdout).replace('\r', "");
+    assert!(text.contains("label") && text.contains("nightly"), "{text}");
+}

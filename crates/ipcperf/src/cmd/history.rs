@@ -34,14 +34,38 @@ fn status(r: &RunSummary) -> String {
 }
 
 /// The history for a terminal: where every run is of one host and kernel, they
-/// are said once above the table, not in two columns of every row.
+/// are said once above the table, not in two columns of every row; a label
+/// column where no run has a label is left out (it took a narrow terminal's
+/// room and said nothing).
 fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> String {
-    let (host, kernel) = (4, 5);
+    let (label, started, host, kernel) = (2, 3, 4, 5);
+    // The zone said once, in the header, not in every row.
+    let mut header = header.to_vec();
+    header[started] = "started (UTC)";
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if let Some(t) = r[started].strip_suffix(" UTC") {
+                r[started] = t.to_string();
+            }
+            r
+        })
+        .collect();
+    let rows = &rows;
     let one = |i: usize| rows.iter().all(|r| r[i] == rows[0][i]);
-    if !(one(host) && one(kernel)) {
-        return format!("Runs kept in {location}\n{}", table_rows(header, rows));
+    let unlabelled = rows.iter().all(|r| r[label].is_empty());
+    let same_machine = one(host) && one(kernel);
+    let keep =
+        |i: &usize| !(unlabelled && *i == label) && !(same_machine && (*i == host || *i == kernel));
+    if !same_machine {
+        let header: Vec<&str> = (0..header.len()).filter(keep).map(|i| header[i]).collect();
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| (0..r.len()).filter(keep).map(|i| r[i].clone()).collect())
+            .collect();
+        return format!("Runs kept in {location}\n{}", table_rows(&header, &rows));
     }
-    let keep = |i: &usize| *i != host && *i != kernel;
     let pick =
         |r: &[String]| -> Vec<String> { (0..r.len()).filter(keep).map(|i| r[i].clone()).collect() };
     let (h, k) = (&rows[0][host], &rows[0][kernel]);
