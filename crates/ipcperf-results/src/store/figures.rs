@@ -87,17 +87,20 @@ impl Store {
             "FROM case_figures f JOIN runs r ON r.id = f.run_id WHERE {}",
             wh.join(" AND ")
         );
+        // RANK, not ROW_NUMBER: every figure of the newest run, where it measured
+        // several pairs of one class (pooled below), not one of them at random.
         let sql = if f.newest {
             format!(
-                "SELECT * FROM (SELECT {cols}, ROW_NUMBER() OVER (PARTITION BY r.hostname, \
+                "SELECT * FROM (SELECT {cols}, RANK() OVER (PARTITION BY r.hostname, \
                  f.class_key ORDER BY r.started_ms DESC, r.id DESC) AS newest {from}) t \
-                 WHERE newest = 1"
+                 WHERE newest = 1 ORDER BY started_ms, id"
             )
         } else {
             format!("SELECT {cols} {from} ORDER BY r.started_ms, r.id, f.seq")
         };
         let kinds = super::columns(2, 7);
-        self.conn
+        let rows: Vec<CaseFigures> = self
+            .conn
             .query(&sql, &params, &kinds)?
             .into_iter()
             .map(|r| {
@@ -114,6 +117,27 @@ impl Store {
                     values: unjson(r[8].text().unwrap_or("[]"), "figures")?,
                 })
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        Ok(one_per_run(rows))
     }
+}
+
+/// One figure of a case a run: a run that measured several pairs of one
+/// placement class (a matrix, `--pin 0,1 --pin 0,2`) gives the class's figure
+/// over all their series. Each pair was a figure of its own, which `trend`
+/// read as runs in time (a step between 0→1 and 1→0 of one matrix) and
+/// `fleet` chose one of at random.
+fn one_per_run(rows: Vec<CaseFigures>) -> Vec<CaseFigures> {
+    let mut at: std::collections::HashMap<(i64, String), usize> = Default::default();
+    let mut out: Vec<CaseFigures> = Vec::with_capacity(rows.len());
+    for f in rows {
+        match at.get(&(f.run_id, f.key.clone())) {
+            Some(&i) => out[i].values.extend(f.values),
+            None => {
+                at.insert((f.run_id, f.key.clone()), out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
 }

@@ -374,6 +374,45 @@ fn figures_are_each_hosts_newest_and_filtered_in_sql() {
     });
 }
 
+/// A run that measured two pairs of one placement class (`--pin 0,1 --pin
+/// 0,2`, a matrix) is one figure of the case, over both pairs' series: `trend`
+/// read each pair as a run of its own (a step between 0→1 and 1→0), `fleet`'s
+/// newest took one of them at random.
+#[test]
+fn two_pairs_of_one_class_in_a_run_are_one_figure() {
+    both("pairs", |db| {
+        let mut s = db.store();
+        let mut run = testdata::run();
+        let pipe =
+            |c: &ipcperf_core::record::CaseRecord| c.mechanism == "pipe" && c.block_size == 65536;
+        let first = run.cases.iter().position(|c| pipe(c)).unwrap();
+        let mut twin = run.cases[first].clone();
+        twin.placement.reader_cpu = twin.placement.reader_cpu.map(|c| c + 7);
+        for x in &mut twin.series {
+            x.elapsed_ns *= 2;
+        }
+        run.cases.insert(first + 1, twin);
+        let n = run.cases[first].series.len();
+        let id = s.insert_run(&run).unwrap();
+        let key = |f: &CaseFigures| f.key.starts_with("stream pipe") && f.key.contains("64 KiB");
+        // The twin's key: the first such figure in the run's own order.
+        let all = s.figures(&FigureFilter::default()).unwrap();
+        let twin_key = all.iter().find(|g| key(g)).unwrap().key.clone();
+        for newest in [false, true] {
+            let figs = s
+                .figures(&FigureFilter {
+                    newest,
+                    ..FigureFilter::default()
+                })
+                .unwrap();
+            let same: Vec<&CaseFigures> = figs.iter().filter(|f| f.key == twin_key).collect();
+            assert_eq!(same.len(), 1, "newest {newest}: {same:#?}");
+            assert_eq!(same[0].run_id, id);
+            assert_eq!(same[0].values.len(), 2 * n, "newest {newest}");
+        }
+    });
+}
+
 #[test]
 fn a_newer_schema_is_refused() {
     let db = sqlite();
