@@ -385,7 +385,7 @@ fn two_pairs_of_one_class_in_a_run_are_one_figure() {
         let mut run = testdata::run();
         let pipe =
             |c: &ipcperf_core::record::CaseRecord| c.mechanism == "pipe" && c.block_size == 65536;
-        let first = run.cases.iter().position(|c| pipe(c)).unwrap();
+        let first = run.cases.iter().position(pipe).unwrap();
         let mut twin = run.cases[first].clone();
         twin.placement.reader_cpu = twin.placement.reader_cpu.map(|c| c + 7);
         for x in &mut twin.series {
