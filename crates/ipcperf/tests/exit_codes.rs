@@ -233,6 +233,19 @@ fn no_read_creates_a_history() {
             assert!(!missing.exists(), "{args:?} made {}", missing.display());
         }
     }
+    // Nor the default's directory: a read under a mistyped HOME left
+    // HOME/.local/share/ipcperf behind (and the next test that took that
+    // path for one that is not there found it).
+    let home = dir.path().join("no-such-home");
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .arg("history")
+        .env("HOME", &home)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("IPCPERF_DB")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!home.exists(), "a read made {}", home.display());
 }
 
 /// --db naming what cannot be a history (a directory, a file of something

@@ -175,9 +175,11 @@ impl Location {
         ))
     }
 
-    /// The location from `--db`, or the default (whose directory is made, 0700,
-    /// if it is missing). A `--db` file path must be in a directory that exists:
-    /// ipcperf makes no directory a user did not ask for.
+    /// The location from `--db`, or the default. A `--db` file path must be in
+    /// a directory that exists: ipcperf makes no directory a user did not ask
+    /// for. The default's directory is made only to write there
+    /// ([`Location::make_default_dir`]): a read made it (`history` under a
+    /// mistyped HOME left HOME/.local/share/ipcperf behind).
     pub fn from_arg(db: Option<&str>) -> Result<Location> {
         match db {
             Some(s) => {
@@ -194,23 +196,24 @@ impl Location {
                 }
                 Ok(loc)
             }
-            None => {
-                let loc = Location::default_sqlite()?;
-                if let Location::Sqlite(p) = &loc {
-                    if let Some(d) = p.parent().filter(|d| !d.is_dir()) {
-                        use std::os::unix::fs::DirBuilderExt;
-                        std::fs::DirBuilder::new()
-                            .recursive(true)
-                            .mode(0o700)
-                            .create(d)
-                            .map_err(|e| {
-                                StoreError::new(format!("cannot create {}: {e}", d.display()))
-                            })?;
-                    }
-                }
-                Ok(loc)
+            None => Location::default_sqlite(),
+        }
+    }
+
+    /// Make the default location's directory (0700) where it is missing, to
+    /// write the history there.
+    pub fn make_default_dir(&self) -> Result<()> {
+        if let Location::Sqlite(p) = self {
+            if let Some(d) = p.parent().filter(|d| !d.is_dir()) {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(d)
+                    .map_err(|e| StoreError::new(format!("cannot create {}: {e}", d.display())))?;
             }
         }
+        Ok(())
     }
 
     /// For messages: the path, or the URL without its password.

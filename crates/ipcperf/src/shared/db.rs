@@ -76,9 +76,13 @@ impl DbArgs {
         Ok(loc)
     }
 
-    /// Open the store (creating it if needed).
+    /// Open the store (creating it if needed; the default's directory too).
     pub fn open(&self) -> Result<Store, Fail> {
         let loc = self.location()?;
+        if self.db.is_none() {
+            loc.make_default_dir()
+                .map_err(|e| Fail::usage(e.to_string()))?;
+        }
         Store::open(&loc).map_err(|e| Fail::failure(format!("run history: {e}")))
     }
 
