@@ -58,23 +58,20 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
     let same_machine = one(host) && one(kernel);
     let keep =
         |i: &usize| !(unlabelled && *i == label) && !(same_machine && (*i == host || *i == kernel));
-    if !same_machine {
-        let header: Vec<&str> = (0..header.len()).filter(keep).map(|i| header[i]).collect();
-        let rows: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| (0..r.len()).filter(keep).map(|i| r[i].clone()).collect())
-            .collect();
-        return format!("Runs kept in {location}\n{}", table_rows(&header, &rows));
-    }
-    let pick =
-        |r: &[String]| -> Vec<String> { (0..r.len()).filter(keep).map(|i| r[i].clone()).collect() };
-    let (h, k) = (&rows[0][host], &rows[0][kernel]);
     let header: Vec<&str> = (0..header.len()).filter(keep).map(|i| header[i]).collect();
-    let rows: Vec<Vec<String>> = rows.iter().map(|r| pick(r)).collect();
-    format!(
-        "Runs kept in {location}, each on {h} (Linux {k})\n{}",
-        table_rows(&header, &rows)
-    )
+    let shown: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| (0..r.len()).filter(keep).map(|i| r[i].clone()).collect())
+        .collect();
+    let title = if same_machine {
+        format!(
+            "Runs kept in {location}, each on {} (Linux {})",
+            rows[0][host], rows[0][kernel]
+        )
+    } else {
+        format!("Runs kept in {location}")
+    };
+    format!("{title}\n{}", table_rows(&header, &shown))
 }
 
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
