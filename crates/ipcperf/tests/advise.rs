@@ -304,6 +304,7 @@ fn duration_sets_each_series_length() {
 
 #[test]
 fn bad_questions_are_one_line_exit_2() {
+    let trace = common::missing("app.trace");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     for (args, want) in [
@@ -324,10 +325,7 @@ fn bad_questions_are_one_line_exit_2() {
             &["advise", "--throughput", "--latency", "p50"][..],
             "--throughput",
         ),
-        (
-            &["advise", "--pattern-file", "/nonexistent/app.trace"][..],
-            "no such file",
-        ),
+        (&["advise", "--pattern-file", &trace][..], "no such file"),
         (
             &["advise", "--pattern-file", "x.csv", "--pattern", "stream"][..],
             "--pattern",

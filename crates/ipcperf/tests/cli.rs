@@ -29,7 +29,7 @@ fn bad_input_exits_2_with_a_clear_line() {
     bad_input(&["run", "pipe", "--sizes", "1M..16"], "range");
     bad_input(&["run", "pipe", "--mode", "sideways"], "sideways");
     bad_input(
-        &["run", "pipe", "--dir", "/nonexistent/x"],
+        &["run", "pipe", "--dir", &common::missing("x")],
         "no such directory",
     );
     bad_input(
@@ -286,7 +286,10 @@ fn man_pages() {
         assert!(text.contains(".SH OPTIONS"), "{name}");
     }
     assert!(!dir.path().join("ipcperf-help.1").exists());
-    bad_input(&["man", "--dir", "/nonexistent/dir"], "not a directory");
+    bad_input(
+        &["man", "--dir", &common::missing("dir")],
+        "not a directory",
+    );
 }
 
 /// -q prints the results and nothing on stderr; -v says every case as it ends; the

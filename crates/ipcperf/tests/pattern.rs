@@ -216,7 +216,8 @@ fn bad_traces_are_refused_with_the_line() {
         .status()
         .unwrap()
         .success());
-    for path in ["/nonexistent/trace", "/dev/zero", fifo.to_str().unwrap()] {
+    let missing = common::missing("trace");
+    for path in [&missing, "/dev/zero", fifo.to_str().unwrap()] {
         let t0 = std::time::Instant::now();
         let out = Command::new(BIN).args(["pattern", path]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{path}");

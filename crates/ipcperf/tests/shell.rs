@@ -5,6 +5,8 @@ use std::process::{Command, Output, Stdio};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
+mod common;
+
 fn ipcperf() -> Command {
     let mut c = Command::cargo_bin("ipcperf").expect("the ipcperf binary is built");
     // Tests keep nothing in the user's run history.
@@ -227,6 +229,7 @@ fn gen_pipes_into_sink_through_the_shell() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
+    let dir = common::missing("ipcperf-test");
     for args in [
         &["gen", "--bytes", "0"][..],
         &["gen", "--chunk", "12q"],
@@ -242,13 +245,7 @@ fn bad_input_is_one_line_and_exit_2() {
         &["pipeline", "--bytes", "0"],
         &["pipeline", "--chunk", "12q"],
         &["pipeline", "--bytes", "1000", "--chunk", "1k"],
-        &[
-            "pipeline",
-            "--bytes",
-            "1k",
-            "--dir",
-            "/nonexistent/ipcperf-test",
-        ],
+        &["pipeline", "--bytes", "1k", "--dir", &dir],
         &["gen", "--no-such-flag"],
     ] {
         let out = ipcperf().args(args).output().unwrap();

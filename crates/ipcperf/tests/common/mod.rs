@@ -188,6 +188,15 @@ pub fn bad_input(args: &[&str], needle: &str) {
 
 pub mod server;
 
+/// A path under a directory that is not there (a temporary directory, made and
+/// removed at once): unlike a fixed `/nonexistent/...`, no machine can have it.
+pub fn missing(name: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing").join(name);
+    drop(dir);
+    path.display().to_string()
+}
+
 /// The Markdown links of a text outside code blocks, as (text, target).
 pub fn md_links(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
