@@ -229,6 +229,18 @@ fn compare_reports_a_summary() {
     assert!(err.contains("both run 2"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(same.stdout.is_empty());
+    // A report of one run twice (its section twice, 1.00x against itself): refused,
+    // and no file written.
+    let html = db.with_file_name("twice.html");
+    let twice = cmd(&db, &["report", "1", "2", "last", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2), "{twice:?}");
+    let err = String::from_utf8_lossy(&twice.stderr);
+    assert!(err.contains("run 2 is named twice"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!html.exists());
 }
 
 #[test]

@@ -27,7 +27,15 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     let mut runs = Vec::new();
     for id in &a.ids {
         let (n, r) = load(&mut store, id.clone())?;
-        runs.push((n.to_string(), r));
+        let n = n.to_string();
+        if runs.iter().any(|(m, _)| *m == n) {
+            // Its section twice, and a row of 1.00x against itself where it is
+            // the baseline: nothing a reader can use.
+            return Err(Fail::usage(format!(
+                "run {n} is named twice: a report holds each run once (`ipcperf history` lists them)"
+            )));
+        }
+        runs.push((n, r));
     }
     let html = report::html(&runs);
     std::fs::write(&a.output, html)
