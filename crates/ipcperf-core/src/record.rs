@@ -577,6 +577,15 @@ impl RunRecord {
             .unwrap_or("run")
             .to_string()
     }
+
+    /// Its kind, or, for a record from before kinds were kept, its command line's.
+    pub fn kind_or_guess(&self) -> String {
+        if self.kind.is_empty() {
+            Self::kind_of_command_line(&self.command_line)
+        } else {
+            self.kind.clone()
+        }
+    }
 }
 
 /// Whether `k` can be a run's kind: a command's name (lowercase, at most 16).

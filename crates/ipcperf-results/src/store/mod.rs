@@ -125,6 +125,17 @@ pub struct Store {
     pub location: String,
 }
 
+/// A run [`Store::import_run`] kept.
+#[derive(Debug)]
+pub struct Imported {
+    pub id: i64,
+    /// The run's own fields (its `cases` empty).
+    pub head: RunRecord,
+    pub cases: usize,
+    /// The unfinished run it replaced, and how many cases that one held.
+    pub replaced: Option<(i64, usize)>,
+}
+
 /// Where the store is: a path for SQLite or a `postgres://` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
@@ -325,11 +336,7 @@ impl Store {
                     Val::Text(Some(machine)),
                     Val::Text(run.label.clone()),
                     Val::Text(Some(run.machine.cpu_model.clone())),
-                    Val::Text(Some(if run.kind.is_empty() {
-                        RunRecord::kind_of_command_line(&run.command_line)
-                    } else {
-                        run.kind.clone()
-                    })),
+                    Val::Text(Some(run.kind_or_guess())),
                 ],
                 &[Kind::Int],
             )?;
@@ -369,11 +376,14 @@ impl Store {
     /// Keep an imported run, all of it or nothing, in one transaction: `fill` hands
     /// each case to the sink as it reads it (so the run is never whole in memory)
     /// and returns the run's own fields (its `cases` left empty). A run already
-    /// kept (same start, host, version and command line) is refused with its id.
+    /// kept (same start, host, version and command line) is refused with its id,
+    /// unless the history holds it unfinished with fewer cases (a run whose
+    /// history stopped taking it part-way, written whole elsewhere): that one
+    /// is replaced.
     pub fn import_run(
         &mut self,
         fill: impl FnOnce(&mut CaseSink<'_>) -> Result<RunRecord>,
-    ) -> Result<(i64, RunRecord, usize)> {
+    ) -> Result<Imported> {
         self.tx(|c| {
             let rows = c.query(
                 "INSERT INTO runs (started_ms, finished_ms, complete, ipcperf_version, \
@@ -391,7 +401,8 @@ impl Store {
             let cases = sink.next;
             let cmd = json(&head.command_line)?;
             let dup = c.query(
-                "SELECT id FROM runs WHERE id <> $1 AND started_ms = $2 AND hostname = $3 \
+                "SELECT id, finished_ms, (SELECT COUNT(*) FROM cases WHERE run_id = runs.id) \
+                 FROM runs WHERE id <> $1 AND started_ms = $2 AND hostname = $3 \
                  AND ipcperf_version = $4 AND command_line = $5 ORDER BY id",
                 &[
                     Val::Int(Some(id)),
@@ -400,18 +411,26 @@ impl Store {
                     Val::Text(Some(head.ipcperf_version.clone())),
                     Val::Text(Some(cmd.clone())),
                 ],
-                &[Kind::Int],
+                &[Kind::Int, Kind::Int, Kind::Int],
             )?;
-            if let Some(old) = dup.first().and_then(|r| r[0].int()) {
-                return Err(StoreError::new(format!(
-                    "this run is already kept as run {old} (same start, host, version \
-                     and command line): not imported again"
-                )));
+            let mut replaced = None;
+            if let Some(row) = dup.first() {
+                let old = row[0].int().unwrap_or(0);
+                let held = row[2].int().unwrap_or(0).max(0) as usize;
+                if dup.len() > 1 || row[1].int().is_some() || held >= cases {
+                    return Err(StoreError::new(format!(
+                        "this run is already kept as run {old} (same start, host, version \
+                         and command line): not imported again"
+                    )));
+                }
+                // Its cases, series and figures go with it (ON DELETE CASCADE).
+                c.exec("DELETE FROM runs WHERE id = $1", &[Val::Int(Some(old))])?;
+                replaced = Some((old, held));
             }
             c.exec(
                 "UPDATE runs SET started_ms = $1, finished_ms = $2, complete = $3, \
                  ipcperf_version = $4, command_line = $5, hostname = $6, kernel = $7, \
-                 machine = $8, label = $9, cpu_model = $10 WHERE id = $11",
+                 machine = $8, label = $9, cpu_model = $10, kind = $11 WHERE id = $12",
                 &[
                     Val::Int(Some(to_i64(head.started_ms))),
                     Val::Int(head.finished_ms.map(to_i64)),
@@ -425,10 +444,16 @@ impl Store {
                     // they must appear in the text in order.
                     Val::Text(head.label.clone()),
                     Val::Text(Some(head.machine.cpu_model.clone())),
+                    Val::Text(Some(head.kind_or_guess())),
                     Val::Int(Some(id)),
                 ],
             )?;
-            Ok((id, head, cases))
+            Ok(Imported {
+                id,
+                head,
+                cases,
+                replaced,
+            })
         })
     }
 

@@ -108,7 +108,7 @@ fn a_label_is_kept_listed_and_imported() {
         let mut s = db.store();
         let id = s.insert_run(&run).unwrap();
         assert_eq!(s.load_run(id).unwrap().unwrap(), run);
-        let (id2, _, _) = s
+        let id2 = s
             .import_run(|_| {
                 let mut head = run.clone();
                 head.cases.clear();
@@ -116,7 +116,8 @@ fn a_label_is_kept_listed_and_imported() {
                 head.label = Some("imported".into());
                 Ok(head)
             })
-            .unwrap();
+            .unwrap()
+            .id;
         let labels: Vec<(i64, Option<String>)> = s
             .list_runs()
             .unwrap()
@@ -534,5 +535,63 @@ fn runs_keep_their_kind() {
         assert_eq!(s.load_run(ids[0]).unwrap().unwrap().kind, "pipeline");
         // testdata's command line says `run`; the record says replay.
         assert_eq!(s.load_run(ids[3]).unwrap().unwrap().kind, "replay");
+    });
+}
+
+/// An import of a run the history holds unfinished with fewer cases (its
+/// history stopped taking it part-way) replaces that run; of a finished one, or
+/// of one holding as many cases, is refused. An imported run keeps its kind.
+#[test]
+fn an_import_completes_a_run_the_history_held_unfinished() {
+    both("import_completes", |db| {
+        let mut s = db.store();
+        let mut run = testdata::run();
+        run.kind = "latency".into();
+        assert!(!run.cases.is_empty());
+        // begin_run keeps the cases it is given: the first of them.
+        let mut started = run.clone();
+        started.cases.truncate(1);
+        started.finished_ms = None;
+        let id = s.begin_run(&started).unwrap();
+        let import = |s: &mut Store, run: &RunRecord| {
+            s.import_run(|sink| {
+                for c in &run.cases {
+                    sink.add(c).unwrap();
+                }
+                let mut head = run.clone();
+                head.cases.clear();
+                Ok(head)
+            })
+        };
+        let mut whole = run.clone();
+        whole.cases.push(run.cases[0].clone());
+        let i = import(&mut s, &whole).unwrap();
+        assert_eq!(i.replaced, Some((id, 1)));
+        let runs = s.list_runs().unwrap();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        assert_eq!(runs[0].id, i.id);
+        assert_eq!(runs[0].kind, "latency");
+        assert!(s.load_run(id).unwrap().is_none());
+        assert_eq!(
+            s.load_run(i.id).unwrap().unwrap().cases.len(),
+            whole.cases.len()
+        );
+        // Now held whole (and finished): the same file again is refused.
+        let again = import(&mut s, &whole).unwrap_err();
+        assert!(
+            again.0.contains(&format!("already kept as run {}", i.id)),
+            "{again}"
+        );
+        // An unfinished run holding as many cases as the file: refused too.
+        let mut other = run.clone();
+        other.started_ms += 1;
+        other.finished_ms = None;
+        let id2 = s.begin_run(&other).unwrap();
+        let same = import(&mut s, &other).unwrap_err();
+        assert!(
+            same.0.contains(&format!("already kept as run {id2}")),
+            "{same}"
+        );
+        assert_eq!(s.list_runs().unwrap().len(), 2);
     });
 }

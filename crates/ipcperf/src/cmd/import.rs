@@ -43,10 +43,19 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
             })
         });
         match kept {
-            Ok((id, head, cases)) => ipcperf_results::outln!(
-                "{}: run from {} ({cases} cases) kept as run {id}",
+            Ok(i) => ipcperf_results::outln!(
+                "{}: run from {} ({} cases) kept as run {}{}",
                 f.display(),
-                head.machine.hostname,
+                i.head.machine.hostname,
+                i.cases,
+                i.id,
+                match i.replaced {
+                    Some((old, held)) => format!(
+                        ", in place of run {old} (the same run, which the history held \
+                         unfinished with {held} of its cases)"
+                    ),
+                    None => String::new(),
+                }
             ),
             Err(e) if e.0.contains("already kept as run") => {
                 return Err(Fail::usage(format!("{}: {e}", f.display())))

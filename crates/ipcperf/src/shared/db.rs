@@ -83,7 +83,7 @@ impl DbArgs {
             loc.make_default_dir()
                 .map_err(|e| Fail::usage(e.to_string()))?;
         }
-        Store::open(&loc).map_err(|e| Fail::failure(format!("run history: {e}")))
+        Store::open(&loc).map_err(|e| Fail::failure(format!("run history: {e}{}", room(&loc))))
     }
 
     /// Open the store to read it: as [`DbArgs::open`], or, where an existing
@@ -108,6 +108,26 @@ impl DbArgs {
                 _ => Err(Fail::failure(format!("run history: {e}"))),
             },
         }
+    }
+}
+
+/// Where an SQLite history's file system is (nearly) full, a note saying so: SQLite
+/// calls a full disk "disk I/O error" when it cannot make its WAL.
+fn room(loc: &Location) -> String {
+    let Location::Sqlite(p) = loc else {
+        return String::new();
+    };
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    match ipcperf_sys::fd::free_bytes(dir) {
+        Ok(free) if free < 1 << 20 => format!(
+            " (the file system holding {} has {} KiB free)",
+            dir.display(),
+            free / 1024
+        ),
+        _ => String::new(),
     }
 }
 
@@ -213,10 +233,15 @@ pub fn load(store: &mut Store, id: RunId) -> Result<(i64, RunRecord), Fail> {
 /// fails mid-run is reported once on stderr; the measuring goes on.
 pub struct Saver {
     store: Option<(Store, i64)>,
+    /// Where `store` is (to say how full its disk is).
+    loc: Option<Location>,
     next: usize,
     /// `--export-*` files, rewritten from `partial` as each case finishes.
     exports: Vec<(std::path::PathBuf, crate::export::Format)>,
     partial: Option<RunRecord>,
+    /// Why the history stopped taking this run's cases (a full disk, a lost
+    /// server): the whole run is then written to a file at its end.
+    lost: Option<(i64, String)>,
 }
 
 impl Saver {
@@ -229,26 +254,31 @@ impl Saver {
         if a.no_save {
             return Ok(Saver {
                 store: None,
+                loc: None,
                 next: 0,
                 exports,
                 partial,
+                lost: None,
             });
         }
         let mut store = a.db.open().map_err(|f| Fail {
             message: format!("{} (or run with --no-save)", f.message),
             ..f
         })?;
-        let id = store
-            .begin_run(run)
-            .map_err(|e| Fail::failure(format!("run history: {e} (or run with --no-save)")))?;
+        let id = store.begin_run(run).map_err(|e| {
+            let room = a.db.location().map(|l| room(&l)).unwrap_or_default();
+            Fail::failure(format!("run history: {e}{room} (or run with --no-save)"))
+        })?;
         ipcperf_sys::signal::on_interrupt_say(format!(
             "the cases that finished, if any, are kept as run {id} (incomplete; `ipcperf show {id}`)"
         ));
         Ok(Saver {
             store: Some((store, id)),
+            loc: a.db.location().ok(),
             next: run.cases.len(),
             exports,
             partial,
+            lost: None,
         })
     }
 
@@ -280,7 +310,12 @@ impl Saver {
         }
         if let Some((store, id)) = &mut self.store {
             if let Err(e) = store.add_case(*id, self.next, r) {
-                eprintln!("ipcperf: warning: this run is no longer being saved: {e}");
+                eprintln!(
+                    "ipcperf: warning: this run is no longer being saved: {e}{}; at its end it \
+                     is written to a file to import",
+                    self.loc.as_ref().map(room).unwrap_or_default()
+                );
+                self.lost = Some((*id, e.to_string()));
                 self.store = None;
             }
         }
@@ -300,6 +335,9 @@ impl Saver {
     /// results.
     pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<String> {
         self.export(run);
+        if let Some((id, why)) = &self.lost {
+            return Some(rescue(run, *id, why));
+        }
         let (store, id) = self.store.as_mut()?;
         Some(
             match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
@@ -309,9 +347,38 @@ impl Saver {
         )
     }
 
+    /// Whether the history lost this run part-way (said by [`Saver::finish_quietly`]).
+    pub fn lost(&self) -> bool {
+        self.lost.is_some()
+    }
+
     /// An observer that hands every event to `inner` and saves each finished case.
     pub fn observe<'a>(&'a mut self, inner: &'a mut dyn Observer) -> Saving<'a> {
         Saving { saver: self, inner }
+    }
+}
+
+/// A run the history stopped taking (`why`), written whole as JSON to the
+/// temporary directory for `ipcperf import`; the line saying where, or that even
+/// that failed.
+fn rescue(run: &RunRecord, id: i64, why: &str) -> String {
+    let path = std::env::temp_dir().join(format!("ipcperf-run-{id}-{}.json", std::process::id()));
+    let text = crate::document::document(run, crate::export::Format::Json, None);
+    match std::fs::write(&path, text) {
+        Ok(()) => format!(
+            "warning: run {id} is not kept whole in the history ({why}): the whole run is in {}; \
+             `ipcperf import {}` keeps it once there is room",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => {
+            let _ = std::fs::remove_file(&path);
+            format!(
+                "warning: run {id} is not kept whole in the history ({why}), nor could it be \
+                 written to {}: {e}; the results above are all there is of it",
+                path.display()
+            )
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::shared::db::Saver;
 
 /// Finish `run`: stop the progress, save, print what `render` makes of it, then
 /// where it was kept. Exit 1
-/// when a case failed; a run whose every case was refused is the user's mistake
+/// when a case failed, or the history stopped taking the run part-way; a run whose every case was refused is the user's mistake
 /// (exit 2, with the first reason) when `all_refused_is_usage`.
 pub fn finish(
     mut run: RunRecord,
@@ -61,7 +61,11 @@ pub fn finish(
             .unwrap_or_default();
         return Err(Fail::usage(format!("nothing could run as asked: {first}")));
     }
-    Ok(if count(CaseStatus::Failed) > 0 { 1 } else { 0 })
+    Ok(if count(CaseStatus::Failed) > 0 || saver.lost() {
+        1
+    } else {
+        0
+    })
 }
 
 /// A streamer that prints each group of cases (consecutive cases of the plan

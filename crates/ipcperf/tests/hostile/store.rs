@@ -211,3 +211,42 @@ fn absurd_imported_values_are_refused_with_the_field_named() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(text(&out.stderr).contains("no run history at"), "{out:?}");
 }
+
+/// The disk under the history fills while a run runs: the run goes on, its
+/// results are printed, the whole run is written to the temporary directory
+/// for `ipcperf import` (exit 1: it was not kept), and that import, once there
+/// is room, replaces the unfinished run the history held.
+#[test]
+fn a_history_whose_disk_fills_mid_run_loses_nothing() {
+    if !can("a private mount namespace", &["unshare", "mount"]) {
+        return;
+    }
+    let out = unshared(
+        &["--mount", "--propagation", "private"],
+        r#"set -u; export IPCPERF_NO_SAVE=
+        h=$(mktemp -d) && t=$(mktemp -d) && mount -t tmpfs -o size=320k tmpfs $h || exit 9
+        export IPCPERF_DB=$h/h.db TMPDIR=$t
+        $B run pipe --sizes 4k -d 20ms --repeat 1 -q >/dev/null || exit 9
+        $B run pipe,unix --sizes 4k,64k -d 150ms >$t/out 2>$t/err & pid=$!
+        i=0; until $B history 2>/dev/null | grep -q incomplete; do
+            i=$((i+1)); [ $i -lt 400 ] || exit 9; sleep 0.02; done
+        dd if=/dev/zero of=$h/fill bs=4k 2>/dev/null
+        wait $pid; echo "RC=$?"; cat $t/err
+        grep -q "^unix ·" $t/out && grep -q "^| 64 KiB" $t/out && echo PRINTED
+        rm $h/fill
+        $B import $t/ipcperf-run-*.json && $B history"#,
+    );
+    assert_no_signal(&out, "a run on a full disk");
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert!(o.contains("RC=1"), "exit 1: not kept\n{o}\n{e}");
+    assert!(o.contains("PRINTED"), "the results printed\n{o}");
+    assert!(o.contains("KiB free"), "the full disk named\n{o}");
+    assert!(
+        o.contains("is not kept whole") && o.contains("ipcperf import"),
+        "{o}"
+    );
+    assert!(o.contains("kept as run 3, in place of run 2"), "{o}\n{e}");
+    // The history as if the disk had never filled: run 1, and the run whole.
+    assert!(o.contains("| 3  | run  "), "{o}");
+    assert!(!o.contains("incomplete"), "{o}");
+}
