@@ -86,20 +86,54 @@ pub fn paint(text: &str, colour: u8) -> String {
     }
 }
 
+/// Notes and warnings held back while a measuring command checks its input.
+static HELD: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+fn held() -> std::sync::MutexGuard<'static, Option<Vec<String>>> {
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Hold back notes and warnings until [`release`]: input that turns out bad
+/// after the plan was made is then one line, the error, without the plan's
+/// notes above it.
+pub fn hold() {
+    *held() = Some(Vec::new());
+}
+
+/// Print what was held, in order, and stop holding.
+pub fn release() {
+    for line in held().take().unwrap_or_default() {
+        eprintln!("{line}");
+    }
+}
+
+/// Forget what was held (the command ended in bad input: its error is the line).
+pub fn forget_held() {
+    held().take();
+}
+
+fn say(line: String) {
+    match held().as_mut() {
+        Some(v) => v.push(line),
+        None => eprintln!("{line}"),
+    }
+}
+
 /// A line of information on stderr (none with `-q`).
 pub fn note(text: &str) {
     if verbosity() >= 0 {
-        eprintln!("{}", for_stderr(format!("ipcperf: {text}")));
+        say(for_stderr(format!("ipcperf: {text}")));
     }
 }
 
 /// A warning line on stderr (none with `-q`).
 pub fn warn(text: &str) {
     if verbosity() >= 0 {
-        eprintln!(
-            "{}",
-            for_stderr(format!("ipcperf: {} {text}", paint("warning:", 33)))
-        );
+        say(for_stderr(format!(
+            "ipcperf: {} {text}",
+            paint("warning:", 33)
+        )));
     }
 }
 
@@ -347,6 +381,8 @@ impl Observer for Console {
 
 /// Say, once before a measuring run, what about this machine can distort its figures.
 pub fn machine_warnings(m: &ipcperf_core::machine::Machine) {
+    // Every input check is behind: the plan's notes are the run's now.
+    release();
     if let Some(state) = &m.state {
         for w in state.warnings() {
             warn(&w);

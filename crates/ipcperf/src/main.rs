@@ -108,6 +108,19 @@ fn main() {
         cli::Command::Sync(a) => a.tracer.apply(),
         _ => {}
     }
+    // A measuring command's plan notes wait for its last input check
+    // (`console::machine_warnings`): bad input found late is still one line.
+    if matches!(
+        &cli.command,
+        cli::Command::Run(_)
+            | cli::Command::Latency(_)
+            | cli::Command::Matrix(_)
+            | cli::Command::Sync(_)
+            | cli::Command::Advise(_)
+            | cli::Command::Replay(_)
+    ) {
+        console::hold();
+    }
     // Boxes on a terminal; ASCII lines into a pipe or a file.
     console::set_boxes(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let result = commands::dispatch(cli.command);
@@ -120,10 +133,16 @@ fn main() {
     };
     match result {
         Ok(code) => {
+            console::release();
             wait_for_the_handler();
             std::process::exit(code)
         }
         Err(f) => {
+            if f.code == 2 {
+                console::forget_held();
+            } else {
+                console::release();
+            }
             wait_for_the_handler();
             eprintln!("ipcperf: {} {}", console::paint("error:", 31), f.message);
             std::process::exit(f.code);

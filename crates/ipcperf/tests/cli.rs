@@ -36,6 +36,12 @@ fn bad_input_exits_2_with_a_clear_line() {
         &["run", "memcpy", "--buffer-offset", "4096"],
         "--buffer-offset",
     );
+    // Found after the plan was made (its series line was the first of two).
+    bad_input(
+        &["latency", "pipe", "--peer", "127.0.0.1:1"],
+        "cannot cross machines",
+    );
+    bad_input(&["run", "tcp", "--peer", "[::1]:99999"], "not a host");
 }
 
 /// Values that panicked, aborted or were silently ignored: each is one line, exit 2.

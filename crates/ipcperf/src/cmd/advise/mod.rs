@@ -439,6 +439,8 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
             here.machine.hostname, here.ipcperf_version
         )));
     }
+    // Every input check is behind (the plan's notes were held till now).
+    crate::console::release();
     let mut ans = advise::rank(&kept, ask);
     ans.excluded.extend(left_across(a));
     if a.format != crate::export::Format::Table {
