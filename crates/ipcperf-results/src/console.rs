@@ -166,6 +166,23 @@ pub fn fill(line: &str, cols: usize, indent: &str) -> String {
     textwrap::fill(&held, opts).replace('\u{a0}', " ")
 }
 
+/// A line of prose for standard output: on a terminal, wrapped at words to its
+/// width, its further lines indented as far as its own start and `more` beyond;
+/// elsewhere as it is (one line, for grep).
+pub fn fit_line(line: &str, more: usize) -> String {
+    let Some(w) = terminal_width() else {
+        return line.to_string();
+    };
+    let text = line.trim_start_matches(' ');
+    let lead = " ".repeat(line.len() - text.len());
+    let cols = usize::from(w).saturating_sub(lead.len()).max(10);
+    fill(text, cols, &" ".repeat(more))
+        .lines()
+        .map(|l| format!("{lead}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The width of the terminal standard error is (None for a pipe or a file:
 /// those get each message as one line, for grep and logs).
 fn stderr_width() -> Option<usize> {

@@ -71,6 +71,7 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
     } else {
         format!("Runs kept in {location}")
     };
+    let title = crate::console::fit_line(&title, 4);
     format!("{title}\n{}", table_rows(&header, &shown))
 }
 

@@ -182,11 +182,26 @@ pub fn run(a: ListArgs) -> Result<i32, Fail> {
     };
     let key_w = m.limits.keys().map(|k| k.len()).max().unwrap_or(10);
     let mut limits = format!(
-        "\nLimits on this system ({} CPUs, Linux {}):\n",
-        m.cpus, m.kernel
+        "\n{}\n",
+        crate::console::fit_line(
+            &format!(
+                "Limits on this system ({} CPUs, Linux {}):",
+                m.cpus, m.kernel
+            ),
+            4
+        )
     );
     for (k, v) in &m.limits {
-        limits.push_str(&format!("  {k:key_w$}  {v}\n"));
+        // A long value wraps under its column, or, where its longest word
+        // would not fit there, under the name.
+        let longest = v.split(' ').map(str::len).max().unwrap_or(0);
+        let more = if 2 + key_w + 2 + longest <= width() {
+            key_w + 2
+        } else {
+            4
+        };
+        let line = crate::console::fit_line(&format!("  {k:key_w$}  {v}"), more);
+        limits.push_str(&format!("{line}\n"));
     }
     let doc = Document {
         what: "the mechanism list",

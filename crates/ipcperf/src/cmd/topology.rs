@@ -105,9 +105,10 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
     let classes = t.classes();
     // The summary, the CPUs (with --cpus) and the placement classes, in lines.
     let mut out = String::new();
+    // Each line fits the terminal, wrapped under a hanging indent.
     macro_rules! text_line {
         ($out:expr, $($arg:tt)*) => {{
-            $out.push_str(&format!($($arg)*));
+            $out.push_str(&crate::console::fit_line(&format!($($arg)*), 4));
             $out.push('\n');
         }};
     }
@@ -172,12 +173,10 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
             ]);
         }
         crate::console::fit(&mut tb);
-        text_line!(out, "{tb}");
+        out.push_str(&format!("{tb}\n"));
     }
-    text_line!(
-        out,
-        "\nPlacement classes (--pin CLASS picks the pair shown):"
-    );
+    out.push('\n');
+    text_line!(out, "Placement classes (--pin CLASS picks the pair shown):");
     for (c, (x, y)) in &classes {
         text_line!(out, "  {:<13} {x}→{y}  {}", c.name(), c.describe());
     }
