@@ -167,13 +167,18 @@ fn by_pieces(mut t: Table, cols: usize) -> Comfy {
     // 3 columns a cell's borders and padding, and one more.
     let used = |f: &[usize]| 1 + f.iter().map(|w| w + 3).sum::<usize>();
     let pieces = floors(true);
+    let held = floors(false);
     let floors = if used(&pieces) <= cols {
         by_height(&t, pieces, cols)
+    } else if used(&held) > cols {
+        // Too wide even with every name cut to a letter a line: cutting them
+        // would not make it fit ("run" as r/u/n), so it runs wider, whole.
+        pieces
     } else {
         // Where even the names' pieces leave no room, every figure whole, and
         // what is left to the names short of their pieces, the nearest first:
         // as many whole as can be, the rest cut where they must.
-        let mut held = floors(false);
+        let mut held = held;
         let mut spare = cols.saturating_sub(used(&held));
         let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < pieces[i]).collect();
         short.sort_by_key(|&i| pieces[i] - held[i]);

@@ -302,3 +302,34 @@ fn a_long_name_gives_its_room_to_the_sentence_beside_it() {
         assert!(text.contains(&format!("0.{h}91,")), "{text}");
     }
 }
+
+/// A table its figures keep wider than the terminal even with every name cut
+/// to a letter a line keeps its names whole: trend's "run" was r/u/n at 50
+/// columns, and the table still ran past the edge.
+#[test]
+fn names_are_not_cut_where_cutting_cannot_make_it_fit() {
+    let header = ["run", "started (UTC)", "median", "range", "ratio"]
+        .map(String::from)
+        .to_vec();
+    let t = one_row(
+        header,
+        &[
+            "4",
+            "2026-11-30 07:13:48",
+            "88.86 µs",
+            "67.62–93.99 µs",
+            "0.73×",
+        ],
+    );
+    let (c, _) = fit(&t, Some(50));
+    let text = c.to_string();
+    assert!(text.lines().any(|l| l.contains("│ run ")), "{text}");
+    assert!(text.contains("ratio"), "{text}");
+    // Where cutting does make it fit, it still does: the figures narrower.
+    let t = one_row(
+        ["mechanism", "p50"].map(String::from).to_vec(),
+        &["uring-msg-ring", "1.2 µs"],
+    );
+    let c = fit(&t, Some(14)).0;
+    assert!(width(&c) <= 14, "{c}");
+}
