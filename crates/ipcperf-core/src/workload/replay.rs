@@ -530,7 +530,9 @@ impl Figures {
         let n = steps.len();
         let mut pass = hist(2);
         let (mut delivered, mut bytes, mut last_arrival, mut last_send) = (0u64, 0u64, 0u64, 0u64);
-        let mut run: Option<Behind> = None;
+        // A stretch behind is each sender's own: A's late requests are not cut
+        // short by B's answers, on time between them.
+        let mut runs: [Option<Behind>; 2] = [None, None];
         let bin_w = self.bins[0].to_ns - self.bins[0].from_ns;
         for rep in 0..t.reps {
             let base = rep as usize * n;
@@ -545,6 +547,7 @@ impl Figures {
                 let late = send.saturating_sub(due);
                 let _ = self.late.record(late.clamp(1, crate::latency::HIGHEST_NS));
                 last_send = last_send.max(send);
+                let run = &mut runs[usize::from(s.forward())];
                 if late > BEHIND_NS {
                     self.late_sends += 1;
                     let r = run.get_or_insert(Behind {
@@ -583,7 +586,7 @@ impl Figures {
                 last_arrival = last_arrival.max(arrival);
             }
         }
-        if let Some(r) = run {
+        for r in runs.into_iter().flatten() {
             self.keep_worse(r);
         }
         let recorded = (t.reps - 1) * t.period_ns + steps.last().map_or(0, |s| s.at_ns);

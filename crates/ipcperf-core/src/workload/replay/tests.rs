@@ -227,3 +227,40 @@ fn a_stall_shows_as_a_stretch_behind_the_schedule() {
     assert!(f.all.max() >= 5_000_000);
     assert!(p.kept.unwrap() > 0.99);
 }
+
+/// A's requests all late, B's answers (due from each request's arrival) on
+/// time between them: the stretch is A's, all of it, not one send (a replay
+/// said "1 send" behind beside 4,907 late sends).
+#[test]
+fn a_stretch_behind_is_one_senders() {
+    let steps: Vec<Step> = (0..20u32)
+        .map(|i| Step {
+            at_ns: u64::from(i) * 1_000_000,
+            size: 8,
+            anchor: if i % 2 == 0 { FORWARD } else { i - 1 },
+        })
+        .collect();
+    let t = Timing {
+        start_ns: 1_000_000_000,
+        reps: 1,
+        period_ns: 21_000_000,
+        spin: false,
+    };
+    // A sends each request 3 ms late; B answers 1 ms after it arrives (its
+    // recorded offset), and A reads the answer at once.
+    let (mut a, mut b) = (vec![0u64; 20], vec![0u64; 20]);
+    for i in (0..20).step_by(2) {
+        a[i] = t.due(0, steps[i].at_ns) + 3_000_000;
+        b[i] = a[i] + 2_000;
+        b[i + 1] = b[i] + 1_000_000;
+        a[i + 1] = b[i + 1] + 2_000;
+    }
+    let mut f = Figures::new(t.period_ns);
+    f.add(&steps, &t, &a, &b, 0);
+    assert_eq!(f.late_sends, 10);
+    let behind = f.behind.unwrap();
+    assert_eq!(
+        (behind.from_ns, behind.to_ns, behind.messages),
+        (0, 18_000_000, 10)
+    );
+}
