@@ -413,3 +413,40 @@ fn topology_and_list_fit_a_narrow_terminal() {
         }
     }
 }
+
+/// `topology --format markdown` is Markdown: the details a list, the CPUs and
+/// the placement classes tables (it was the terminal's lines, which Markdown
+/// runs together into one paragraph).
+#[test]
+fn topology_in_markdown_is_lists_and_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = fixture("offline-cpuset", dir.path());
+    let out = ipcperf()
+        .args(["topology", "--cpus", "--format", "markdown", "--sysfs"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.lines().any(|l| l.starts_with("- offline: ")), "{md}");
+    assert!(
+        md.contains("| CPU | package | die | core | node | SMT | L2 | L3 |\n|---|"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| class | CPUs | means |\n|---|---|---|\n| same-cpu | "),
+        "{md}"
+    );
+    // A row a CPU and a row a class, each table under its header.
+    let table_rows = md.lines().filter(|l| l.starts_with('|')).count();
+    let cpus = json(&[
+        "topology",
+        "--sysfs",
+        tree.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let n = cpus["topology"]["cpus"].as_array().unwrap().len();
+    let classes = classes(&cpus).len();
+    assert_eq!(table_rows, 2 + n + 2 + classes, "{md}");
+}

@@ -9,7 +9,7 @@ use comfy_table::Table;
 use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
 use serde_json::json;
 
-use crate::export::emit::{csv_rows, emit, Document};
+use crate::export::emit::{csv_rows, emit, markdown_rows, Document};
 use crate::export::Format;
 use crate::fail::Fail;
 
@@ -103,92 +103,45 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
         return measure(&a, &t);
     }
     let classes = t.classes();
-    // The summary, the CPUs (with --cpus) and the placement classes, in lines.
-    let mut out = String::new();
-    // Each line fits the terminal, wrapped under a hanging indent.
-    macro_rules! text_line {
-        ($out:expr, $($arg:tt)*) => {{
-            $out.push_str(&crate::console::fit_line(&format!($($arg)*), 4));
-            $out.push('\n');
-        }};
-    }
+    // The summary, its details, the CPUs (with --cpus) and the placement
+    // classes: lines on a terminal, a list and tables in Markdown.
     let usable: Vec<usize> = t.cpus.iter().map(|p| p.cpu).collect();
     let n = usable.len();
-    text_line!(
-        out,
-        "{n} usable CPU{} ({}): {} package{}, {} NUMA node{}, {} core{}, SMT {}",
-        if n == 1 { "" } else { "s" },
+    let plural = |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
+    let summary = format!(
+        "{} ({}): {}, {}, {}, SMT {}",
+        plural(n, "usable CPU"),
         format_cpu_list(&usable),
-        t.packages(),
-        if t.packages() == 1 { "" } else { "s" },
-        t.nodes(),
-        if t.nodes() == 1 { "" } else { "s" },
-        t.cores(),
-        if t.cores() == 1 { "" } else { "s" },
+        plural(t.packages(), "package"),
+        plural(t.nodes(), "NUMA node"),
+        plural(t.cores(), "core"),
         if t.smt() { "on" } else { "off" },
     );
-    text_line!(
-        out,
-        "  offline: {}; outside this process's affinity (cpuset): {}; isolated: {}",
-        list_or_none(&t.offline),
-        list_or_none(&t.not_allowed),
-        list_or_none(&t.isolated)
-    );
-    text_line!(
-        out,
-        "  last-level cache domains: {}",
-        domains(&t.l3_domains())
-    );
+    let mut details = vec![
+        format!(
+            "offline: {}; outside this process's affinity (cpuset): {}; isolated: {}",
+            list_or_none(&t.offline),
+            list_or_none(&t.not_allowed),
+            list_or_none(&t.isolated)
+        ),
+        format!("last-level cache domains: {}", domains(&t.l3_domains())),
+    ];
     // The idle state decides how fast an idle CPU wakes (this machine's only).
     if a.sysfs.is_none() {
         let idle = ipcperf_core::idle::IdleInfo::current();
-        text_line!(
-            out,
-            "  idle: {}{}",
+        details.push(format!(
+            "idle: {}{}",
             idle.summary(),
             if idle.request_matters() {
                 "; --idle poll keeps idle CPUs polling"
             } else {
                 ""
             }
-        );
+        ));
     }
-    text_line!(out, "  L2 domains: {}", domains(&t.l2_domains()));
-    if a.cpus {
-        let mut tb = Table::new();
-        tb.load_style(ipcperf_results::console::table_style());
-        tb.set_header(vec![
-            "CPU", "package", "die", "core", "node", "SMT", "L2", "L3",
-        ]);
-        for p in &t.cpus {
-            tb.add_row(vec![
-                p.cpu.to_string(),
-                p.package.to_string(),
-                p.die.to_string(),
-                p.core.to_string(),
-                p.node.map(|n| n.to_string()).unwrap_or("-".into()),
-                format_cpu_list(&p.smt_siblings),
-                p.l2.as_deref().map(format_cpu_list).unwrap_or("-".into()),
-                p.l3.as_deref().map(format_cpu_list).unwrap_or("-".into()),
-            ]);
-        }
-        crate::console::fit(&mut tb);
-        out.push_str(&format!("{tb}\n"));
-    }
-    out.push('\n');
-    text_line!(out, "Placement classes (--pin CLASS picks the pair shown):");
-    for (c, (x, y)) in &classes {
-        text_line!(out, "  {:<13} {x}→{y}  {}", c.name(), c.describe());
-    }
-    let absent: Vec<&str> = PlacementClass::ALL
-        .iter()
-        .filter(|c| !classes.iter().any(|(k, _)| k == *c))
-        .map(|c| c.name())
-        .collect();
-    if !absent.is_empty() {
-        text_line!(out, "  absent here: {}", absent.join(", "));
-    }
-    let cpu_rows: Vec<Vec<String>> = t
+    details.push(format!("L2 domains: {}", domains(&t.l2_domains())));
+    let cpu_header = ["CPU", "package", "die", "core", "node", "SMT", "L2", "L3"];
+    let cpu_cells: Vec<Vec<String>> = t
         .cpus
         .iter()
         .map(|p| {
@@ -197,11 +150,79 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
                 p.package.to_string(),
                 p.die.to_string(),
                 p.core.to_string(),
-                p.node.map(|n| n.to_string()).unwrap_or_default(),
+                p.node.map(|n| n.to_string()).unwrap_or("-".into()),
                 format_cpu_list(&p.smt_siblings),
-                p.l2.as_deref().map(format_cpu_list).unwrap_or_default(),
-                p.l3.as_deref().map(format_cpu_list).unwrap_or_default(),
+                p.l2.as_deref().map(format_cpu_list).unwrap_or("-".into()),
+                p.l3.as_deref().map(format_cpu_list).unwrap_or("-".into()),
             ]
+        })
+        .collect();
+    let classes_title = "Placement classes (--pin CLASS picks the pair shown):";
+    let absent: Vec<&str> = PlacementClass::ALL
+        .iter()
+        .filter(|c| !classes.iter().any(|(k, _)| k == *c))
+        .map(|c| c.name())
+        .collect();
+
+    // Each line fits the terminal, wrapped under a hanging indent.
+    let line = |text: &str| format!("{}\n", crate::console::fit_line(text, 4));
+    let mut out = line(&summary);
+    for d in &details {
+        out.push_str(&line(&format!("  {d}")));
+    }
+    if a.cpus {
+        let mut tb = Table::new();
+        tb.load_style(ipcperf_results::console::table_style());
+        tb.set_header(cpu_header.to_vec());
+        for r in &cpu_cells {
+            tb.add_row(r.clone());
+        }
+        crate::console::fit(&mut tb);
+        out.push_str(&format!("{tb}\n"));
+    }
+    out.push('\n');
+    out.push_str(&line(classes_title));
+    for (c, (x, y)) in &classes {
+        out.push_str(&line(&format!(
+            "  {:<13} {x}→{y}  {}",
+            c.name(),
+            c.describe()
+        )));
+    }
+    if !absent.is_empty() {
+        out.push_str(&line(&format!("  absent here: {}", absent.join(", "))));
+    }
+    // Markdown: the summary, its details as a list, the tables as tables.
+    let mut md = format!("{summary}\n\n");
+    for d in &details {
+        md.push_str(&format!("- {d}\n"));
+    }
+    if a.cpus {
+        md.push('\n');
+        md.push_str(&markdown_rows(&cpu_header, &cpu_cells));
+    }
+    md.push_str(&format!("\n{classes_title}\n\n"));
+    let class_rows: Vec<Vec<String>> = classes
+        .iter()
+        .map(|(c, (x, y))| {
+            vec![
+                c.name().to_string(),
+                format!("{x}→{y}"),
+                c.describe().to_string(),
+            ]
+        })
+        .collect();
+    md.push_str(&markdown_rows(&["class", "CPUs", "means"], &class_rows));
+    if !absent.is_empty() {
+        md.push_str(&format!("\nAbsent here: {}\n", absent.join(", ")));
+    }
+    // CSV: a missing node or cache is an empty field.
+    let cpu_rows: Vec<Vec<String>> = cpu_cells
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| if c == "-" { String::new() } else { c.clone() })
+                .collect()
         })
         .collect();
     let doc = Document {
@@ -228,8 +249,8 @@ pub fn run(a: TopologyArgs) -> Result<i32, Fail> {
             ],
             &cpu_rows,
         ),
-        table: out.clone(),
-        markdown: out,
+        table: out,
+        markdown: md,
     };
     crate::console::out(&emit(&doc, a.format)?);
     Ok(0)
