@@ -178,16 +178,40 @@ fn by_pieces(mut t: Table, cols: usize) -> Comfy {
         // Where even the names' pieces leave no room, every figure whole, and
         // what is left to the names short of their pieces, the nearest first:
         // as many whole as can be, the rest cut where they must.
-        let mut held = held;
-        let mut spare = cols.saturating_sub(used(&held));
-        let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < pieces[i]).collect();
-        short.sort_by_key(|&i| pieces[i] - held[i]);
-        for i in short {
-            let give = (pieces[i] - held[i]).min(spare);
-            held[i] += give;
-            spare -= give;
-        }
-        held
+        let give = |mut held: Vec<usize>| {
+            let mut spare = cols.saturating_sub(used(&held));
+            let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < pieces[i]).collect();
+            short.sort_by_key(|&i| pieces[i] - held[i]);
+            for i in short {
+                let give = (pieces[i] - held[i]).min(spare);
+                held[i] += give;
+                spare -= give;
+            }
+            held
+        };
+        // Or from every name four wide at least, where that fits: of the two,
+        // the one whose rows come out shorter ("meas" over "ured" rather than
+        // a letter a line beside a name kept whole, in history at 50 columns).
+        let four: Vec<usize> = (0..held.len())
+            .map(|i| held[i].max(pieces[i].min(4)))
+            .collect();
+        let tall = |f: &Vec<usize>| -> usize {
+            std::iter::once(&t.header)
+                .chain(&t.rows)
+                .map(|r| {
+                    r.iter()
+                        .zip(f)
+                        .map(|(c, &w)| lines_at(c, w))
+                        .max()
+                        .unwrap_or(1)
+                })
+                .sum()
+        };
+        [(used(&four) <= cols).then(|| give(four)), Some(give(held))]
+            .into_iter()
+            .flatten()
+            .min_by_key(tall)
+            .unwrap_or_default()
     };
     // A name still wider than its column breaks after its hyphens and
     // slashes first ("sysv-sem-" over "onecall"), not wherever it ends.
@@ -308,9 +332,11 @@ fn name_pieces(w: &str) -> Vec<&str> {
 }
 
 /// Whether `w` (a word of a cell, a figure held with its unit) is a figure:
-/// it starts with a digit, or a sign or bound before one ("±11%", "-3", "<1").
+/// it starts with a digit, or a sign or bound before one ("±11%", "-3", "<1"),
+/// after an opening parenthesis or not.
 fn figure(w: &str) -> bool {
-    let mut c = w.chars();
+    // A range in parentheses is figures too ("(53.8%–70.7%)").
+    let mut c = w.strip_prefix('(').unwrap_or(w).chars();
     match c.next() {
         Some(d) if d.is_ascii_digit() => true,
         Some('±' | '+' | '-' | '−' | '<' | '>' | '≤' | '≥' | '~' | '.') => {

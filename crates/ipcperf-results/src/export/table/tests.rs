@@ -333,3 +333,50 @@ fn names_are_not_cut_where_cutting_cannot_make_it_fit() {
     let c = fit(&t, Some(14)).0;
     assert!(width(&c) <= 14, "{c}");
 }
+
+/// A range in parentheses is a figure: never split ("(53.8" over "%–70." over
+/// "7%)" in replay's "kept" at 80 columns). And where names must be cut, the
+/// shorter of two ways: from every name four wide, or from a letter a line
+/// (history at 50 columns: 126 lines, its "measured" a letter a line; now 71).
+#[test]
+fn a_range_in_parentheses_is_a_figure_and_cut_names_keep_four_letters() {
+    assert!(figure("(53.8%–70.7%)") && figure("(1.2") && !figure("(killed"));
+    let header = [
+        "mechanism",
+        "mode",
+        "placement",
+        "messages",
+        "p50 µs",
+        "p99 µs",
+        "kept",
+    ]
+    .map(String::from)
+    .to_vec();
+    let row = [
+        "pipe",
+        "processes",
+        "shared-l3 0→1",
+        "10000",
+        "227",
+        "79233",
+        "66.9% (53.8%–70.7%)",
+    ];
+    let text = fit(&one_row(header, &row), Some(62)).0.to_string();
+    assert!(text.contains("(53.8%–70.7%)"), "{text}");
+    let header = ["id", "kind", "started (UTC)", "cases", "measured", "status"]
+        .map(String::from)
+        .to_vec();
+    let row = [
+        "12",
+        "latency",
+        "2026-11-30 06:49:48",
+        "48",
+        "pipe unix memcpy",
+        "complete, 19 s",
+    ];
+    let text = fit(&one_row(header, &row), Some(50)).0.to_string();
+    // No column of one letter: every cell line of the header row is 4 or more
+    // wide where its name is.
+    assert!(text.contains("meas"), "{text}");
+    assert!(text.lines().count() <= 10, "{text}");
+}
