@@ -181,7 +181,7 @@ fn a_full_temp_directory_is_named_as_the_reason_a_file_run_fails() {
         &["--mount", "--propagation", "private"],
         "d=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs $d && \
          TMPDIR=$d $B run file --sizes 4k -d 100ms; rc=$?; \
-         [ -z \"$(ls $d)\" ] || echo LEFT: $(ls $d) >&2; exit $rc",
+         [ -z \"$(ls $d)\" ] || echo LEFT: $(ls $d) >&2; umount $d; rmdir $d; exit $rc",
     );
     assert_no_signal(&out, "run file");
     assert_eq!(out.status.code(), Some(1), "{out:?}");

@@ -234,7 +234,8 @@ fn a_history_whose_disk_fills_mid_run_loses_nothing() {
         wait $pid; echo "RC=$?"; cat $t/err
         grep -q "^unix ·" $t/out && grep -q "^| 64 KiB" $t/out && echo PRINTED
         rm $h/fill
-        $B import $t/ipcperf-run-*.json && $B history"#,
+        $B import $t/ipcperf-run-*.json && $B history
+        umount $h; rm -rf $h $t"#,
     );
     assert_no_signal(&out, "a run on a full disk");
     let (o, e) = (text(&out.stdout), text(&out.stderr));
