@@ -137,6 +137,15 @@ pub fn warn(text: &str) {
     }
 }
 
+/// A warning printed whatever the verbosity: where the user's data went when
+/// it could not go where it should (`-q` quiets notes, never this).
+pub fn warn_always(text: &str) {
+    say(for_stderr(format!(
+        "ipcperf: {} {text}",
+        paint("warning:", 33)
+    )));
+}
+
 /// Wrapping at spaces only: no word is broken, not even at a hyphen.
 pub fn wrap_opts(width: usize) -> textwrap::Options<'static> {
     textwrap::Options::new(width)

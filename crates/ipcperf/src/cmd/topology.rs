@@ -336,8 +336,9 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
             crate::measured::text(&m, t, in_vm, a.format == Format::Markdown).trim_end()
         ),
     }
-    if let Some(line) = saved {
-        crate::console::note(&line);
+    if let Some(kept) = saved {
+        kept.say();
     }
-    Ok(0)
+    // Not kept in the history (the disk filled): said above, and not a success.
+    Ok(i32::from(saver.lost()))
 }

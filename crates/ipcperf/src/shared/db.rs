@@ -325,26 +325,25 @@ impl Saver {
     /// Mark the run finished; says on stderr where it was kept (`saved` for the
     /// commands that print their tables first, then this line).
     pub fn finish(&mut self, run: &RunRecord) {
-        if let Some(line) = self.finish_quietly(run) {
-            crate::console::note(&line);
+        if let Some(kept) = self.finish_quietly(run) {
+            kept.say();
         }
     }
 
-    /// Mark the run finished and write the export files; the line saying where it
-    /// was kept, to print (with `console::note`, so `-q` keeps it quiet) after the
-    /// results.
-    pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<String> {
+    /// Mark the run finished and write the export files; what to say of where it
+    /// was kept, to print (with [`Kept::say`]) after the results.
+    pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<Kept> {
         self.export(run);
         if let Some((id, why)) = &self.lost {
-            return Some(rescue(run, *id, why));
+            return Some(Kept::Rescued(rescue(run, *id, why)));
         }
         let (store, id) = self.store.as_mut()?;
-        Some(
+        Some(Kept::Saved(
             match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
                 Ok(()) => format!("saved as run {id} in {}", store.location),
                 Err(e) => format!("warning: could not mark run {id} finished: {e}"),
             },
-        )
+        ))
     }
 
     /// Whether the history lost this run part-way (said by [`Saver::finish_quietly`]).
@@ -358,27 +357,60 @@ impl Saver {
     }
 }
 
+/// Where a finished run was kept: said after its results.
+#[derive(Debug)]
+pub enum Kept {
+    /// In the history (or why it could not be marked finished): a note, which
+    /// `-q` keeps quiet.
+    Saved(String),
+    /// Not in the history: where the whole run went instead, or that it went
+    /// nowhere. Said whatever the verbosity: `-q` must not hide where a run is.
+    Rescued(String),
+}
+
+impl Kept {
+    pub fn say(&self) {
+        match self {
+            Kept::Saved(line) => crate::console::note(line),
+            Kept::Rescued(line) => crate::console::warn_always(line),
+        }
+    }
+}
+
 /// A run the history stopped taking (`why`), written whole as JSON to the
 /// temporary directory for `ipcperf import`; the line saying where, or that even
-/// that failed.
+/// that failed. The file is made new (`O_EXCL`, mode 0600) under a name no one
+/// can guess: in a shared /tmp another user's symlink or file at a predictable
+/// name is never followed nor overwritten.
 fn rescue(run: &RunRecord, id: i64, why: &str) -> String {
-    let path = std::env::temp_dir().join(format!("ipcperf-run-{id}-{}.json", std::process::id()));
+    rescue_in(&std::env::temp_dir(), run, id, why)
+}
+
+fn rescue_in(dir: &std::path::Path, run: &RunRecord, id: i64, why: &str) -> String {
     let text = crate::document::document(run, crate::export::Format::Json, None);
-    match std::fs::write(&path, text) {
-        Ok(()) => format!(
-            "warning: run {id} is not kept whole in the history ({why}): the whole run is in {}; \
+    let written = tempfile::Builder::new()
+        .prefix(&format!("ipcperf-run-{id}-"))
+        .suffix(".json")
+        .tempfile_in(dir)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(text.as_bytes())?;
+            f.as_file().sync_all()?;
+            // Kept: a NamedTempFile is removed when dropped.
+            f.keep().map_err(|e| e.error)
+        });
+    match written {
+        Ok((_, path)) => format!(
+            "run {id} is not kept whole in the history ({why}): the whole run is in {}; \
              `ipcperf import {}` keeps it once there is room",
             path.display(),
             path.display()
         ),
-        Err(e) => {
-            let _ = std::fs::remove_file(&path);
-            format!(
-                "warning: run {id} is not kept whole in the history ({why}), nor could it be \
-                 written to {}: {e}; the results above are all there is of it",
-                path.display()
-            )
-        }
+        Err(e) => format!(
+            "run {id} is not kept whole in the history ({why}), nor could it be written to \
+             {}: {e}; the results above are all there is of it",
+            dir.display()
+        ),
     }
 }
 
@@ -422,5 +454,46 @@ mod tests {
         assert!(parse_run_id("").is_err());
         assert!(parse_run_id("a\u{7}b").is_err());
         assert!(parse_run_id(&"y".repeat(65)).is_err());
+    }
+
+    /// The rescue file is made new each time, private, under a name no one can
+    /// guess: two rescues of one run are two files (the old fixed name was
+    /// overwritten), and each line names its file.
+    #[test]
+    fn a_rescue_is_a_new_private_file_each_time() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunRecord::begin("run", vec!["ipcperf".into(), "run".into()]);
+        let lines: Vec<String> = (0..2)
+            .map(|_| rescue_in(dir.path(), &run, 7, "disk full"))
+            .collect();
+        let files: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2, "{lines:?}");
+        for f in &files {
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            assert!(
+                name.starts_with("ipcperf-run-7-") && name.ends_with(".json"),
+                "{name}"
+            );
+            let meta = std::fs::symlink_metadata(f).unwrap();
+            assert!(meta.file_type().is_file());
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{name}");
+            let back: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+            assert_eq!(back["kind"], "run", "{name}");
+            assert_eq!(
+                lines
+                    .iter()
+                    .filter(|l| l.contains(&*f.to_string_lossy()))
+                    .count(),
+                1
+            );
+        }
+        // A directory that cannot take it: said, nothing pretended.
+        let line = rescue_in(&dir.path().join("gone"), &run, 7, "disk full");
+        assert!(line.contains("nor could it be written"), "{line}");
     }
 }

@@ -49,8 +49,8 @@ pub fn finish(
         let _ = stdout.flush();
     }
     // Where the run is kept, after its results.
-    if let Some(line) = saved {
-        crate::console::note(&line);
+    if let Some(kept) = saved {
+        kept.say();
     }
 
     if all_refused_is_usage && count(CaseStatus::Refused) == run.cases.len() {

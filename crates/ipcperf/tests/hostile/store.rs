@@ -214,7 +214,7 @@ fn absurd_imported_values_are_refused_with_the_field_named() {
 
 /// The disk under the history fills while a run runs: the run goes on, its
 /// results are printed, the whole run is written to the temporary directory
-/// for `ipcperf import` (exit 1: it was not kept), and that import, once there
+/// for `ipcperf import` (exit 1: it was not kept; said even with `-q`), and that import, once there
 /// is room, replaces the unfinished run the history held.
 #[test]
 fn a_history_whose_disk_fills_mid_run_loses_nothing() {
@@ -227,7 +227,7 @@ fn a_history_whose_disk_fills_mid_run_loses_nothing() {
         h=$(mktemp -d) && t=$(mktemp -d) && mount -t tmpfs -o size=320k tmpfs $h || exit 9
         export IPCPERF_DB=$h/h.db TMPDIR=$t
         $B run pipe --sizes 4k -d 20ms --repeat 1 -q >/dev/null || exit 9
-        $B run pipe,unix --sizes 4k,64k -d 150ms >$t/out 2>$t/err & pid=$!
+        $B run pipe,unix --sizes 4k,64k -d 150ms -q >$t/out 2>$t/err & pid=$!
         i=0; until $B history 2>/dev/null | grep -q incomplete; do
             i=$((i+1)); [ $i -lt 400 ] || exit 9; sleep 0.02; done
         dd if=/dev/zero of=$h/fill bs=4k 2>/dev/null
