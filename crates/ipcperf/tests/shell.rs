@@ -154,8 +154,16 @@ fn sink_counts_exactly_and_verifies_every_byte() {
     );
     assert!(out.stdout.is_empty());
 
+    // Nothing came: no rate was measured, and none is given (0 MB/s would read
+    // as a slow pipe).
     let out = sink(&["--format", "json"], b"");
-    assert_eq!(json_report(&out)["bytes"], 0);
+    assert!(out.status.success(), "{out:?}");
+    let r = json_report(&out);
+    assert_eq!(r["bytes"], 0);
+    assert!(r["mb_per_sec"].is_null(), "{r}");
+    let out = sink(&[], b"");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("no rate") && !text.contains("MB/s"), "{text}");
 }
 
 #[test]

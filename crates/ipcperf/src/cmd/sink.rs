@@ -85,7 +85,7 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
         bytes,
         reads,
         seconds,
-        mb_per_sec: bytes as f64 / seconds / 1e6,
+        mb_per_sec: (bytes > 0).then(|| bytes as f64 / seconds / 1e6),
         verified_seed: a.verify_seed,
     };
     match a.format {
@@ -93,13 +93,19 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
             "{}",
             serde_json::to_string(&report).expect("reports serialize")
         ),
-        SinkFormat::Text => eprintln!(
-            "ipcperf sink: {bytes} bytes in {seconds:.3} s: {} MB/s ({reads} reads{})",
-            fmt_mbps(report.mb_per_sec * 1e6),
-            a.verify_seed
-                .map(|s| format!(", every byte as gen --seed {s} writes it"))
-                .unwrap_or_default()
-        ),
+        SinkFormat::Text => match report.mb_per_sec {
+            Some(rate) => eprintln!(
+                "ipcperf sink: {bytes} bytes in {seconds:.3} s: {} MB/s ({reads} {}{})",
+                fmt_mbps(rate * 1e6),
+                if reads == 1 { "read" } else { "reads" },
+                a.verify_seed
+                    .map(|s| format!(", every byte as gen --seed {s} writes it"))
+                    .unwrap_or_default()
+            ),
+            None => eprintln!(
+                "ipcperf sink: 0 bytes: end of file at once after {seconds:.3} s, so no rate"
+            ),
+        },
     }
     Ok(0)
 }

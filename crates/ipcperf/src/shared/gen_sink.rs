@@ -18,8 +18,9 @@ pub struct SinkReport {
     pub reads: u64,
     /// From just before the first read to end of file.
     pub seconds: f64,
-    /// 10^6 bytes per second.
-    pub mb_per_sec: f64,
+    /// 10^6 bytes per second; none where nothing came (end of file at once: no
+    /// rate was measured, and 0 would read as a slow pipe).
+    pub mb_per_sec: Option<f64>,
     /// The seed every byte was checked against, if any.
     pub verified_seed: Option<u64>,
 }
