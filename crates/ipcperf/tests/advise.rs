@@ -310,6 +310,11 @@ fn bad_questions_are_one_line_exit_2() {
     for (args, want) in [
         (&["advise", "--cpu-budget", "0"][..], "--cpu-budget"),
         (&["advise", "--only", "nope"][..], "--mechanisms nope"),
+        // An empty name was "--mechanisms : not a candidate".
+        (
+            &["advise", "--mechanisms", ","][..],
+            "',' names no mechanism",
+        ),
         (&["advise", "--only", "memcpy"][..], "not a candidate"),
         // Named by the flag given (it was refused as a bad --pin).
         (

@@ -23,6 +23,12 @@ fn bad_input_exits_2_with_a_clear_line() {
     bad_input(&["run", "pipe", "--sizes", "0"], "at least 1 byte");
     bad_input(&["run", "pipe", "--sizes", "12q"], "not a size");
     bad_input(&["run", "nosuch"], "unknown mechanism 'nosuch'");
+    // A list that names nothing: it ran no case, saved an empty run and said
+    // "nothing could run as asked: " (sync exited 0).
+    bad_input(&["run", ""], "'' names no mechanism");
+    bad_input(&["latency", ","], "',' names no mechanism");
+    bad_input(&["matrix", ""], "names no mechanism");
+    bad_input(&["sync", ",,"], "',,' names no primitive");
     bad_input(&["run", "pipe", "--duration", "-1"], "--duration");
     bad_input(&["run", "pipe", "--duration", "0s"], "more than zero");
     bad_input(&["run", "pipe", "--pin", "0,99"], "CPU 99");

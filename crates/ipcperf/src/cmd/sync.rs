@@ -109,6 +109,14 @@ pub fn parse_primitives(names: &[String]) -> Result<Vec<Primitive>, Fail> {
             }
         }
     }
+    // `sync ''` ran no case and exited 0: a list that names nothing is bad input.
+    if v.is_empty() {
+        return Err(Fail::usage(format!(
+            "'{}' names no primitive (a comma list, such as futex,pipe; `ipcperf sync --help` \
+             names them)",
+            names.join(" ")
+        )));
+    }
     Ok(v)
 }
 

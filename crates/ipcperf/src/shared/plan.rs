@@ -31,6 +31,14 @@ pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
             }
         }
     }
+    // `run ''` or `run ,` named mechanisms and named none: bad input, not an
+    // empty run saved with an empty reason.
+    if v.is_empty() && !names.is_empty() {
+        return Err(Fail::usage(format!(
+            "'{}' names no mechanism (a comma list, such as pipe,unix; `ipcperf list` names them)",
+            names.join(" ")
+        )));
+    }
     Ok(v)
 }
 

@@ -97,7 +97,17 @@ pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
     if a.only.is_empty() {
         return Ok(all.into_iter().filter(crosses).collect());
     }
-    for m in &a.only {
+    // As every command reads a comma list: an empty name is skipped, a list of
+    // nothing else is bad input.
+    let only: Vec<String> = a.only.iter().filter(|m| !m.is_empty()).cloned().collect();
+    if only.is_empty() {
+        return Err(Fail::usage(format!(
+            "--mechanisms '{}' names no mechanism; candidates: {}",
+            a.only.join(","),
+            all.join(", ")
+        )));
+    }
+    for m in &only {
         if !all.contains(m) {
             return Err(Fail::usage(format!(
                 "--mechanisms {m}: not a candidate for the {} pattern here; candidates: {}",
@@ -106,7 +116,7 @@ pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
             )));
         }
     }
-    Ok(a.only.iter().filter(|m| crosses(m)).cloned().collect())
+    Ok(only.into_iter().filter(|m| crosses(m)).collect())
 }
 
 /// Why mechanism `m` cannot be measured across the boundaries asked (None: it can).
