@@ -460,6 +460,8 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
             "size",
         ),
         (vec!["replay"], "give a trace"),
+        // Was ": no such file", and strace -ff's files of '' were any `.N` here.
+        (vec!["replay", "", "pipe"], "'' names no trace file"),
         (vec!["replay", far_s, "pipe"], "at most 30 days"),
     ] {
         let mut a = args.clone();

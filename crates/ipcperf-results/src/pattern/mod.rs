@@ -207,6 +207,13 @@ impl std::fmt::Display for TraceError {
 /// The files of a trace: `path` itself, or strace -ff's `path.PID` files, each
 /// with its pid.
 pub fn trace_files(path: &Path) -> Result<Vec<(PathBuf, u32)>, TraceError> {
+    // An empty name is no file (and its "strace -ff" files would be any `.N`
+    // in the working directory).
+    if path.as_os_str().is_empty() {
+        return Err(TraceError::Empty(
+            "'' names no trace file (strace's output or a CSV)".into(),
+        ));
+    }
     if path.exists() {
         return Ok(vec![(path.to_path_buf(), 0)]);
     }
