@@ -373,13 +373,14 @@ pub fn view_of_rows(
             .collect(),
         rows: rows
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(i, r)| {
                 let opt = |v: Option<f64>| {
                     v.map(|x| fmt_value(r.unit, x))
                         .unwrap_or_else(|| "-".into())
                 };
                 vec![
-                    short(&r.case),
+                    under_its_case(rows, i),
                     opt(r.a),
                     opt(r.b),
                     r.ratio
@@ -399,19 +400,78 @@ pub fn view_of_rows(
             .collect(),
         notes,
     };
-    View {
-        heading: format!(
-            "Comparing {}{a_id}{} with run {b_id}{}{}: {}",
-            plural.trim_start_matches(" = "),
-            named(a),
-            named(b),
-            confirmed
-                .map(|c| format!(", calls held to run {}", c.run))
-                .unwrap_or_default(),
-            summary(rows)
-        ),
-        tables: vec![table],
+    let heading = format!(
+        "Comparing {}{a_id}{} with run {b_id}{}{}: {}",
+        plural.trim_start_matches(" = "),
+        named(a),
+        named(b),
+        confirmed
+            .map(|c| format!(", calls held to run {}", c.run))
+            .unwrap_or_default(),
+        summary(rows)
+    );
+    match by_group(&table) {
+        // One table a mechanism and mode (as `run` shows them), under the
+        // heading and what A and B are.
+        Some(tables) => View {
+            heading: format!("{heading}\n\n{}", table.title),
+            tables,
+        },
+        None => View {
+            heading,
+            tables: vec![table],
+        },
     }
+}
+
+/// `t`'s rows as one table a mechanism and mode (`pipe · processes`), each row
+/// named by what follows (`64 B same-cpu 0→0`), the notes under the last: a
+/// row's name is then short enough to read in one or two lines at 80 columns
+/// (a whole case name in a column of 14 took four to six). None where a row's
+/// name has no block size to split at, or a group comes back after another
+/// (rows are never reordered).
+fn by_group(t: &Table) -> Option<Vec<Table>> {
+    let mut tables: Vec<Table> = Vec::new();
+    for r in &t.rows {
+        let name = r.first()?;
+        let (group, rest) = match name.strip_prefix("  · ") {
+            // A counter's or a part's row, under its case in its group.
+            Some(_) => (tables.last()?.title.clone(), name.trim_start().to_string()),
+            None => split_name(name)?,
+        };
+        if tables.last().is_none_or(|g| g.title != group) {
+            if tables.iter().any(|g| g.title == group) {
+                return None;
+            }
+            tables.push(Table {
+                title: group,
+                header: t.header.clone(),
+                rows: Vec::new(),
+                notes: Vec::new(),
+            });
+        }
+        let mut row = r.clone();
+        row[0] = rest;
+        tables.last_mut()?.rows.push(row);
+    }
+    tables.last_mut()?.notes = t.notes.clone();
+    Some(tables)
+}
+
+/// A short case name split before its block size: (`pipe · processes`,
+/// `64 B same-cpu 0→0`); a replay's pattern in brackets stays as it is.
+fn split_name(name: &str) -> Option<(String, String)> {
+    let words: Vec<&str> = name.split(' ').collect();
+    let at = (1..words.len().saturating_sub(1)).find(|&j| {
+        words[j].parse::<u64>().is_ok() && ["B", "KiB", "MiB", "GiB"].contains(&words[j + 1])
+    })?;
+    let group = &words[..at];
+    let sep = if group.iter().any(|w| w.contains('[') || w.contains(']')) {
+        " "
+    } else {
+        " · "
+    };
+    Some((group.join(sep), words[at..].join(" ")))
 }
 
 /// A case as the table names it: without its workload (the unit of A and B
@@ -423,6 +483,25 @@ fn short(case: &str) -> String {
         .find_map(|w| case.strip_prefix(w))
         .unwrap_or(case);
     rest.replacen(" touch", "", 1)
+}
+
+/// Row `i`'s name in the table: a counter's or a part's row right under its
+/// case's (or under another of that case's) is `· switches/msg`, the case
+/// named once above it (two thirds of a default suite's rows repeated their
+/// case's whole name: 712 lines at 80 columns); anywhere else, its whole short
+/// name. JSON and CSV keep every row's whole name.
+fn under_its_case(rows: &[Row], i: usize) -> String {
+    let case = &rows[i].case;
+    // Its case is a few rows up at most (a p99's, two counters', the parts').
+    for j in (i.saturating_sub(32)..i).rev() {
+        let mine = format!("{} · ", rows[j].case);
+        if let Some(what) = case.strip_prefix(&mine) {
+            if rows[j + 1..i].iter().all(|r| r.case.starts_with(&mine)) {
+                return format!("  · {what}");
+            }
+        }
+    }
+    short(case)
 }
 
 /// A run's label in a heading: ` (baseline)`, or nothing.

@@ -32,7 +32,11 @@ pub struct ListArgs {
 
 /// The one mechanism `name` names (an empty name, or a list, is bad input).
 fn the_one(name: &str) -> Result<MechanismKind, Fail> {
-    match crate::shared::plan::parse_mechanisms(&[name.to_string()])?[..] {
+    let named = match name.split(',').all(str::is_empty) {
+        true => Vec::new(),
+        false => crate::shared::plan::parse_mechanisms(&[name.to_string()])?,
+    };
+    match named[..] {
         [k] => Ok(k),
         _ => Err(Fail::usage(format!(
             "'{name}': name one mechanism (ipcperf list names them)"
