@@ -527,3 +527,67 @@ fn trend_terms(t: &super::moderated::Trend) -> String {
     }
     terms.join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::DEFAULT_MIN_CHANGE;
+    use crate::testdata;
+
+    /// The table is one a mechanism and mode, each row named by what follows
+    /// (its size and placement), a p99's row `· p99` under its case: at 80
+    /// columns no row takes more than two lines (the whole name, "pipe processes
+    /// 64 KiB cross-cpu 0→1" in a column of 14, took four).
+    #[test]
+    fn the_table_is_one_a_mechanism_and_mode_with_short_row_names() {
+        let a = testdata::run();
+        let mut b = testdata::run();
+        for c in b.cases.iter_mut().filter(|c| c.mechanism == "unix") {
+            for s in &mut c.series {
+                s.bytes *= 2;
+            }
+            c.summarize();
+        }
+        let v = view("1", &a, "2", &b, DEFAULT_MIN_CHANGE);
+        let titles: Vec<&str> = v.tables.iter().map(|t| t.title.as_str()).collect();
+        assert_eq!(
+            titles[..3],
+            ["pipe · processes", "unix · processes", "tcp · processes"],
+            "{titles:?}"
+        );
+        assert!(v.heading.contains("A = run 1") && v.heading.contains("B = run 2"));
+        for t in &v.tables {
+            for r in &t.rows {
+                assert!(
+                    r[0].chars().next().is_some_and(|c| c.is_ascii_digit()),
+                    "{}: {r:?}",
+                    t.title
+                );
+            }
+            let (c, _) = crate::export::table::fit(t, Some(80));
+            let text = c.to_string();
+            assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+            // Header (one line) and three borders, then two lines a row at most.
+            assert!(text.lines().count() <= 4 + 2 * t.rows.len(), "{text}");
+        }
+        assert!(v.tables.last().is_some_and(|t| !t.notes.is_empty()));
+        assert!(v.tables[..v.tables.len() - 1]
+            .iter()
+            .all(|t| t.notes.is_empty()));
+
+        // A round trip's p99 row sits under its case, named by its figure.
+        let mut a = testdata::run();
+        a.cases.retain(|c| c.mechanism == "unix");
+        a.cases.truncate(1);
+        let mut c = testdata::paced_case("unix", 1000, 1000.0, 10_000, 20_000, 30_000);
+        let l = c.latency.as_mut().unwrap();
+        l.series_p50_ns = vec![9_800, 9_900, 10_000, 10_100, 10_200];
+        l.series_p99_ns = vec![19_800, 19_900, 20_000, 20_100, 20_200];
+        a.cases = vec![c];
+        let v = view("1", &a, "2", &a.clone(), DEFAULT_MIN_CHANGE);
+        let names: Vec<&str> = v.tables[0].rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(v.tables[0].title, "unix · processes");
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(names[1], "· p99", "{names:?}");
+    }
+}

@@ -204,51 +204,6 @@ impl std::fmt::Display for TraceError {
     }
 }
 
-/// The files of a trace: `path` itself, or strace -ff's `path.PID` files, each
-/// with its pid.
-pub fn trace_files(path: &Path) -> Result<Vec<(PathBuf, u32)>, TraceError> {
-    // An empty name is no file (and its "strace -ff" files would be any `.N`
-    // in the working directory).
-    if path.as_os_str().is_empty() {
-        return Err(TraceError::Empty(
-            "'' names no trace file (strace's output or a CSV)".into(),
-        ));
-    }
-    if path.exists() {
-        return Ok(vec![(path.to_path_buf(), 0)]);
-    }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let stem = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut files = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(pid) = name
-                .strip_prefix(&stem)
-                .and_then(|r| r.strip_prefix('.'))
-                .and_then(|p| p.parse::<u32>().ok())
-            {
-                files.push((e.path(), pid));
-            }
-        }
-    }
-    if files.is_empty() {
-        return Err(TraceError::Io {
-            file: path.to_path_buf(),
-            why: "no such file (nor strace -ff's FILE.PID files)".into(),
-        });
-    }
-    // By pid: a parent (whose fork hands its descriptors on) before its children.
-    files.sort_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0)));
-    Ok(files)
-}
-
 /// Whether a file is the CSV form: its first line that is not blank or a
 /// comment reads `time_ns,direction,size` or three fields of that shape.
 fn is_csv(first: &str) -> bool {
@@ -294,7 +249,7 @@ fn each_call(
     let mut untimed = 0;
     let mut named = false;
     let mut tables = ends::Ends::default();
-    for (file, pid) in trace_files(path)? {
+    for (file, pid) in strace::trace_files(path)? {
         let io = |e: std::io::Error| TraceError::Io {
             file: file.clone(),
             why: e.to_string(),

@@ -7,6 +7,9 @@
 //! reads at end of file (`= 0`) are left out; so is every other syscall.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::TraceError;
 
 pub use super::fdcalls::FdOp;
 use super::fdcalls::{fd_call, fd_op, lead_num};
@@ -404,4 +407,49 @@ fn clock_name(c: Clock) -> &'static str {
         Clock::Epoch => "epoch (-ttt)",
         Clock::Relative => "relative (-r)",
     }
+}
+
+/// The files of a trace: `path` itself, or strace -ff's `path.PID` files, each
+/// with its pid.
+pub fn trace_files(path: &Path) -> Result<Vec<(PathBuf, u32)>, TraceError> {
+    // An empty name is no file (and its "strace -ff" files would be any `.N`
+    // in the working directory).
+    if path.as_os_str().is_empty() {
+        return Err(TraceError::Empty(
+            "'' names no trace file (strace's output or a CSV)".into(),
+        ));
+    }
+    if path.exists() {
+        return Ok(vec![(path.to_path_buf(), 0)]);
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut files = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name
+                .strip_prefix(&stem)
+                .and_then(|r| r.strip_prefix('.'))
+                .and_then(|p| p.parse::<u32>().ok())
+            {
+                files.push((e.path(), pid));
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(TraceError::Io {
+            file: path.to_path_buf(),
+            why: "no such file (nor strace -ff's FILE.PID files)".into(),
+        });
+    }
+    // By pid: a parent (whose fork hands its descriptors on) before its children.
+    files.sort_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0)));
+    Ok(files)
 }
