@@ -62,6 +62,10 @@ pub fn entries(figs: Vec<CaseFigures>) -> Vec<Entry> {
         .collect()
 }
 
+/// The fewest peers (hosts of one CPU model and kernel, besides the host) whose
+/// spread a host is judged against.
+pub const MIN_PEERS: usize = 3;
+
 /// Every host against its group, case by case; outliers first (the smallest p
 /// first), then by case and host. `min_change`: the smallest ratio change called
 /// (0.05 = 5%, on a log scale either way).
@@ -126,9 +130,13 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
                 why: String::new(),
                 lower_better: h.lower_better,
             };
-            if peers < 3 || fig <= 0.0 {
+            if fig <= 0.0 {
+                row.why = "a figure of 0: nothing to judge".into();
+            } else if peers < MIN_PEERS {
                 row.why = format!(
-                    "{peers} peer(s) of its CPU model and kernel: too few to know their spread"
+                    "{peers} peer{} of its CPU model and kernel: too few to know their spread \
+                     (it takes {MIN_PEERS})",
+                    if peers == 1 { "" } else { "s" }
                 );
             } else {
                 // The host against its peers' hosts: how far its figure sits from

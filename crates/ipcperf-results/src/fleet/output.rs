@@ -17,7 +17,7 @@ pub fn opt(v: Option<f64>) -> String {
     v.map(|p| p.to_string()).unwrap_or_default()
 }
 
-fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
+pub(crate) fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
     match format {
         Format::Csv => {
             let head = [
@@ -66,7 +66,19 @@ fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fail> {
                 if outliers.len() == 1 { "" } else { "s" }
             );
             for r in &outliers {
-                out.push_str(&format!("  {}\n", fleet::outlier_line(r)));
+                let line = format!("  {}", fleet::outlier_line(r));
+                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+            }
+            // Said once, not on every row (a fleet of three hosts read the same
+            // sentence in each of its 36 rows).
+            let few = rows.iter().filter(|r| too_few(r)).count();
+            if few > 0 {
+                let line = format!(
+                    "  {few} of them not judged, \"too few peers\": fewer than {} other hosts of \
+                     their CPU model and kernel measured the case, too few to know their spread",
+                    fleet::MIN_PEERS
+                );
+                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
             }
             let groups = by_case(rows, |r| r.case.as_str());
             if format == Format::Table && groups.len() > 1 && hosts.len() > 1 {
@@ -109,6 +121,8 @@ fn hosts_table(rows: &[&HostRow], case: bool, markdown: bool) -> String {
                 r.peers.to_string(),
                 if r.outlier {
                     format!("OUTLIER: {}", r.why)
+                } else if too_few(r) {
+                    "too few peers".into()
                 } else {
                     r.why.clone()
                 },
@@ -116,6 +130,11 @@ fn hosts_table(rows: &[&HostRow], case: bool, markdown: bool) -> String {
         })
         .collect();
     crate::export::table::plain_columns(markdown, &head, cells, |i| case || i != 1)
+}
+
+/// A row not judged for want of peers (its whole reason in JSON and CSV).
+fn too_few(r: &HostRow) -> bool {
+    r.p.is_none() && r.peers < fleet::MIN_PEERS && r.figure > 0.0
 }
 
 /// `items` by case, in the order their cases first come.

@@ -60,6 +60,22 @@ fn too_few_peers_are_not_judged_and_one_series_a_host_is() {
         rows.iter().all(|r| !r.outlier && r.why.contains("too few")),
         "{rows:#?}"
     );
+    assert!(rows[0].why.starts_with("2 peers of"), "{}", rows[0].why);
+    // Said once above the tables, "too few peers" on each row (the whole
+    // sentence was on every row); CSV keeps each row's reason whole.
+    let text = output::hosts_text(&rows, crate::export::Format::Table).unwrap();
+    assert_eq!(
+        text.matches("too few to know their spread").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("too few peers").count(),
+        rows.len() + 1,
+        "{text}"
+    );
+    let csv = output::hosts_text(&rows, crate::export::Format::Csv).unwrap();
+    assert_eq!(csv.matches("too few to know").count(), rows.len(), "{csv}");
     // A host is judged against its peers' hosts, not its own series: one series
     // a host still places it among five peers.
     let mut f = fleet(6, Some((1, 0.5)));
