@@ -122,7 +122,7 @@ fn draw<DB: DrawingBackend>(
                 chart.draw_series(std::iter::once(
                     EmptyElement::at((t(p), p.max * k))
                         + Text::new(
-                            format!("step {:.2}×", p.change.ratio.unwrap_or(f64::NAN)),
+                            format!("step {:.2}×", p.change.step_ratio.unwrap_or(f64::NAN)),
                             (-30, -28),
                             (FAMILY, 15).into_font().color(&RED),
                         ),

@@ -328,6 +328,10 @@ pub fn version_cmp(a: &str, b: &str) -> Ordering {
 pub struct Change {
     /// Against the one before (None for the first).
     pub ratio: Option<f64>,
+    /// At a trend's change point: the segments either side of it, after over
+    /// before (medians of their runs' medians); `ratio` stays the run before's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_ratio: Option<f64>,
     pub p: Option<f64>,
     pub interval: Option<(f64, f64)>,
     /// A change beyond the noise.
@@ -474,8 +478,8 @@ pub struct TrendPoint {
     pub min: f64,
     pub max: f64,
     pub series: usize,
-    /// Its ratio to the run before it; at a change point, the segments either
-    /// side of it compared (its p, and whether it is a step).
+    /// Its ratio to the run before it; at a change point, also the segments
+    /// either side of it compared (their ratio, its p, whether it is a step).
     #[serde(flatten)]
     pub change: Change,
     pub lower_better: bool,
@@ -545,7 +549,7 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
             let ratio = after / before;
             let beyond = ratio.is_finite() && ratio.ln().abs() > (1.0 + min_change).ln();
             let c = &mut out[first + at].change;
-            c.ratio = Some(ratio);
+            c.step_ratio = Some(ratio);
             c.p = Some(p);
             c.step = beyond;
             c.why = format!(

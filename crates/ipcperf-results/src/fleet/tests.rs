@@ -183,6 +183,15 @@ fn a_trend_marks_the_step_and_nothing_else() {
         .map(|p| p.run_id)
         .collect();
     assert_eq!(steps, [7], "{pts:#?}");
+    // Its row's ratio is to the run before; the step's size is its segments'
+    // (a step's row showed the segments' ratio under "the run before").
+    let step = &pts[7];
+    let before = pts[6].median;
+    assert!((step.change.ratio.unwrap() - step.median / before).abs() < 1e-12);
+    let s = step.change.step_ratio.unwrap();
+    assert!((s - 0.5).abs() < 0.03, "{s}");
+    assert!(pts.iter().filter(|p| p.change.step_ratio.is_some()).count() >= 1);
+    assert!(pts[6].change.step_ratio.is_none());
 }
 
 /// A fleet of `n` hosts of one CPU model and kernel, each host's figure its

@@ -37,6 +37,7 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 "max",
                 "series",
                 "ratio",
+                "step_ratio",
                 "p",
                 "step",
                 "why",
@@ -53,6 +54,10 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                     p.max.to_string(),
                     p.series.to_string(),
                     p.change.ratio.map(|v| v.to_string()).unwrap_or_default(),
+                    p.change
+                        .step_ratio
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
                     p.change.p.map(|v| v.to_string()).unwrap_or_default(),
                     p.change.step.to_string(),
                     p.change.why.clone(),
@@ -84,16 +89,19 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 steps.len(),
                 if steps.len() == 1 { "" } else { "s" }
             );
+            // The step's size is its segments' (in the reason), not the run
+            // before's: "1.10× the run before" was runs 8–14 against 1–7,
+            // where run 8 was 1.19× run 7.
             for p in &steps {
-                out.push_str(&format!(
-                    "  run {} ({}, {}): {} {:.2}× the run before, {}\n",
+                let line = format!(
+                    "  run {} ({}, {}): {}, {}",
                     p.run_id,
                     when(p.started_ms),
                     p.host,
                     p.case,
-                    p.change.ratio.unwrap_or(f64::NAN),
                     p.change.why
-                ));
+                );
+                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
             }
             if format == Format::Table && !one {
                 // On a terminal, a table for each case under its name: the
