@@ -341,6 +341,20 @@ fn pipeline_is_saved_like_every_run() {
     );
     assert_eq!(kept["complete"], true);
     assert_eq!(kept["cases"].as_array().unwrap().len(), ROWS.len());
+    // Where it was kept is said after the results, as every run says it (it
+    // came before pipeline's tables).
+    let both = Command::new("sh")
+        .arg("-c")
+        .arg(r#""$0" pipeline --bytes 64k --repeat 1 --db "$1" 2>&1"#)
+        .arg(env!("CARGO_BIN_EXE_ipcperf"))
+        .arg(&db)
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&both.stdout);
+    let saved_at = text.find("saved as run").expect("saved");
+    let table_at = text.rfind("dev-null").expect("the table");
+    assert!(table_at < saved_at, "{text}");
 }
 
 #[test]

@@ -391,11 +391,15 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     run.cases = records;
     run.finished_ms = Some(unix_ms());
     run.complete = true;
-    saver.finish(&run);
-
+    let kept = saver.finish_quietly(&run);
     crate::console::out(&crate::document::document(&run, a.format, None));
+    // Where it was kept, after the results (as every measuring command says it).
+    if let Some(k) = kept {
+        k.say();
+    }
+    // A failed case, or a run the history stopped taking (written to a file).
     let failed = run.cases.iter().any(|c| c.status == CaseStatus::Failed);
-    Ok(i32::from(failed))
+    Ok(i32::from(failed || saver.lost()))
 }
 
 #[cfg(test)]

@@ -322,14 +322,6 @@ impl Saver {
         self.next += 1;
     }
 
-    /// Mark the run finished; says on stderr where it was kept (`saved` for the
-    /// commands that print their tables first, then this line).
-    pub fn finish(&mut self, run: &RunRecord) {
-        if let Some(kept) = self.finish_quietly(run) {
-            kept.say();
-        }
-    }
-
     /// Mark the run finished and write the export files; what to say of where it
     /// was kept, to print (with [`Kept::say`]) after the results.
     pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<Kept> {
