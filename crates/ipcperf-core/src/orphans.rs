@@ -157,7 +157,9 @@ pub fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) 
             true => found,
             false => match tfs.answers() {
                 Err(why) => {
-                    notes.push(format!("{} ftrace instance(s) left: {why}", found.len()));
+                    let n = found.len();
+                    let s = if n == 1 { "" } else { "s" };
+                    notes.push(format!("{n} ftrace instance{s} left: {why}"));
                     Vec::new()
                 }
                 Ok(()) => found,

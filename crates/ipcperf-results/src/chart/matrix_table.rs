@@ -37,7 +37,8 @@ pub fn render_table(r: &RunRecord, m: &crate::chart::heatmap::Matrix) -> String 
     let failed = r.cases.iter().filter(|c| c.latency.is_none()).count();
     if failed > 0 {
         out.push_str(&format!(
-            "  {failed} pair(s) did not run (see the messages above)\n"
+            "  {failed} pair{} did not run (see the messages above)\n",
+            if failed == 1 { "" } else { "s" }
         ));
     }
     out

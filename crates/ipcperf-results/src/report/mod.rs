@@ -473,12 +473,11 @@ fn machine_table(id: &str, run: &RunRecord) -> Table {
         rows.push(vec![
             "topology".into(),
             format!(
-                "{} usable CPUs ({}): {} package(s), {} NUMA node(s), {} cores, SMT {}; \
-                 last-level caches {}",
+                "{} usable CPUs ({}): {}, {}, {} cores, SMT {}; last-level caches {}",
                 usable.len(),
                 ipcperf_core::topology::format_cpu_list(&usable),
-                t.packages(),
-                t.nodes(),
+                counted(t.packages(), "package"),
+                counted(t.nodes(), "NUMA node"),
                 t.cores(),
                 if t.smt() { "on" } else { "off" },
                 t.l3_domains()
@@ -634,6 +633,11 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
     }
     o.push_str("</body>\n</html>\n");
     o
+}
+
+/// `n` things, "1 package", "2 packages".
+fn counted(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]
