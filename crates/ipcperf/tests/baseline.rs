@@ -392,4 +392,28 @@ fn a_case_missing_from_b_is_named_by_the_gate() {
     // The other way about, A lacks the case: nothing was lost.
     let (_, err) = gate(&["2", "1", "--threshold", "90%"]);
     assert!(!err.contains("measured in A"), "{err}");
+    // A case in one run only is one line under the table, with its count.
+    let out = cmd(&db, &["compare", "1", "2", "--threshold", "90%"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 case only in A"), "{text}");
+
+    // Runs that measured something, but nothing in common (a latency run
+    // against a throughput run): bad input, not a table of dashes that passes
+    // the gate; nor is a run that measured nothing a baseline.
+    cmd(&db, &["latency", "unix", "-n", "50", "-q"])
+        .assert()
+        .success();
+    let (code, err) = gate(&["1", "3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no case in common"), "{err}");
+    let mut empty = v.clone();
+    empty["started_ms"] = (v["started_ms"].as_u64().unwrap() + 5).into();
+    empty["cases"] = serde_json::json!([]);
+    std::fs::write(&path, serde_json::to_vec(&empty).unwrap()).unwrap();
+    cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+    let (code, err) = gate(&["4", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("has no figure to compare with"), "{err}");
 }

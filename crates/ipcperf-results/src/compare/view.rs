@@ -197,7 +197,9 @@ pub fn view_of_rows(
     } else {
         " = run "
     };
-    let judged_across = model.len();
+    // The rows judged against the history, not the cases the history holds (a B
+    // that measured none of them was told "1 cases ... are judged").
+    let judged_across = rows.iter().filter(|r| r.runs.is_some()).count();
     let mark = |v: Verdict| match v {
         Verdict::Faster => "FASTER",
         Verdict::Slower => "SLOWER",
@@ -263,11 +265,13 @@ pub fn view_of_rows(
             String::new()
         };
         format!(
-            "{judged_across} cases with earlier runs on this host (kernel, CPU model) in the \
-             history are judged against how much their median moves from run to run{prior}, \
+            "{judged_across} case{} with earlier runs on this host (kernel, CPU model) in the \
+             history {} judged against how much their median moves from run to run{prior}, \
              in place of their series' spread.{against} \"limit\": the smallest \
              change any test could call with that case's spread over these runs, \
-             e^(z·sd·√(1 + 1/k)) − 1 (z at two-sided 0.05 over the rows compared, k runs as A)."
+             e^(z·sd·√(1 + 1/k)) − 1 (z at two-sided 0.05 over the rows compared, k runs as A).",
+            if judged_across == 1 { "" } else { "s" },
+            if judged_across == 1 { "is" } else { "are" },
         )
     });
     // The reasons: of every change and every row not judged (and, with -v, of
@@ -277,9 +281,19 @@ pub fn view_of_rows(
         .iter()
         .filter(|r| r.unit == super::PART && r.verdict != Verdict::NoiseUnknown)
         .count();
+    // A case in one run only is counted in one line (a B killed before its
+    // first case gave 48 lines of "…: only in A"), unless -v.
+    let mut only: Vec<(&str, usize)> = Vec::new();
     for r in rows {
         let changed = matches!(r.verdict, Verdict::Faster | Verdict::Slower);
         if !super::is_case(r) && !verbose && !changed {
+            continue;
+        }
+        if !verbose && matches!(r.why.as_str(), "only in A" | "only in B") {
+            match only.iter_mut().find(|(w, _)| *w == r.why) {
+                Some((_, n)) => *n += 1,
+                None => only.push((r.why.as_str(), 1)),
+            }
             continue;
         }
         if verbose
@@ -288,6 +302,12 @@ pub fn view_of_rows(
         {
             notes.push(format!("{}: {}", short(&r.case), r.why));
         }
+    }
+    for (why, n) in only {
+        notes.push(format!(
+            "{n} case{} {why} (a \"-\" in the other's column; -v names each)",
+            if n == 1 { "" } else { "s" },
+        ));
     }
     if parts > 0 && !verbose {
         notes.push(if parts_judged == 0 {

@@ -93,6 +93,19 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     } else {
         Default::default()
     };
+    let measured = |r: &RunRecord| {
+        r.cases
+            .iter()
+            .any(|c| c.status == ipcperf_core::record::CaseStatus::Ok)
+    };
+    let (a_measured, a_kind) = (measured(&ra), ra.kind_or_guess());
+    if !a_measured {
+        // Nothing to judge B by: an empty table that passed a gate.
+        return Err(Fail::usage(format!(
+            "run {ia} ({a_kind}) has no figure to compare with (no case of it ran): name a run \
+             that measured something as A (`ipcperf history`)"
+        )));
+    }
     let (baseline_ids, baseline) = baseline_of(&mut store, (ia, ra), (ib, ic), a.baseline_runs);
     if baseline.len() < usize::from(a.baseline_runs) {
         crate::console::note(&format!(
@@ -113,6 +126,17 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     // The run-to-run model, fitted once for the rows, both tables and the JSON.
     let model = compare::moderated::fit_with(&history, &traits);
     let mut rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
+    // Two runs that each measured something, but nothing the other did (a
+    // latency run against a throughput run): a table of dashes, "0 slower",
+    // and a gate that passed. Bad input. (A B that measured nothing, killed or
+    // failed, is the gate's to count, as before.)
+    if a_measured && measured(&rb) && !rows.iter().any(|r| r.a.is_some() && r.b.is_some()) {
+        return Err(Fail::usage(format!(
+            "runs {ia} ({a_kind}) and {ib} ({}) measured no case in common: compare two runs of \
+             the same cases (`ipcperf history` says what each measured)",
+            rb.kind_or_guess()
+        )));
+    }
     let confirmed = again.as_ref().map(|(ic, rc)| {
         let rows_c = compare::compare_against_model(&baseline, rc, a.threshold, &model);
         compare::confirm(&mut rows, &rows_c, &ic.to_string(), a.threshold)
