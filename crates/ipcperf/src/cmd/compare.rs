@@ -99,7 +99,10 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             .any(|c| c.status == ipcperf_core::record::CaseStatus::Ok)
     };
     let (a_measured, a_kind) = (measured(&ra), ra.kind_or_guess());
-    if !a_measured {
+    // Two measured topologies (`topology --measure`, no case) are compared on
+    // what moved between them, below the table: that is something to compare.
+    let topologies = ra.machine.measured.is_some() && rb.machine.measured.is_some();
+    if !a_measured && !topologies {
         // Nothing to judge B by: an empty table that passed a gate.
         return Err(Fail::usage(format!(
             "run {ia} ({a_kind}) has no figure to compare with (no case of it ran): name a run \
@@ -130,7 +133,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     // latency run against a throughput run): a table of dashes, "0 slower",
     // and a gate that passed. Bad input. (A B that measured nothing, killed or
     // failed, is the gate's to count, as before.)
-    if a_measured && measured(&rb) && !rows.iter().any(|r| r.a.is_some() && r.b.is_some()) {
+    if a_measured
+        && measured(&rb)
+        && !topologies
+        && !rows.iter().any(|r| r.a.is_some() && r.b.is_some())
+    {
         return Err(Fail::usage(format!(
             "runs {ia} ({a_kind}) and {ib} ({}) measured no case in common: compare two runs of \
              the same cases (`ipcperf history` says what each measured)",
