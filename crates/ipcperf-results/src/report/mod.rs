@@ -624,7 +624,6 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
         let (a_id, a) = &runs[0];
         for (b_id, b) in &runs[1..] {
             let v = compare::view(a_id, a, b_id, b, compare::DEFAULT_MIN_CHANGE);
-            // The heading, then (its own paragraph) what A and B are.
             let mut parts = v.heading.split("\n\n");
             if let Some(first) = parts.next() {
                 o.push_str(&format!("<p><b>{}</b></p>\n", esc(first)));
