@@ -205,7 +205,7 @@ pub fn view_of_rows(
         Verdict::Slower => "SLOWER",
         Verdict::Unchanged => "",
         Verdict::CouldNotTell => "can't tell",
-        Verdict::NoiseUnknown => "?",
+        Verdict::NoiseUnknown => "not judged",
         Verdict::NotComparable => "-",
     };
     let verbose = crate::console::verbose();
@@ -609,5 +609,34 @@ mod tests {
         assert_eq!(v.tables[0].title, "unix · processes");
         assert_eq!(names.len(), 2, "{names:?}");
         assert_eq!(names[1], "· p99", "{names:?}");
+    }
+    /// A counter's figure below 0.1 µs keeps its digits (a memcpy's CPU time a
+    /// message read "0.00 µs" on both sides of 1.00×), and a counter at 0 in
+    /// a series, shown and not judged, says so in words (it read "?").
+    #[test]
+    fn tiny_counters_keep_their_digits_and_unjudged_rows_say_so() {
+        let mut a = testdata::run();
+        a.cases.truncate(1);
+        for (i, s) in a.cases[0].series.iter_mut().enumerate() {
+            s.blocks = 1_000_000;
+            s.writer_cpu_ns = 2_100_000 + 10_000 * i as u64;
+            s.reader_cpu_ns = None;
+            s.writer_counts = Some(Default::default());
+            s.reader_counts = None;
+        }
+        let v = view("1", &a, "2", &a.clone(), DEFAULT_MIN_CHANGE);
+        let rows = &v.tables[0].rows;
+        let row = |name: &str| rows.iter().find(|r| r[0] == name).cloned();
+        let cpu = row("· CPU µs/msg").expect("a CPU row");
+        assert!(
+            cpu[1].starts_with("0.002") && cpu[1].ends_with(" µs"),
+            "{cpu:?}"
+        );
+        let sw = row("· switches/msg").expect("a switches row");
+        assert_eq!(
+            (sw[1].as_str(), sw[4].as_str()),
+            ("0", "not judged"),
+            "{sw:?}"
+        );
     }
 }
