@@ -83,8 +83,25 @@ fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(text.contains("0 faster, 0 slower,"), "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
+    // The smallest change each case could call against its history: a case is
+    // judged on how far it moves from run to run (runs 1 to 3), which can be
+    // wider than its series in run 4 (memcpy's modes): k must clear both.
+    let j: serde_json::Value = serde_json::from_str(&stdout(&mut cmd(
+        &same,
+        &["compare", "4", "5", "--format", "json"],
+    )))
+    .unwrap();
+    let could_call = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["unit"] == "MB/s")
+        .map(|c| c["smallest_callable_change"].as_f64().unwrap_or(0.0))
+        .fold(0.0, f64::max);
     // Run 5: run 4 with every series moving k times the bytes, k twice the widest
-    // spread of a case's series in run 4 (at least 2). A change beyond the noise
+    // spread of a case's series in run 4 and twice the largest change a case
+    // could call (at least 2; CI once saw a case left "can't tell" when k
+    // cleared only its series, not its runs' spread). A change beyond the noise
     // must be called; on this VM a case's own 50 ms series have spread over 2x,
     // and a plain doubling then overlapped them (p = 0.056, called "unchanged").
     let json = dir.path().join("r2.json");
@@ -109,7 +126,7 @@ fn compare_survives_an_a_a_pair_and_catches_a_change_beyond_the_noise() {
             hi / lo.max(f64::MIN_POSITIVE)
         })
         .fold(1.0, f64::max);
-    let k = (2.0 * spread).ceil().max(2.0) as u64;
+    let k = (2.0 * spread).max(2.0 * (1.0 + could_call)).ceil() as u64;
     for c in v["cases"].as_array_mut().unwrap() {
         for s in c["series"].as_array_mut().unwrap() {
             s["bytes"] = (s["bytes"].as_u64().unwrap() * k).into();
