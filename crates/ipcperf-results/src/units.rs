@@ -277,6 +277,48 @@ pub fn fmt_utc(ms: u64) -> String {
     }
 }
 
+/// Case names in the order a reader expects: a size (`64 B`, `4 KiB`) by its
+/// bytes, another number by its value, the other words as text. Sorted as
+/// strings, `trend` and `fleet` listed 1 MiB before 4 KiB before 64 B.
+pub fn case_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn words(s: &str) -> Vec<Result<f64, &str>> {
+        let mut out = Vec::new();
+        let mut it = s.split_whitespace().peekable();
+        while let Some(w) = it.next() {
+            let Ok(n) = w.parse::<f64>() else {
+                out.push(Err(w));
+                continue;
+            };
+            let scale = match it.peek() {
+                Some(&"B") => 1.0,
+                Some(&"KiB") => 1024.0,
+                Some(&"MiB") => 1024.0 * 1024.0,
+                Some(&"GiB") => 1024.0 * 1024.0 * 1024.0,
+                _ => {
+                    out.push(Ok(n));
+                    continue;
+                }
+            };
+            it.next();
+            out.push(Ok(n * scale));
+        }
+        out
+    }
+    let (a, b) = (words(a), words(b));
+    for (x, y) in a.iter().zip(&b) {
+        let o = match (x, y) {
+            (Ok(x), Ok(y)) => x.total_cmp(y),
+            (Err(x), Err(y)) => x.cmp(y),
+            (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+            (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -289,6 +331,30 @@ mod tests {
         assert_eq!(fmt_small(0.000213), "0.00021");
         assert_eq!(fmt_mbps(4_000.0), "0.0040");
         assert_eq!(fmt_mbps(5.5e6), "5.50");
+    }
+
+    #[test]
+    fn cases_sort_by_their_sizes_not_their_spelling() {
+        let mut v = vec![
+            "stream pipe processes 1 MiB same-cpu touch",
+            "stream pipe processes 64 KiB same-cpu touch",
+            "stream pipe processes 64 B shared-l3 touch",
+            "stream pipe processes 4 KiB same-cpu touch",
+            "stream pipe processes 64 B same-cpu touch",
+            "stream fifo processes 1 MiB same-cpu touch",
+        ];
+        v.sort_by(|a, b| super::case_order(a, b));
+        assert_eq!(
+            v,
+            [
+                "stream fifo processes 1 MiB same-cpu touch",
+                "stream pipe processes 64 B same-cpu touch",
+                "stream pipe processes 64 B shared-l3 touch",
+                "stream pipe processes 4 KiB same-cpu touch",
+                "stream pipe processes 64 KiB same-cpu touch",
+                "stream pipe processes 1 MiB same-cpu touch",
+            ]
+        );
     }
 
     use super::*;

@@ -208,7 +208,7 @@ pub fn judge(entries: &[Entry], min_change: f64) -> Vec<HostRow> {
             if a.outlier {
                 a.p.unwrap_or(1.0).total_cmp(&b.p.unwrap_or(1.0))
             } else {
-                a.case.cmp(&b.case).then(a.host.cmp(&b.host))
+                crate::units::case_order(&a.case, &b.case).then(a.host.cmp(&b.host))
             }
         })
     });
@@ -431,6 +431,8 @@ pub fn by_kernel(entries: &[Entry], min_change: f64) -> Vec<KernelRow> {
             .or_default()
             .push(e);
     }
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_by(|(a, _), (b, _)| a.0.cmp(&b.0).then(crate::units::case_order(&a.1, &b.1)));
     let mut rows = Vec::new();
     for ((cpu, _), kernels) in groups {
         let mut kernels: Vec<(String, Vec<&Entry>)> = kernels.into_iter().collect();
@@ -504,6 +506,8 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
     for f in figs {
         by_key.entry((&f.key, &f.host)).or_default().push(f);
     }
+    let mut by_key: Vec<_> = by_key.into_iter().collect();
+    by_key.sort_by(|(a, _), (b, _)| crate::units::case_order(a.0, b.0).then(a.1.cmp(b.1)));
     let mut out = Vec::new();
     for ((key, _), mut runs) in by_key {
         runs.sort_by_key(|f| (f.started_ms, f.run_id));

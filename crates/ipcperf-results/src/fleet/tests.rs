@@ -192,6 +192,14 @@ fn a_trend_marks_the_step_and_nothing_else() {
     assert!((s - 0.5).abs() < 0.03, "{s}");
     assert!(pts.iter().filter(|p| p.change.step_ratio.is_some()).count() >= 1);
     assert!(pts[6].change.step_ratio.is_none());
+
+    // Cases come by their sizes, as a run lists them (sorted as strings, 1 MiB
+    // came before 64 B).
+    let mut two = figs[..2].to_vec();
+    two[0].key = "stream pipe 1 MiB".into();
+    two[1].key = "stream pipe 64 B".into();
+    let keys: Vec<String> = trend(&two, 0.05).into_iter().map(|p| p.case).collect();
+    assert_eq!(keys, ["stream pipe 64 B", "stream pipe 1 MiB"]);
 }
 
 /// A fleet of `n` hosts of one CPU model and kernel, each host's figure its
