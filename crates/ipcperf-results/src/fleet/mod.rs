@@ -495,6 +495,17 @@ pub const CONFIRM_RUNS: usize = 3;
 pub(super) const PERMUTATIONS: usize = 999;
 const CHANGE_ALPHA: f64 = 0.01;
 
+/// The fewest runs of a case in which a step can be found: CONFIRM_RUNS each
+/// side, and enough for the permutation test to reach CHANGE_ALPHA (a shuffle
+/// that puts the same runs on the same sides, either way round, splits as
+/// well: 2 in C(n, n/2) at best; 10 runs at 0.01).
+pub fn fewest_runs_for_a_step() -> usize {
+    let ways = |n: usize| (1..=n / 2).fold(1.0, |c, i| c * (n + 1 - i) as f64 / i as f64);
+    (2 * CONFIRM_RUNS..)
+        .find(|&n| 2.0 / ways(n) <= CHANGE_ALPHA)
+        .unwrap_or(2 * CONFIRM_RUNS)
+}
+
 /// `ipcperf trend`: each case's runs in time on each host (as the store gives
 /// them, oldest first: a host is only ever compared with itself), its change
 /// points found by E-divisive means over the runs' medians (see [`changes`]),

@@ -200,6 +200,39 @@ fn a_trend_marks_the_step_and_nothing_else() {
     two[1].key = "stream pipe 64 B".into();
     let keys: Vec<String> = trend(&two, 0.05).into_iter().map(|p| p.case).collect();
     assert_eq!(keys, ["stream pipe 64 B", "stream pipe 1 MiB"]);
+
+    // Too few runs to find a step says so ("0 steps" read as steady). Nine
+    // runs, the step clear after the fifth, find none; ten do.
+    let clear = |n: usize| -> Vec<CaseFigures> {
+        let mut f = figs[..n].to_vec();
+        for (i, c) in f.iter_mut().enumerate() {
+            let k = if i >= n / 2 { 0.5 } else { 1.0 };
+            c.values = (0..10)
+                .map(|j| 1e9 * k * (1.0 + 0.001 * j as f64))
+                .collect();
+        }
+        f
+    };
+    assert_eq!(crate::fleet::fewest_runs_for_a_step(), 10);
+    assert!(trend(&clear(9), 0.05).iter().all(|p| !p.change.step));
+    assert!(trend(&clear(10), 0.05).iter().any(|p| p.change.step));
+    let short = trend(&figs[..5], 0.05);
+    let doc = crate::fleet::trend_output::trend_document(&short).unwrap();
+    assert!(
+        doc.table
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("0 steps (a step needs 10 runs of a case, 3 after it: at most 5 here)"),
+        "{}",
+        doc.table
+    );
+    let doc = crate::fleet::trend_output::trend_document(&pts).unwrap();
+    assert!(
+        doc.table.lines().next().unwrap().ends_with("; 1 step"),
+        "{}",
+        doc.table
+    );
 }
 
 /// A fleet of `n` hosts of one CPU model and kernel, each host's figure its

@@ -76,8 +76,25 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
             let hosts: std::collections::BTreeSet<&str> =
                 points.iter().map(|p| p.host.as_str()).collect();
             let one_host = (hosts.len() == 1).then(|| points[0].host.as_str());
+            // With fewer runs than a step needs, "0 steps" read as "steady"
+            // where nothing could have been found.
+            let mut per_case: std::collections::BTreeMap<(&str, &str), usize> =
+                std::collections::BTreeMap::new();
+            for p in points {
+                *per_case.entry((&p.case, &p.host)).or_default() += 1;
+            }
+            let most = per_case.values().copied().max().unwrap_or(0);
+            let need = super::fewest_runs_for_a_step();
+            let short = if most < need {
+                format!(
+                    " (a step needs {need} runs of a case, {} after it: at most {most} here)",
+                    super::CONFIRM_RUNS
+                )
+            } else {
+                String::new()
+            };
             let mut out = format!(
-                "{} run{} of {}{}; {} step{}\n",
+                "{} run{} of {}{}; {} step{}{short}\n",
                 runs.len(),
                 if runs.len() == 1 { "" } else { "s" },
                 if one {
