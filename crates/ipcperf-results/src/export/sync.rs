@@ -70,6 +70,9 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
     });
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut atomics: Vec<f64> = Vec::new();
+    let mut said: Vec<(String, Vec<String>)> = Vec::new();
+    let mut stood: Vec<String> = Vec::new();
     let mut tails = super::cells::TailCounts::default();
     for c in cases {
         let Some(s) = &c.sync else { continue };
@@ -135,25 +138,68 @@ fn timing_table(cases: &[&CaseRecord], mode: &str, placement: &str) -> Table {
             let row = rows.last_mut().expect("just pushed");
             row.push(switches_per_cycle(&s.set_clear_series));
         }
-        if let Some(a) = s.atomic_rmw_ns {
-            let line = format!(
-                "one atomic read-modify-write here: {a:.1} ns (the floor of request/release, \
-                 which takes two)"
-            );
-            if !notes.contains(&line) {
-                notes.push(line);
+        atomics.extend(s.atomic_rmw_ns);
+        for (n, tare, gross, what) in [
+            (
+                &s.request_release_note,
+                s.request_release_tare_ns,
+                s.request_release_gross_ns,
+                "request/release",
+            ),
+            (
+                &s.set_clear_note,
+                s.set_clear_tare_ns,
+                s.set_clear_gross_ns,
+                "set/clear",
+            ),
+        ] {
+            let Some(n) = n else { continue };
+            if let (true, Some(t), Some(g)) = (n.starts_with("gross:"), tare, gross) {
+                let who = if what == "request/release" {
+                    s.primitive.clone()
+                } else {
+                    format!("{} {what}", s.primitive)
+                };
+                stood.push(format!("{who} {} of {}", ns(Some(t)), ns(Some(g))));
+                continue;
             }
-        }
-        for n in [&s.request_release_note, &s.set_clear_note]
-            .into_iter()
-            .flatten()
-        {
-            let line = format!("{}: {n}", s.primitive);
-            if !notes.contains(&line) {
-                notes.push(line);
+            match said.iter_mut().find(|(text, _)| text == n) {
+                Some((_, who)) if !who.contains(&s.primitive) => who.push(s.primitive.clone()),
+                Some(_) => {}
+                None => said.push((n.clone(), vec![s.primitive.clone()])),
             }
         }
     }
+    // Each case measures the atomic floor: one line for them all (it was a line
+    // a case, unnamed); a reason shared by several primitives names them once.
+    let (lo, hi) = atomics
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &a| {
+            (l.min(a), h.max(a))
+        });
+    if !atomics.is_empty() {
+        let span = if format!("{lo:.1}") == format!("{hi:.1}") {
+            format!("{lo:.1} ns")
+        } else {
+            format!("{lo:.1}–{hi:.1} ns (fewest–most over the rows)")
+        };
+        notes.push(format!(
+            "one atomic read-modify-write here: {span}, the floor of request/release, which \
+             takes two"
+        ));
+    }
+    if !stood.is_empty() {
+        notes.push(format!(
+            "gross, the empty loop left in where it is over {:.0}% of the cycle (it would \
+             overlap away the work it wraps): {} ns",
+            ipcperf_core::sync::TARE_SHARE * 100.0,
+            stood.join(", ")
+        ));
+    }
+    notes.extend(
+        said.into_iter()
+            .map(|(text, who)| format!("{}: {text}", who.join(", "))),
+    );
     notes.push(
         "cycles/s and ns per cycle have the tare (the same loop around dummy calls) subtracted \
          where it is at most 10% of the cycle, else the loop's gross time stands; set/clear = a token to the other side and back (two wake-ups); p50/p99 per set/clear cycle, \
@@ -372,5 +418,55 @@ pub fn render(run: &RunRecord, format: Format) -> String {
         Format::OpenMetrics | Format::Prometheus => super::render(run, format, None),
         Format::Table => super::table::render(&build(run)),
         Format::Markdown => super::markdown::render(&build(run)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testdata;
+
+    /// The atomic floor each case measures is one line (it was a line a case,
+    /// no primitive named: seven lines of 6.4 to 8.7 ns); the figures shown
+    /// gross are one line naming each; a reason several primitives share names
+    /// them once.
+    #[test]
+    fn notes_are_said_once_and_name_their_rows() {
+        let mut cases = Vec::new();
+        for (i, p) in ["futex", "mutex", "flock"].into_iter().enumerate() {
+            let mut c = testdata::sync_case(p, 1_000, 2_000, 3_000, 4_000);
+            let s = c.sync.as_mut().unwrap();
+            s.atomic_rmw_ns = Some(6.0 + i as f64);
+            if p != "flock" {
+                s.request_release_tare_ns = Some(3.0);
+                s.request_release_gross_ns = Some(20.0 + i as f64);
+                s.request_release_note = Some("gross: the empty loop (3.0 ns) is …".into());
+            }
+            if p != "futex" {
+                s.set_clear_note = Some("not applicable: only the owner may release it".into());
+            }
+            cases.push(c);
+        }
+        let refs: Vec<&_> = cases.iter().collect();
+        let t = super::timing_table(&refs, "threads", "cross-cpu");
+        let atomic: Vec<&String> = t.notes.iter().filter(|n| n.contains("atomic")).collect();
+        assert_eq!(atomic.len(), 1, "{:?}", t.notes);
+        assert!(atomic[0].contains("6.0–8.0 ns"), "{atomic:?}");
+        let gross: Vec<&String> = t.notes.iter().filter(|n| n.contains("gross")).collect();
+        assert_eq!(
+            gross.len(),
+            2,
+            "the line and the tare's note: {:?}",
+            t.notes
+        );
+        assert!(
+            gross[0].ends_with(": futex 3.0 of 20.0, mutex 3.0 of 21.0 ns"),
+            "{gross:?}"
+        );
+        assert!(
+            t.notes
+                .contains(&"mutex, flock: not applicable: only the owner may release it".into()),
+            "{:?}",
+            t.notes
+        );
     }
 }
