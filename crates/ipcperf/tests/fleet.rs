@@ -302,11 +302,13 @@ fn kernels_trends_and_the_fleet_page() {
     }
     common::assert_self_contained(&page);
     assert_eq!(
-        page.matches("<tr><td>node").count(),
+        page.matches("<tr><td class=\"s\">node").count(),
         24,
         "one heat row per host"
     );
     assert!(page.contains("class=\"h\""), "an outlined outlier cell");
+    // A wide table scrolls in its box, not the page.
+    assert!(page.contains("<div style=\"overflow-x:auto\"><table class=\"heat\">"));
     assert!(page.contains("node03: stream pipe"), "the outlier line");
     assert!(page.contains("STEP: "), "the kernel step");
     assert!(page.contains("<h3>node03: stream"), "node03's trend chart");

@@ -42,6 +42,35 @@ fn shade(r: &HostRow) -> String {
     format!("#{r_:02x}{g:02x}{b:02x}{ink}")
 }
 
+/// The words every case's name holds (said once above the table) and each
+/// case's name without them, for the heat table's headers: 12 headers of
+/// "stream fifo processes 64 KiB same-cpu touch" made the page scroll sideways.
+fn short_heads(cases: &[&str]) -> (String, Vec<String>) {
+    let words = |c: &str| c.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let common: Vec<String> = match cases {
+        [first, _, ..] => words(first)
+            .into_iter()
+            .filter(|w| cases.iter().all(|c| c.split_whitespace().any(|x| x == w)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let heads = cases
+        .iter()
+        .map(|c| {
+            let left: Vec<String> = words(c)
+                .into_iter()
+                .filter(|w| !common.contains(w))
+                .collect();
+            if left.is_empty() {
+                c.to_string()
+            } else {
+                left.join(" ")
+            }
+        })
+        .collect();
+    (common.join(" "), heads)
+}
+
 /// The page as HTML.
 pub fn html(p: &Page<'_>) -> String {
     let hosts: BTreeSet<&str> = p.rows.iter().map(|r| r.host.as_str()).collect();
@@ -53,7 +82,7 @@ pub fn html(p: &Page<'_>) -> String {
          table.heat td{{text-align:right;font-variant-numeric:tabular-nums}}\
          .key span{{display:inline-block;padding:0 .5em;margin:0 .2em;text-align:center;border:1px solid #bbb}}\
          td.m{{white-space:nowrap}}table.heat td.m,table.heat td:first-child{{text-align:left}}\
-         li.out{{margin:.3em 0}}</style>\n</head>\n<body>\n\
+         li.out{{margin:.3em 0}}table.heat .s{{position:sticky;left:0;background:#fff;white-space:nowrap}}</style>\n</head>\n<body>\n\
          <h1>ipcperf fleet</h1>\n<p class=\"note\">{} — {} hosts, {} host-and-case figures, \
          {} outlier{}. Each host is held against its peers: the hosts of its CPU model \
          and kernel.</p>\n",
@@ -63,9 +92,11 @@ pub fn html(p: &Page<'_>) -> String {
         outliers.len(),
         if outliers.len() == 1 { "" } else { "s" }
     );
-    // The heat table: one row per host, one column per case.
+    // The heat table: one row per host, one column per case, the cases by size.
     let cases: BTreeSet<&str> = p.rows.iter().map(|r| r.case.as_str()).collect();
-    let cases: Vec<&str> = cases.into_iter().collect();
+    let mut cases: Vec<&str> = cases.into_iter().collect();
+    cases.sort_by(|a, b| crate::units::case_order(a, b));
+    let (common, heads) = short_heads(&cases);
     let mut by_host: BTreeMap<&str, BTreeMap<&str, &HostRow>> = BTreeMap::new();
     for r in p.rows {
         by_host.entry(&r.host).or_default().insert(&r.case, r);
@@ -86,23 +117,55 @@ pub fn html(p: &Page<'_>) -> String {
          its group's median. <span style=\"background:#d62728;color:#fff\">worse</span> \
          <span style=\"background:#fff\">1.00×</span> <span style=\"background:#1f77b4;color:#fff\">\
          better</span> (full colour at 30%); an outlined cell is an outlier, beyond the \
-         noise. Hover a cell for its figure and test.</p>\n<table class=\"heat\">\n\
-         <thead><tr><th>host</th><th>CPU model, kernel</th>",
+         noise. Hover a cell for its figure and test.</p>\n",
     );
-    for c in &cases {
-        o.push_str(&format!("<th>{}</th>", esc(c)));
+    // One CPU model and kernel for every host: said once, not a column of it.
+    let groups: BTreeSet<(&str, &str)> = p
+        .rows
+        .iter()
+        .map(|r| (r.cpu_model.as_str(), r.kernel.as_str()))
+        .collect();
+    let one_group = (groups.len() == 1)
+        .then(|| groups.iter().next().copied())
+        .flatten();
+    let mut every = Vec::new();
+    if let Some((cpu, kernel)) = one_group {
+        every.push(format!("Every host here: {cpu}, {kernel}."));
+    }
+    if !common.is_empty() {
+        every.push(format!("Every case here: {common}."));
+    }
+    if !every.is_empty() {
+        o.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            esc(&every.join(" "))
+        ));
+    }
+    // A wide fleet of cases scrolls inside its box, the hosts kept in view (the
+    // page itself scrolled sideways).
+    o.push_str(
+        "<div style=\"overflow-x:auto\"><table class=\"heat\">\n\
+         <thead><tr><th class=\"s\">host</th>",
+    );
+    if one_group.is_none() {
+        o.push_str("<th>CPU model, kernel</th>");
+    }
+    for (c, h) in cases.iter().zip(&heads) {
+        o.push_str(&format!("<th title=\"{}\">{}</th>", esc(c), esc(h)));
     }
     o.push_str("</tr></thead>\n<tbody>\n");
     for h in order.iter().take(MAX_HOSTS) {
         let cells = &by_host[h];
         let any = cells.values().next().copied();
-        o.push_str(&format!(
-            "<tr><td>{}</td><td class=\"m\">{}</td>",
-            esc(h),
-            esc(&any
-                .map(|r| format!("{}, {}", r.cpu_model, r.kernel))
-                .unwrap_or_default())
-        ));
+        o.push_str(&format!("<tr><td class=\"s\">{}</td>", esc(h)));
+        if one_group.is_none() {
+            o.push_str(&format!(
+                "<td class=\"m\">{}</td>",
+                esc(&any
+                    .map(|r| format!("{}, {}", r.cpu_model, r.kernel))
+                    .unwrap_or_default())
+            ));
+        }
         for c in &cases {
             match cells.get(c) {
                 Some(r) => o.push_str(&format!(
@@ -120,7 +183,7 @@ pub fn html(p: &Page<'_>) -> String {
         }
         o.push_str("</tr>\n");
     }
-    o.push_str("</tbody>\n</table>\n");
+    o.push_str("</tbody>\n</table></div>\n");
     if order.len() > MAX_HOSTS {
         o.push_str(&format!(
             "<p class=\"note\">{} more hosts, none an outlier, are left out of this table: \
@@ -189,4 +252,22 @@ pub fn html(p: &Page<'_>) -> String {
     }
     o.push_str("</body>\n</html>\n");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    /// The heat table's headers leave out what every case shares, said once;
+    /// one case keeps its whole name.
+    #[test]
+    fn headers_leave_out_the_words_every_case_shares() {
+        let cases = [
+            "stream fifo processes 64 KiB same-cpu touch",
+            "stream memcpy single 64 KiB same-cpu touch",
+        ];
+        let (common, heads) = super::short_heads(&cases);
+        assert_eq!(common, "stream 64 KiB same-cpu touch");
+        assert_eq!(heads, ["fifo processes", "memcpy single"]);
+        let (common, heads) = super::short_heads(&cases[..1]);
+        assert_eq!((common.as_str(), heads[0].as_str()), ("", cases[0]));
+    }
 }
