@@ -54,15 +54,17 @@ pub fn section(run: &RunRecord) -> Option<String> {
     );
     for (c, p) in cases {
         o.push_str(&format!(
-            "<tr><td>{} {} {} {}</td><td>{:.2}</td><td style=\"width:30%\">{}</td><td>{:.2}</td>\
+            "<tr><td>{} {} {} {}</td><td>{}</td><td style=\"width:30%\">{}</td><td>{}</td>\
              <td style=\"width:30%\">{}</td></tr>\n",
             esc(&crate::export::cells::mechanism_label(c)),
             esc(c.mode.name()),
             esc(&crate::units::fmt_size(c.block_size)),
             esc(&c.placement.shown()),
-            p.switches(),
+            // Significant digits, as the run's table: 0.012 switches a
+            // message read "0.00", a memcpy's CPU time "0.00".
+            crate::units::fmt_small(p.switches()),
             bar(p.writer_switches, p.reader_switches, sw, "switches"),
-            p.cpu_ns() / 1e3,
+            crate::units::fmt_small(p.cpu_ns() / 1e3),
             bar(
                 p.writer_cpu_ns / 1e3,
                 p.reader_cpu_ns.map(|r| r / 1e3),
@@ -73,4 +75,28 @@ pub fn section(run: &RunRecord) -> Option<String> {
     }
     o.push_str("</table>\n");
     Some(o)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A small figure keeps its digits: 0.012 switches a message read "0.00",
+    /// as a memcpy's CPU time a message did.
+    #[test]
+    fn small_counts_keep_their_digits() {
+        let mut run = crate::testdata::run();
+        run.cases.truncate(1);
+        for s in &mut run.cases[0].series {
+            s.blocks = 1_000_000;
+            s.writer_cpu_ns = 2_100_000;
+            s.reader_cpu_ns = None;
+            s.reader_counts = None;
+            s.writer_counts = Some(ipcperf_core::counts::Counts {
+                voluntary_switches: 12_000,
+                ..Default::default()
+            });
+        }
+        let html = super::section(&run).expect("a counted case");
+        assert!(html.contains("<td>0.012</td>"), "{html}");
+        assert!(html.contains("<td>0.0021</td>"), "{html}");
+    }
 }
