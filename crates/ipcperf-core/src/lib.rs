@@ -43,3 +43,7 @@ pub mod topology;
 pub mod workload;
 
 pub use error::{Error, Result};
+/// Whether Ctrl-C (SIGTERM, SIGHUP) is being handled: the process is about to
+/// exit, its named objects removed under the case that was running, which then
+/// fails of that (EIDRM) and is neither a result nor a failure to report.
+pub use ipcperf_sys::signal::interrupted;

@@ -351,6 +351,9 @@ impl Console {
                 self.say(format!("ipcperf: skipped {}: {msg}", case_name(r)))
             }
             CaseStatus::Refused => {}
+            // Its objects removed by Ctrl-C's clean-up: the interruption is
+            // said, not a "FAILED … Identifier removed" after it.
+            CaseStatus::Failed if ipcperf_core::interrupted() => {}
             CaseStatus::Failed => self.say_always(format!(
                 "ipcperf: {} {}: {msg}",
                 paint("FAILED", 31),

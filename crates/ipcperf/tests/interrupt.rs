@@ -139,6 +139,9 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(st.code(), Some(130), "{args:?}: 128 + SIGINT; stderr {err}");
     assert!(!err.contains("panicked"), "{args:?}: {err}");
+    // The case whose objects the clean-up removed is not a failure to report
+    // ("FAILED sysv-sem …: Identifier removed" came after the interruption).
+    assert!(!err.contains("FAILED"), "{args:?}: {err}");
     // Every process of the group gone within 2 s.
     while !group(pgid).is_empty() {
         assert!(
@@ -236,6 +239,59 @@ fn sync_and_serve_are_interrupted_cleanly() {
         false,
         |_, _| true,
     );
+}
+
+/// SIGINT to ipcperf alone (`kill -INT PID`; a service manager's stop is the
+/// same), its peer process left running: the clean-up removes the semaphore
+/// set under the running case, which then fails of it (EIDRM). That is the
+/// interruption, said once: "FAILED sysv-sem …: Identifier removed" came after
+/// it in a quarter to two thirds of tries here (a race with the handler's
+/// exit), so eight tries.
+#[test]
+fn a_signal_to_ipcperf_alone_is_not_a_case_failing() {
+    for _ in 0..8 {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        let args = [
+            "sync",
+            "sysv-sem",
+            "--mode",
+            "processes",
+            "--duration",
+            "20s",
+        ];
+        let mut child = start(&args, dir.path());
+        let t0 = Instant::now();
+        let mut seen = BTreeSet::new();
+        while !an_object(&seen, &dir.path().join("tmp")) {
+            seen.extend(group(child.id()));
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "ended before the signal"
+            );
+            assert!(t0.elapsed() < Duration::from_secs(20), "never got going");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = Instant::now();
+        let ok = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let st = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(sent.elapsed() < Duration::from_secs(5), "still running");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(st.code(), Some(130), "128 + SIGINT: {err}");
+        assert!(err.contains("interrupted by SIGINT"), "{err}");
+        assert!(!err.contains("FAILED"), "{err}");
+    }
 }
 
 /// A run started under `nohup` outlives its terminal: the SIGHUP it was started

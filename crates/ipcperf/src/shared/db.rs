@@ -303,6 +303,11 @@ impl Saver {
 
     /// Keep one finished case (for commands that run cases without an observer).
     pub fn save_case(&mut self, r: &CaseRecord) {
+        // A case failing under Ctrl-C's clean-up did not finish: the run keeps
+        // the cases that did.
+        if r.status == ipcperf_core::record::CaseStatus::Failed && ipcperf_core::interrupted() {
+            return;
+        }
         if let Some(mut p) = self.partial.take() {
             p.cases.push(r.clone());
             self.export(&p);
