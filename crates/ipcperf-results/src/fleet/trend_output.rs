@@ -93,8 +93,8 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
             } else {
                 String::new()
             };
-            let mut out = format!(
-                "{} run{} of {}{}; {} step{}{short}\n",
+            let head = format!(
+                "{} run{} of {}{}; {} step{}{short}",
                 runs.len(),
                 if runs.len() == 1 { "" } else { "s" },
                 if one {
@@ -106,6 +106,8 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 steps.len(),
                 if steps.len() == 1 { "" } else { "s" }
             );
+            // On a terminal, wrapped to it under an indent.
+            let mut out = format!("{}\n", crate::console::fit_line(&head, 2));
             // The step's size is its segments' (in the reason), not the run
             // before's: "1.10× the run before" was runs 8–14 against 1–7,
             // where run 8 was 1.19× run 7.
