@@ -13,6 +13,7 @@
 
 mod confirm;
 mod counters;
+mod cycles;
 mod names;
 use names::{elsewhere, placement_key, shown};
 pub mod moderated;
@@ -202,12 +203,15 @@ pub(crate) struct Figure {
 enum Stat {
     Main,
     P99,
+    /// A sync case's request/release cycles, where its figure is set/clear's.
+    RequestRelease,
 }
 
 /// A case's figure `stat`: the p99 of each series for round trips that kept it.
 fn figure_of(c: &CaseRecord, stat: Stat) -> Figure {
     match stat {
         Stat::Main => figure(c),
+        Stat::RequestRelease => cycles::cycles(c, |s| &s.request_release_series),
         Stat::P99 => Figure {
             values: c
                 .latency
@@ -236,25 +240,13 @@ pub(crate) fn figure(c: &CaseRecord) -> Figure {
                 .unwrap_or_default(),
             lower_better: true,
         },
-        Workload::Sync => Figure {
-            values: c
-                .sync
-                .as_ref()
-                .map(|s| {
-                    let series = if s.set_clear_series.is_empty() {
-                        &s.request_release_series
-                    } else {
-                        &s.set_clear_series
-                    };
-                    series
-                        .iter()
-                        .filter(|x| x.elapsed_ns > 0)
-                        .map(|x| x.cycles as f64 / (x.elapsed_ns as f64 / 1e9))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            lower_better: false,
-        },
+        Workload::Sync => cycles::cycles(c, |s| {
+            if s.set_clear_series.is_empty() {
+                &s.request_release_series
+            } else {
+                &s.set_clear_series
+            }
+        }),
     }
 }
 
@@ -263,7 +255,11 @@ fn unit(c: &CaseRecord) -> &'static str {
     match c.workload {
         Workload::Stream => "MB/s",
         Workload::RoundTrip | Workload::Replay => "µs p50",
-        Workload::Sync => "cycles/s",
+        // Which cycle: a primitive that hands a token is compared on set/clear,
+        // one only its owner may release on request/release ("cycles/s" said
+        // neither).
+        Workload::Sync if cycles::set_clear(c) => "set/clear cycles/s",
+        Workload::Sync => "request/release cycles/s",
     }
 }
 
@@ -301,6 +297,10 @@ fn compare_on(a: &CaseRecord, b: &CaseRecord, stat: Stat, min_change: f64) -> Ro
         Stat::P99 => {
             case.push_str(" · p99");
             "µs p99"
+        }
+        Stat::RequestRelease => {
+            case.push_str(" · request/release");
+            "request/release cycles/s"
         }
     };
     judge(case, unit, &fa, &fb, min_change)
@@ -589,6 +589,13 @@ pub fn compare_against_model(
                 if kept(ca) && kept(cb) {
                     let row = compare_on(ca, cb, Stat::P99, min_change);
                     rows.push(tail::bound(row, ca, cb, min_change));
+                }
+                // Sync: request/release too, where both runs took it beside set/clear.
+                let both = |c: &CaseRecord| {
+                    cycles::set_clear(c) && !figure_of(c, Stat::RequestRelease).values.is_empty()
+                };
+                if both(ca) && both(cb) {
+                    rows.push(compare_on(ca, cb, Stat::RequestRelease, min_change));
                 }
                 rows.extend(parts::explained_parts(ca, cb, min_change));
                 rows.extend(counters::counter_rows(ca, cb, min_change));

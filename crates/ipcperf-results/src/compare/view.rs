@@ -212,7 +212,9 @@ pub fn view_of_rows(
     let mut notes = vec![format!(
         "Cases are named by mechanism, mode, size and placement (payload touch unless named). \
          Each case is compared on its median over the series: MB/s for streams, the p50 and \
-         p99 round trip for latency (each series' own; lower is faster), cycles/s for sync. A \
+         p99 round trip for latency (each series' own; lower is faster), set/clear cycles/s for \
+         sync (request/release where only the owner may release, and in a row of its own \
+         beside set/clear). A \
          change is marked only when Welch's t-test on the logs of the two runs' series gives \
          p ≤ 0.05 with the chance of any false call held to 5% over all the rows compared \
          (Holm), the 95% bootstrap interval of B/A excludes 1, and B/A is beyond \
@@ -498,7 +500,11 @@ fn split_name(name: &str) -> Option<(String, String)> {
 /// says it) and without the default payload (`touch`), so that a row fits an
 /// 80-column terminal in two lines; JSON and CSV keep the whole name.
 fn short(case: &str) -> String {
-    let rest = ["stream ", "round-trip ", "sync ", "replay "]
+    // A sync case has no block and no payload: "0 B … no-touch" said nothing.
+    if let Some(rest) = case.strip_prefix("sync ") {
+        return rest.replacen(" 0 B", "", 1).replacen(" no-touch", "", 1);
+    }
+    let rest = ["stream ", "round-trip ", "replay "]
         .iter()
         .find_map(|w| case.strip_prefix(w))
         .unwrap_or(case);
