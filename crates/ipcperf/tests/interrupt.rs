@@ -87,20 +87,20 @@ fn start(args: &[&str], dir: &Path) -> Child {
         .unwrap()
 }
 
-/// Interrupt `args` once `ready` holds (within 20 s), and check the exit and
-/// what is left; `objects`: named objects of its own must exist when it is
-/// interrupted (else the test would prove nothing of their removal).
-fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path) -> bool) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("tmp")).unwrap();
-    let mut child = start(args, dir.path());
-    let pgid = child.id();
+/// Wait until `ready` holds of `child`'s process group (the processes seen so
+/// far, its private directory under `dir`), within 20 s; the processes seen.
+fn until_ready(
+    child: &mut Child,
+    args: &[&str],
+    dir: &Path,
+    ready: impl Fn(&BTreeSet<i32>, &Path) -> bool,
+) -> BTreeSet<i32> {
     let mut seen = BTreeSet::new();
     let t0 = Instant::now();
     loop {
-        seen.extend(group(pgid));
-        if ready(&seen, &dir.path().join("tmp")) {
-            break;
+        seen.extend(group(child.id()));
+        if ready(&seen, &dir.join("tmp")) {
+            return seen;
         }
         if let Some(st) = child.try_wait().unwrap() {
             panic!("{args:?} ended before it was interrupted: {st}");
@@ -111,6 +111,17 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Interrupt `args` once `ready` holds (within 20 s), and check the exit and
+/// what is left; `objects`: named objects of its own must exist when it is
+/// interrupted (else the test would prove nothing of their removal).
+fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path) -> bool) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tmp")).unwrap();
+    let mut child = start(args, dir.path());
+    let pgid = child.id();
+    let mut seen = until_ready(&mut child, args, dir.path(), ready);
     // Into the timed part, then Ctrl-C to the whole group.
     std::thread::sleep(Duration::from_millis(300));
     seen.extend(group(pgid));
@@ -261,17 +272,7 @@ fn a_signal_to_ipcperf_alone_is_not_a_case_failing() {
             "20s",
         ];
         let mut child = start(&args, dir.path());
-        let t0 = Instant::now();
-        let mut seen = BTreeSet::new();
-        while !an_object(&seen, &dir.path().join("tmp")) {
-            seen.extend(group(child.id()));
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "ended before the signal"
-            );
-            assert!(t0.elapsed() < Duration::from_secs(20), "never got going");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        until_ready(&mut child, &args, dir.path(), an_object);
         std::thread::sleep(Duration::from_millis(300));
         let sent = Instant::now();
         let ok = Command::new("kill")
