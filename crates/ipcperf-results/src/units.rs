@@ -16,7 +16,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
             .chars()
             .last()
             .is_some_and(|c| c.is_ascii_alphabetic());
-    if decimal {
+    if decimal && !negative(t) {
         let v = parse_size::Config::new()
             .parse_size(t)
             .map_err(|e| format!("'{s}' is not a size ({e}); try 1MB, 1MiB or 1M"))?;
@@ -28,9 +28,19 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     parse_binary(t)
 }
 
+/// `-64k`, `-1`: a number with a minus sign (not `--verify`).
+fn negative(s: &str) -> bool {
+    s.trim()
+        .strip_prefix('-')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+}
+
 /// A size whose suffixes are powers of 2 (`k`, `KiB`).
 fn parse_binary(s: &str) -> Result<usize, String> {
     let cfg = parse_size::Config::new().with_binary();
+    if negative(s) {
+        return Err(format!("'{s}': a size cannot be negative"));
+    }
     let v = cfg
         .parse_size(s.trim())
         .map_err(|e| format!("'{s}' is not a size ({e}); try 64, 4k, 1M or 1MiB"))?;
@@ -216,6 +226,39 @@ pub fn parse_wake(s: &str) -> Result<ipcperf_core::mechanism::shm_ring::Wake, St
     })
 }
 
+/// A whole count, with k = 1000 and M = 10^6 as rates take them (`10k`, `2M`),
+/// from `lo` to `hi`. A negative one says so ("'-1': a count from 1 to …"),
+/// not "invalid digit found in string".
+pub fn parse_count(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000),
+        Some((i, 'M')) => (&t[..i], 1_000_000),
+        _ => (t, 1),
+    };
+    let range = || format!("'{s}': a count from {lo} to {hi}");
+    if num.starts_with('-') && num[1..].parse::<u64>().is_ok() {
+        return Err(range());
+    }
+    let n = num
+        .parse::<u64>()
+        .map_err(|_| format!("'{s}' is not a count; try 1000 or 10k"))?;
+    match n.checked_mul(mult) {
+        Some(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(range()),
+    }
+}
+
+/// `--count`: blocks or round trips a series, 1 to 2^26.
+pub fn parse_series_count(s: &str) -> Result<u64, String> {
+    parse_count(s, 1, 1 << 26)
+}
+
+/// `history --last`, `pattern --top`: 1 or more.
+pub fn parse_positive_count(s: &str) -> Result<usize, String> {
+    parse_count(s, 1, u64::from(u32::MAX)).map(|n| n as usize)
+}
+
 /// A parsed `--rate` list: round trips per second.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RateList(pub Vec<u64>);
@@ -375,6 +418,23 @@ mod tests {
         }
         assert_eq!(parse_sizes("1MB,64k").unwrap(), vec![65_536, 1_000_000]);
         assert_eq!(parse_rates("10k").unwrap().0, vec![10_000]);
+        assert_eq!(parse_series_count("10k"), Ok(10_000));
+        assert_eq!(parse_series_count("2M"), Ok(2_000_000));
+        assert_eq!(parse_series_count(" 7 "), Ok(7));
+        for bad in ["-1", "0", "-10k", "100M"] {
+            assert!(
+                parse_series_count(bad)
+                    .unwrap_err()
+                    .contains("a count from 1 to"),
+                "{bad}"
+            );
+        }
+        for bad in ["1.5", "x", "", "k", "1e3", "--verify"] {
+            assert!(
+                parse_series_count(bad).unwrap_err().contains("not a count"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
@@ -403,6 +463,14 @@ mod tests {
         assert_eq!(parse_size("4KiB").unwrap(), 4096);
         assert_eq!(parse_size("100").unwrap(), 100);
         assert!(parse_size("0").is_err());
+        assert_eq!(
+            parse_size("-64k"),
+            Err("'-64k': a size cannot be negative".into())
+        );
+        assert_eq!(
+            parse_size("-1MB"),
+            Err("'-1MB': a size cannot be negative".into())
+        );
         assert!(parse_size("12q").is_err());
         assert_eq!(parse_sizes("64,1k,64k").unwrap(), vec![64, 1024, 65536]);
         assert_eq!(parse_sizes("16..128").unwrap(), vec![16, 32, 64, 128]);

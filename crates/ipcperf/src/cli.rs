@@ -120,6 +120,39 @@ pub enum Command {
     CliTree,
 }
 
+/// The parser: `Cli`'s, with a value that starts with '-' taken as the value it
+/// is, so that `--rate -5`, `--sizes -64k` or `show -3` say what is wrong with the
+/// number ("'-5': a rate from 1 to 10M …") instead of clap's "unexpected argument
+/// '-6' found". Only a value parsed into a figure (a size, count, rate, CPU list)
+/// takes any such value, which its parser then refuses with its own line; free
+/// text (a label, a path) and a positional, which may take many values, take
+/// only a negative number, so that `--label --no-save` is still a missing label.
+pub fn command() -> clap::Command {
+    fn adjust(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if !a.get_action().takes_values() {
+                return a;
+            }
+            let one_value = a.get_num_args().is_none_or(|n| n.max_values() <= 1);
+            let t = a.get_value_parser().type_id();
+            let text = [
+                std::any::TypeId::of::<String>(),
+                std::any::TypeId::of::<std::path::PathBuf>(),
+                std::any::TypeId::of::<std::ffi::OsString>(),
+            ]
+            .iter()
+            .any(|id| t == *id);
+            if one_value && !text && !a.is_positional() {
+                a.allow_hyphen_values(true)
+            } else {
+                a.allow_negative_numbers(true)
+            }
+        })
+        .mut_subcommands(adjust)
+    }
+    adjust(<Cli as clap::CommandFactory>::command())
+}
+
 /// Every visible subcommand with its arguments: id, long and short names, whether
 /// it takes a value, the value's name, the values it allows, and whether it is
 /// positional.

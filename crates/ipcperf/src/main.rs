@@ -22,8 +22,6 @@ use ipcperf_results::{
     pattern, report, store, units,
 };
 
-use clap::Parser;
-
 /// A panic (a bug of ours) says one line, with the version and where to report it
 /// (the backtrace only with RUST_BACKTRACE), removes every named object still
 /// registered and kills our peers, as Ctrl-C does, and exits 101.
@@ -70,7 +68,11 @@ fn forget_empty_variables() {
 /// --version print as clap prints them).
 fn parse_args() -> cli::Cli {
     use clap::error::ErrorKind;
-    cli::Cli::try_parse().unwrap_or_else(|e| {
+    use clap::FromArgMatches;
+    let parsed = cli::command()
+        .try_get_matches()
+        .and_then(|m| cli::Cli::from_arg_matches(&m));
+    parsed.unwrap_or_else(|e| {
         if matches!(
             e.kind(),
             ErrorKind::DisplayHelp

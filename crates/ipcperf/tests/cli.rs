@@ -48,6 +48,27 @@ fn bad_input_exits_2_with_a_clear_line() {
         "cannot cross machines",
     );
     bad_input(&["run", "tcp", "--peer", "[::1]:99999"], "not a host");
+    // A value that starts with '-' is the value, said wrong by its own parser:
+    // these read "unexpected argument '-6' found" (clap took -64 for flags).
+    bad_input(
+        &["run", "pipe", "--sizes", "-64"],
+        "'-64': a size cannot be negative",
+    );
+    bad_input(&["latency", "pipe", "--rate", "-5"], "'-5': a rate from 1");
+    bad_input(&["run", "pipe", "--count", "-1"], "'-1': a count from 1");
+    bad_input(&["run", "pipe", "--pairs", "-2"], "'-2': a count of pairs");
+    bad_input(&["show", "-3"], "'-3' is not a run id");
+    bad_input(&["history", "--last", "-1"], "'-1': a count from 1");
+    // A flag where a value belongs is named as the value it cannot be.
+    bad_input(
+        &["run", "pipe", "--sizes", "--verify"],
+        "'--verify' is not a size",
+    );
+    // Free text does not take a flag for its value: the label is missing.
+    bad_input(
+        &["run", "pipe", "--label", "--no-save"],
+        "a value is required",
+    );
 }
 
 /// Values that panicked, aborted or were silently ignored: each is one line, exit 2.

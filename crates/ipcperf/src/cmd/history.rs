@@ -14,7 +14,7 @@ pub struct HistoryArgs {
     pub db: DbArgs,
     /// Only the last N runs. (`-n` is a count of blocks or round trips elsewhere,
     /// so here it is `-l`.)
-    #[arg(long, short = 'l')]
+    #[arg(long, short = 'l', value_parser = crate::units::parse_positive_count)]
     pub last: Option<usize>,
     /// Output format.
     #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]

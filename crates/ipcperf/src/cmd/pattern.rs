@@ -46,7 +46,7 @@ pub struct PatternArgs {
     #[arg(long = "for", default_value = "1s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub for_: std::time::Duration,
     /// Show at most this many conversations (the busiest).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::units::parse_positive_count)]
     pub top: usize,
     /// Output format: table, markdown, json or csv (one record per conversation and way).
     #[arg(long, short, value_parser = crate::shared::choice::document_format(), default_value_t = Format::Table)]

@@ -44,7 +44,7 @@ pub struct SeriesArgs {
     pub duration: Option<std::time::Duration>,
 
     /// Blocks (`run`) or round trips (`latency`, `matrix`: each pair's) per
-    /// series, instead of a duration: 1 to 2^26.
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..=(1u64 << 26)))]
+    /// series, instead of a duration: 1 to 2^26 (67,108,864; `10k` = 10,000).
+    #[arg(long, short = 'n', value_parser = units::parse_series_count)]
     pub count: Option<u64>,
 }
