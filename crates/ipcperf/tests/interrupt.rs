@@ -233,24 +233,24 @@ fn advise_is_interrupted_cleanly() {
 #[test]
 fn sync_and_serve_are_interrupted_cleanly() {
     // SysV semaphores between two processes: a set of our key.
-    interrupt(
-        &[
-            "sync",
-            "sysv-sem",
-            "--mode",
-            "processes",
-            "--duration",
-            "20s",
-        ],
-        true,
-        an_object,
-    );
+    interrupt(SEMAPHORES_IN_TWO_PROCESSES, true, an_object);
     interrupt(
         &["serve", "--listen", "127.0.0.1:0", "--max-duration", "5s"],
         false,
         |_, _| true,
     );
 }
+
+/// A semaphore set shared by two processes for 20 s: the SysV object a Ctrl-C's
+/// clean-up must remove while a peer process still holds it.
+const SEMAPHORES_IN_TWO_PROCESSES: &[&str] = &[
+    "sync",
+    "sysv-sem",
+    "--mode",
+    "processes",
+    "--duration",
+    "20s",
+];
 
 /// SIGINT to ipcperf alone (`kill -INT PID`; a service manager's stop is the
 /// same), its peer process left running: the clean-up removes the semaphore
@@ -263,16 +263,9 @@ fn a_signal_to_ipcperf_alone_is_not_a_case_failing() {
     for _ in 0..8 {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("tmp")).unwrap();
-        let args = [
-            "sync",
-            "sysv-sem",
-            "--mode",
-            "processes",
-            "--duration",
-            "20s",
-        ];
-        let mut child = start(&args, dir.path());
-        until_ready(&mut child, &args, dir.path(), an_object);
+        let args = SEMAPHORES_IN_TWO_PROCESSES;
+        let mut child = start(args, dir.path());
+        until_ready(&mut child, args, dir.path(), an_object);
         std::thread::sleep(Duration::from_millis(300));
         let sent = Instant::now();
         let ok = Command::new("kill")
