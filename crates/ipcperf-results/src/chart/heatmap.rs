@@ -182,28 +182,6 @@ fn domain_starts(cpus: &[usize], topo: Option<&Topology>) -> Vec<usize> {
         .collect()
 }
 
-/// The matrix as table rows: writer CPU down, reader CPU across, p50 (p99) in µs.
-pub fn table(m: &Matrix) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(crate::console::table_style());
-    let mut header = vec!["writer ↓ reader →".to_string()];
-    header.extend(m.cpus.iter().map(|c| c.to_string()));
-    t.set_header(header);
-    for &w in &m.cpus {
-        let mut row = vec![w.to_string()];
-        for &r in &m.cpus {
-            row.push(match m.cells.get(&(w, r)) {
-                _ if w == r => "-".into(),
-                Some((p50, p99)) => format!("{:.2} ({:.2})", *p50 as f64 / 1e3, *p99 as f64 / 1e3),
-                None => "failed".into(),
-            });
-        }
-        t.add_row(row);
-    }
-    crate::console::fit(&mut t);
-    t
-}
-
 /// Heatmap size in pixels: the cells, the scale and its key beside them (about
 /// 290 px), the title above (18 px type, about 10 px a character). It was at
 /// least 760 × 420, so two CPUs' matrix sat in a corner of white.
@@ -404,7 +382,7 @@ pub fn outside_notes(r: &RunRecord, m: &Matrix) -> String {
         }
         if cells.len() > 12 {
             out.push_str(&format!(
-                "  note: and {} more cells outside their class (outlined in --heatmap)\n",
+                "  note: and {} more cells outside their class (outlined in the heatmap, -o FILE)\n",
                 cells.len() - 12
             ));
         }
