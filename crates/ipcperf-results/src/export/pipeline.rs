@@ -42,6 +42,7 @@ pub fn build_view(
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut medians = Vec::new();
+    let mut noisy = Vec::new();
     for ((name, label), c) in labels.iter().zip(&run.cases) {
         match spread(&seconds(c)) {
             Some(s) if c.is_ok() => {
@@ -56,8 +57,8 @@ pub fn build_view(
                         .map_or_else(|| "-".into(), |l| format!("{l:.2}")),
                 ]);
                 medians.push((name.as_str(), s.median));
-                if let Some(n) = view::noise(c) {
-                    notes.push(format!("{name}: {n}"));
+                if let Some(sd) = view::noise_sd(c) {
+                    noisy.push(format!("{name} {:.1}%", sd * 100.0));
                 }
             }
             _ => {
@@ -81,6 +82,15 @@ pub fn build_view(
                 ));
             }
         }
+    }
+    if !noisy.is_empty() {
+        // One line for them all, as a run's table says its noisy cells.
+        notes.push(format!(
+            "noisy (rounds vary by > {:.0}%, standard deviation): {}; --repeat or a \
+                 quieter machine steadies them",
+            ipcperf_core::stats::NOISY_SD * 100.0,
+            noisy.join(", ")
+        ));
     }
     notes.push(
         "shell methods: ipcperf gen and sink through /bin/sh, random printable ASCII, the \

@@ -508,12 +508,25 @@ fn fitted(text: &str, cols: Option<usize>) -> String {
 
 /// The tables alone (each after a blank line), fitted to the terminal.
 pub fn render_tables(tables: &[super::cells::Table]) -> String {
-    let cols = crate::console::terminal_width().map(usize::from);
+    render_tables_at(tables, crate::console::terminal_width().map(usize::from))
+}
+
+/// [`render_tables`] for a terminal `cols` wide (None: a pipe or a file).
+fn render_tables_at(tables: &[super::cells::Table], cols: Option<usize>) -> String {
     let mut out = String::new();
     for t in tables {
         let (c, dropped) = fit(t, cols);
         out.push_str(&format!("\n{}\n{c}\n", fitted(&t.title, cols)));
-        for n in &t.notes {
+        // A note that says what a column left out means goes with it.
+        let explains = |n: &str, h: &str| {
+            n.strip_prefix(h)
+                .is_some_and(|r| r.starts_with(" = ") || r.starts_with(": "))
+        };
+        for n in t
+            .notes
+            .iter()
+            .filter(|n| !dropped.iter().any(|h| explains(n, h)))
+        {
             out.push_str(&note(n, cols));
         }
         out.push_str(&left_out(&dropped, cols));

@@ -44,14 +44,20 @@ fn cells(c: &CaseRecord) -> [String; 3] {
 /// deviation of their logarithms, over [`NOISY_SD`]): the machine was busy, or
 /// the case is unstable; its median deserves less trust.
 pub fn noise(c: &CaseRecord) -> Option<String> {
-    let figures: Vec<f64> = c.series.iter().map(|s| s.bytes_per_sec()).collect();
-    noisy(&figures).map(|sd| {
+    noise_sd(c).map(|sd| {
         format!(
             "noisy: the series vary by {:.0}% (standard deviation); repeat on a quiet machine \
              or with --repeat",
             sd * 100.0
         )
     })
+}
+
+/// A case's noise figure (the standard deviation of its series' logarithms)
+/// where it is over [`NOISY_SD`].
+pub fn noise_sd(c: &CaseRecord) -> Option<f64> {
+    let figures: Vec<f64> = c.series.iter().map(|s| s.bytes_per_sec()).collect();
+    noisy(&figures)
 }
 
 /// One line for a table's noisy cells, `(placement, size)` in the order met:
@@ -394,5 +400,35 @@ mod tests {
         );
         assert!(noise(&noisy).is_some());
         assert!(noise(&steady).is_none());
+    }
+
+    /// A pipeline's noisy methods are one note, each with its figure (they were
+    /// a three-line note each at 80 columns).
+    #[test]
+    fn a_pipelines_noisy_methods_are_one_note() {
+        let r = run(vec![
+            case(
+                MechanismKind::Pipe,
+                Placement::UNPINNED,
+                &[1000, 1500, 1000],
+            ),
+            case(
+                MechanismKind::Unix,
+                Placement::UNPINNED,
+                &[1000, 1050, 1000],
+            ),
+            case(MechanismKind::Tcp, Placement::UNPINNED, &[1000, 1400, 1000]),
+        ]);
+        let labels = ["sh-pipe", "unix", "tcp"].map(|n| (n.to_string(), String::new()));
+        let v = super::super::pipeline::build_view(&r, &labels, 1 << 20, 1024, 3);
+        let noisy: Vec<&String> = v.tables[0]
+            .notes
+            .iter()
+            .filter(|n| n.contains("noisy"))
+            .collect();
+        assert_eq!(noisy.len(), 1, "{noisy:?}");
+        assert!(noisy[0].contains(": sh-pipe 23.4%"), "{noisy:?}");
+        assert!(noisy[0].contains(", tcp 19.4%;"), "{noisy:?}");
+        assert!(!noisy[0].contains("unix"), "{noisy:?}");
     }
 }

@@ -234,6 +234,58 @@ fn a_wide_table_drops_spare_columns_in_order_to_fit() {
     assert!(none.is_empty() && width(&all) > 80);
 }
 
+/// The note that says what a column means goes when the column is left out
+/// (pipeline's "CPUs busy = …" stayed under a table without its column).
+#[test]
+fn a_column_left_out_takes_its_note_with_it() {
+    let mut t = one_row(
+        [
+            "method",
+            "what runs",
+            "min s",
+            "median s",
+            "max s",
+            "MB/s",
+            "CPUs busy",
+        ]
+        .map(String::from)
+        .to_vec(),
+        &[
+            "sysv-msg",
+            "ipcperf's sysv-msg, writer + peer process",
+            "1.415",
+            "1.606",
+            "1.908",
+            "334",
+            "1.93",
+        ],
+    );
+    t.notes = vec![
+        "MB/s = 10^6 bytes per second at the median time".into(),
+        "CPUs busy = CPU time of all the method's processes / wall time".into(),
+        "CPUs busy: said again another way".into(),
+        "CPUs busy is not this note's subject".into(),
+    ];
+    let narrow = render_tables_at(std::slice::from_ref(&t), Some(60));
+    assert!(
+        narrow.contains("left out to fit the terminal: CPUs busy"),
+        "{narrow}"
+    );
+    assert!(
+        !narrow.contains("CPUs busy = ") && !narrow.contains("said again"),
+        "{narrow}"
+    );
+    assert!(
+        narrow.contains("MB/s = 10^6") && narrow.contains("is not this note's"),
+        "{narrow}"
+    );
+    let whole = render_tables_at(&[t], None);
+    assert!(
+        whole.contains("CPUs busy = ") && whole.contains("said again"),
+        "{whole}"
+    );
+}
+
 /// Two long columns share the cut: a sentence is not left a word a line beside
 /// a name kept whole (fleet's verdict at 80 columns was 10 wide, 14 lines, beside
 /// a 43-character case on one line).
