@@ -127,6 +127,17 @@ pub fn note(text: &str) {
     }
 }
 
+/// [`note`], said once a process: a plan made in parts (advise's, one part per
+/// size rule) said "placement classes this machine does not have" for each.
+pub fn note_once(text: &str) {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let first = SAID.lock().map_or(true, |mut s| s.insert(text.to_string()));
+    if first {
+        note(text);
+    }
+}
+
 /// A warning line on stderr (none with `-q`).
 pub fn warn(text: &str) {
     if verbosity() >= 0 {

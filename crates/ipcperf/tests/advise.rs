@@ -197,7 +197,7 @@ fn from_history_ranks_kept_runs_without_measuring() {
         &["advise", "--from-history", "--only", "pipe,unix,tcp"],
     ));
     assert!(out.contains("First choice: "), "{out}");
-    assert!(out.contains("Figures from kept runs 1 ("), "{out}");
+    assert!(out.contains("Figures from kept run 1 ("), "{out}");
     assert!(out.contains("not in any kept run"), "{out}");
     assert!(out.contains("tcp "), "{out}");
     // Nothing new was kept.

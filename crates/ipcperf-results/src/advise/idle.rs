@@ -35,9 +35,13 @@ pub fn ties_with_first(ans: &Answer) -> usize {
 /// The section under the answer: the ranking at polling idle, each row's rank
 /// at the machine's idle beside it, the ties in both, and the cost.
 pub fn section(asis: &Answer, poll: &Answer, ask: &Ask) -> String {
-    let mut out = String::from(
-        "\nAt polling idle (measured too: each candidate across CPUs with no idle state deeper \
-         than polling, /dev/cpu_dma_latency held at 0, as `--idle poll` does):\n",
+    let fit = |line: &str| format!("{}\n", crate::console::fit_line(line, 2));
+    let mut out = format!(
+        "\n{}",
+        fit(
+            "At polling idle (measured too: each candidate across CPUs with no idle state \
+             deeper than polling, /dev/cpu_dma_latency held at 0, as `--idle poll` does):"
+        )
     );
     let groups = super::tie_groups(&poll.ranked);
     let rows: Vec<Vec<String>> = poll
@@ -90,9 +94,9 @@ pub fn section(asis: &Answer, poll: &Answer, ask: &Ask) -> String {
     let (tp, ta) = (ties_with_first(poll), ties_with_first(asis));
     if let Some(f) = poll.ranked.first() {
         let same = asis.ranked.first().is_some_and(|a| a.name == f.name);
-        out.push_str(&format!(
+        out.push_str(&fit(&format!(
             "First choice at polling idle: {} ({}){}; {tp} tie{} with it there, {ta} at the \
-             machine's idle.\n",
+             machine's idle.",
             f.name,
             fmt_figure(f.value, ask),
             if same {
@@ -101,12 +105,12 @@ pub fn section(asis: &Answer, poll: &Answer, ask: &Ask) -> String {
                 String::new()
             },
             if tp == 1 { "" } else { "s" },
-        ));
+        )));
     }
-    out.push_str(
+    out.push_str(&fit(
         "Polling idle is not free: an idle CPU spins instead of halting (power, heat, and on a \
          VM the host's CPU time); it is what a latency-critical service sets, and what the \
-         figures above are without wake-ups from a halted CPU.\n",
-    );
+         figures above are without wake-ups from a halted CPU.",
+    ));
     out
 }

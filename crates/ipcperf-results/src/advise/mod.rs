@@ -258,10 +258,16 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         // Named as the tables name it (`shm (spin)`, `shm (spin, zero-copy)`).
         let name = crate::export::view::mechanism_label(c);
         if c.status != CaseStatus::Ok {
-            not_run.push((
-                format!("{name} {}", c.placement.label),
-                c.message.clone().unwrap_or_else(|| "did not run".into()),
-            ));
+            // One line for a mechanism and reason, its placements together.
+            let why = c.message.clone().unwrap_or_else(|| "did not run".into());
+            let place = c.placement.label.clone();
+            match not_run
+                .iter_mut()
+                .find(|(n, _, w): &&mut (String, Vec<String>, String)| *n == name && *w == why)
+            {
+                Some((_, places, _)) => places.push(place),
+                None => not_run.push((name, vec![place], why)),
+            }
             continue;
         }
         let Some((v, lo, hi)) = figure(c, ask) else {
@@ -338,7 +344,10 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     Answer {
         ranked,
         excluded,
-        not_run,
+        not_run: not_run
+            .into_iter()
+            .map(|(n, places, why)| (format!("{n} {}", places.join(", ")), why))
+            .collect(),
         first,
         runner_up,
         caveats,

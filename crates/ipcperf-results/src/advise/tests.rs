@@ -304,6 +304,22 @@ fn streams_rank_by_throughput_and_failures_are_listed_not_ranked() {
     assert!(a.first.unwrap().contains("throughput of 5"));
     assert_eq!(a.not_run.len(), 1);
     assert!(a.not_run[0].1.contains("too big"));
+    // One mechanism refused for one reason at two placements is one line
+    // (uring-msg-ring's "threads mode only" was said once per placement).
+    let mut here = run.clone();
+    let mut other = here.cases[2].clone();
+    other.placement.label = "same-cpu".into();
+    here.cases.push(other);
+    let mut other_reason = here.cases[2].clone();
+    other_reason.message = Some("no such device".into());
+    here.cases.push(other_reason);
+    let a = rank(&here, &ask(Pattern::Stream));
+    assert_eq!(a.not_run.len(), 2, "{:?}", a.not_run);
+    assert_eq!(
+        a.not_run[0],
+        ("udp shared-l3, same-cpu".into(), "too big".into())
+    );
+    assert_eq!(a.not_run[1].0, "udp shared-l3");
 }
 
 /// Ranked on the p99, a tie is judged from the series' own p99s: two candidates

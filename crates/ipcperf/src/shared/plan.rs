@@ -184,7 +184,7 @@ pub fn placements(
         }
     }
     if !absent.is_empty() {
-        ipcperf_results::console::note(&format!(
+        ipcperf_results::console::note_once(&format!(
             "placement classes this machine does not have: {} (see `ipcperf topology`)",
             absent.join(", ")
         ));

@@ -448,20 +448,23 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
         return Ok(if ans.first.is_some() { 0 } else { 1 });
     }
     let mut out = render(&ans, ask, a);
-    out.push_str(&format!(
-        "\nFigures from kept runs {} ({} of {} cases found; `ipcperf show ID` for each)\n",
+    let line = format!(
+        "Figures from kept run{} {} ({} of {} cases found; `ipcperf show ID` for each)",
+        if ids.len() == 1 { "" } else { "s" },
         ids.iter()
             .map(|i| i.to_string())
             .collect::<Vec<_>>()
             .join(", "),
         kept.cases.len(),
         wanted.len()
-    ));
+    );
+    out.push_str(&format!("\n{}\n", crate::console::fit_line(&line, 2)));
     if !missing.is_empty() {
-        out.push_str(&format!(
-            "  not in any kept run (measure them without --from-history): {}\n",
+        let line = format!(
+            "  not in any kept run (measure them without --from-history): {}",
             missing.join(", ")
-        ));
+        );
+        out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
     }
     crate::console::out(&out);
     Ok(if ans.first.is_some() { 0 } else { 1 })
@@ -602,22 +605,28 @@ pub(crate) fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
         let t = advise::ranked_table(ans, ask, title);
         out.push_str(crate::export::table::render_tables(&[t]).trim_start_matches('\n'));
     }
+    // Prose wrapped to the terminal, each line's later lines under its words.
+    let say = |out: &mut String, line: String, more: usize| {
+        out.push_str(&crate::console::fit_line(&line, more));
+        out.push('\n');
+    };
     if let Some(f) = &ans.first {
-        out.push_str(&format!("\nFirst choice: {f}\n"));
+        out.push('\n');
+        say(&mut out, format!("First choice: {f}"), 2);
     }
     if let Some(r) = &ans.runner_up {
-        out.push_str(&format!("Runner-up: {r}\n"));
+        say(&mut out, format!("Runner-up: {r}"), 2);
     }
     for (n, why) in &ans.excluded {
-        out.push_str(&format!("  left out: {n}: {why}\n"));
+        say(&mut out, format!("  left out: {n}: {why}"), 2);
     }
     for (n, why) in &ans.not_run {
-        out.push_str(&format!("  could not run: {n}: {why}\n"));
+        say(&mut out, format!("  could not run: {n}: {why}"), 2);
     }
     if !ans.caveats.is_empty() {
         out.push_str("\nMeasured on this machine:\n");
         for c in &ans.caveats {
-            out.push_str(&format!("  - {c}\n"));
+            say(&mut out, format!("  - {c}"), 2);
         }
     }
     out
