@@ -83,7 +83,9 @@ pub fn fmt_us(ns: f64) -> String {
     } else if us >= 10.0 {
         format!("{us:.1}")
     } else {
-        format!("{us:.2}")
+        // Under 0.1 µs with its significant digits, a true zero "0": an
+        // explained part of 3 ns read "0.00".
+        crate::units::fmt_small(us)
     }
 }
 
@@ -247,5 +249,18 @@ mod tests {
             firm.note("cycles").unwrap(),
             "cycles beyond each percentile: p50 900"
         );
+    }
+
+    /// Microseconds keep three significant figures down to a few nanoseconds,
+    /// and only a true zero is "0" (an explained part of 3 ns read "0.00").
+    #[test]
+    fn microseconds_never_read_zero_for_a_figure() {
+        assert_eq!(fmt_us(0.0), "0");
+        assert_eq!(fmt_us(3.0), "0.0030");
+        assert_eq!(fmt_us(47.0), "0.047");
+        assert_eq!(fmt_us(730.0), "0.73");
+        assert_eq!(fmt_us(1234.0), "1.23");
+        assert_eq!(fmt_us(15_500.0), "15.5");
+        assert_eq!(fmt_us(149_600.0), "150");
     }
 }
