@@ -32,10 +32,21 @@ fn rows(parts: &[ExplainPart]) -> Vec<Vec<String>> {
                 part_label(&p.name).to_string(),
                 fmt_us(p.median_ns as f64),
                 fmt_us(p.p99_ns as f64),
-                format!("{:.0}%", p.share * 100.0),
+                share(p.share),
             ]
         })
         .collect()
+}
+
+/// A part's share of the cycle: whole percents, one decimal under 1% (a part
+/// of 0.22 µs in 62.8 read "0%").
+fn share(f: f64) -> String {
+    let pc = f * 100.0;
+    if pc > 0.0 && pc < 0.95 {
+        format!("{pc:.1}%")
+    } else {
+        format!("{pc:.0}%")
+    }
 }
 
 /// The untraced figure beside the traced one and what tracing cost; none
@@ -61,7 +72,7 @@ fn stream_table(c: &CaseRecord, x: &ExplainRecord) -> Table {
             vec![
                 part_label(&p.name).to_string(),
                 fmt_us(p.mean_ns),
-                format!("{:.0}%", p.share * 100.0),
+                share(p.share),
             ]
         })
         .collect();
@@ -286,6 +297,14 @@ pub fn not_traced_of(cases: &[&CaseRecord]) -> Option<String> {
 mod tests {
     use super::*;
     use ipcperf_core::explain::{split::Split, summarize};
+
+    #[test]
+    fn a_small_share_is_not_zero() {
+        assert_eq!(share(0.0035), "0.4%");
+        assert_eq!(share(0.0), "0%");
+        assert_eq!(share(0.0096), "1%");
+        assert_eq!(share(0.58), "58%");
+    }
 
     #[test]
     fn an_explained_case_gets_a_table_of_its_parts() {
