@@ -183,8 +183,30 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         notes.extend(super::cells::not_counted_note(run));
     }
     notes.extend(tails.note("messages"));
+    // A mode and placement every row shares is said once, in the title, as a
+    // run's table says them: at 80 columns their cells broke into "proces/ses"
+    // and "shar/ed-/l3" beside the figures.
+    let mut title = "Replay".to_string();
+    if let Some(first) = rows.first().cloned() {
+        for i in [2, 1] {
+            if rows.iter().all(|r| r[i] == first[i]) {
+                header.remove(i);
+                rows.iter_mut().for_each(|r| {
+                    r.remove(i);
+                });
+            }
+        }
+        let said: Vec<&str> = [1, 2]
+            .iter()
+            .filter(|&&i| !header.iter().any(|h| h == ["", "mode", "placement"][i]))
+            .map(|&i| first[i].as_str())
+            .collect();
+        for s in said {
+            title.push_str(&format!(" · {s}"));
+        }
+    }
     Some(Table {
-        title: "Replay".into(),
+        title,
         header,
         rows,
         notes,
@@ -207,5 +229,44 @@ pub fn render(run: &RunRecord, format: Format) -> String {
         Format::Table => super::table::render(&build(run)),
         Format::Markdown => super::markdown::render(&build(run)),
         _ => super::render(run, format, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replayed(mech: &str, place: &str) -> CaseRecord {
+        let mut c = crate::testdata::paced_case(mech, 1, 1.0, 50_000, 900_000, 2_000_000);
+        c.workload = Workload::Replay;
+        c.placement.label = place.into();
+        c.replay = Some(Box::new(ReplayRecord {
+            kept: vec![1.0],
+            ..Default::default()
+        }));
+        c
+    }
+
+    /// The mode and placement every row shares go to the title; a column
+    /// whose rows differ stays.
+    #[test]
+    fn what_every_row_shares_is_said_once_in_the_title() {
+        let mut run = crate::testdata::run();
+        run.cases = vec![replayed("unix", "shared-l3"), replayed("shm", "shared-l3")];
+        let t = table(&run).unwrap();
+        assert!(
+            !t.header.iter().any(|h| h == "mode" || h == "placement"),
+            "{:?}",
+            t.header
+        );
+        assert!(t.title.starts_with("Replay · processes · "), "{}", t.title);
+        assert_eq!(t.rows[0].len(), t.header.len());
+        assert_eq!(t.rows[0][0], "unix");
+        run.cases.push(replayed("pipe", "same-cpu"));
+        let t = table(&run).unwrap();
+        assert!(t.header.iter().any(|h| h == "placement"), "{:?}", t.header);
+        assert!(!t.header.iter().any(|h| h == "mode"), "{:?}", t.header);
+        assert_eq!(t.title, "Replay · processes");
+        assert_eq!(t.rows[2].len(), t.header.len());
     }
 }
