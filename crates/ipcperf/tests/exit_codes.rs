@@ -207,6 +207,8 @@ fn no_read_creates_a_history() {
     for args in [
         &["history"][..],
         &["show", "last"][..],
+        &["show"][..],
+        &["report", "-o", "r.html"][..],
         &["compare", "1", "2"][..],
         &["export", "last"][..],
         &["report", "last", "-o", "r.html"][..],

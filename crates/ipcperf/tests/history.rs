@@ -67,6 +67,13 @@ fn a_run_is_saved_and_shown_again() {
     let show = stdout(&mut cmd(&db, &["show", "1"]));
     assert!(show.contains("pipe · threads · touch"), "{show}");
     assert!(show.contains("64 KiB"), "{show}");
+    // No id is the last run, as `last` is (show, export, plot, report).
+    assert_eq!(stdout(&mut cmd(&db, &["show"])), show);
+    let last = stdout(&mut cmd(&db, &["export", "last"]));
+    assert_eq!(stdout(&mut cmd(&db, &["export"])), last);
+    let page = dir.path().join("r.html");
+    cmd(&db, &["report", "-o"]).arg(&page).assert().success();
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
     // Unknown runs and bad ids are bad input.
     cmd(&db, &["show", "99"]).assert().code(2);
     cmd(&db, &["show", "x"]).assert().code(2);

@@ -12,8 +12,8 @@ use ipcperf_core::record::RunRecord;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The run (an id from `ipcperf history`, or `last`).
-    #[arg(value_parser = parse_run_id)]
+    /// The run: an id from `ipcperf history`, `last` (the default) or a label.
+    #[arg(value_parser = parse_run_id, default_value = "last")]
     pub id: RunId,
     #[command(flatten)]
     pub db: DbArgs,

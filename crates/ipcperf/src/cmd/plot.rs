@@ -12,8 +12,8 @@ use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {
-    /// The run (an id from `ipcperf history`, or `last`).
-    #[arg(value_parser = parse_run_id)]
+    /// The run: an id from `ipcperf history`, `last` (the default) or a label.
+    #[arg(value_parser = parse_run_id, default_value = "last")]
     pub id: RunId,
     /// The file to write; its extension (.svg or .png) chooses the format.
     #[arg(long, short, required = true)]

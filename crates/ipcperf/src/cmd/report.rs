@@ -10,9 +10,10 @@ use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Runs to put in the report (ids from `ipcperf history`, or `last`); the
-    /// first is the baseline the others are compared with.
-    #[arg(required = true, value_parser = parse_run_id)]
+    /// Runs to put in the report (ids from `ipcperf history`, `last` or
+    /// labels; default: the last); the first is the baseline the others are
+    /// compared with.
+    #[arg(value_parser = parse_run_id, default_value = "last")]
     pub ids: Vec<RunId>,
     /// The HTML file to write.
     #[arg(long, short, required = true)]

@@ -11,8 +11,8 @@ use crate::units;
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// The run (an id from `ipcperf history`, or `last`).
-    #[arg(value_parser = parse_run_id)]
+    /// The run: an id from `ipcperf history`, `last` (the default) or a label.
+    #[arg(value_parser = parse_run_id, default_value = "last")]
     pub id: RunId,
     #[command(flatten)]
     pub db: DbArgs,
