@@ -260,6 +260,18 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
         None => ok.iter().map(|c| c.block_size).max()?,
     };
     let mut at: Vec<&CaseRecord> = ok.into_iter().filter(|c| c.block_size == size).collect();
+    // A reference with one side (null, memcpy: bytes moved, no IPC) is said
+    // beside the ranking, not ranked in it: it topped the default suite's
+    // ranking at 60× the slowest pipe, the answer to a question nobody asked.
+    let solo = |c: &CaseRecord| {
+        ipcperf_core::mechanism::MechanismKind::from_name(&c.mechanism)
+            .is_some_and(|k| k.info().solo)
+    };
+    let mut references: Vec<&CaseRecord> = Vec::new();
+    if at.iter().filter(|c| !solo(c)).count() >= 2 {
+        references = at.iter().copied().filter(|c| solo(c)).collect();
+        at.retain(|c| !solo(c));
+    }
     if at.len() < 2 {
         return None;
     }
@@ -292,12 +304,39 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
             .map(|s| s.to_string())
             .collect(),
         rows,
-        notes: vec![
-            "MB/s = 10^6 bytes per second; median over the series (min–max)".into(),
-            "CPUs busy = CPU time of writer + reader / wall time (1.00 = one CPU fully busy)"
-                .into(),
-        ],
+        notes: references_note(&references)
+            .into_iter()
+            .chain([
+                "MB/s = 10^6 bytes per second; median over the series (min–max)".into(),
+                "CPUs busy = CPU time of writer + reader / wall time (1.00 = one CPU fully \
+                 busy)"
+                    .into(),
+            ])
+            .collect(),
     })
+}
+
+/// The references left out of a ranking, each with its figure: "not ranked,
+/// one side and no IPC (references beside them): null 44031 MB/s,
+/// memcpy 40220 MB/s".
+fn references_note(refs: &[&CaseRecord]) -> Option<String> {
+    if refs.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = refs
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} MB/s",
+                mechanism_label(c),
+                fmt_mbps(c.median_bytes_per_sec.unwrap_or(0.0))
+            )
+        })
+        .collect();
+    Some(format!(
+        "not ranked, one side and no IPC (references beside them): {}",
+        each.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -430,5 +469,34 @@ mod tests {
         assert!(noisy[0].contains(": sh-pipe 23.4%"), "{noisy:?}");
         assert!(noisy[0].contains(", tcp 19.4%;"), "{noisy:?}");
         assert!(!noisy[0].contains("unix"), "{noisy:?}");
+    }
+
+    /// One-sided references (null, memcpy) are named beside the ranking with
+    /// their figures, not ranked in it; alone with one IPC case they still rank.
+    #[test]
+    fn references_are_beside_the_ranking_not_in_it() {
+        let null = case(MechanismKind::Null, Placement::pinned(0, 0), &[10]);
+        let r = run(vec![
+            case(MechanismKind::Pipe, Placement::pinned(0, 0), &[500]),
+            case(MechanismKind::Unix, Placement::pinned(0, 0), &[1000]),
+            null.clone(),
+        ]);
+        let t = ranking(&r, None).unwrap();
+        let names: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(names, ["pipe", "unix"], "{:?}", t.rows);
+        assert!(t.rows[1][4] == "1.00×", "{:?}", t.rows);
+        assert!(
+            t.notes[0].starts_with("not ranked, one side and no IPC")
+                && t.notes[0].contains("null "),
+            "{:?}",
+            t.notes
+        );
+        let r = run(vec![
+            case(MechanismKind::Pipe, Placement::pinned(0, 0), &[500]),
+            null,
+        ]);
+        let t = ranking(&r, None).unwrap();
+        assert_eq!(t.rows.len(), 2, "{:?}", t.rows);
+        assert!(!t.notes[0].starts_with("not ranked"), "{:?}", t.notes);
     }
 }

@@ -29,9 +29,18 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
     };
     // Streams: the fastest and the slowest at the ranking size (64 KiB when
     // measured, else the largest).
-    let streams: Vec<&CaseRecord> = ok(Workload::Stream)
+    let mut streams: Vec<&CaseRecord> = ok(Workload::Stream)
         .filter(|c| c.median_bytes_per_sec.is_some_and(|m| m > 0.0))
         .collect();
+    // A reference with one side (null, memcpy: bytes moved without IPC) is no
+    // stream between processes: "fastest stream: null" named it the winner.
+    let solo = |c: &CaseRecord| {
+        ipcperf_core::mechanism::MechanismKind::from_name(&c.mechanism)
+            .is_some_and(|k| k.info().solo)
+    };
+    if streams.iter().any(|c| !solo(c)) {
+        streams.retain(|c| !solo(c));
+    }
     let size = if streams.iter().any(|c| c.block_size == 65536) {
         Some(65536)
     } else {
@@ -205,6 +214,7 @@ pub fn html(runs: &[(String, RunRecord)], esc: fn(&str) -> String) -> String {
 mod tests {
     use super::*;
     use crate::testdata;
+    use ipcperf_core::mode::Mode;
 
     #[test]
     fn headlines_name_the_fastest_and_slowest_from_the_figures() {
@@ -221,6 +231,17 @@ mod tests {
             "{h:?}"
         );
         assert!(h[1].starts_with("1 case refused and 1 failed"), "{h:?}");
+        // A reference with one side, faster than any, is no stream between
+        // processes: the headline is still pipe's.
+        let mut with_null = run.clone();
+        let mut null = testdata::case("null", Mode::Single, 65536, "same-cpu", &[40_000.0]);
+        null.workload = Workload::Stream;
+        with_null.cases.push(null);
+        let h = headlines(&with_null);
+        assert!(
+            h[0].starts_with("Fastest stream at 64 KiB: pipe processes"),
+            "{h:?}"
+        );
         let w = what("7", &run);
         assert!(
             w.starts_with("Run 7: `ipcperf run` of pipe, unix, tcp"),
