@@ -12,6 +12,19 @@ fn stover_normalises_to_the_slowest() {
         .collect();
     assert_eq!(rel, [("pipe", "2.00"), ("unix", "1.60"), ("tcp", "1.00")]);
     assert!(t.notes[0].contains("6 configurations"), "{:?}", t.notes);
+    // A one-sided reference runs in single mode only: with it counted, no
+    // configuration had every mechanism and the table was not drawn at all.
+    let mut r = testdata::run();
+    r.cases.push(testdata::case(
+        "null",
+        ipcperf_core::mode::Mode::Single,
+        65536,
+        "same-cpu",
+        &[40_000.0],
+    ));
+    let t = stover(&r).expect("Stover's table beside a reference");
+    assert_eq!(t.rows.len(), 3, "{:?}", t.rows);
+    assert!(t.notes[1].starts_with("Not in it: null"), "{:?}", t.notes);
 }
 
 #[test]
