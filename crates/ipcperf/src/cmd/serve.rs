@@ -23,7 +23,7 @@ use crate::units;
 pub struct ServeArgs {
     /// Where to listen for clients (ADDR:PORT). Default: every address (port
     /// 7787) with --token-file or --no-token, else loopback only (127.0.0.1:7787).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_listen)]
     pub listen: Option<SocketAddr>,
 
     /// A file holding the token clients must prove they know (the token never
@@ -45,6 +45,17 @@ pub struct ServeArgs {
     /// the run is over, or 10 s after its last series with nothing more.
     #[arg(long)]
     pub once: bool,
+}
+
+/// `--listen`: an address and port, said in words when it is not one ("invalid
+/// socket address syntax" was all a port of 99999 got).
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    s.trim().parse().map_err(|_| {
+        format!(
+            "'{s}' is not ADDR:PORT (an IP address and a port from 0 to 65535: \
+             0.0.0.0:7787, [::]:7787, 127.0.0.1:7787)"
+        )
+    })
 }
 
 /// Where `serve` listens: as asked, or by default every address with a token
