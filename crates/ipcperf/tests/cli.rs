@@ -64,7 +64,10 @@ fn bad_input_exits_2_with_a_clear_line() {
         &["run", "pipe", "--sizes", "--verify"],
         "'--verify' is not a size",
     );
-    bad_input(&["serve", "--listen", "127.0.0.1:99999"], "is not ADDR:PORT");
+    bad_input(
+        &["serve", "--listen", "127.0.0.1:99999"],
+        "is not ADDR:PORT",
+    );
     // Free text does not take a flag for its value: the label is missing.
     bad_input(
         &["run", "pipe", "--label", "--no-save"],
