@@ -7,7 +7,6 @@ mod names;
 
 use std::collections::BTreeMap;
 
-use ipcperf_core::mechanism::MechanismKind;
 use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
 
@@ -276,7 +275,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         // A mechanism with one side (a copy in memory, writes to nothing) is
         // how fast bytes move without IPC: a ceiling beside the ranking, no
         // way for two processes to talk. Its best placement.
-        if MechanismKind::from_name(&c.mechanism).is_some_and(|k| k.info().solo) {
+        if crate::export::cells::one_sided(c) {
             let e = ceilings.entry(name).or_insert(v);
             if better(v, *e) {
                 *e = v;

@@ -21,6 +21,12 @@ pub struct View {
     pub tables: Vec<Table>,
 }
 
+/// A case of a one-sided reference (null, memcpy: bytes moved, no IPC): named
+/// beside rankings of two-sided mechanisms, never ranked in them.
+pub fn one_sided(c: &CaseRecord) -> bool {
+    ipcperf_core::mechanism::MechanismKind::from_name(&c.mechanism).is_some_and(|k| k.info().solo)
+}
+
 /// A case's mechanism, with its way of waiting where it has a choice (shm's
 /// wake-ups measured side by side would otherwise look alike), and io_uring's
 /// registered buffers.

@@ -8,6 +8,7 @@ use ipcperf_core::workload::Workload;
 
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
 
+use super::cells::one_sided;
 pub use super::cells::{mechanism_label, spin_on_one_cpu, Table, View};
 
 fn group_key(c: &CaseRecord) -> (String, String, String, String) {
@@ -263,14 +264,10 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
     // A reference with one side (null, memcpy: bytes moved, no IPC) is said
     // beside the ranking, not ranked in it: it topped the default suite's
     // ranking at 60× the slowest pipe, the answer to a question nobody asked.
-    let solo = |c: &CaseRecord| {
-        ipcperf_core::mechanism::MechanismKind::from_name(&c.mechanism)
-            .is_some_and(|k| k.info().solo)
-    };
     let mut references: Vec<&CaseRecord> = Vec::new();
-    if at.iter().filter(|c| !solo(c)).count() >= 2 {
-        references = at.iter().copied().filter(|c| solo(c)).collect();
-        at.retain(|c| !solo(c));
+    if at.iter().filter(|c| !one_sided(c)).count() >= 2 {
+        references = at.iter().copied().filter(|c| one_sided(c)).collect();
+        at.retain(|c| !one_sided(c));
     }
     if at.len() < 2 {
         return None;

@@ -5,6 +5,7 @@ use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 
 use super::strs;
+use crate::export::cells::one_sided;
 use crate::export::view::Table;
 
 /// Stover's table: for the configurations (mode, block size, placement) every
@@ -20,19 +21,15 @@ pub fn stover(run: &RunRecord) -> Option<Table> {
     // One-sided references (null, memcpy) run in single mode only, so no
     // configuration had every mechanism and the default suite's report had no
     // Stover table at all: they are left out where two-sided ones ran.
-    let solo = |c: &CaseRecord| {
-        ipcperf_core::mechanism::MechanismKind::from_name(&c.mechanism)
-            .is_some_and(|k| k.info().solo)
-    };
     let mut left_out: Vec<String> = Vec::new();
-    if ok.iter().any(|c| !solo(c)) {
-        for c in ok.iter().filter(|c| solo(c)) {
+    if ok.iter().any(|c| !one_sided(c)) {
+        for c in ok.iter().filter(|c| one_sided(c)) {
             let l = crate::export::view::mechanism_label(c);
             if !left_out.contains(&l) {
                 left_out.push(l);
             }
         }
-        ok.retain(|c| !solo(c));
+        ok.retain(|c| !one_sided(c));
     }
     // Each mechanism as the tables name it: a wake or registered buffers make
     // a case of its own (shm (spin) is not summed with shm (futex)).

@@ -6,6 +6,7 @@ use ipcperf_core::record::{CaseRecord, CaseStatus, RunRecord};
 use ipcperf_core::workload::Workload;
 
 use crate::compare;
+use crate::export::cells::one_sided;
 use crate::export::latency::fmt_us;
 use crate::export::view::mechanism_label;
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
@@ -34,12 +35,8 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
         .collect();
     // A reference with one side (null, memcpy: bytes moved without IPC) is no
     // stream between processes: "fastest stream: null" named it the winner.
-    let solo = |c: &CaseRecord| {
-        ipcperf_core::mechanism::MechanismKind::from_name(&c.mechanism)
-            .is_some_and(|k| k.info().solo)
-    };
-    if streams.iter().any(|c| !solo(c)) {
-        streams.retain(|c| !solo(c));
+    if streams.iter().any(|c| !one_sided(c)) {
+        streams.retain(|c| !one_sided(c));
     }
     let size = if streams.iter().any(|c| c.block_size == 65536) {
         Some(65536)
