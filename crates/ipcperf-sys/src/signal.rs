@@ -27,6 +27,7 @@ pub fn cleanup_on_interrupt() {
         if let Ok(sig) = set.wait() {
             INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             crate::cleanup::run_all();
+            finish();
             // A progress line on the terminal is cleared first.
             if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                 eprint!("\r\x1b[K");
@@ -71,6 +72,46 @@ static INTERRUPT_NOTE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(
 pub fn on_interrupt_say(note: String) {
     if let Ok(mut n) = INTERRUPT_NOTE.lock() {
         *n = Some(note);
+    }
+}
+
+/// How to reach the thread that runs [`on_interrupt_finish`]'s work: send it a
+/// channel, on which it answers once done.
+type Finisher = std::sync::mpsc::Sender<std::sync::mpsc::Sender<()>>;
+static FINISHER: std::sync::Mutex<Option<Finisher>> = std::sync::Mutex::new(None);
+
+/// Run `f` if the process is interrupted from now on, after the clean-up and
+/// before the exit, for at most a second (e.g. marking a saved run stopped).
+/// `f` runs on a thread started now in the process's own descriptor table (the
+/// handler's thread has a table of its own, where a file the process has open,
+/// a database, is not the same file); a later call replaces an earlier one's work.
+pub fn on_interrupt_finish(f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<()>>();
+    let started = std::thread::Builder::new()
+        .name("ipcperf-finish".into())
+        .spawn(move || {
+            // A sender dropped (replaced, or the process ending) ends the thread
+            // without running `f`.
+            if let Ok(done) = rx.recv() {
+                f();
+                let _ = done.send(());
+            }
+        });
+    if started.is_ok() {
+        if let Ok(mut slot) = FINISHER.lock() {
+            *slot = Some(tx);
+        }
+    }
+}
+
+/// The handler's part of [`on_interrupt_finish`]: run the work, wait ≤ 1 s.
+fn finish() {
+    let Some(tx) = FINISHER.lock().ok().and_then(|mut f| f.take()) else {
+        return;
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    if tx.send(done_tx).is_ok() {
+        let _ = done_rx.recv_timeout(std::time::Duration::from_secs(1));
     }
 }
 

@@ -167,6 +167,21 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
         left.is_empty(),
         "{args:?}: left behind {left:?}; stderr {err}"
     );
+    // The run it was saving is marked stopped, not left looking killed or
+    // still running (serve keeps no run).
+    if args[0] != "serve" {
+        let history = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args(["history", "--format", "csv"])
+            .env("IPCPERF_DB", dir.path().join("runs.db"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&history.stdout);
+        assert!(
+            history.status.success() && text.contains("incomplete (stopped)"),
+            "{args:?}: history says {text}{}",
+            String::from_utf8_lossy(&history.stderr)
+        );
+    }
 }
 
 /// Ready once a peer process runs beside ipcperf.

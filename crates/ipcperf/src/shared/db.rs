@@ -272,6 +272,16 @@ impl Saver {
         ipcperf_sys::signal::on_interrupt_say(format!(
             "the cases that finished, if any, are kept as run {id} (incomplete; `ipcperf show {id}`)"
         ));
+        // Marked stopped when interrupted: `history` then says "incomplete
+        // (stopped)", not "(killed or running)". Through a connection of its own,
+        // opened then: this one may be inside a case's transaction.
+        if let Ok(loc) = a.db.location() {
+            ipcperf_sys::signal::on_interrupt_finish(move || {
+                if let Ok(mut s) = Store::open(&loc) {
+                    let _ = s.finish_run(id, unix_ms(), false);
+                }
+            });
+        }
         Ok(Saver {
             store: Some((store, id)),
             loc: a.db.location().ok(),
