@@ -78,6 +78,16 @@ pub fn behind_note(c: &CaseRecord) -> Option<String> {
     ))
 }
 
+/// The messages of a case measured over `passes` passes: "5×10001" where each
+/// pass sent as many (the figure alone read as one pass's beside the note of the
+/// pattern's 10001), else the total.
+fn messages_cell(total: u64, passes: usize) -> String {
+    match passes as u64 {
+        n if n > 1 && total % n == 0 => format!("{n}×{}", total / n),
+        _ => total.to_string(),
+    }
+}
+
 /// The replay table of a run (None when it has no replay cases).
 pub fn table(run: &RunRecord) -> Option<Table> {
     let cases: Vec<&CaseRecord> = run
@@ -147,7 +157,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
             label,
             c.mode.name().to_string(),
             c.placement.shown(),
-            lat.round_trips.to_string(),
+            messages_cell(lat.round_trips, c.series.len()),
             tails.cell("p50", fmt_us(lat.p50_ns as f64), lat.beyond().as_ref()),
             tails.cell("p99", fmt_us(lat.p99_ns as f64), lat.beyond().as_ref()),
             fmt_us(lat.max_ns as f64),
@@ -171,6 +181,13 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         if let Some(n) = behind_note(c) {
             notes.push(n);
         }
+    }
+    if rows.iter().any(|r| r[3].contains('×')) {
+        notes.push(
+            "messages: passes × messages a pass; the latency columns and late >1ms count \
+             every pass"
+                .into(),
+        );
     }
     notes.push(
         "latency: each message's, one way, from when it was due (its recorded time) to when \
@@ -268,5 +285,36 @@ mod tests {
         assert!(!t.header.iter().any(|h| h == "mode"), "{:?}", t.header);
         assert_eq!(t.title, "Replay · processes");
         assert_eq!(t.rows[2].len(), t.header.len());
+    }
+
+    /// Messages over five passes say so ("5×10001"): the total alone read as
+    /// one pass's beside the pattern's note of 10001 a pass.
+    #[test]
+    fn messages_over_several_passes_are_shown_as_passes_times_a_pass() {
+        let mut run = crate::testdata::run();
+        let mut c = replayed("pipe", "shared-l3");
+        let one = c.series[0].clone();
+        c.series = vec![one; 5];
+        c.latency.as_mut().unwrap().round_trips = 50_005;
+        run.cases = vec![c];
+        let t = table(&run).unwrap();
+        let col = t.header.iter().position(|h| h == "messages").unwrap();
+        assert_eq!(t.rows[0][col], "5×10001");
+        assert!(
+            t.notes.iter().any(|n| n.starts_with("messages: passes ×")),
+            "{:?}",
+            t.notes
+        );
+        // One pass, or passes of unequal counts: the total, no note.
+        run.cases[0].series.truncate(1);
+        let t = table(&run).unwrap();
+        assert_eq!(t.rows[0][col], "50005");
+        assert!(
+            !t.notes.iter().any(|n| n.starts_with("messages:")),
+            "{:?}",
+            t.notes
+        );
+        run.cases[0].series = vec![run.cases[0].series[0].clone(); 3];
+        assert_eq!(table(&run).unwrap().rows[0][col], "50005");
     }
 }
