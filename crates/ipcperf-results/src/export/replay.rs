@@ -83,7 +83,7 @@ pub fn behind_note(c: &CaseRecord) -> Option<String> {
 /// pattern's 10001), else the total.
 fn messages_cell(total: u64, passes: usize) -> String {
     match passes as u64 {
-        n if n > 1 && total % n == 0 => format!("{n}×{}", total / n),
+        n if n > 1 && total.is_multiple_of(n) => format!("{n}×{}", total / n),
         _ => total.to_string(),
     }
 }
