@@ -104,7 +104,7 @@ pub fn hold() {
 /// Print what was held, in order, and stop holding.
 pub fn release() {
     for line in held().take().unwrap_or_default() {
-        eprintln!("{line}");
+        crate::errln!("{line}");
     }
 }
 
@@ -116,7 +116,7 @@ pub fn forget_held() {
 fn say(line: String) {
     match held().as_mut() {
         Some(v) => v.push(line),
-        None => eprintln!("{line}"),
+        None => crate::errln!("{line}"),
     }
 }
 
@@ -253,9 +253,35 @@ pub fn out(text: &str) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
-        eprintln!("ipcperf: error: cannot write to standard output: {e}");
+        crate::errln!("ipcperf: error: cannot write to standard output: {e}");
         std::process::exit(1);
     }
+}
+
+/// Write `text` to standard error; a write that fails (a reader that went away,
+/// as in `ipcperf run 2>&1 | head -1`, or a closed stderr) loses the text, never
+/// the run: std's `eprintln!` panics there, and the panic's own message then
+/// failed too, which aborted the process (exit 134) with its named objects left.
+pub fn err_text(text: &str) {
+    use std::io::Write;
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes()).and_then(|()| e.flush());
+}
+
+/// `eprintln!` that never panics ([`err_text`]); takes `format!` arguments.
+#[macro_export]
+macro_rules! errln {
+    ($($t:tt)*) => {
+        $crate::console::err_text(&format!("{}\n", format_args!($($t)*)))
+    };
+}
+
+/// `eprint!` that never panics ([`err_text`]).
+#[macro_export]
+macro_rules! errprint {
+    ($($t:tt)*) => {
+        $crate::console::err_text(&format!($($t)*))
+    };
 }
 
 /// [`out`] with a newline; takes `format!` arguments.
@@ -332,7 +358,7 @@ impl Console {
         let line = for_stderr(line);
         match &self.bar {
             Some(b) => b.println(line),
-            None => eprintln!("{line}"),
+            None => crate::errln!("{line}"),
         }
     }
 

@@ -29,14 +29,21 @@ pub fn cleanup_on_interrupt() {
             crate::cleanup::run_all();
             finish();
             // A progress line on the terminal is cleared first.
-            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                eprint!("\r\x1b[K");
+            // Written without eprintln!, which panics where stderr is gone.
+            use std::io::Write;
+            let mut err = std::io::stderr().lock();
+            if std::io::IsTerminal::is_terminal(&err) {
+                let _ = write!(err, "\r\x1b[K");
             }
-            eprintln!("ipcperf: interrupted by {sig:?}; named objects removed");
+            let _ = writeln!(
+                err,
+                "ipcperf: interrupted by {sig:?}; named objects removed"
+            );
             let note = INTERRUPT_NOTE.lock().map(|n| n.clone()).unwrap_or_default();
             if let Some(n) = note {
-                eprintln!("ipcperf: {n}");
+                let _ = writeln!(err, "ipcperf: {n}");
             }
+            drop(err);
             std::process::exit(128 + sig as i32);
         }
     })

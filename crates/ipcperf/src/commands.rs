@@ -94,7 +94,7 @@ pub fn entry(command: Command) -> (Kind, Runs) {
         Command::CliTree => at(Plain, || {
             let mut c = <crate::cli::Cli as clap::CommandFactory>::command();
             c.build();
-            println!("{}", crate::cli::tree(&c));
+            ipcperf_results::outln!("{}", crate::cli::tree(&c));
             Ok(0)
         }),
     }
@@ -110,7 +110,7 @@ fn peer() -> Result<i32, Fail> {
     std::process::exit(match ipcperf_core::peer::main() {
         Ok(()) => 0,
         Err(ipcperf_core::error::Error::Invalid(why)) => {
-            eprintln!("ipcperf: error: {why}");
+            ipcperf_results::errln!("ipcperf: error: {why}");
             2
         }
         Err(_) => 1,

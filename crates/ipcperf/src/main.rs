@@ -38,14 +38,14 @@ fn quiet_panics() {
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
         let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
-        eprintln!(
+        ipcperf_results::errln!(
             "ipcperf: internal error{at}: {what} (ipcperf {}; a bug, not your input: please \
              report it with the command line at {}/issues)",
             env!("CARGO_PKG_VERSION"),
             env!("CARGO_PKG_REPOSITORY")
         );
         if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0") {
-            eprintln!("{}", std::backtrace::Backtrace::force_capture());
+            ipcperf_results::errln!("{}", std::backtrace::Backtrace::force_capture());
         }
         ipcperf_sys::cleanup::run_all();
         std::process::exit(101);
@@ -85,7 +85,7 @@ fn parse_args() -> cli::Cli {
         let text = e.render().to_string();
         let first = text.split("\n\n").next().unwrap_or_default();
         let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
-        eprintln!("ipcperf: {line}");
+        ipcperf_results::errln!("ipcperf: {line}");
         std::process::exit(2);
     })
 }
@@ -95,7 +95,7 @@ fn main() {
     // thread of this process, and of a `__peer` process, inherits the blocked mask:
     // the `signal` mechanism's real-time signals are then queued, never fatal.
     if let Err(e) = ipcperf_sys::rtsig::block_all() {
-        eprintln!("ipcperf: {e}");
+        ipcperf_results::errln!("ipcperf: {e}");
         std::process::exit(1);
     }
     forget_empty_variables();
@@ -146,7 +146,7 @@ fn main() {
                 console::release();
             }
             wait_for_the_handler();
-            eprintln!("ipcperf: {} {}", console::paint("error:", 31), f.message);
+            ipcperf_results::errln!("ipcperf: {} {}", console::paint("error:", 31), f.message);
             std::process::exit(f.code);
         }
     }

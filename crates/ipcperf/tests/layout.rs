@@ -412,3 +412,37 @@ fn one_csv_writer() {
     }
     assert_eq!(sites.len(), 1, "CSV writers made in {sites:?}");
 }
+
+/// The binary and the results library print through `console` (`out`, `outln!`,
+/// `errln!`), never std's print macros: those panic when the reader went away
+/// (`ipcperf run 2>&1 | head -1`), and a panic there aborted the run.
+#[test]
+fn no_print_macro_that_panics() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut sites = Vec::new();
+    for c in ["ipcperf", "ipcperf-results"] {
+        let mut files = Vec::new();
+        rust_files(&crates.join(c).join("src"), &mut files);
+        for f in files {
+            let name = f.file_name().unwrap().to_string_lossy();
+            if name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let text = code(&std::fs::read_to_string(&f).unwrap());
+            for m in ["println!(", "print!("] {
+                let n = text
+                    .match_indices(m)
+                    .filter(|(i, _)| {
+                        let before = text[..*i].chars().last();
+                        !before.is_some_and(|ch| ch.is_alphanumeric() || ch == '_' || ch == ':')
+                            || text[..*i].ends_with('e')
+                    })
+                    .count();
+                if n > 0 {
+                    sites.push(format!("{} ({n} {m})", f.display()));
+                }
+            }
+        }
+    }
+    assert!(sites.is_empty(), "std print macros in {sites:?}");
+}

@@ -32,7 +32,7 @@ pub(crate) fn fonts() {
     ONCE.call_once(|| {
         // The font is ours and known good; a failure here would be a build defect.
         if register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
-            eprintln!("ipcperf: warning: the bundled font did not load; charts will lack text");
+            crate::errln!("ipcperf: warning: the bundled font did not load; charts will lack text");
         }
     });
 }

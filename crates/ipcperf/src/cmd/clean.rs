@@ -53,7 +53,7 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
     };
     let (orphans, notes) = find(&base, &who);
     for n in notes {
-        eprintln!("ipcperf: note: {n}");
+        ipcperf_results::errln!("ipcperf: note: {n}");
     }
     let mut failed = 0;
     for o in &orphans {
@@ -65,7 +65,7 @@ pub fn run(a: CleanArgs) -> Result<i32, Fail> {
             Ok(()) => ipcperf_results::outln!("removed {}", o.what),
             Err(e) => {
                 failed += 1;
-                eprintln!("ipcperf: cannot remove {}: {e}", o.what);
+                ipcperf_results::errln!("ipcperf: cannot remove {}: {e}", o.what);
             }
         }
     }

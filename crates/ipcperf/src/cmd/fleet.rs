@@ -112,7 +112,7 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
         });
         std::fs::write(path, html)
             .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))?;
-        eprintln!("ipcperf: fleet page written to {}", path.display());
+        ipcperf_results::errln!("ipcperf: fleet page written to {}", path.display());
     }
     let doc = match a.by {
         By::Host => hosts_document(&rows)?,

@@ -54,13 +54,13 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
         } else {
             write(&a.output, crate::chart::heatmap::svg(&m))?;
         }
-        eprintln!("ipcperf: run {id}: heatmap drawn in {}", a.output.display());
+        ipcperf_results::errln!("ipcperf: run {id}: heatmap drawn in {}", a.output.display());
         return Ok(0);
     }
     // A replay: its timeline (latency against time in the trace).
     if run.cases.iter().any(|c| c.replay.is_some()) {
         crate::chart::replay::write(&run, &a.output)?;
-        eprintln!(
+        ipcperf_results::errln!(
             "ipcperf: run {id}: replay timeline drawn in {}",
             a.output.display()
         );
@@ -84,7 +84,7 @@ pub fn run(a: PlotArgs) -> Result<i32, Fail> {
         } else {
             write(&path, c.svg(&run))?;
         }
-        eprintln!(
+        ipcperf_results::errln!(
             "ipcperf: run {id}: {} drawn in {}",
             c.what(),
             path.display()

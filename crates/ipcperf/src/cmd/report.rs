@@ -41,6 +41,6 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     let html = report::html(&runs);
     std::fs::write(&a.output, html)
         .map_err(|e| Fail::failure(format!("cannot write {}: {e}", a.output.display())))?;
-    eprintln!("ipcperf: report written to {}", a.output.display());
+    ipcperf_results::errln!("ipcperf: report written to {}", a.output.display());
     Ok(0)
 }

@@ -95,7 +95,7 @@ pub fn run(a: ServeArgs) -> Result<i32, Fail> {
         }
     })?;
     let at = listener.local_addr().unwrap_or(listen);
-    eprintln!(
+    ipcperf_results::errln!(
         "ipcperf serve: listening on {at}, one run at a time, each at most {} s",
         a.max_duration.as_secs()
     );

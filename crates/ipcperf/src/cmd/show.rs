@@ -28,7 +28,7 @@ pub fn run(a: ShowArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let (id, run) = load(&mut store, a.id)?;
     if !run.complete {
-        eprintln!(
+        ipcperf_results::errln!(
             "ipcperf: run {id} is incomplete (stopped, killed or still running): {} cases kept",
             run.cases.len()
         );

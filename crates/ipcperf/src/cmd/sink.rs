@@ -89,12 +89,12 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
         verified_seed: a.verify_seed,
     };
     match a.format {
-        SinkFormat::Json => eprintln!(
+        SinkFormat::Json => ipcperf_results::errln!(
             "{}",
             serde_json::to_string(&report).expect("reports serialize")
         ),
         SinkFormat::Text => match report.mb_per_sec {
-            Some(rate) => eprintln!(
+            Some(rate) => ipcperf_results::errln!(
                 "ipcperf sink: {bytes} bytes in {seconds:.3} s: {} MB/s ({reads} {}{})",
                 fmt_mbps(rate * 1e6),
                 if reads == 1 { "read" } else { "reads" },
@@ -102,7 +102,7 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
                     .map(|s| format!(", every byte as gen --seed {s} writes it"))
                     .unwrap_or_default()
             ),
-            None => eprintln!(
+            None => ipcperf_results::errln!(
                 "ipcperf sink: 0 bytes: end of file at once after {seconds:.3} s, so no rate"
             ),
         },

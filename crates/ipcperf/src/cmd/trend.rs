@@ -170,7 +170,7 @@ pub fn run(a: TrendArgs) -> Result<i32, Fail> {
         } else {
             crate::chart::trend::png(&title, &points, p).map_err(Fail::failure)?;
         }
-        eprintln!("ipcperf: trend drawn in {}", p.display());
+        ipcperf_results::errln!("ipcperf: trend drawn in {}", p.display());
     }
     let doc = crate::fleet::trend_output::trend_document(&points)?;
     crate::console::out(&crate::export::emit::emit(&doc, a.format)?);

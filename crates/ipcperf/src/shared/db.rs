@@ -301,7 +301,7 @@ impl Saver {
             let tmp = path.with_extension("ipcperf-tmp");
             if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
                 let _ = std::fs::remove_file(&tmp);
-                eprintln!(
+                ipcperf_results::errln!(
                     "ipcperf: warning: cannot write {}: {e}; exporting stops",
                     path.display()
                 );
@@ -325,7 +325,7 @@ impl Saver {
         }
         if let Some((store, id)) = &mut self.store {
             if let Err(e) = store.add_case(*id, self.next, r) {
-                eprintln!(
+                ipcperf_results::errln!(
                     "ipcperf: warning: this run is no longer being saved: {e}{}; at its end it \
                      is written to a file to import",
                     self.loc.as_ref().map(room).unwrap_or_default()
