@@ -243,14 +243,29 @@ pub fn fit(t: &mut comfy_table::Table) {
     }
 }
 
+/// How a measuring command ends when its standard output's reader goes away
+/// (set by the binary): as an interruption, its objects removed and its run
+/// marked stopped, not as a quiet exit 0 that left the run looking killed.
+static STDOUT_GONE: std::sync::OnceLock<fn() -> !> = std::sync::OnceLock::new();
+
+/// Set how [`out`] ends the process when standard output's reader went away.
+pub fn on_stdout_gone(end: fn() -> !) {
+    let _ = STDOUT_GONE.set(end);
+}
+
 /// Write `text` to standard output. A reader that went away (`ipcperf list | head
-/// -2`) ends the command quietly, as `cat` would, instead of a panic; any other
+/// -2`) ends the command quietly (exit 0; a measuring command as
+/// [`on_stdout_gone`] says), instead of a panic; any other
 /// error writing is reported once and ends it with exit code 1.
 pub fn out(text: &str) {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
+            drop(o);
+            if let Some(end) = STDOUT_GONE.get() {
+                end();
+            }
             std::process::exit(0);
         }
         crate::errln!("ipcperf: error: cannot write to standard output: {e}");

@@ -25,29 +25,35 @@ pub fn cleanup_on_interrupt() {
     // Its own descriptor table: the thread that measures must not share one.
     crate::fd::spawn_helper("ipcperf-signals", move || {
         if let Ok(sig) = set.wait() {
-            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-            crate::cleanup::run_all();
-            finish();
-            // A progress line on the terminal is cleared first.
-            // Written without eprintln!, which panics where stderr is gone.
-            use std::io::Write;
-            let mut err = std::io::stderr().lock();
-            if std::io::IsTerminal::is_terminal(&err) {
-                let _ = write!(err, "\r\x1b[K");
-            }
-            let _ = writeln!(
-                err,
-                "ipcperf: interrupted by {sig:?}; named objects removed"
-            );
-            let note = INTERRUPT_NOTE.lock().map(|n| n.clone()).unwrap_or_default();
-            if let Some(n) = note {
-                let _ = writeln!(err, "ipcperf: {n}");
-            }
-            drop(err);
-            std::process::exit(128 + sig as i32);
+            end_as_interrupted(&format!("interrupted by {sig:?}"), 128 + sig as i32);
         }
     })
     .ok();
+}
+
+/// End the process as an interruption does: every registered object removed,
+/// the work of [`on_interrupt_finish`] done (≤ 1 s), "ipcperf: WHY; named
+/// objects removed" and the note of [`on_interrupt_say`] on stderr, exit `code`.
+/// The Ctrl-C handler's ending; also a measuring command's whose standard output
+/// went away (`ipcperf run | head -3`), as SIGPIPE would have ended it.
+pub fn end_as_interrupted(why: &str, code: i32) -> ! {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    crate::cleanup::run_all();
+    finish();
+    // Written without eprintln!, which panics where stderr is gone. A progress
+    // line on the terminal is cleared first.
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    if std::io::IsTerminal::is_terminal(&err) {
+        let _ = write!(err, "\r\x1b[K");
+    }
+    let _ = writeln!(err, "ipcperf: {why}; named objects removed");
+    let note = INTERRUPT_NOTE.lock().map(|n| n.clone()).unwrap_or_default();
+    if let Some(n) = note {
+        let _ = writeln!(err, "ipcperf: {n}");
+    }
+    drop(err);
+    std::process::exit(code)
 }
 
 /// Whether `sig` is ignored now (SIG_IGN, inherited across exec).
@@ -108,6 +114,18 @@ pub fn on_interrupt_finish(f: impl FnOnce() + Send + 'static) {
         if let Ok(mut slot) = FINISHER.lock() {
             *slot = Some(tx);
         }
+    }
+}
+
+/// Forget the work of [`on_interrupt_finish`] (the run it would mark stopped
+/// has finished) and the note of [`on_interrupt_say`]: an interruption from
+/// now on must not undo what was done.
+pub fn forget_interrupt_finish() {
+    if let Ok(mut slot) = FINISHER.lock() {
+        slot.take();
+    }
+    if let Ok(mut n) = INTERRUPT_NOTE.lock() {
+        n.take();
     }
 }
 

@@ -357,3 +357,49 @@ fn a_run_under_nohup_survives_a_hangup() {
         }
     }
 }
+
+/// `ipcperf run … | head -1`: the reader goes away after the first line; the run
+/// ends as SIGPIPE would end it (141), cleaned up as Ctrl-C does, its run kept
+/// and marked stopped (it exited 0 before, the run cut short, looking complete
+/// to the shell and "killed or running" to the history).
+#[test]
+fn a_run_whose_reader_went_away_ends_stopped() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tmp")).unwrap();
+    let args = [
+        "run", "pipe", "fifo", "unix", "posix-mq", "--sizes", "64,4k", "-d", "100ms",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .env("IPCPERF_DB", dir.path().join("runs.db"))
+        .env("TMPDIR", dir.path().join("tmp"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child_pid = child.id();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("ipcperf "), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(err.contains("standard output's reader went away"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("FAILED"),
+        "{err}"
+    );
+    let pid = child_pid as i32;
+    let left = objects_of(&BTreeSet::from([pid]), &dir.path().join("tmp"));
+    assert!(left.is_empty(), "left behind {left:?}");
+    let history = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["history", "--format", "csv"])
+        .env("IPCPERF_DB", dir.path().join("runs.db"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&history.stdout);
+    assert!(text.contains("incomplete (stopped)"), "{text}");
+}

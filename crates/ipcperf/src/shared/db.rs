@@ -345,12 +345,19 @@ impl Saver {
             return Some(Kept::Rescued(rescue(run, *id, why)));
         }
         let (store, id) = self.store.as_mut()?;
-        Some(Kept::Saved(
-            match store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete) {
-                Ok(()) => format!("saved as run {id} in {}", store.location),
-                Err(e) => format!("warning: could not mark run {id} finished: {e}"),
-            },
-        ))
+        let result = store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete);
+        // Finished: an interruption from now on (while the tables print) must
+        // not mark it stopped.
+        ipcperf_sys::signal::forget_interrupt_finish();
+        if result.is_ok() {
+            ipcperf_sys::signal::on_interrupt_say(format!(
+                "run {id} is kept (`ipcperf show {id}`)"
+            ));
+        }
+        Some(Kept::Saved(match result {
+            Ok(()) => format!("saved as run {id} in {}", store.location),
+            Err(e) => format!("warning: could not mark run {id} finished: {e}"),
+        }))
     }
 
     /// Whether the history lost this run part-way (said by [`Saver::finish_quietly`]).
