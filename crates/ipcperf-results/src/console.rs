@@ -243,32 +243,39 @@ pub fn fit(t: &mut comfy_table::Table) {
     }
 }
 
-/// How a measuring command ends when its standard output's reader goes away
-/// (set by the binary): as an interruption, its objects removed and its run
-/// marked stopped, not as a quiet exit 0 that left the run looking killed.
-static STDOUT_GONE: std::sync::OnceLock<fn() -> !> = std::sync::OnceLock::new();
+/// How a measuring command ends when standard output fails (set by the binary):
+/// as an interruption, its objects removed and its run marked stopped, given
+/// what to say and the exit code; not as a plain exit that left the run
+/// looking killed or still running.
+static STDOUT_FAILED: std::sync::OnceLock<fn(&str, i32) -> !> = std::sync::OnceLock::new();
 
-/// Set how [`out`] ends the process when standard output's reader went away.
-pub fn on_stdout_gone(end: fn() -> !) {
-    let _ = STDOUT_GONE.set(end);
+/// Set how [`out`] ends the process when standard output fails.
+pub fn on_stdout_failed(end: fn(&str, i32) -> !) {
+    let _ = STDOUT_FAILED.set(end);
 }
 
 /// Write `text` to standard output. A reader that went away (`ipcperf list | head
 /// -2`) ends the command quietly (exit 0; a measuring command as
-/// [`on_stdout_gone`] says), instead of a panic; any other
+/// [`on_stdout_failed`] says), instead of a panic; any other
 /// error writing is reported once and ends it with exit code 1.
 pub fn out(text: &str) {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            drop(o);
-            if let Some(end) = STDOUT_GONE.get() {
-                end();
-            }
+        drop(o);
+        let gone = e.kind() == std::io::ErrorKind::BrokenPipe;
+        let (why, code) = if gone {
+            ("standard output's reader went away".to_string(), 141)
+        } else {
+            (format!("error: cannot write to standard output: {e}"), 1)
+        };
+        if let Some(end) = STDOUT_FAILED.get() {
+            end(&why, code);
+        }
+        if gone {
             std::process::exit(0);
         }
-        crate::errln!("ipcperf: error: cannot write to standard output: {e}");
+        crate::errln!("ipcperf: {why}");
         std::process::exit(1);
     }
 }

@@ -28,17 +28,18 @@ pub fn dispatch(command: Command) -> Result<i32, Fail> {
     if kind == Kind::Measures {
         temp_dir_usable()?;
         ipcperf_sys::signal::cleanup_on_interrupt();
-        crate::console::on_stdout_gone(stdout_gone);
+        crate::console::on_stdout_failed(stdout_failed);
     }
     runs()
 }
 
-/// A measuring command whose standard output's reader went away (`ipcperf run |
-/// head -3`) ends as SIGPIPE would end it, cleaned up as Ctrl-C does: exit 141,
-/// its run kept and marked stopped. (Exiting 0 there left a run cut short
-/// looking complete to the shell and "killed or running" to the history.)
-fn stdout_gone() -> ! {
-    ipcperf_sys::signal::end_as_interrupted("standard output's reader went away", 141)
+/// A measuring command whose standard output fails ends cleaned up as Ctrl-C
+/// does, its run kept and marked stopped: where its reader went away (`ipcperf
+/// run | head -3`) as SIGPIPE would end it, 141; where a write fails (a full
+/// disk), 1. (Exiting there left a run cut short looking complete to the shell
+/// and "killed or running" to the history.)
+fn stdout_failed(why: &str, code: i32) -> ! {
+    ipcperf_sys::signal::end_as_interrupted(why, code)
 }
 
 /// A measuring command makes its FIFOs, sockets and files under $TMPDIR: one

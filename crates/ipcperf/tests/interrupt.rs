@@ -361,9 +361,10 @@ fn a_run_under_nohup_survives_a_hangup() {
 /// `ipcperf run … | head -1`: the reader goes away after the first line; the run
 /// ends as SIGPIPE would end it (141), cleaned up as Ctrl-C does, its run kept
 /// and marked stopped (it exited 0 before, the run cut short, looking complete
-/// to the shell and "killed or running" to the history).
+/// to the shell and "killed or running" to the history); output that cannot be
+/// written (/dev/full) likewise, exit 1.
 #[test]
-fn a_run_whose_reader_went_away_ends_stopped() {
+fn a_run_whose_output_fails_ends_stopped() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("tmp")).unwrap();
@@ -402,4 +403,22 @@ fn a_run_whose_reader_went_away_ends_stopped() {
         .unwrap();
     let text = String::from_utf8_lossy(&history.stdout);
     assert!(text.contains("incomplete (stopped)"), "{text}");
+    // Output that cannot be written (a full disk): exit 1, the run stopped too.
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .env("IPCPERF_DB", dir.path().join("runs.db"))
+        .env("TMPDIR", dir.path().join("tmp"))
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write to standard output"), "{err}");
+    let history = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["history", "--format", "csv"])
+        .env("IPCPERF_DB", dir.path().join("runs.db"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&history.stdout);
+    assert_eq!(text.matches("incomplete (stopped)").count(), 2, "{text}");
 }
