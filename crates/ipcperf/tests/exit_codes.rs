@@ -139,8 +139,34 @@ fn a_regression_called_exits_3() {
     }
     let json = dir.path().join("slower.json");
     std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
-    let out = cmd(&db, &["import"]).arg(&json).output().unwrap();
+    // Through standard input (`… | ipcperf import -`), said as such.
+    let out = assert_cmd::Command::from_std(cmd(&db, &["import", "-"]))
+        .write_stdin(serde_json::to_vec(&v).unwrap())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("standard input: run from "), "{said}");
+    // Bad input there is one line naming it; `-` twice is bad input.
+    for (args, stdin, says) in [
+        (
+            &["import", "-"][..],
+            "garbage",
+            "standard input: not an ipcperf run record",
+        ),
+        (&["import", "-", "-"], "", "can be named once"),
+    ] {
+        let out = assert_cmd::Command::from_std(cmd(&db, args))
+            .write_stdin(stdin)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
     let gate = |a: &str, b: &str| {
         cmd(&db, &["compare", a, b, "--fail-on-regression"])
             .output()

@@ -19,17 +19,25 @@ use crate::store::StoreError;
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// Run records as JSON (one run per file).
+    /// Run records as JSON (one run per file; `-`: standard input, as in
+    /// `ssh host ipcperf export last --format json | ipcperf import -`).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
-pub fn run(a: ImportArgs) -> Result<i32, Fail> {
+pub fn run(mut a: ImportArgs) -> Result<i32, Fail> {
+    // Standard input is read twice (checked, then kept): spooled to a file first.
+    let spool = stdin_spooled(&mut a.files)?;
+    // Said as "standard input", not as the spool's path.
+    let said = |text: String| match &spool {
+        Some(f) => text.replace(&f.path().display().to_string(), "standard input"),
+        None => text,
+    };
     // Check every file before keeping any (a pass that keeps nothing in memory).
     for f in &a.files {
-        read_run(f, |_| Ok(())).map_err(Fail::usage)?;
+        read_run(f, |_| Ok(())).map_err(|e| Fail::usage(said(e)))?;
     }
     let mut store = a.db.open()?;
     for f in &a.files {
@@ -45,7 +53,7 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         match kept {
             Ok(i) => ipcperf_results::outln!(
                 "{}: run from {} ({} cases) kept as run {}{}",
-                f.display(),
+                said(f.display().to_string()),
                 i.head.machine.hostname,
                 i.cases,
                 i.id,
@@ -58,15 +66,57 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
                 }
             ),
             Err(e) if e.0.contains("already kept as run") => {
-                return Err(Fail::usage(format!("{}: {e}", f.display())))
+                return Err(Fail::usage(said(format!("{}: {e}", f.display()))))
             }
             Err(e) => {
                 return Err(match file_err {
-                    Some(m) => Fail::usage(m),
+                    Some(m) => Fail::usage(said(m)),
                     None => Fail::failure(format!("run history: {e}")),
                 })
             }
         }
     }
     Ok(0)
+}
+
+/// Where `files` names `-`, standard input copied to a temporary file that
+/// stands in for it (kept while the returned handle lives); `-` twice is bad
+/// input, and so is a terminal (nothing piped in: the import would wait for
+/// typing).
+fn stdin_spooled(files: &mut [PathBuf]) -> Result<Option<tempfile::NamedTempFile>, Fail> {
+    let dashes = files.iter().filter(|f| f.as_os_str() == "-").count();
+    if dashes == 0 {
+        return Ok(None);
+    }
+    if dashes > 1 {
+        return Err(Fail::usage(
+            "`-` (standard input) can be named once".to_string(),
+        ));
+    }
+    let stdin = std::io::stdin();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        return Err(Fail::usage(
+            "`-` reads a run from standard input, which is a terminal here: pipe one in \
+             (`ipcperf export last --format json | ipcperf import -`)"
+                .to_string(),
+        ));
+    }
+    let spool = || -> std::io::Result<tempfile::NamedTempFile> {
+        let mut f = tempfile::Builder::new()
+            .prefix("ipcperf-import-")
+            .tempfile()?;
+        // No more than an import takes (read_run says so): an endless pipe
+        // must not fill the temporary directory.
+        let most = crate::import::MAX_FILE_BYTES + 1;
+        std::io::copy(
+            &mut std::io::Read::take(stdin.lock(), most),
+            f.as_file_mut(),
+        )?;
+        Ok(f)
+    };
+    let f = spool().map_err(|e| Fail::failure(format!("cannot read standard input: {e}")))?;
+    for p in files.iter_mut().filter(|p| p.as_os_str() == "-") {
+        *p = f.path().to_path_buf();
+    }
+    Ok(Some(f))
 }
