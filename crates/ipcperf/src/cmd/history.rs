@@ -49,6 +49,7 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
             if let Some(t) = r[started].strip_suffix(" UTC") {
                 r[started] = t.to_string();
             }
+            r[MEASURED] = few(&r[MEASURED]);
             r
         })
         .collect();
@@ -72,7 +73,30 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
         format!("Runs kept in {location}")
     };
     let title = crate::console::fit_line(&title, 4);
-    format!("{title}\n{}", table_rows(&header, &shown))
+    let mut text = format!("{title}\n{}", table_rows(&header, &shown));
+    if rows.iter().any(|r| r[MEASURED].contains(" more")) {
+        text.push('\n');
+        text.push_str(&crate::console::fit_line(
+            "  note: measured: the first names of a long list (`ipcperf show ID` or \
+             --format csv names every one)",
+            6,
+        ));
+    }
+    text
+}
+
+/// The `measured` column of the history's row.
+const MEASURED: usize = 7;
+
+/// The names a terminal shows of what a run measured: up to five, else the
+/// first four and how many more (a default latency run's 18 names took seven
+/// lines of an 80-column table, a sync run's ten six).
+fn few(names: &str) -> String {
+    let all: Vec<&str> = names.split(' ').filter(|n| !n.is_empty()).collect();
+    if all.len() <= 5 {
+        return names.to_string();
+    }
+    format!("{} +{} more", all[..4].join(" "), all.len() - 4)
 }
 
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
@@ -128,4 +152,33 @@ pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     };
     crate::console::out(&emit(&doc, a.format)?);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_list_of_names_is_cut_to_four_and_a_count() {
+        assert_eq!(few("pipe unix"), "pipe unix");
+        assert_eq!(few("a b c d e"), "a b c d e");
+        assert_eq!(few("a b c d e f g"), "a b c d +3 more");
+        let rows = vec![vec![
+            "1".into(),
+            "latency".into(),
+            String::new(),
+            "2026-11-30 19:20:01 UTC".into(),
+            "vm".into(),
+            "6.18".into(),
+            "18".into(),
+            "pipe fifo unix tcp sysv-msg posix-mq".into(),
+            "complete, 27 s".into(),
+        ]];
+        let header = [
+            "id", "kind", "label", "started", "host", "kernel", "cases", "measured", "status",
+        ];
+        let text = console_table("h.db", &header, &rows);
+        assert!(text.contains("pipe fifo unix tcp +2 more"), "{text}");
+        assert!(text.contains("note: measured:"), "{text}");
+    }
 }
