@@ -84,7 +84,18 @@ fn parse_args() -> cli::Cli {
         // clap's first paragraph says what is wrong; the rest is usage and tips.
         let text = e.render().to_string();
         let first = text.split("\n\n").next().unwrap_or_default();
-        let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut line = first.split_whitespace().collect::<Vec<_>>().join(" ");
+        // A missing argument named alone ("<B>", "<MECHANISM>") says little:
+        // its usage line goes with it.
+        if e.kind() == ErrorKind::MissingRequiredArgument {
+            let usage = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Usage: "))
+                .map(|u| u.split_whitespace().collect::<Vec<_>>().join(" "));
+            if let Some(u) = usage {
+                line = format!("{line} (usage: {u}; see --help)");
+            }
+        }
         ipcperf_results::errln!("ipcperf: {line}");
         std::process::exit(2);
     })

@@ -28,6 +28,11 @@ fn bad_input_exits_2_with_a_clear_line() {
     bad_input(&["run", ""], "'' names no mechanism");
     bad_input(&["latency", ","], "',' names no mechanism");
     bad_input(&["matrix", ""], "names no mechanism");
+    // A missing argument comes with its usage ("<B>" alone said little).
+    bad_input(
+        &["compare", "1"],
+        "(usage: ipcperf compare <A> <B>; see --help)",
+    );
     bad_input(&["sync", ",,"], "',,' names no primitive");
     bad_input(&["run", "pipe", "--duration", "-1"], "--duration");
     bad_input(&["run", "pipe", "--duration", "0s"], "more than zero");
