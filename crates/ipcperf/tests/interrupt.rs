@@ -170,18 +170,28 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
     // The run it was saving is marked stopped, not left looking killed or
     // still running (serve keeps no run).
     if args[0] != "serve" {
-        let history = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-            .args(["history", "--format", "csv"])
-            .env("IPCPERF_DB", dir.path().join("runs.db"))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&history.stdout);
+        let text = history(&dir.path().join("runs.db"));
         assert!(
-            history.status.success() && text.contains("incomplete (stopped)"),
-            "{args:?}: history says {text}{}",
-            String::from_utf8_lossy(&history.stderr)
+            text.contains("incomplete (stopped)"),
+            "{args:?}: history says {text}"
         );
     }
+}
+
+/// The history at `db` as CSV (`ipcperf history` must succeed).
+fn history(db: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["history", "--format", "csv"])
+        .env("IPCPERF_DB", db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "history: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
 }
 
 /// Ready once a peer process runs beside ipcperf.
@@ -396,12 +406,7 @@ fn a_run_whose_output_fails_ends_stopped() {
     let pid = child_pid as i32;
     let left = objects_of(&BTreeSet::from([pid]), &dir.path().join("tmp"));
     assert!(left.is_empty(), "left behind {left:?}");
-    let history = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-        .args(["history", "--format", "csv"])
-        .env("IPCPERF_DB", dir.path().join("runs.db"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&history.stdout);
+    let text = history(&dir.path().join("runs.db"));
     assert!(text.contains("incomplete (stopped)"), "{text}");
     // Output that cannot be written (a full disk): exit 1, the run stopped too.
     let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
@@ -414,12 +419,7 @@ fn a_run_whose_output_fails_ends_stopped() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("cannot write to standard output"), "{err}");
-    let history = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-        .args(["history", "--format", "csv"])
-        .env("IPCPERF_DB", dir.path().join("runs.db"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&history.stdout);
+    let text = history(&dir.path().join("runs.db"));
     assert_eq!(text.matches("incomplete (stopped)").count(), 2, "{text}");
 }
 
@@ -449,12 +449,7 @@ fn a_closed_stderr_loses_lines_not_the_run() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {text}");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-        .args(["history", "--format", "csv", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = history(&db);
     assert!(
         text.contains(",latency,") && text.contains("complete"),
         "{text}"
