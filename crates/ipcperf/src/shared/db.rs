@@ -340,6 +340,12 @@ impl Saver {
     /// Mark the run finished and write the export files; what to say of where it
     /// was kept, to print (with [`Kept::say`]) after the results.
     pub fn finish_quietly(&mut self, run: &RunRecord) -> Option<Kept> {
+        // Ended by an interruption being handled (its clean-up failed the case
+        // under way): the handler marks the run stopped and exits; marking it
+        // finished here would race that (a run of no case said "complete").
+        if ipcperf_core::interrupted() {
+            return None;
+        }
         self.export(run);
         if let Some((id, why)) = &self.lost {
             return Some(Kept::Rescued(rescue(run, *id, why)));
