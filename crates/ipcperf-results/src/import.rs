@@ -222,9 +222,18 @@ impl<'de, F: FnMut(CaseRecord) -> Result<(), String>> Visitor<'de> for RunSeed<'
 /// returns the run's own fields, checked. Errors name the file.
 pub fn read_run(
     path: &Path,
+    on_case: impl FnMut(CaseRecord) -> Result<(), String>,
+) -> Result<RunRecord, String> {
+    read_run_as(path, &path.display().to_string(), on_case)
+}
+
+/// [`read_run`], its errors naming the input `shown` (a file that stands in for
+/// another input, as a spool of standard input does).
+pub fn read_run_as(
+    path: &Path,
+    shown: &str,
     mut on_case: impl FnMut(CaseRecord) -> Result<(), String>,
 ) -> Result<RunRecord, String> {
-    let shown = path.display();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len > MAX_FILE_BYTES {
@@ -297,6 +306,25 @@ mod tests {
         let p = write(dir.path(), "bad.json", &v);
         let e = read_run(&p, |_| Ok(())).unwrap_err();
         assert!(e.contains("kind"), "{e}");
+    }
+
+    /// An input shown by another name (a spool of standard input) is named so
+    /// in every error, never by the file that stands in for it.
+    #[test]
+    fn errors_name_the_input_shown_not_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = sample();
+        v["kind"] = "../../etc".into();
+        let bad = write(dir.path(), "spool-123.json", &v);
+        let garbage = dir.path().join("spool-456.json");
+        std::fs::write(&garbage, b"{\"cases\": [1").unwrap();
+        for p in [&bad, &garbage] {
+            let e = read_run_as(p, "standard input", |_| Ok(())).unwrap_err();
+            assert!(e.starts_with("standard input: "), "{e}");
+            assert!(!e.contains("spool-"), "{e}");
+        }
+        let e = read_run(&bad, |_| Ok(())).unwrap_err();
+        assert!(e.contains("spool-123.json"), "{e}");
     }
 
     #[test]

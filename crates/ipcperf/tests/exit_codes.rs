@@ -167,6 +167,26 @@ fn a_regression_called_exits_3() {
             "{args:?}: {err}"
         );
     }
+    // The same run again (said of standard input, not of the spool's path), and
+    // a spool that cannot be made (exit 1: not the input's fault).
+    let again = assert_cmd::Command::from_std(cmd(&db, &["import", "-"]))
+        .write_stdin(serde_json::to_vec(&v).unwrap())
+        .output()
+        .unwrap();
+    let mut no_tmp = cmd(&db, &["import", "-"]);
+    no_tmp.env("TMPDIR", dir.path().join("gone"));
+    let no_tmp = assert_cmd::Command::from_std(no_tmp)
+        .write_stdin(serde_json::to_vec(&v).unwrap())
+        .output()
+        .unwrap();
+    for (out, code, says) in [
+        (again, 2, "standard input: this run is already kept as run"),
+        (no_tmp, 1, "standard input: cannot make its copy: "),
+    ] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(err.contains(says) && err.lines().count() == 1, "{err}");
+    }
     let gate = |a: &str, b: &str| {
         cmd(&db, &["compare", a, b, "--fail-on-regression"])
             .output()

@@ -8,12 +8,12 @@
 //! of 2^64-1, a start in the future) are refused with the field named, and a run
 //! already kept is not kept twice.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use crate::fail::Fail;
-use crate::import::read_run;
+use crate::import::read_run_as;
 use crate::shared::db::DbArgs;
 use crate::store::StoreError;
 
@@ -27,33 +27,37 @@ pub struct ImportArgs {
     pub db: DbArgs,
 }
 
-pub fn run(mut a: ImportArgs) -> Result<i32, Fail> {
+pub fn run(a: ImportArgs) -> Result<i32, Fail> {
     // Standard input is read twice (checked, then kept): spooled to a file first.
-    let spool = stdin_spooled(&mut a.files)?;
-    // Said as "standard input", not as the spool's path.
-    let said = |text: String| match &spool {
-        Some(f) => text.replace(&f.path().display().to_string(), "standard input"),
-        None => text,
-    };
+    let spool = stdin_spooled(&a.files)?;
+    // Each input: the file read and the name its messages give it ("standard
+    // input" for the spool, never the spool's path).
+    let inputs: Vec<(&Path, String)> = a
+        .files
+        .iter()
+        .map(|f| match &spool {
+            Some(s) if f.as_os_str() == "-" => (s.path(), "standard input".to_string()),
+            _ => (f.as_path(), f.display().to_string()),
+        })
+        .collect();
     // Check every file before keeping any (a pass that keeps nothing in memory).
-    for f in &a.files {
-        read_run(f, |_| Ok(())).map_err(|e| Fail::usage(said(e)))?;
+    for (f, shown) in &inputs {
+        read_run_as(f, shown, |_| Ok(())).map_err(Fail::usage)?;
     }
     let mut store = a.db.open()?;
-    for f in &a.files {
+    for (f, shown) in &inputs {
         // A problem found while keeping is the file's (it was just read whole) or
         // the database's; the transaction keeps nothing either way.
         let mut file_err = None;
         let kept = store.import_run(|sink| {
-            read_run(f, |c| sink.add(&c).map_err(|e| e.to_string())).map_err(|e| {
+            read_run_as(f, shown, |c| sink.add(&c).map_err(|e| e.to_string())).map_err(|e| {
                 file_err = Some(e.clone());
                 StoreError::new(e)
             })
         });
         match kept {
             Ok(i) => ipcperf_results::outln!(
-                "{}: run from {} ({} cases) kept as run {}{}",
-                said(f.display().to_string()),
+                "{shown}: run from {} ({} cases) kept as run {}{}",
                 i.head.machine.hostname,
                 i.cases,
                 i.id,
@@ -66,11 +70,11 @@ pub fn run(mut a: ImportArgs) -> Result<i32, Fail> {
                 }
             ),
             Err(e) if e.0.contains("already kept as run") => {
-                return Err(Fail::usage(said(format!("{}: {e}", f.display()))))
+                return Err(Fail::usage(format!("{shown}: {e}")))
             }
             Err(e) => {
                 return Err(match file_err {
-                    Some(m) => Fail::usage(said(m)),
+                    Some(m) => Fail::usage(m),
                     None => Fail::failure(format!("run history: {e}")),
                 })
             }
@@ -83,7 +87,7 @@ pub fn run(mut a: ImportArgs) -> Result<i32, Fail> {
 /// stands in for it (kept while the returned handle lives); `-` twice is bad
 /// input, and so is a terminal (nothing piped in: the import would wait for
 /// typing).
-fn stdin_spooled(files: &mut [PathBuf]) -> Result<Option<tempfile::NamedTempFile>, Fail> {
+fn stdin_spooled(files: &[PathBuf]) -> Result<Option<tempfile::NamedTempFile>, Fail> {
     let dashes = files.iter().filter(|f| f.as_os_str() == "-").count();
     if dashes == 0 {
         return Ok(None);
@@ -101,22 +105,34 @@ fn stdin_spooled(files: &mut [PathBuf]) -> Result<Option<tempfile::NamedTempFile
                 .to_string(),
         ));
     }
-    let spool = || -> std::io::Result<tempfile::NamedTempFile> {
-        let mut f = tempfile::Builder::new()
-            .prefix("ipcperf-import-")
-            .tempfile()?;
-        // No more than an import takes (read_run says so): an endless pipe
-        // must not fill the temporary directory.
-        let most = crate::import::MAX_FILE_BYTES + 1;
-        std::io::copy(
-            &mut std::io::Read::take(stdin.lock(), most),
-            f.as_file_mut(),
-        )?;
-        Ok(f)
+    // A failure says which side failed: the pipe read, or the spool written
+    // (a full temporary directory is not a problem of standard input).
+    let spooled = |e: std::io::Error| {
+        Fail::failure(format!(
+            "standard input: cannot write its copy in {}: {e}",
+            std::env::temp_dir().display()
+        ))
     };
-    let f = spool().map_err(|e| Fail::failure(format!("cannot read standard input: {e}")))?;
-    for p in files.iter_mut().filter(|p| p.as_os_str() == "-") {
-        *p = f.path().to_path_buf();
+    // (tempfile's own error names the file it tried to make.)
+    let mut f = tempfile::Builder::new()
+        .prefix("ipcperf-import-")
+        .tempfile()
+        .map_err(|e| Fail::failure(format!("standard input: cannot make its copy: {e}")))?;
+    // No more than an import takes (read_run says so): an endless pipe must
+    // not fill the temporary directory.
+    let mut left = crate::import::MAX_FILE_BYTES + 1;
+    let mut input = stdin.lock();
+    let mut buf = vec![0u8; 64 << 10];
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = match std::io::Read::read(&mut input, &mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Fail::failure(format!("cannot read standard input: {e}"))),
+        };
+        std::io::Write::write_all(f.as_file_mut(), &buf[..n]).map_err(spooled)?;
+        left -= n as u64;
     }
     Ok(Some(f))
 }
