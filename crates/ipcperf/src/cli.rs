@@ -29,7 +29,7 @@ pub struct Cli {
     #[arg(long, short, global = true)]
     pub quiet: bool,
 
-    /// Also say every case as it ends.
+    /// Also say every case as it ends (commands that measure).
     #[arg(long, short, global = true, conflicts_with = "quiet")]
     pub verbose: bool,
 
