@@ -54,6 +54,19 @@ fn export_files_during_the_run() {
         &["run", "pipe", "--count", "5", "--export-json", &json],
         &format!("cannot write {json}"),
     );
+    // export and completions: a file that cannot be written is bad input too
+    // (it was a failure, 1, for export), said before the history is read.
+    let csv = common::missing("r.csv");
+    let db = common::missing("h.db");
+    bad_input(
+        &["export", "--db", &db, "--format", "csv", "-o", &csv],
+        &format!("cannot write {csv}"),
+    );
+    let bash = common::missing("ipcperf.bash");
+    bad_input(
+        &["completions", "bash", "-o", &bash],
+        &format!("cannot write {bash}"),
+    );
     // A heatmap that cannot be written is said before a pair is measured.
     let t0 = std::time::Instant::now();
     let png = common::missing("m.png");

@@ -22,6 +22,9 @@ pub struct CompletionsArgs {
 /// `cmd` is the whole command line's definition (main hands it over: the commands
 /// know nothing of the list they are in).
 pub fn run(a: CompletionsArgs, mut cmd: clap::Command) -> Result<i32, Fail> {
+    if let Some(p) = &a.output {
+        crate::fail::check_writable(p)?;
+    }
     // Generated into memory first: clap_complete's writer panics on a broken pipe.
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "ipcperf", &mut script);

@@ -26,6 +26,11 @@ pub struct ExportArgs {
 }
 
 pub fn run(a: ExportArgs) -> Result<i32, Fail> {
+    // A file that cannot be written is bad input (2), as for plot and report;
+    // a write that fails later (a full disk) is a failure (1).
+    if let Some(p) = &a.output {
+        crate::fail::check_writable(p)?;
+    }
     let mut store = a.db.open_read()?;
     let (_, run) = load(&mut store, a.id)?;
     if a.format == Format::Json {
