@@ -238,7 +238,7 @@ pub fn read_run_as(
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len > MAX_FILE_BYTES {
         return Err(format!(
-            "{shown}: {len} bytes is more than a run import takes ({} MiB)",
+            "{shown}: more than a run import takes ({} MiB)",
             MAX_FILE_BYTES >> 20
         ));
     }
@@ -248,11 +248,21 @@ pub fn read_run_as(
         n += 1;
         on_case(c)
     };
-    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
-    let head = RunSeed { on_case: &mut each }
+    // Bounded also where the size is not known first (a pipe, a device): an
+    // endless stream ends at the limit, said as such.
+    let mut limited = std::io::Read::take(&file, MAX_FILE_BYTES + 1);
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(&mut limited));
+    let read = RunSeed { on_case: &mut each }
         .deserialize(&mut de)
-        .and_then(|r| de.end().map(|()| r))
-        .map_err(|e| format!("{shown}: not an ipcperf run record: {e}"))?;
+        .and_then(|r| de.end().map(|()| r));
+    drop(de);
+    if limited.limit() == 0 {
+        return Err(format!(
+            "{shown}: more than a run import takes ({} MiB)",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    let head = read.map_err(|e| format!("{shown}: not an ipcperf run record: {e}"))?;
     check_head(&head, unix_ms()).map_err(|e| format!("{shown}: {e}"))?;
     Ok(head)
 }

@@ -20,7 +20,8 @@ use crate::store::StoreError;
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// Run records as JSON (one run per file; `-`: standard input, as in
-    /// `ssh host ipcperf export last --format json | ipcperf import -`).
+    /// `ssh host ipcperf export last --format json | ipcperf import -`; a pipe
+    /// or FIFO by name, `<(…)`, is read as standard input is; 128 MiB at most).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -28,16 +29,28 @@ pub struct ImportArgs {
 }
 
 pub fn run(a: ImportArgs) -> Result<i32, Fail> {
-    // Standard input is read twice (checked, then kept): spooled to a file first.
-    let spool = stdin_spooled(&a.files)?;
+    // Each input is read twice (checked, then kept): standard input and any
+    // other stream (a pipe, `<(ssh host ipcperf export …)`) is spooled to a
+    // file first.
+    stdin_checked(&a.files)?;
+    let spools = a
+        .files
+        .iter()
+        .map(|f| spooled(f))
+        .collect::<Result<Vec<_>, Fail>>()?;
     // Each input: the file read and the name its messages give it ("standard
-    // input" for the spool, never the spool's path).
+    // input" for `-`; a stream by its own name, never the spool's path).
     let inputs: Vec<(&Path, String)> = a
         .files
         .iter()
-        .map(|f| match &spool {
-            Some(s) if f.as_os_str() == "-" => (s.path(), "standard input".to_string()),
-            _ => (f.as_path(), f.display().to_string()),
+        .zip(&spools)
+        .map(|(f, s)| {
+            let shown = if f.as_os_str() == "-" {
+                "standard input".to_string()
+            } else {
+                f.display().to_string()
+            };
+            (s.as_ref().map_or(f.as_path(), |t| t.path()), shown)
         })
         .collect();
     // Check every file before keeping any (a pass that keeps nothing in memory).
@@ -83,56 +96,72 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
     Ok(0)
 }
 
-/// Where `files` names `-`, standard input copied to a temporary file that
-/// stands in for it (kept while the returned handle lives); `-` twice is bad
-/// input, and so is a terminal (nothing piped in: the import would wait for
-/// typing).
-fn stdin_spooled(files: &[PathBuf]) -> Result<Option<tempfile::NamedTempFile>, Fail> {
+/// `-` (standard input) named at most once, and not a terminal (nothing piped
+/// in: the import would wait for typing).
+fn stdin_checked(files: &[PathBuf]) -> Result<(), Fail> {
     let dashes = files.iter().filter(|f| f.as_os_str() == "-").count();
-    if dashes == 0 {
-        return Ok(None);
-    }
     if dashes > 1 {
         return Err(Fail::usage(
             "`-` (standard input) can be named once".to_string(),
         ));
     }
-    let stdin = std::io::stdin();
-    if std::io::IsTerminal::is_terminal(&stdin) {
+    if dashes == 1 && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return Err(Fail::usage(
             "`-` reads a run from standard input, which is a terminal here: pipe one in \
              (`ipcperf export last --format json | ipcperf import -`)"
                 .to_string(),
         ));
     }
-    // A failure says which side failed: the pipe read, or the spool written
-    // (a full temporary directory is not a problem of standard input).
-    let spooled = |e: std::io::Error| {
-        Fail::failure(format!(
-            "standard input: cannot write its copy in {}: {e}",
-            std::env::temp_dir().display()
-        ))
+    Ok(())
+}
+
+/// `f` copied to a temporary file that stands in for it (kept while the
+/// handle lives) where it is `-` or a stream (a FIFO, a pipe, a device), which
+/// cannot be read twice; None for a file, a directory or a missing path
+/// (read_run says what is wrong with those). At most one byte more than an
+/// import takes is copied: an endless stream must not fill the temporary
+/// directory (read_run then says it is too long).
+fn spooled(f: &Path) -> Result<Option<tempfile::NamedTempFile>, Fail> {
+    let stdin = f.as_os_str() == "-";
+    let shown = if stdin {
+        "standard input".to_string()
+    } else {
+        match std::fs::metadata(f) {
+            Ok(m) if !m.is_file() && !m.is_dir() => f.display().to_string(),
+            _ => return Ok(None),
+        }
+    };
+    let mut input: Box<dyn std::io::Read> = if stdin {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(f).map_err(|e| Fail::usage(format!("cannot read {shown}: {e}")))?,
+        )
     };
     // (tempfile's own error names the file it tried to make.)
-    let mut f = tempfile::Builder::new()
+    let mut spool = tempfile::Builder::new()
         .prefix("ipcperf-import-")
         .tempfile()
-        .map_err(|e| Fail::failure(format!("standard input: cannot make its copy: {e}")))?;
-    // No more than an import takes (read_run says so): an endless pipe must
-    // not fill the temporary directory.
+        .map_err(|e| Fail::failure(format!("{shown}: cannot make its copy: {e}")))?;
+    // A failure says which side failed: the input read, or the spool written
+    // (a full temporary directory is not a problem of the input).
     let mut left = crate::import::MAX_FILE_BYTES + 1;
-    let mut input = stdin.lock();
     let mut buf = vec![0u8; 64 << 10];
     while left > 0 {
         let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let n = match std::io::Read::read(&mut input, &mut buf[..want]) {
+        let n = match input.read(&mut buf[..want]) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Fail::failure(format!("cannot read standard input: {e}"))),
+            Err(e) => return Err(Fail::failure(format!("cannot read {shown}: {e}"))),
         };
-        std::io::Write::write_all(f.as_file_mut(), &buf[..n]).map_err(spooled)?;
+        std::io::Write::write_all(spool.as_file_mut(), &buf[..n]).map_err(|e| {
+            Fail::failure(format!(
+                "{shown}: cannot write its copy in {}: {e}",
+                std::env::temp_dir().display()
+            ))
+        })?;
         left -= n as u64;
     }
-    Ok(Some(f))
+    Ok(Some(spool))
 }

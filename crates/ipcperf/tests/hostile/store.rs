@@ -168,6 +168,73 @@ fn an_import_streams_in_bounded_memory_and_a_killed_one_keeps_nothing() {
     );
 }
 
+/// A stream named as a file (a FIFO, `/dev/stdin` on a pipe, `<(…)`) is read
+/// once and spooled: an endless one ends at the bound, within seconds, not
+/// never; a run through one is kept (the second pass, keeping, read nothing).
+#[test]
+fn an_import_from_a_stream_is_bounded_and_read_once() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let fifo = dir.path().join("endless");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            let block = vec![b' '; 1 << 16];
+            // Until the reader goes away.
+            while f.write_all(&block).is_ok() {}
+        })
+    };
+    let mut child = Command::new(BIN)
+        .arg("import")
+        .arg(&fifo)
+        .arg("--db")
+        .arg(&db)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("import of an endless FIFO still reading after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("endless: more than a run import takes"),
+        "{out:?}"
+    );
+    writer.join().unwrap();
+    // A run through /dev/stdin on a pipe.
+    let run = std::fs::read(big_run_file(dir.path(), 2)).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["import", "/dev/stdin", "--db"])
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || input.write_all(&run));
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text(&out.stdout).starts_with("/dev/stdin: run from "),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn absurd_imported_values_are_refused_with_the_field_named() {
     let dir = tempfile::tempdir().unwrap();
