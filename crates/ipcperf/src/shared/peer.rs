@@ -8,17 +8,30 @@ use ipcperf_core::mode::remote::{Remote, DEFAULT_PORT};
 
 use crate::fail::Fail;
 
+/// The longest first line a token file may have.
+const MAX_TOKEN_LINE: u64 = 4096;
+
 /// A token from its file: the first line, without surrounding white space; an
-/// empty or unreadable file is bad input.
+/// empty or unreadable file is bad input, and so is a first line longer than
+/// [`MAX_TOKEN_LINE`] (only that much is read: `/dev/zero` named by mistake
+/// must not be read until memory runs out).
 pub fn read_token(path: &Path) -> Result<Vec<u8>, Fail> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Fail::usage(format!("--token-file {}: {e}", path.display())))?;
-    let t = text.lines().next().unwrap_or("").trim();
-    if t.is_empty() {
-        return Err(Fail::usage(format!(
-            "--token-file {}: the file holds no token",
-            path.display()
+    use std::io::BufRead;
+    let bad = |why: String| Fail::usage(format!("--token-file {}: {why}", path.display()));
+    let f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(std::io::Read::take(f, MAX_TOKEN_LINE + 1))
+        .read_until(b'\n', &mut line)
+        .map_err(|e| bad(e.to_string()))?;
+    if line.len() as u64 > MAX_TOKEN_LINE {
+        return Err(bad(format!(
+            "its first line is longer than {MAX_TOKEN_LINE} bytes: not a token"
         )));
+    }
+    let text = String::from_utf8(line).map_err(|_| bad("the token is not UTF-8 text".into()))?;
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(bad("the file holds no token".into()));
     }
     Ok(t.as_bytes().to_vec())
 }
@@ -42,4 +55,42 @@ pub fn remote(peer: &str, token_file: Option<&Path>) -> Result<Remote, Fail> {
         .and_then(|mut a| a.next())
         .ok_or_else(|| Fail::usage(format!("--peer {peer}: not a host (HOST or HOST:PORT)")))?;
     Ok(Remote::new(addr, token_file.map(read_token).transpose()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token is the first line, trimmed; an empty file, a line past the
+    /// bound (a device named by mistake: read no further) or one that is not
+    /// text are bad input, said with the file.
+    #[test]
+    fn a_token_file_is_read_to_its_first_line_and_no_further() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, body: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, body).unwrap();
+            p
+        };
+        let ok = file("ok", b"  s3cret \nsecond line\n");
+        assert_eq!(read_token(&ok).unwrap(), b"s3cret");
+        let long = file("long", &vec![b'x'; 5000]);
+        for (p, says) in [
+            (file("empty", b"\n\n"), "holds no token"),
+            (long, "longer than 4096 bytes"),
+            (file("latin1", b"caf\xe9\n"), "not UTF-8"),
+            (
+                Path::new("/dev/zero").to_path_buf(),
+                "longer than 4096 bytes",
+            ),
+        ] {
+            let e = read_token(&p).unwrap_err();
+            assert_eq!(e.code, 2, "{}", e.message);
+            assert!(
+                e.message.contains(says) && e.message.contains(&p.display().to_string()),
+                "{}",
+                e.message
+            );
+        }
+    }
 }
