@@ -44,14 +44,7 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         .files
         .iter()
         .zip(&spools)
-        .map(|(f, s)| {
-            let shown = if f.as_os_str() == "-" {
-                "standard input".to_string()
-            } else {
-                f.display().to_string()
-            };
-            (s.as_ref().map_or(f.as_path(), |t| t.path()), shown)
-        })
+        .map(|(f, s)| (s.as_ref().map_or(f.as_path(), |t| t.path()), shown(f)))
         .collect();
     // Check every file before keeping any (a pass that keeps nothing in memory).
     for (f, shown) in &inputs {
@@ -96,6 +89,15 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
     Ok(0)
 }
 
+/// How messages name input `f`: `-` as "standard input", a file by its path.
+fn shown(f: &Path) -> String {
+    if f.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        f.display().to_string()
+    }
+}
+
 /// `-` (standard input) named at most once, and not a terminal (nothing piped
 /// in: the import would wait for typing).
 fn stdin_checked(files: &[PathBuf]) -> Result<(), Fail> {
@@ -123,14 +125,10 @@ fn stdin_checked(files: &[PathBuf]) -> Result<(), Fail> {
 /// directory (read_run then says it is too long).
 fn spooled(f: &Path) -> Result<Option<tempfile::NamedTempFile>, Fail> {
     let stdin = f.as_os_str() == "-";
-    let shown = if stdin {
-        "standard input".to_string()
-    } else {
-        match std::fs::metadata(f) {
-            Ok(m) if !m.is_file() && !m.is_dir() => f.display().to_string(),
-            _ => return Ok(None),
-        }
-    };
+    if !stdin && !std::fs::metadata(f).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(None);
+    }
+    let shown = shown(f);
     let mut input: Box<dyn std::io::Read> = if stdin {
         Box::new(std::io::stdin().lock())
     } else {
