@@ -22,18 +22,23 @@ pub fn document(run: &RunRecord, format: Format, rank_size: Option<usize>) -> St
     } else {
         render_any(run, format, rank_size)
     };
+    let topo = || {
+        run.machine
+            .topology
+            .clone()
+            .unwrap_or_else(|| ipcperf_core::topology::Topology {
+                cpus: Vec::new(),
+                offline: Vec::new(),
+                not_allowed: Vec::new(),
+                isolated: Vec::new(),
+            })
+    };
     match (&run.machine.measured, format) {
+        // A run of the pairs alone (`topology --measure`): its CSV is theirs,
+        // not a header of cases with no row.
+        (Some(m), Format::Csv) if run.cases.is_empty() => crate::measured::csv(m, &topo()),
         (Some(m), Format::Table | Format::Markdown) => {
-            let topo =
-                run.machine
-                    .topology
-                    .clone()
-                    .unwrap_or_else(|| ipcperf_core::topology::Topology {
-                        cpus: Vec::new(),
-                        offline: Vec::new(),
-                        not_allowed: Vec::new(),
-                        isolated: Vec::new(),
-                    });
+            let topo = topo();
             let text = crate::measured::text(
                 m,
                 &topo,

@@ -341,6 +341,25 @@ pub fn text(m: &Measured, topo: &Topology, in_vm: bool, markdown: bool) -> Strin
     out
 }
 
+/// The measured pairs as CSV: one row per ordered pair (ping, pong), its
+/// one-way latency, the spread of its series and the pair's class in sysfs
+/// (empty where it has none). `topology --measure --format csv` and `export
+/// --format csv` of a run that holds only this.
+pub fn csv(m: &Measured, topo: &Topology) -> String {
+    let mut out = String::from("ping,pong,one_way_ns,spread,sysfs_class\n");
+    for p in &m.pairs {
+        out.push_str(&format!(
+            "{},{},{:.2},{:.4},{}\n",
+            p.ping,
+            p.pong,
+            p.one_way_ns,
+            p.spread,
+            topo.classify(p.ping, p.pong).map_or("", |c| c.name())
+        ));
+    }
+    out
+}
+
 /// The measurement as a heatmap matrix (each cell its one-way latency), with the
 /// pairs outside their class outlined.
 pub fn heatmap(m: &Measured, topo: &Topology) -> crate::chart::heatmap::Matrix {

@@ -97,6 +97,25 @@ fn measured_saved_shown_compared_reported_and_placed_by() {
     let exported: serde_json::Value =
         serde_json::from_str(&ok(&db, &["export", "1", "--format", "json"])).unwrap();
     assert_eq!(exported["machine"]["measured"]["pairs"], m["pairs"]);
+    // Its CSV is the pairs' (it was a header of cases with no row), each with
+    // the figure the JSON holds.
+    let csv = ok(&db, &["export", "1", "--format", "csv"]);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("ping,pong,one_way_ns,spread,sysfs_class")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), pairs.len(), "{csv}");
+    for (r, p) in rows.iter().zip(pairs) {
+        assert_eq!(r[0], p["ping"].to_string());
+        assert_eq!(r[1], p["pong"].to_string());
+        let ns: f64 = r[2].parse().unwrap();
+        assert!(
+            (ns - p["one_way_ns"].as_f64().unwrap()).abs() < 0.01,
+            "{r:?}"
+        );
+    }
     ok(&db, &["topology", "--measure"]);
     let cmp = ok(&db, &["compare", "1", "2"]);
     assert!(

@@ -318,19 +318,7 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
             });
             ipcperf_results::outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
         }
-        Format::Csv => {
-            ipcperf_results::outln!("ping,pong,one_way_ns,spread,sysfs_class");
-            for p in &m.pairs {
-                ipcperf_results::outln!(
-                    "{},{},{:.2},{:.4},{}",
-                    p.ping,
-                    p.pong,
-                    p.one_way_ns,
-                    p.spread,
-                    t.classify(p.ping, p.pong).map_or("", |c| c.name())
-                );
-            }
-        }
+        Format::Csv => crate::console::out(&crate::measured::csv(&m, t)),
         _ => ipcperf_results::outln!(
             "{}",
             crate::measured::text(&m, t, in_vm, a.format == Format::Markdown).trim_end()
