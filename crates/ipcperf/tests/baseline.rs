@@ -413,7 +413,13 @@ fn a_case_missing_from_b_is_named_by_the_gate() {
     empty["cases"] = serde_json::json!([]);
     std::fs::write(&path, serde_json::to_vec(&empty).unwrap()).unwrap();
     cmd(&db, &["import", "-q"]).arg(&path).assert().success();
-    let (code, err) = gate(&["4", "1"]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("has no figure to compare with"), "{err}");
+    // Either way round: a B of nothing measured passed the gate.
+    for (a_, b_, side) in [("4", "1", "as A"), ("1", "4", "as B")] {
+        let (code, err) = gate(&[a_, b_]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("run 4 (run) has no figure to compare with") && err.contains(side),
+            "{err}"
+        );
+    }
 }

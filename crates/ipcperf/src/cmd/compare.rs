@@ -98,16 +98,20 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             .iter()
             .any(|c| c.status == ipcperf_core::record::CaseStatus::Ok)
     };
-    let (a_measured, a_kind) = (measured(&ra), ra.kind_or_guess());
     // Two measured topologies (`topology --measure`, no case) are compared on
     // what moved between them, below the table: that is something to compare.
     let topologies = ra.machine.measured.is_some() && rb.machine.measured.is_some();
-    if !a_measured && !topologies {
-        // Nothing to judge B by: an empty table that passed a gate.
-        return Err(Fail::usage(format!(
-            "run {ia} ({a_kind}) has no figure to compare with (no case of it ran): name a run \
-             that measured something as A (`ipcperf history`)"
-        )));
+    // Nothing to judge B by, or nothing of B to judge (every case failed, or a
+    // run of no case): an empty table that passed a gate.
+    let a_kind = ra.kind_or_guess();
+    for (id, r, side) in [(ia, &ra, "A"), (ib, &rb, "B")] {
+        if !measured(r) && !topologies {
+            return Err(Fail::usage(format!(
+                "run {id} ({}) has no figure to compare with (no case of it ran): name a run \
+                 that measured something as {side} (`ipcperf history`)",
+                r.kind_or_guess()
+            )));
+        }
     }
     let (baseline_ids, baseline) = baseline_of(&mut store, (ia, ra), (ib, ic), a.baseline_runs);
     if baseline.len() < usize::from(a.baseline_runs) {
@@ -131,13 +135,9 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let mut rows = compare::compare_against_model(&baseline, &rb, a.threshold, &model);
     // Two runs that each measured something, but nothing the other did (a
     // latency run against a throughput run): a table of dashes, "0 slower",
-    // and a gate that passed. Bad input. (A B that measured nothing, killed or
-    // failed, is the gate's to count, as before.)
-    if a_measured
-        && measured(&rb)
-        && !topologies
-        && !rows.iter().any(|r| r.a.is_some() && r.b.is_some())
-    {
+    // and a gate that passed. Bad input. (A B that measured some of A's cases
+    // and not others is the gate's to count: --strict.)
+    if !topologies && !rows.iter().any(|r| r.a.is_some() && r.b.is_some()) {
         return Err(Fail::usage(format!(
             "runs {ia} ({a_kind}) and {ib} ({}) measured no case in common: compare two runs of \
              the same cases (`ipcperf history` says what each measured)",
