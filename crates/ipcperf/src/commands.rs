@@ -17,6 +17,10 @@ pub enum Kind {
     /// SIGTERM and SIGHUP are taken by a thread that removes every registered
     /// object, kills our peers, and exits 128 + the signal.
     Measures,
+    /// Reads and writes files and the store, and copies a stream to a
+    /// temporary file (`import -`): Ctrl-C is taken as for [`Kind::Measures`],
+    /// so that the copy is removed; its output is a reader's.
+    Spools,
 }
 
 /// A command, ready to run.
@@ -29,6 +33,9 @@ pub fn dispatch(command: Command) -> Result<i32, Fail> {
         temp_dir_usable()?;
         ipcperf_sys::signal::cleanup_on_interrupt();
         crate::console::on_stdout_failed(stdout_failed);
+    }
+    if kind == Kind::Spools {
+        ipcperf_sys::signal::cleanup_on_interrupt();
     }
     runs()
 }
@@ -62,7 +69,7 @@ fn temp_dir_usable() -> Result<(), Fail> {
 /// function that runs it, so a new command cannot be dispatched without saying
 /// whether it needs the clean-up (the match is exhaustive).
 pub fn entry(command: Command) -> (Kind, Runs) {
-    use Kind::{Measures, Plain};
+    use Kind::{Measures, Plain, Spools};
     match command {
         Command::Peer => at(Plain, peer),
         Command::Run(a) => at(Measures, || run::run(*a)),
@@ -88,7 +95,7 @@ pub fn entry(command: Command) -> (Kind, Runs) {
         Command::History(a) => at(Plain, || history::run(a)),
         Command::Show(a) => at(Plain, || show::run(a)),
         Command::Export(a) => at(Plain, || export::run(a)),
-        Command::Import(a) => at(Plain, || import::run(a)),
+        Command::Import(a) => at(Spools, || import::run(a)),
         Command::Plot(a) => at(Plain, || plot::run(a)),
         Command::Report(a) => at(Plain, || report::run(a)),
         Command::Compare(a) => at(Plain, || compare::run(a)),
@@ -165,5 +172,6 @@ mod tests {
         ] {
             assert_eq!(kind(args), Kind::Plain, "{args}");
         }
+        assert_eq!(kind("ipcperf import -"), Kind::Spools);
     }
 }

@@ -456,3 +456,54 @@ fn a_closed_stderr_loses_lines_not_the_run() {
     );
     assert!(!text.contains("incomplete"), "{text}");
 }
+
+/// `import -` copies its stream to a temporary file while the writer keeps the
+/// pipe open (as long as it likes): Ctrl-C then removes the copy too.
+#[test]
+fn an_import_interrupted_while_it_copies_leaves_no_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["import", "-"])
+        .env("IPCPERF_DB", dir.path().join("runs.db"))
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // A start of a run, then nothing: the pipe stays open.
+    let mut input = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut input, b"{\"schema_version\": 2, ").unwrap();
+    let copies = || std::fs::read_dir(&tmp).unwrap().count();
+    let t0 = Instant::now();
+    while copies() == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no copy made");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(25),
+            "still running after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    drop(input);
+    assert_eq!(st.code(), Some(130));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind {left:?}");
+}

@@ -123,7 +123,7 @@ fn stdin_checked(files: &[PathBuf]) -> Result<(), Fail> {
 /// (read_run says what is wrong with those). At most one byte more than an
 /// import takes is copied: an endless stream must not fill the temporary
 /// directory (read_run then says it is too long).
-fn spooled(f: &Path) -> Result<Option<tempfile::NamedTempFile>, Fail> {
+fn spooled(f: &Path) -> Result<Option<Spool>, Fail> {
     let stdin = f.as_os_str() == "-";
     if !stdin && !std::fs::metadata(f).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         return Ok(None);
@@ -136,11 +136,16 @@ fn spooled(f: &Path) -> Result<Option<tempfile::NamedTempFile>, Fail> {
             std::fs::File::open(f).map_err(|e| Fail::usage(format!("cannot read {shown}: {e}")))?,
         )
     };
-    // (tempfile's own error names the file it tried to make.)
+    // (tempfile's own error names the file it tried to make.) Removed on
+    // Ctrl-C too: a pipe can keep the copy going as long as its writer likes.
+    let making = ipcperf_sys::cleanup::creating();
     let mut spool = tempfile::Builder::new()
         .prefix("ipcperf-import-")
         .tempfile()
         .map_err(|e| Fail::failure(format!("{shown}: cannot make its copy: {e}")))?;
+    let registered =
+        ipcperf_sys::cleanup::register(ipcperf_sys::cleanup::Undo::Path(spool.path().into()));
+    drop(making);
     // A failure says which side failed: the input read, or the spool written
     // (a full temporary directory is not a problem of the input).
     let mut left = crate::import::MAX_FILE_BYTES + 1;
@@ -161,5 +166,20 @@ fn spooled(f: &Path) -> Result<Option<tempfile::NamedTempFile>, Fail> {
         })?;
         left -= n as u64;
     }
-    Ok(Some(spool))
+    Ok(Some(Spool {
+        file: spool,
+        _registered: registered,
+    }))
+}
+
+/// A stream's copy: removed when dropped, or by the clean-up of an interruption.
+struct Spool {
+    file: tempfile::NamedTempFile,
+    _registered: ipcperf_sys::cleanup::Registration,
+}
+
+impl Spool {
+    fn path(&self) -> &Path {
+        self.file.path()
+    }
 }
