@@ -299,6 +299,12 @@ impl Saver {
         for (path, format) in &self.exports {
             let text = crate::document::document(run, *format, None);
             let tmp = path.with_extension("ipcperf-tmp");
+            // Ctrl-C mid-write removes the half-written file (an export of a
+            // big run takes a while).
+            let making = ipcperf_sys::cleanup::creating();
+            let _registered =
+                ipcperf_sys::cleanup::register(ipcperf_sys::cleanup::Undo::Path(tmp.clone()));
+            drop(making);
             if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
                 let _ = std::fs::remove_file(&tmp);
                 ipcperf_results::errln!(
