@@ -65,13 +65,24 @@ pub fn find(base: &std::path::Path, who: &Owners) -> (Vec<Orphan>, Vec<String>) 
     let mut v: Vec<Orphan> = Vec::new();
     let mut notes = Vec::new();
     for (n, p, meta) in entries(base) {
-        // A real directory of an allowed user; never a link someone planted.
-        if dead_owner(&n) && meta.file_type().is_dir() && who.allows(meta.uid()) {
-            v.push(Orphan {
-                what: format!("directory {}{}", p.display(), who.tag(meta.uid())),
-                remove: Box::new(move || std::fs::remove_dir_all(&p)),
-            });
+        // A real directory or file of an allowed user (a file: the copy a
+        // killed `import -` was making of its stream); never a link someone
+        // planted.
+        let t = meta.file_type();
+        if !(dead_owner(&n) && (t.is_dir() || t.is_file()) && who.allows(meta.uid())) {
+            continue;
         }
+        let what = if t.is_dir() { "directory" } else { "file" };
+        v.push(Orphan {
+            what: format!("{what} {}{}", p.display(), who.tag(meta.uid())),
+            remove: Box::new(move || {
+                if t.is_dir() {
+                    std::fs::remove_dir_all(&p)
+                } else {
+                    std::fs::remove_file(&p)
+                }
+            }),
+        });
     }
     for (n, p, meta) in entries(std::path::Path::new("/dev/shm")) {
         // POSIX named semaphores live there as `sem.<name>`.

@@ -61,6 +61,14 @@ fn clean_removes_the_orphans_of_a_killed_run_only() {
     let orphan_dir = tmp.path().join(format!("ipcperf-{dead_pid}-0-fifo"));
     std::fs::create_dir(&orphan_dir).unwrap();
     std::fs::write(orphan_dir.join("fifo"), b"").unwrap();
+    // A file of the dead run (a killed `import -`'s copy of its stream): must
+    // go; one of the live process: must stay.
+    let orphan_file = tmp.path().join(format!("ipcperf-{dead_pid}-1-import-x1y2"));
+    std::fs::write(&orphan_file, b"{").unwrap();
+    let live_file = tmp
+        .path()
+        .join(format!("ipcperf-{}-998-import-x1y2", std::process::id()));
+    std::fs::write(&live_file, b"{").unwrap();
 
     let mut child = long_latency_run(&["sysv-msg", "fifo"], tmp.path());
     let pid = child.id();
@@ -118,6 +126,8 @@ fn clean_removes_the_orphans_of_a_killed_run_only() {
         );
     }
     assert!(!orphan_dir.exists(), "clean left a dead run's directory");
+    assert!(!orphan_file.exists(), "clean left a dead import's copy");
+    assert!(live_file.exists(), "clean removed a live process's file");
     assert!(live.exists(), "clean removed a live process's directory");
     assert!(other.exists(), "clean removed a directory that is not ours");
     let leftovers: Vec<_> = std::fs::read_dir(tmp.path())

@@ -2,7 +2,7 @@
 //! when the run that made it is dead.
 //!
 //! Ours means: a name `ipcperf-<pid>-...` (private directories in the temp
-//! directory, /dev/shm entries including `sem.ipcperf-...` semaphores, and POSIX
+//! directory and files there, the copy `import -` makes of its stream; /dev/shm entries including `sem.ipcperf-...` semaphores, and POSIX
 //! queues, listed through an mqueue file system: see `ipcperf_sys::mqueue::list`),
 //! or a SysV message queue or semaphore set whose key is
 //! `0x7000_0000 | pid << 6 | seq` (queues also mode 0600) with our uid (see

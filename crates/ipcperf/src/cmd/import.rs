@@ -139,8 +139,11 @@ fn spooled(f: &Path) -> Result<Option<Spool>, Fail> {
     // (tempfile's own error names the file it tried to make.) Removed on
     // Ctrl-C too: a pipe can keep the copy going as long as its writer likes.
     let making = ipcperf_sys::cleanup::creating();
+    // Named as our objects are (`ipcperf-<pid>-…`): `ipcperf clean` removes
+    // the copy of an import killed outright.
+    let prefix = format!("{}-", ipcperf_sys::names::unique("import"));
     let mut spool = tempfile::Builder::new()
-        .prefix("ipcperf-import-")
+        .prefix(&prefix)
         .tempfile()
         .map_err(|e| Fail::failure(format!("{shown}: cannot make its copy: {e}")))?;
     let registered =
