@@ -87,6 +87,27 @@ fn start(args: &[&str], dir: &Path) -> Child {
         .unwrap()
 }
 
+/// Ctrl-C to `target` (a pid, or `-PGID` for a whole group), then `child`'s
+/// exit, within 5 s.
+fn ctrl_c(target: &str, child: &mut Child, what: &str) -> std::process::ExitStatus {
+    let sent = Instant::now();
+    let ok = Command::new("kill")
+        .args(["-INT", "--", target])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill -INT {target}");
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "{what}: still running 5 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Wait until `ready` holds of `child`'s process group (the processes seen so
 /// far, its private directory under `dir`), within 20 s; the processes seen.
 fn until_ready(
@@ -131,21 +152,7 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
         "{args:?}: no object of its own to remove"
     );
     let sent = Instant::now();
-    let sent_ok = Command::new("kill")
-        .args(["-INT", "--", &format!("-{pgid}")])
-        .status()
-        .unwrap();
-    assert!(sent_ok.success(), "kill -INT -{pgid}");
-    let st = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(5),
-            "{args:?}: still running 5 s after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let st = ctrl_c(&format!("-{pgid}"), &mut child, &format!("{args:?}"));
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(st.code(), Some(130), "{args:?}: 128 + SIGINT; stderr {err}");
@@ -292,19 +299,7 @@ fn a_signal_to_ipcperf_alone_is_not_a_case_failing() {
         let mut child = start(args, dir.path());
         until_ready(&mut child, args, dir.path(), an_object);
         std::thread::sleep(Duration::from_millis(300));
-        let sent = Instant::now();
-        let ok = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let st = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(sent.elapsed() < Duration::from_secs(5), "still running");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let st = ctrl_c(&child.id().to_string(), &mut child, "sync");
         let mut err = String::new();
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
         assert_eq!(st.code(), Some(130), "128 + SIGINT: {err}");
@@ -483,21 +478,7 @@ fn an_import_interrupted_while_it_copies_leaves_no_copy() {
         assert!(t0.elapsed() < Duration::from_secs(20), "no copy made");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let st = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(25),
-            "still running after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let st = ctrl_c(&child.id().to_string(), &mut child, "import -");
     drop(input);
     assert_eq!(st.code(), Some(130));
     let left: Vec<_> = std::fs::read_dir(&tmp)
