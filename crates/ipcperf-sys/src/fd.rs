@@ -354,6 +354,20 @@ pub fn raw<F: AsFd>(f: &F) -> i32 {
     f.as_fd().as_raw_fd()
 }
 
+/// The open-file limit (RLIMIT_NOFILE): its soft limit raised to `want` where
+/// the hard limit allows (never lowered, the hard limit never touched), as
+/// many tools do at start; the soft and hard limits now.
+pub fn raise_open_files(want: u64) -> SysResult<(u64, u64)> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ctx("getrlimit", &"RLIMIT_NOFILE")?;
+    let to = want.min(hard);
+    if to > soft {
+        setrlimit(Resource::RLIMIT_NOFILE, to, hard).ctx("setrlimit", &"RLIMIT_NOFILE")?;
+        return Ok((to, hard));
+    }
+    Ok((soft, hard))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub fn dispatch(command: Command) -> Result<i32, Fail> {
     let (kind, runs) = entry(command);
     if kind == Kind::Measures {
         temp_dir_usable()?;
+        open_files_enough()?;
         ipcperf_sys::signal::cleanup_on_interrupt();
         crate::console::on_stdout_failed(stdout_failed);
     }
@@ -61,6 +62,21 @@ fn temp_dir_usable() -> Result<(), Fail> {
                 d.to_string_lossy()
             )))
         }
+        _ => Ok(()),
+    }
+}
+
+/// The open files a measuring command may hold: the soft limit raised as far
+/// as the hard one allows (pairs, clients and their peers take many; a low soft
+/// limit failed every case with EMFILE, one line each); a hard limit below the
+/// fewest any case needs is bad input, said once before anything runs.
+fn open_files_enough() -> Result<(), Fail> {
+    const FEWEST: u64 = 32;
+    match ipcperf_sys::fd::raise_open_files(4096) {
+        Ok((soft, hard)) if soft < FEWEST => Err(Fail::usage(format!(
+            "open files are limited to {hard} here (`ulimit -Hn`): ipcperf needs {FEWEST} or \
+             more (its cases, their peers and the history each hold some)"
+        ))),
         _ => Ok(()),
     }
 }

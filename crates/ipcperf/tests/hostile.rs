@@ -237,6 +237,38 @@ fn pipeline_under_a_tiny_process_limit_fails_with_a_line_not_a_panic() {
     }
 }
 
+/// A low open-file limit: a soft one is raised as far as the hard one allows
+/// (a case of processes took 12 here; 8 failed every case with EMFILE, a line
+/// each); a hard one too low for any case is one line, exit 2, nothing run.
+#[test]
+fn a_low_open_file_limit_is_raised_or_said_once() {
+    if !can("open-file limits", &["prlimit"]) {
+        return;
+    }
+    let run = |limit: &str| {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--nofile={limit}"))
+            .arg(BIN)
+            .args([
+                "run", "pipe", "unix", "--sizes", "4k", "-d", "10ms", "-r", "1",
+            ])
+            .env("IPCPERF_NO_SAVE", "1");
+        bounded(c, Duration::from_secs(60))
+    };
+    let out = run("8:1024");
+    assert_no_signal(&out, "nofile 8:1024");
+    assert!(out.status.success(), "{out:?}");
+    let out = run("8:8");
+    assert_no_signal(&out, "nofile 8:8");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("open files are limited to 8") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
 /// Processes whose command line mentions `needle`.
 fn processes_with(needle: &str) -> Vec<String> {
     let mut v = Vec::new();
