@@ -368,6 +368,15 @@ pub fn raise_open_files(want: u64) -> SysResult<(u64, u64)> {
     Ok((soft, hard))
 }
 
+/// The file-size limit (RLIMIT_FSIZE, `ulimit -f`) in bytes, where one is set.
+pub fn file_size_limit() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+    match getrlimit(Resource::RLIMIT_FSIZE) {
+        Ok((soft, _)) if soft != RLIM_INFINITY => Some(soft),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,6 +140,16 @@ fn finish() {
     }
 }
 
+/// Ignore SIGXFSZ: a write past the file-size limit (`ulimit -f`) then fails
+/// with EFBIG, said as any failed write is, where the signal's default
+/// killed the process without a word (exit 153, mid-run, nothing cleaned up).
+pub fn ignore_file_size_limit_signal() {
+    // SAFETY: SIG_IGN installs no handler, so no code runs in signal context;
+    // setting a disposition is async-signal-safe and touches no memory of ours.
+    let _ =
+        unsafe { nix::sys::signal::signal(Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn) };
+}
+
 /// Send SIGKILL to a process.
 pub fn kill(pid: i32) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);

@@ -109,6 +109,7 @@ fn main() {
         ipcperf_results::errln!("ipcperf: {e}");
         std::process::exit(1);
     }
+    ipcperf_sys::signal::ignore_file_size_limit_signal();
     forget_empty_variables();
     quiet_panics();
     let cli = parse_args();

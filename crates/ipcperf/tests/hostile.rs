@@ -269,6 +269,40 @@ fn a_low_open_file_limit_is_raised_or_said_once() {
     assert!(out.stdout.is_empty(), "{out:?}");
 }
 
+/// A file-size limit (`ulimit -f`): a write past it is a failure said in a
+/// line (the file mechanism's case; the history, with the limit named), not
+/// SIGXFSZ's silent death (exit 153, nothing cleaned up).
+#[test]
+fn a_file_size_limit_is_a_failure_said_not_a_signal() {
+    if !can("file-size limits", &["prlimit"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = Command::new("prlimit");
+        c.arg("--fsize=20000")
+            .arg(BIN)
+            .args(args)
+            .args(["-d", "20ms", "-r", "1", "--db"])
+            .arg(dir.path().join("h.db"))
+            .env_remove("IPCPERF_NO_SAVE")
+            .env("TMPDIR", dir.path());
+        bounded(c, Duration::from_secs(60))
+    };
+    for (args, says) in [
+        (
+            &["run", "file", "--sizes", "64k", "--no-save"][..],
+            "File too large",
+        ),
+        (&["run", "pipe", "--sizes", "4k"][..], "`ulimit -f`"),
+    ] {
+        let out = run(args);
+        assert_no_signal(&out, &format!("{args:?}"));
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {out:?}");
+    }
+}
+
 /// Processes whose command line mentions `needle`.
 fn processes_with(needle: &str) -> Vec<String> {
     let mut v = Vec::new();

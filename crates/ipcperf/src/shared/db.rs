@@ -121,14 +121,22 @@ fn room(loc: &Location) -> String {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    match ipcperf_sys::fd::free_bytes(dir) {
+    let mut why = match ipcperf_sys::fd::free_bytes(dir) {
         Ok(free) if free < 1 << 20 => format!(
             " (the file system holding {} has {} KiB free)",
             dir.display(),
             free / 1024
         ),
         _ => String::new(),
+    };
+    // A write past `ulimit -f` fails as SQLite's "disk I/O error".
+    if let Some(most) = ipcperf_sys::fd::file_size_limit() {
+        why.push_str(&format!(
+            " (files are limited to {} KiB here: `ulimit -f`)",
+            most / 1024
+        ));
     }
+    why
 }
 
 /// A run as named on the command line: its number, or `last`.
