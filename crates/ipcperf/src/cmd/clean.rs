@@ -2,8 +2,9 @@
 //! when the run that made it is dead.
 //!
 //! Ours means: a name `ipcperf-<pid>-...` (private directories in the temp
-//! directory and files there, the copy `import -` makes of its stream; /dev/shm entries including `sem.ipcperf-...` semaphores, and POSIX
-//! queues, listed through an mqueue file system: see `ipcperf_sys::mqueue::list`),
+//! directory and files there, the copy `import -` makes of its stream;
+//! /dev/shm entries including `sem.ipcperf-...` semaphores; POSIX queues,
+//! listed through an mqueue file system: see `ipcperf_sys::mqueue::list`),
 //! or a SysV message queue or semaphore set whose key is
 //! `0x7000_0000 | pid << 6 | seq` (queues also mode 0600) with our uid (see
 //! `ipcperf_sys::sysv_msg`, `ipcperf_sys::sem`), or an ftrace instance
