@@ -248,23 +248,33 @@ impl AlignedBuf {
     /// What a new buffer holds (any byte but zero: see above).
     pub const FILL: u8 = 0x5a;
 
-    pub fn new(len: usize) -> AlignedBuf {
+    pub fn new(len: usize) -> Result<AlignedBuf> {
         AlignedBuf::with_offset(len, 0)
     }
 
     /// A buffer that starts `offset` bytes past a page boundary (`offset` < 4096):
     /// how far source and destination are out of line changes what a copy costs.
-    pub fn with_offset(len: usize, offset: usize) -> AlignedBuf {
-        assert!(
-            offset < Self::ALIGN,
-            "buffer offset {offset} >= {}",
-            Self::ALIGN
-        );
+    /// A buffer the process cannot have (`ulimit -v`, memory exhausted) is the
+    /// case's refusal, not an abort of the whole run.
+    pub fn with_offset(len: usize, offset: usize) -> Result<AlignedBuf> {
+        if offset >= Self::ALIGN {
+            return Err(Error::Invalid(format!(
+                "buffer offset {offset} >= {}",
+                Self::ALIGN
+            )));
+        }
+        let want = len.saturating_add(2 * Self::ALIGN);
+        let mut raw = Vec::new();
+        raw.try_reserve_exact(want).map_err(|_| {
+            Error::Refused(format!(
+                "no memory for a {len}-byte block buffer (the address-space limit, `ulimit -v`, or memory exhausted)"
+            ))
+        })?;
         // Not zero: a fill of zeros over zeroed memory may be left out by the
         // compiler, and then the pages stay the zero page.
-        let raw = vec![Self::FILL; len + 2 * Self::ALIGN];
+        raw.resize(want, Self::FILL);
         let off = raw.as_ptr().align_offset(Self::ALIGN) + offset;
-        AlignedBuf { raw, off, len }
+        Ok(AlignedBuf { raw, off, len })
     }
 }
 
@@ -288,7 +298,7 @@ mod aligned_tests {
     #[test]
     fn starts_on_a_page_and_has_its_length() {
         for len in [0, 1, 4093, 65536] {
-            let mut b = AlignedBuf::new(len);
+            let mut b = AlignedBuf::new(len).unwrap();
             assert_eq!(b.len(), len);
             assert_eq!(b.as_ptr() as usize % AlignedBuf::ALIGN, 0);
             // Written when made: no page of it is left to the shared zero page.
@@ -299,9 +309,18 @@ mod aligned_tests {
     }
 
     #[test]
+    fn a_buffer_that_cannot_be_had_is_a_refusal_not_an_abort() {
+        // More than any address space: the allocation fails as it would under `ulimit -v`.
+        let e = AlignedBuf::new(usize::MAX / 2).unwrap_err();
+        assert!(matches!(e, crate::error::Error::Refused(_)), "{e}");
+        assert!(e.to_string().contains("ulimit -v"), "{e}");
+        assert!(AlignedBuf::with_offset(64, 4096).is_err());
+    }
+
+    #[test]
     fn an_offset_buffer_starts_that_far_past_a_page() {
         for off in [1, 16, 4095] {
-            let mut b = AlignedBuf::with_offset(65536, off);
+            let mut b = AlignedBuf::with_offset(65536, off).unwrap();
             assert_eq!(b.len(), 65536);
             assert_eq!(b.as_ptr() as usize % AlignedBuf::ALIGN, off);
             b.fill(9);

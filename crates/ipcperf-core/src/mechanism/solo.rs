@@ -122,8 +122,8 @@ impl Mechanism for Memcpy {
     fn open(h: PeerHandoff, _timeout_ms: i32) -> Result<MemcpyEnd> {
         match h.addr {
             PeerAddr::Memory { len } => Ok(MemcpyEnd {
-                src: AlignedBuf::with_offset(len, h.opts.buffer_offset),
-                dst: AlignedBuf::new(len),
+                src: AlignedBuf::with_offset(len, h.opts.buffer_offset)?,
+                dst: AlignedBuf::new(len)?,
             }),
             other => Err(Error::Peer(format!("memcpy cannot open {other:?}"))),
         }

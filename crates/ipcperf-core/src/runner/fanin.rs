@@ -250,17 +250,17 @@ pub(crate) fn run<M: Mechanism>(
         txs.into_iter()
             .zip(rxs)
             .map(|(tx, rx)| {
-                Some(Client {
+                Ok(Some(Client {
                     spec: spec.clone(),
                     end: Duplex::new(tx, rx),
-                    wbuf: AlignedBuf::new(spec.block_size),
-                    rbuf: AlignedBuf::new(spec.block_size),
+                    wbuf: AlignedBuf::new(spec.block_size)?,
+                    rbuf: AlignedBuf::new(spec.block_size)?,
                     samples: Vec::new(),
                     clock_cost_ns: 0,
                     _pin: None,
-                })
+                }))
             })
-            .collect(),
+            .collect::<Result<_>>()?,
     );
     let cpu = spec.placement.writer_cpu;
     let open = |i: usize| -> Result<Client<M>> {

@@ -92,7 +92,7 @@ fn fan_out<M: Mechanism>(
     let specs: Vec<CaseSpec> = (0..n).map(|_| one.clone()).collect();
     let mut pr = pairs_record(&specs);
     pr.fan_out = true;
-    let mut wbuf = AlignedBuf::with_offset(spec.block_size, spec.opts.buffer_offset);
+    let mut wbuf = AlignedBuf::with_offset(spec.block_size, spec.opts.buffer_offset)?;
     let span = |v: &[SeriesOutcome]| wall(v.iter().map(|o| (o.start_ns, o.elapsed_ns)));
     let cal = calibrate_case(spec, 1, 1 << 40, |k| {
         let v = StreamSession::fan_out_series(sessions, &mut wbuf, k, env.stall_ns)?;

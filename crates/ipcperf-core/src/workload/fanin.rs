@@ -437,7 +437,7 @@ impl Server<'_> {
             0
         };
         let mut delays: Vec<u64> = Vec::new();
-        let mut buf = AlignedBuf::new(self.block_size);
+        let mut buf = AlignedBuf::new(self.block_size)?;
         self.ch.send(FromPeer::Ready { cpu: current_cpu() })?;
         loop {
             match self.ch.recv()? {

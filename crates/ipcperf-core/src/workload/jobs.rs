@@ -34,7 +34,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
             let (wait, kind) = (setup.handoff.opts.wait.server, setup.handoff.kind);
             let mut ep = M::open(setup.handoff, OPEN_TIMEOUT_MS)?;
             crate::mechanism::endpoint::wait_as(&mut ep, wait, kind)?;
-            let mut buf = AlignedBuf::new(setup.block_size);
+            let mut buf = AlignedBuf::new(setup.block_size)?;
             let meter = Meter::open();
             ch.send(FromPeer::Ready { cpu: current_cpu() })?;
             loop {
@@ -82,7 +82,7 @@ fn serve_with<M: Mechanism>(ch: &mut dyn PeerChannel, setup: PeerSetup) -> Resul
             };
             let mut end = super::duplex::Duplex::for_peer(fwd, back);
             end.wait_as(wait, kind)?;
-            let mut buf = AlignedBuf::new(setup.block_size);
+            let mut buf = AlignedBuf::new(setup.block_size)?;
             // One-way: this side's clock cost is the tare of each delay it measures.
             let tare = if setup.one_way {
                 ipcperf_sys::clock::clock_cost_ns(20_001)

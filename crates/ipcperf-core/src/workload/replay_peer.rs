@@ -33,7 +33,7 @@ pub fn follow<M: Mechanism>(ch: &mut dyn PeerChannel, mut setup: PeerSetup) -> R
     let mut end = super::duplex::Duplex::for_peer(fwd, back);
     end.wait_as(wait, kind)?;
     let size = setup.block_size.max(script.largest());
-    let (mut wbuf, mut rbuf) = (AlignedBuf::new(size), AlignedBuf::new(size));
+    let (mut wbuf, mut rbuf) = (AlignedBuf::new(size)?, AlignedBuf::new(size)?);
     let mut times: Vec<u64> = Vec::new();
     ipcperf_sys::clock::tight_timer_slack();
     let meter = Meter::open();

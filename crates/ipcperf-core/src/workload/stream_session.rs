@@ -99,8 +99,8 @@ impl<M: Mechanism> StreamSession<M> {
             writer: None,
             reader: None,
             peer: None,
-            wbuf: AlignedBuf::with_offset(block, spec.opts.buffer_offset),
-            rbuf: AlignedBuf::new(0),
+            wbuf: AlignedBuf::with_offset(block, spec.opts.buffer_offset)?,
+            rbuf: AlignedBuf::new(0)?,
             facts: Vec::new(),
             peer_machine: None,
             remote: env.remote.is_some(),
@@ -119,7 +119,7 @@ impl<M: Mechanism> StreamSession<M> {
                 // The reader first: a FIFO's writer can only open once a reader has.
                 let mut r = M::open(link.take_peer()?, OPEN_TIMEOUT_MS)?;
                 let mut w = open_local::<M>(&mut link, OPEN_TIMEOUT_MS)?;
-                s.rbuf = AlignedBuf::new(block);
+                s.rbuf = AlignedBuf::new(block)?;
                 // Bounded waits on both ends: one thread must never block on itself.
                 // (Message endpoints check their limits before the run instead.)
                 if let (Some(wf), Some(rf)) = (M::as_fd_stream(&mut w), M::as_fd_stream(&mut r)) {
