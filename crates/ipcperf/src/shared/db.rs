@@ -123,20 +123,29 @@ fn room(loc: &Location) -> String {
     };
     let mut why = match ipcperf_sys::fd::free_bytes(dir) {
         Ok(free) if free < 1 << 20 => format!(
-            " (the file system holding {} has {} KiB free)",
+            " (the file system holding {} has {} free)",
             dir.display(),
-            free / 1024
+            small_size(free)
         ),
         _ => String::new(),
     };
     // A write past `ulimit -f` fails as SQLite's "disk I/O error".
     if let Some(most) = ipcperf_sys::fd::file_size_limit() {
         why.push_str(&format!(
-            " (files are limited to {} KiB here: `ulimit -f`)",
-            most / 1024
+            " (files are limited to {} here: `ulimit -f`)",
+            small_size(most)
         ));
     }
     why
+}
+
+/// A size under a few MiB as it would be read: bytes below 1 KiB (never "0 KiB").
+fn small_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{} KiB", bytes / 1024)
+    }
 }
 
 /// A run as named on the command line: its number, or `last`.
@@ -472,6 +481,13 @@ impl Observer for Saving<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_limit_reads_in_bytes_not_zero_kib() {
+        assert_eq!(small_size(512), "512 bytes");
+        assert_eq!(small_size(0), "0 bytes");
+        assert_eq!(small_size(20_000), "19 KiB");
+    }
 
     #[test]
     fn run_ids() {
