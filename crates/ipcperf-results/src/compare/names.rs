@@ -56,3 +56,34 @@ pub(super) fn placement_key(p: &ipcperf_core::record::PlacementRecord) -> String
         _ => p.label.clone(),
     }
 }
+
+/// A short case name split before its block size: (`pipe · processes`,
+/// `64 B same-cpu 0→0`); a replay's pattern in brackets stays as it is.
+pub(super) fn split_name(name: &str) -> Option<(String, String)> {
+    let words: Vec<&str> = name.split(' ').collect();
+    let at = (1..words.len().saturating_sub(1)).find(|&j| {
+        words[j].parse::<u64>().is_ok() && ["B", "KiB", "MiB", "GiB"].contains(&words[j + 1])
+    })?;
+    let group = &words[..at];
+    let sep = if group.iter().any(|w| w.contains('[') || w.contains(']')) {
+        " "
+    } else {
+        " · "
+    };
+    Some((group.join(sep), words[at..].join(" ")))
+}
+
+/// A case as the table names it: without its workload (the unit of A and B
+/// says it) and without the default payload (`touch`), so that a row fits an
+/// 80-column terminal in two lines; JSON and CSV keep the whole name.
+pub(super) fn short(case: &str) -> String {
+    // A sync case has no block and no payload: "0 B … no-touch" said nothing.
+    if let Some(rest) = case.strip_prefix("sync ") {
+        return rest.replacen(" 0 B", "", 1).replacen(" no-touch", "", 1);
+    }
+    let rest = ["stream ", "round-trip ", "replay "]
+        .iter()
+        .find_map(|w| case.strip_prefix(w))
+        .unwrap_or(case);
+    rest.replacen(" touch", "", 1)
+}

@@ -4,6 +4,7 @@
 
 use ipcperf_core::record::RunRecord;
 
+use super::names::{short, split_name};
 use super::{fmt_value, History, Row, Verdict, HISTORY_RUNS};
 use crate::export::view::{Table, View};
 
@@ -383,7 +384,7 @@ pub fn view_of_rows(
         ));
     }
     notes.push(summary(rows));
-    let table = Table {
+    let mut table = Table {
         title: format!(
             "{}; {}",
             describe("A", a_id, a).replacen(" = run ", plural, 1),
@@ -422,6 +423,14 @@ pub fn view_of_rows(
             .collect(),
         notes,
     };
+    // A limit needs earlier runs of the host; where no row has one, its column
+    // of dashes only pushes the table past the terminal (JSON and CSV keep it).
+    if rows.iter().all(|r| r.limit.is_none()) {
+        table.header.pop();
+        for r in &mut table.rows {
+            r.pop();
+        }
+    }
     let heading = format!(
         "Comparing {}{a_id}{} with run {b_id}{}{}: {}",
         plural.trim_start_matches(" = "),
@@ -478,37 +487,6 @@ fn by_group(t: &Table) -> Option<Vec<Table>> {
     }
     tables.last_mut()?.notes = t.notes.clone();
     Some(tables)
-}
-
-/// A short case name split before its block size: (`pipe · processes`,
-/// `64 B same-cpu 0→0`); a replay's pattern in brackets stays as it is.
-fn split_name(name: &str) -> Option<(String, String)> {
-    let words: Vec<&str> = name.split(' ').collect();
-    let at = (1..words.len().saturating_sub(1)).find(|&j| {
-        words[j].parse::<u64>().is_ok() && ["B", "KiB", "MiB", "GiB"].contains(&words[j + 1])
-    })?;
-    let group = &words[..at];
-    let sep = if group.iter().any(|w| w.contains('[') || w.contains(']')) {
-        " "
-    } else {
-        " · "
-    };
-    Some((group.join(sep), words[at..].join(" ")))
-}
-
-/// A case as the table names it: without its workload (the unit of A and B
-/// says it) and without the default payload (`touch`), so that a row fits an
-/// 80-column terminal in two lines; JSON and CSV keep the whole name.
-fn short(case: &str) -> String {
-    // A sync case has no block and no payload: "0 B … no-touch" said nothing.
-    if let Some(rest) = case.strip_prefix("sync ") {
-        return rest.replacen(" 0 B", "", 1).replacen(" no-touch", "", 1);
-    }
-    let rest = ["stream ", "round-trip ", "replay "]
-        .iter()
-        .find_map(|w| case.strip_prefix(w))
-        .unwrap_or(case);
-    rest.replacen(" touch", "", 1)
 }
 
 /// Row `i`'s name in the table: a counter's or a part's row right under its
