@@ -116,6 +116,22 @@ fn measured_saved_shown_compared_reported_and_placed_by() {
             "{r:?}"
         );
     }
+    // As metrics, a sample a pair (it was the run's info line alone).
+    let om = ok(&db, &["export", "1", "--format", "openmetrics"]);
+    let samples: Vec<&str> = om
+        .lines()
+        .filter(|l| l.starts_with("ipcperf_cpu_pair_one_way_seconds{"))
+        .collect();
+    assert_eq!(samples.len(), pairs.len(), "{om}");
+    let p = &pairs[0];
+    let want = format!("ping=\"{}\",pong=\"{}\"", p["ping"], p["pong"]);
+    let s0 = samples.iter().find(|l| l.contains(&want)).expect(&om);
+    let secs: f64 = s0.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(
+        (secs * 1e9 - p["one_way_ns"].as_f64().unwrap()).abs() < 0.01,
+        "{s0}"
+    );
+    assert!(om.ends_with("# EOF\n"), "{om}");
     ok(&db, &["topology", "--measure"]);
     let cmp = ok(&db, &["compare", "1", "2"]);
     assert!(

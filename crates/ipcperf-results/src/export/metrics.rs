@@ -130,7 +130,28 @@ pub fn render(run: &RunRecord, flavor: Flavor) -> String {
         "",
         "A synchronization primitive's cycles per second, tare subtracted (cycle: request-release or set-clear).",
     );
+    // `topology --measure`'s pairs (a run of them alone held only its info line).
+    let mut pair = Family::new(
+        "ipcperf_cpu_pair_one_way_seconds",
+        "gauge",
+        "seconds",
+        "A measured pair of CPUs' one-way latency: half a cache-line ping-pong's round trip.",
+    );
     let m = &run.machine;
+    for p in m.measured.iter().flat_map(|x| &x.pairs) {
+        let class = m.topology.as_ref().and_then(|t| t.classify(p.ping, p.pong));
+        pair.samples.push(format!(
+            "{}{} {}{stamp}",
+            pair.name,
+            labels(&[
+                ("host", m.hostname.clone()),
+                ("ping", p.ping.to_string()),
+                ("pong", p.pong.to_string()),
+                ("sysfs_class", class.map_or("", |c| c.name()).to_string()),
+            ]),
+            num(p.one_way_ns / 1e9)
+        ));
+    }
     info.samples.push(format!(
         "ipcperf_run_info{} 1{stamp}",
         labels(&[
@@ -193,7 +214,7 @@ pub fn render(run: &RunRecord, flavor: Flavor) -> String {
         }
     }
     let mut out = String::new();
-    for f in [&info, &tput, &rtt, &sync] {
+    for f in [&info, &tput, &rtt, &sync, &pair] {
         if f.samples.is_empty() {
             continue;
         }
