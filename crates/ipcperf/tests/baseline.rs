@@ -276,7 +276,24 @@ fn a_call_is_held_to_a_later_run() {
     };
     assert_eq!(main(&plain)[0]["change"], "slower", "{plain}");
     assert_eq!(main(&plain)[1]["change"], "slower", "{plain}");
+    // The gate's line says how to hold its calls to a later run, until they are.
+    let gate = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--fail-on-regression",
+        ];
+        args.extend_from_slice(extra);
+        let out = cmd(&db, &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(3), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(gate(&[]).contains("judge again with `--confirm C`"));
     copy(8, [0.7, 1.0]);
+    assert!(!gate(&["--confirm", "8"]).contains("--confirm C"));
     let (code, j) = judged("8");
     assert_eq!(code, Some(3), "{j}");
     assert_eq!(

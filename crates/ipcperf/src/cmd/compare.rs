@@ -287,6 +287,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             ));
         }
         line.push_str(&machine_moved(&whole));
+        if slower > 0 && ic.is_none() {
+            // On real runs a lone case far off in one run was most false calls,
+            // and is seldom far off in the next (the book's methodology chapter).
+            line.push_str(
+                "; before believing it, measure once more (`ipcperf run`) and judge again \
+                 with `--confirm C`",
+            );
+        }
         crate::console::note(&line);
     }
     let called = a.fail_on_regression && (slower > 0 || (a.strict && (cannot > 0 || lost > 0)));
