@@ -1,5 +1,5 @@
 /*
- * The default suite's pipe and memcpy cases as bare C loops: the floor beside
+ * The default suite's pipe, memcpy and null cases as bare C loops: the floor beside
  * `ipcperf run` in bench/verdicts/floor.sh, which asks whether a case's
  * run-to-run spread (what limits compare's verdicts, issue 55) is ipcperf's or
  * the machine's.
@@ -14,6 +14,9 @@
  *   suite-cases memcpy BS BLOCKS SERIES CPU
  *       one thread pinned to CPU copies a BS-byte block into another BLOCKS
  *       times per series (the source filled once, the copy summed once).
+ *   suite-cases null BS BLOCKS SERIES CPU
+ *       one thread pinned to CPU fills a BS-byte block and writes it to
+ *       /dev/null, BLOCKS times per series (ipcperf's `null`: a writer's ceiling).
  *   a last word, same (the default), rebuf or fresh: every series in the same
  *       processes and buffers; in the same processes, each in new buffers; or
  *       each in new processes (and a new pipe) with new buffers
@@ -23,6 +26,7 @@
  * Prints each series' bytes per second on one line, space-separated.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -215,11 +219,65 @@ static int memcpy_case(long bs, long blocks, int series, int cpu, const char *mo
     return 0;
 }
 
+/* The writer alone into /dev/null, each block filled first ("fresh": each
+ * series in a new process). */
+static double null_series(long bs, long blocks)
+{
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd < 0) {
+        perror("/dev/null");
+        exit(1);
+    }
+    char *buf = block(bs);
+    long long t0 = now();
+    for (long i = 0; i < blocks; i++) {
+        memset(buf, (int)(i & 0xff), bs);
+        full(fd, buf, bs, 1);
+    }
+    double rate = (double)bs * blocks * 1e9 / (double)(now() - t0);
+    close(fd);
+    return rate;
+}
+
+static int null_case(long bs, long blocks, int series, int cpu, const char *mode)
+{
+    pin(cpu);
+    for (int s = 0; s < series; s++) {
+        double rate;
+        if (strcmp(mode, "fresh") == 0) {
+            int p[2];
+            if (pipe(p) != 0) {
+                perror("pipe");
+                return 1;
+            }
+            pid_t pid = fork();
+            if (pid == 0) {
+                rate = null_series(bs, blocks);
+                full(p[1], (char *)&rate, sizeof rate, 1);
+                _exit(0);
+            }
+            full(p[0], (char *)&rate, sizeof rate, 0);
+            waitpid(pid, NULL, 0);
+            close(p[0]);
+            close(p[1]);
+        } else {
+            rate = null_series(bs, blocks);
+        }
+        printf("%s%.0f", s ? " " : "", rate);
+    }
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if ((argc == 7 || argc == 8) && strcmp(argv[1], "pipe") == 0) {
         return pipe_case(atol(argv[2]), atol(argv[3]), atoi(argv[4]), atoi(argv[5]),
                          atoi(argv[6]), argc == 8 ? argv[7] : "same");
+    }
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "null") == 0) {
+        return null_case(atol(argv[2]), atol(argv[3]), atoi(argv[4]), atoi(argv[5]),
+                         argc == 7 ? argv[6] : "same");
     }
     if ((argc == 6 || argc == 7) && strcmp(argv[1], "memcpy") == 0) {
         return memcpy_case(atol(argv[2]), atol(argv[3]), atoi(argv[4]), atoi(argv[5]),
@@ -227,6 +285,7 @@ int main(int argc, char **argv)
     }
     fprintf(stderr,
             "usage: suite-cases pipe BS BLOCKS SERIES WCPU RCPU [same|rebuf|fresh]\n"
-            "       suite-cases memcpy BS BLOCKS SERIES CPU [same|rebuf|fresh]\n");
+            "       suite-cases memcpy BS BLOCKS SERIES CPU [same|rebuf|fresh]\n"
+            "       suite-cases null BS BLOCKS SERIES CPU [same|fresh]\n");
     return 2;
 }

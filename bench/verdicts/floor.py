@@ -42,7 +42,7 @@ def floor_cases(path):
     for c in run["cases"]:
         p = c["placement"]
         if (c["workload"] == "stream" and c["status"] == "ok" and c.get("payload") == "touch"
-                and (c["mechanism"], c["mode"]) in (("pipe", "processes"), ("memcpy", "single"))):
+                and (c["mechanism"], c["mode"]) in (("pipe", "processes"), ("memcpy", "single"), ("null", "single"))):
             w, r = p["writer_cpu"], p.get("reader_cpu")
             print(c["mechanism"], c["block_size_bytes"], c["series"][0]["blocks"], len(c["series"]),
                   w, w if r is None else r)
@@ -114,7 +114,7 @@ def main():
                 theirs.setdefault(key, {})[i] = math.log(statistics.median(rates))
                 floor_w.setdefault(key, []).append(within(rates))
     keys = [key for key in theirs if len(theirs[key]) == n and len(ours.get(key, {})) == n]
-    keys.sort(key=lambda x: (x[0] != "pipe", x[2] != x[3], x[1]))
+    keys.sort(key=lambda x: (["pipe", "memcpy", "null"].index(x[0]), x[2] != x[3], x[1]))
     a = {key: [ours[key][i] for i in range(1, n + 1)] for key in keys}
     b = {key: [theirs[key][i] for i in range(1, n + 1)] for key in keys}
     sa = {key: statistics.stdev(v) for key, v in a.items()}

@@ -2,7 +2,7 @@
 # Is a case's run-to-run spread ipcperf's or the machine's? (issue 55: the
 # spread is what limits compare's verdicts.) ROUNDS rounds back to back, each a
 # default suite (`ipcperf run`, saved and exported) and, right beside it, the
-# suite's pipe and memcpy cases as bare C loops (bench/floor/suite-cases.c)
+# suite's pipe, memcpy and null cases as bare C loops (bench/floor/suite-cases.c)
 # doing the same work: the same block size, CPUs, series and blocks per series
 # as that run's case, the series taken in passes (series 1 of every case, then
 # series 2, each on a new pair of processes and buffers, as ipcperf takes the
@@ -77,11 +77,11 @@ one() { # MECH BS BLOCKS SERIES WCPU RCPU MODE
   if [ "$1" = pipe ]; then
     "$work/suite-cases" pipe "$2" "$3" "$4" "$5" "$6" "$7"
   else
-    "$work/suite-cases" memcpy "$2" "$3" "$4" "$5" "$7"
+    "$work/suite-cases" "$1" "$2" "$3" "$4" "$5" "$7"
   fi
 }
 
-how="a default suite and its pipe and memcpy cases in C, back to back; the floor's series $([ -n "$together" ] && echo "of each case together, in one pair" || echo "in passes, each on a new pair")"
+how="a default suite and its pipe, memcpy and null cases in C, back to back; the floor's series $([ -n "$together" ] && echo "of each case together, in one pair" || echo "in passes, each on a new pair")"
 echo "$how" > "$work/how"
 echo "== $rounds rounds: $how"
 for i in $(seq "$rounds"); do

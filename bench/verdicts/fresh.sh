@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does a case's run-to-run spread come with the processes and buffers a run
 # happens to get? (issue 55: that spread is what limits compare's verdicts.)
-# ROUNDS rounds back to back of the default suite's pipe and memcpy cases as
+# ROUNDS rounds back to back of the default suite's pipe, memcpy and null cases as
 # bare C loops (bench/floor/suite-cases.c), each case three ways in every round
 # (the order rotating): its series all in one pair of processes and buffers
 # (as ipcperf runs them), in one pair with new buffers each series, and each in
@@ -45,7 +45,7 @@ for i in $(seq "$rounds"); do
       if [ "$mech" = pipe ]; then
         echo "$m $mech $bs $w $r $("$work/suite-cases" pipe "$bs" "$blocks" "$series" "$w" "$r" "$m")"
       else
-        echo "$m $mech $bs $w $r $("$work/suite-cases" memcpy "$bs" "$blocks" "$series" "$w" "$m")"
+        echo "$m $mech $bs $w $r $("$work/suite-cases" "$mech" "$bs" "$blocks" "$series" "$w" "$m")"
       fi
     done < "$work/cases"
   done > "$work/fresh$i.txt"
