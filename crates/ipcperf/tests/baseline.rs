@@ -291,14 +291,16 @@ fn a_call_is_held_to_a_later_run() {
         assert_eq!(out.status.code(), Some(3), "{out:?}");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    assert!(gate(&[]).contains("judge again with `--confirm C`"));
+    let said = gate(&[]);
+    assert!(said.contains("judge again with `--confirm C`"), "{said}");
+    assert!(said.contains("add `--remeasure`"), "{said}");
     copy(8, [0.7, 1.0]);
     assert!(!gate(&["--confirm", "8"]).contains("--confirm C"));
     let (code, j) = judged("8");
     assert_eq!(code, Some(3), "{j}");
     assert_eq!(
         j["confirm"],
-        serde_json::json!({"run": 8, "held": 1, "not_repeated": 1, "unmeasured": 0})
+        serde_json::json!({"run": 8, "measured_now": false, "held": 1, "not_repeated": 1, "unmeasured": 0})
     );
     let rows = main(&j);
     assert_eq!(rows[0]["change"], "slower", "{}", rows[0]);
@@ -439,4 +441,137 @@ fn a_case_missing_from_b_is_named_by_the_gate() {
             "{err}"
         );
     }
+}
+
+/// `--remeasure`: where a row is called, its case is measured again, for
+/// real, as B's own command measured it; the run is kept and each call held
+/// to it. A case made 20× slower in a copy of B is not slower when measured
+/// again (the call is undone, the gate passes); a history made 10× faster
+/// than this machine is, B at this machine's level, is slower again (held,
+/// the gate fails). The spreads are wide (sd 50%) so that a real figure
+/// under load stays where the test needs it.
+#[test]
+fn remeasure_measures_the_called_cases_again_and_holds_each_call_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = |db: &std::path::Path| {
+        let args = [
+            "compare",
+            "6",
+            "7",
+            "--baseline-runs",
+            "5",
+            "--fail-on-regression",
+            "--remeasure",
+            "--format",
+            "json",
+        ];
+        let out = cmd(db, &args).output().unwrap();
+        let j: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+        (
+            out.status.code(),
+            j,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let cases_of = |db: &std::path::Path, run: &str| -> Vec<String> {
+        let out = stdout(&mut cmd(db, &["export", run, "--format", "json"]));
+        let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+        j["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["mechanism"], c["block_size_bytes"]))
+            .collect()
+    };
+    let history = |name: &str, level: f64, b: [f64; 2]| {
+        let db = dir.path().join(name);
+        let sub = dir.path().join(format!("{name}.d"));
+        std::fs::create_dir(&sub).unwrap();
+        // A real run, kept elsewhere: the history is its copies alone.
+        let r1 = first_run(
+            &sub,
+            &sub.join("real.db"),
+            &["pipe", "--sizes", "4k,64k", "-d", "20ms"],
+        );
+        for run in 1..=6 {
+            import_copy(&sub, &db, &r1, run, |i, _| {
+                level * (0.5 * Z[(run + i) % 5]).exp()
+            });
+        }
+        import_copy(&sub, &db, &r1, 7, |i, _| b[i]);
+        (db, r1)
+    };
+
+    // Case 0 of B 20x slower than the history: called; measured again it is
+    // not: the call is undone and the gate passes; the run measured again
+    // (8) is kept, and holds that case alone.
+    let (db, r1) = history("undone.db", 1.0, [0.05, 1.0]);
+    let (code, j, err) = gate(&db);
+    assert_eq!(code, Some(0), "{j} {err}");
+    assert_eq!(
+        j["confirm"],
+        serde_json::json!({"run": 8, "measured_now": true, "held": 0, "not_repeated": 1, "unmeasured": 0}),
+        "{err}"
+    );
+    assert!(err.contains("measuring the 1 case called again"), "{err}");
+    assert_eq!(cases_of(&db, "8"), [r#""pipe" 4096"#]);
+    // Nothing called, nothing measured: no run 9.
+    let out = cmd(&db, &["compare", "5", "6", "--remeasure"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = cmd(&db, &["show", "9"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+
+    // A history 10x faster than this machine, B at its level: both cases
+    // called, both slower again when measured again: held, the gate fails.
+    let (db2, _) = history("held.db", 10.0, [1.0, 1.0]);
+    let (code, j, err) = gate(&db2);
+    assert_eq!(code, Some(3), "{j} {err}");
+    assert_eq!(
+        j["confirm"],
+        serde_json::json!({"run": 8, "measured_now": true, "held": 2, "not_repeated": 0, "unmeasured": 0}),
+        "{err}"
+    );
+    assert_eq!(cases_of(&db2, "8").len(), 2);
+
+    // What cannot be measured again here is bad input, one line, and
+    // nothing is measured: B of another machine, B not a `run`.
+    let bad = |edit: &dyn Fn(&mut serde_json::Value), needle: &str| {
+        let mut v = r1.clone();
+        edit(&mut v);
+        v["label"] = "odd".into();
+        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + 100).into();
+        for c in v["cases"].as_array_mut().unwrap() {
+            for s in c["series"].as_array_mut().unwrap() {
+                s["bytes"] = (s["bytes"].as_u64().unwrap() / 20).into();
+            }
+        }
+        let path = dir.path().join("odd.json");
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        cmd(&db, &["import", "-q"]).arg(&path).assert().success();
+        let out = cmd(&db, &["compare", "6", "odd", "--remeasure"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--remeasure: ") && err.contains(needle),
+            "{err}"
+        );
+        assert!(err.contains("--confirm C"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    };
+    bad(
+        &|v| v["command_line"] = serde_json::json!(["ipcperf", "sync"]),
+        "is not a `run` or `latency` command",
+    );
+    bad(
+        &|v| v["machine"]["hostname"] = "elsewhere".into(),
+        "measured on elsewhere",
+    );
+    let out = stdout(&mut cmd(&db, &["history", "--format", "json"]));
+    let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(10), "{runs}");
 }

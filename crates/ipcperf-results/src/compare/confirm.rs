@@ -9,7 +9,9 @@
 //! that one row (the family's choice was B's; C tests a row named before it
 //! ran), its interval clear of 1 on B's side, and beyond the threshold.
 
-use super::{fmt_p, is_case, Row, Verdict, ALPHA};
+use ipcperf_core::record::RunRecord;
+
+use super::{fmt_p, is_case, key, shown, Row, Verdict, ALPHA};
 
 /// What a confirming run did to the calls of a comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +99,33 @@ pub fn confirm(rows: &mut [Row], again: &[Row], c_id: &str, min_change: f64) -> 
     out
 }
 
+/// The cases of `b` (their places in it) whose row `rows` (B against `a`)
+/// called either way, a figure's own row or its p99's: what a gate measures
+/// again to hold its calls to (`compare --remeasure`).
+pub fn called_cases(rows: &[Row], a: &RunRecord, b: &RunRecord) -> Vec<usize> {
+    let called: Vec<&str> = rows
+        .iter()
+        .filter(|r| is_case(r) && matches!(r.verdict, Verdict::Faster | Verdict::Slower))
+        .map(|r| r.case.as_str())
+        .collect();
+    b.cases
+        .iter()
+        .enumerate()
+        .filter(|(_, cb)| {
+            let k = key(cb);
+            a.cases.iter().find(|ca| key(ca) == k).is_some_and(|ca| {
+                let name = shown(ca, cb);
+                called.iter().any(|c| {
+                    *c == name
+                        || c.strip_prefix(name.as_str())
+                            .is_some_and(|rest| rest.starts_with(" · "))
+                })
+            })
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +210,23 @@ mod tests {
         assert_eq!((c.held, c.not_repeated, c.unmeasured), (0, 0, 1));
         assert_eq!(r[0].verdict, Verdict::Slower);
         assert!(r[0].why.contains("it stands, unconfirmed"), "{}", r[0].why);
+    }
+
+    /// The cases a gate measures again are those called, either way, by
+    /// their place in B, whatever order A holds them in; none where nothing
+    /// was called.
+    #[test]
+    fn the_cases_measured_again_are_those_called() {
+        let h = history(8);
+        let a = run(1000.0, 2000.0);
+        let mut b = run(1000.0, 4000.0);
+        b.cases.reverse(); // unix first in B
+        let rows = compare_against(std::slice::from_ref(&a), &b, 0.05, &h);
+        assert_eq!(called_cases(&rows, &a, &b), vec![0]);
+        let rows = compare_against(std::slice::from_ref(&a), &run(500.0, 4000.0), 0.05, &h);
+        assert_eq!(called_cases(&rows, &a, &run(500.0, 4000.0)), vec![0, 1]);
+        let same = run(1000.0, 2000.0);
+        let rows = compare_against(std::slice::from_ref(&a), &same, 0.05, &h);
+        assert!(called_cases(&rows, &a, &same).is_empty());
     }
 }

@@ -25,7 +25,7 @@ pub(crate) mod stats;
 mod tail;
 mod view;
 mod whole;
-pub use confirm::{confirm, Confirmed};
+pub use confirm::{called_cases, confirm, Confirmed};
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 pub use moderated::Model;
 use runs::across_runs;

@@ -16,7 +16,8 @@ use crate::{compare, export};
   ipcperf run --label nightly
   ipcperf compare baseline nightly --baseline-runs 5 --fail-on-regression
   ipcperf run --label again    # where that exited 3: once more, each call held to it
-  ipcperf compare baseline nightly --baseline-runs 5 --fail-on-regression --confirm again")]
+  ipcperf compare baseline nightly --baseline-runs 5 --fail-on-regression --confirm again
+  ipcperf compare baseline nightly --baseline-runs 5 --fail-on-regression --remeasure")]
 pub struct CompareArgs {
     /// The earlier (baseline) run: an id from `ipcperf history`.
     #[arg(value_parser = parse_run_id)]
@@ -59,6 +60,13 @@ pub struct CompareArgs {
     /// next; a change does. For a gate: measure C only when B was called.
     #[arg(long, value_name = "C", value_parser = parse_run_id)]
     pub confirm: Option<RunId>,
+
+    /// Where a row is called, measure its case again now (B's own command
+    /// line, on B's machine, the series of the cases called only), keep that
+    /// as a run, and hold each call to it as `--confirm` does: one command
+    /// for a gate, seconds of measuring where it called.
+    #[arg(long, conflicts_with = "confirm")]
+    pub remeasure: bool,
 }
 
 pub fn run(a: CompareArgs) -> Result<i32, Fail> {
@@ -72,7 +80,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             "A and B are both run {ia}: compare two runs (`ipcperf history` lists them)"
         )));
     }
-    let again = match a.confirm {
+    let mut again = match a.confirm {
         Some(c) => Some(confirming_run(&mut store, c, (ia, ib), &rb)?),
         None => None,
     };
@@ -144,6 +152,13 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             rb.kind_or_guess()
         )));
     }
+    if a.remeasure {
+        let cases = compare::called_cases(&rows, &baseline[0], &rb);
+        if !cases.is_empty() {
+            again = Some(crate::shared::remeasure::again(&rb, ib, &cases, &a.db)?);
+        }
+    }
+    let ic = again.as_ref().map(|(ic, _)| *ic);
     let confirmed = again.as_ref().map(|(ic, rc)| {
         let rows_c = compare::compare_against_model(&baseline, rc, a.threshold, &model);
         compare::confirm(&mut rows, &rows_c, &ic.to_string(), a.threshold)
@@ -212,6 +227,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             "baseline": baseline_ids,
             "confirm": confirmed.as_ref().map(|c| serde_json::json!({
                 "run": ic,
+                "measured_now": a.remeasure,
                 "held": c.held,
                 "not_repeated": c.not_repeated,
                 "unmeasured": c.unmeasured,
@@ -287,12 +303,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             ));
         }
         line.push_str(&machine_moved(&whole));
-        if slower > 0 && ic.is_none() {
+        if slower > 0 && ic.is_none() && !a.remeasure {
             // On real runs a lone case far off in one run was most false calls,
             // and is seldom far off in the next (the book's methodology chapter).
             line.push_str(
-                "; before believing it, measure once more (`ipcperf run`) and judge again \
-                 with `--confirm C`",
+                "; before believing it, add `--remeasure` (the cases called measured again \
+                 now), or measure once more (`ipcperf run`) and judge again with `--confirm C`",
             );
         }
         crate::console::note(&line);

@@ -7,26 +7,10 @@ use crate::console::Console;
 use crate::export;
 use crate::export::Format;
 use crate::fail::Fail;
-use crate::shared::round_trip::{plan, LatencyArgs};
+use crate::shared::round_trip::LatencyArgs;
 
 pub fn run(a: LatencyArgs) -> Result<i32, Fail> {
-    a.case.check_remote_pins()?;
-    let topo = ipcperf_core::topology::Topology::current();
-    let mut specs = crate::shared::args::fan_cases(
-        a.case.with_pairs(plan(&a)?, &topo)?,
-        a.clients.as_ref(),
-        !a.mechanisms.is_empty(),
-        ("--clients", ipcperf_core::workload::fanin::refuse),
-        |s, n| s.clients = n,
-    )?;
-    crate::shared::plan::refuse_up_front(
-        &specs,
-        !a.mechanisms.is_empty(),
-        true,
-        a.case.peer.is_some(),
-    )?;
-    let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let env = a.case.run_env(&mut specs)?;
+    let (specs, hogs, env) = crate::shared::round_trip::prepare(&a)?;
     let mut run = RunRecord::begin("latency", std::env::args().collect());
     let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.

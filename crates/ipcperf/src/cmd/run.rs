@@ -9,29 +9,10 @@ use crate::export::{self, Format};
 use crate::fail::Fail;
 use crate::shared::db::Saver;
 use crate::shared::ending::finish;
-use crate::shared::stream::{plan, RunArgs};
+use crate::shared::stream::RunArgs;
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
-    a.case.check_remote_pins()?;
-    let topo = ipcperf_core::topology::Topology::current();
-    let mut specs = crate::shared::args::fan_cases(
-        a.case.with_pairs(plan(&a)?, &topo)?,
-        a.subscribers.as_ref(),
-        !a.mechanisms.is_empty(),
-        (
-            "--subscribers",
-            ipcperf_core::workload::fanin::refuse_fan_out,
-        ),
-        |s, n| s.subscribers = n,
-    )?;
-    crate::shared::plan::refuse_up_front(
-        &specs,
-        !a.mechanisms.is_empty(),
-        false,
-        a.case.peer.is_some(),
-    )?;
-    let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let env = a.case.run_env(&mut specs)?;
+    let (specs, hogs, env) = crate::shared::stream::prepare(&a)?;
     let mut run = RunRecord::begin("run", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.

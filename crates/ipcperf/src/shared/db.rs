@@ -389,6 +389,14 @@ impl Saver {
         }))
     }
 
+    /// The run's id in the history (None with `--no-save`).
+    pub fn run_id(&self) -> Option<i64> {
+        self.store
+            .as_ref()
+            .map(|(_, id)| *id)
+            .or(self.lost.as_ref().map(|(id, _)| *id))
+    }
+
     /// Whether the history lost this run part-way (said by [`Saver::finish_quietly`]).
     pub fn lost(&self) -> bool {
         self.lost.is_some()

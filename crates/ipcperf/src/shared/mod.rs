@@ -10,9 +10,18 @@ pub mod gen_sink;
 pub mod measure;
 pub mod peer;
 pub mod plan;
+pub mod remeasure;
 pub mod replay;
 pub mod round_trip;
 pub mod stream;
 pub mod tracer;
 pub mod values;
 pub mod waits;
+
+/// What a measuring command runs, its inputs checked: the cases in order, the
+/// load beside them (`--background`, held until dropped) and what they share.
+pub type Prepared = (
+    Vec<ipcperf_core::plan::CaseSpec>,
+    Option<crate::background::Hogs>,
+    ipcperf_core::plan::RunEnv,
+);
