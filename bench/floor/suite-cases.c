@@ -183,6 +183,43 @@ static double copy_series(long bs, long blocks, char *src, char *dst, int s)
     return (double)bs * blocks * 1e9 / (double)(now() - t0);
 }
 
+/* One series in a new process ("fresh"): what it needs, and its rate back by
+ * a pipe. */
+struct series_args {
+    long bs, blocks;
+    int s;
+};
+
+static int in_new_process(double (*f)(const struct series_args *), const struct series_args *a,
+                          double *rate)
+{
+    int p[2];
+    if (pipe(p) != 0) {
+        perror("pipe");
+        return 1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 1;
+    }
+    if (pid == 0) {
+        double r = f(a);
+        full(p[1], (char *)&r, sizeof r, 1);
+        _exit(0);
+    }
+    full(p[0], (char *)rate, sizeof *rate, 0);
+    waitpid(pid, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+    return 0;
+}
+
+static double copy_fresh(const struct series_args *a)
+{
+    return copy_series(a->bs, a->blocks, block(a->bs), block(a->bs), a->s);
+}
+
 /* MODE as for pipe_case; "fresh" copies each series in a new process. */
 static int memcpy_case(long bs, long blocks, int series, int cpu, const char *mode)
 {
@@ -191,21 +228,10 @@ static int memcpy_case(long bs, long blocks, int series, int cpu, const char *mo
     for (int s = 0; s < series; s++) {
         double rate;
         if (strcmp(mode, "fresh") == 0) {
-            int p[2];
-            if (pipe(p) != 0) {
-                perror("pipe");
+            struct series_args a = {bs, blocks, s};
+            if (in_new_process(copy_fresh, &a, &rate) != 0) {
                 return 1;
             }
-            pid_t pid = fork();
-            if (pid == 0) {
-                rate = copy_series(bs, blocks, block(bs), block(bs), s);
-                full(p[1], (char *)&rate, sizeof rate, 1);
-                _exit(0);
-            }
-            full(p[0], (char *)&rate, sizeof rate, 0);
-            waitpid(pid, NULL, 0);
-            close(p[0]);
-            close(p[1]);
         } else {
             if (strcmp(mode, "rebuf") == 0 && s > 0) {
                 src = block(bs);
@@ -239,27 +265,21 @@ static double null_series(long bs, long blocks)
     return rate;
 }
 
+static double null_fresh(const struct series_args *a)
+{
+    return null_series(a->bs, a->blocks);
+}
+
 static int null_case(long bs, long blocks, int series, int cpu, const char *mode)
 {
     pin(cpu);
     for (int s = 0; s < series; s++) {
         double rate;
         if (strcmp(mode, "fresh") == 0) {
-            int p[2];
-            if (pipe(p) != 0) {
-                perror("pipe");
+            struct series_args a = {bs, blocks, s};
+            if (in_new_process(null_fresh, &a, &rate) != 0) {
                 return 1;
             }
-            pid_t pid = fork();
-            if (pid == 0) {
-                rate = null_series(bs, blocks);
-                full(p[1], (char *)&rate, sizeof rate, 1);
-                _exit(0);
-            }
-            full(p[0], (char *)&rate, sizeof rate, 0);
-            waitpid(pid, NULL, 0);
-            close(p[0]);
-            close(p[1]);
         } else {
             rate = null_series(bs, blocks);
         }
