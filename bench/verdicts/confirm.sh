@@ -4,20 +4,22 @@
 # next run as C, on real, independent runs: the slowed case called, another
 # case called, A/A pairs failing the gate (bench/verdicts/confirm.py says how).
 #
-#   bench/verdicts/confirm.sh --from DIR [--k K] [--bin PATH]
+#   bench/verdicts/confirm.sh --from DIR [--k K] [--bin PATH] [--again]
 #
 # DIR holds run1.json .. runN.json (`ipcperf export`): `power.sh --keep DIR`
-# or bench/device16.sh keeps them.
+# or bench/device16.sh keeps them. --again: C of run B is DIR's againB.json,
+# B measured again at once (bench/verdicts/remeasure.sh keeps them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-k=5 from="" bin=""
+k=5 from="" bin="" again=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --k) k=$2; shift 2 ;;
     --from) from=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
-    *) echo "usage: $0 --from DIR [--k K] [--bin PATH]" >&2; exit 2 ;;
+    --again) again=--again; shift ;;
+    *) echo "usage: $0 --from DIR [--k K] [--bin PATH] [--again]" >&2; exit 2 ;;
   esac
 done
 [ -n "$from" ] && [ -f "$from/run$((k + 2)).json" ] ||
@@ -29,4 +31,4 @@ if [ -z "$bin" ]; then
   bin="$root/target/release/ipcperf"
 fi
 echo "== $runs default suites measured back to back beforehand ($from)"
-python3 "$here/confirm.py" "$bin" "$from" "$runs" "$k"
+python3 "$here/confirm.py" "$bin" "$from" "$runs" "$k" ${again:+"$(nproc)"} $again
