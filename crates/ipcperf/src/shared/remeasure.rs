@@ -98,16 +98,25 @@ pub fn again(
         }
         chosen.push(spec.clone());
     }
+    let save = SaveArgs {
+        db: db.clone(),
+        ..SaveArgs::default()
+    };
+    // The run measured again is kept, as every run is: a history that cannot
+    // take it is said as such (compare has no --no-save to offer).
+    let mut saver = Saver::start(&save, &mut run).map_err(|f| Fail {
+        message: format!(
+            "--remeasure: {}: the run measured again must be kept; measure B's cases again \
+             yourself and judge with `--confirm C`",
+            f.message.trim_end_matches(" (or run with --no-save)")
+        ),
+        ..f
+    })?;
     crate::console::note(&format!(
         "--remeasure: measuring the {} case{} called again now, as run {ib} did",
         chosen.len(),
         if chosen.len() == 1 { "" } else { "s" }
     ));
-    let save = SaveArgs {
-        db: db.clone(),
-        ..SaveArgs::default()
-    };
-    let mut saver = Saver::start(&save, &mut run)?;
     let id = saver.run_id();
     let mut console = Console::new(chosen.len());
     run.cases = match parsed.what {

@@ -54,6 +54,53 @@ fn a_database_that_cannot_be_written_is_still_read() {
         let out = bounded(as_nobody(&args), Duration::from_secs(20));
         assert!(out.status.success(), "another user's file, {r}: {out:?}");
     }
+    // `compare --remeasure` reads as compare does, but the run it measures
+    // must be kept: on a read-only history, one line says so (exit 1), with
+    // what to do instead. B: a run of three series, twenty times slower in a
+    // copy, so a row is called.
+    let db = dir.path().join("g.db");
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--sizes", "4k", "-d", "20ms", "-r", "3", "-q", "--db",
+        ])
+        .arg(&db)
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = Command::new(BIN)
+        .args(["export", "1", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["started_ms"] = (v["started_ms"].as_u64().unwrap() + 1).into();
+    for s in v["cases"][0]["series"].as_array_mut().unwrap() {
+        s["bytes"] = (s["bytes"].as_u64().unwrap() / 20).into();
+    }
+    let slow = dir.path().join("slow.json");
+    std::fs::write(&slow, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = Command::new(BIN)
+        .args(["import", "-q", "--db"])
+        .arg(&db)
+        .arg(&slow)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = unshared(
+        &["--mount", "--propagation", "private"],
+        &format!(
+            "mount --bind -o ro {d} {d} && $B compare 1 2 --remeasure --db {}",
+            db.display()
+        ),
+    );
+    assert_eq!(out.status.code(), Some(1), "ro mount, --remeasure: {out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--remeasure: run history") && err.contains("--confirm C"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 /// A run file of `cases` copies of one real case, written as a stream: a forked
