@@ -538,11 +538,15 @@ fn remeasure_measures_the_called_cases_again_and_holds_each_call_to_them() {
 
     // What cannot be measured again here is bad input, one line, and
     // nothing is measured: B of another machine, B not a `run`.
-    let bad = |edit: &dyn Fn(&mut serde_json::Value), needle: &str| {
+    let later = std::cell::Cell::new(100u64);
+    let bad = |db: &std::path::Path, edit: &dyn Fn(&mut serde_json::Value), needle: &str| {
         let mut v = r1.clone();
         edit(&mut v);
         v["label"] = "odd".into();
-        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + 100).into();
+        // Incomplete: no later comparison takes it into the history.
+        v["complete"] = false.into();
+        later.set(later.get() + 1);
+        v["started_ms"] = (v["started_ms"].as_u64().unwrap() + later.get()).into();
         for c in v["cases"].as_array_mut().unwrap() {
             for s in c["series"].as_array_mut().unwrap() {
                 s["bytes"] = (s["bytes"].as_u64().unwrap() / 20).into();
@@ -550,8 +554,8 @@ fn remeasure_measures_the_called_cases_again_and_holds_each_call_to_them() {
         }
         let path = dir.path().join("odd.json");
         std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-        cmd(&db, &["import", "-q"]).arg(&path).assert().success();
-        let out = cmd(&db, &["compare", "6", "odd", "--remeasure"])
+        cmd(db, &["import", "-q"]).arg(&path).assert().success();
+        let out = cmd(db, &["compare", "6", "odd", "--remeasure"])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{out:?}");
@@ -564,14 +568,25 @@ fn remeasure_measures_the_called_cases_again_and_holds_each_call_to_them() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     };
     bad(
+        &db,
         &|v| v["command_line"] = serde_json::json!(["ipcperf", "sync"]),
         "is not a `run` or `latency` command",
     );
     bad(
+        &db,
         &|v| v["machine"]["hostname"] = "elsewhere".into(),
         "measured on elsewhere",
     );
+    // Refused before anything reaches for the peer (a closed loopback port).
+    bad(
+        &db,
+        &|v| {
+            v["command_line"] =
+                serde_json::json!(["ipcperf", "run", "tcp", "--peer", "127.0.0.1:1"])
+        },
+        "peer ran on another machine",
+    );
     let out = stdout(&mut cmd(&db, &["history", "--format", "json"]));
     let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(runs.as_array().map(Vec::len), Some(10), "{runs}");
+    assert_eq!(runs.as_array().map(Vec::len), Some(11), "{runs}");
 }

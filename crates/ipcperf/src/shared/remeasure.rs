@@ -72,15 +72,21 @@ pub fn again(
             first.trim_start_matches("error: ")
         ))
     })?;
-    let (remote, (specs, hogs, env)) = match &parsed.what {
-        What::Run(a) => (a.case.peer.is_some(), super::stream::prepare(a)?),
-        What::Latency(a) => (a.case.peer.is_some(), super::round_trip::prepare(a)?),
+    // Before anything is planned: planning a run with --peer reaches for the
+    // other machine.
+    let remote = match &parsed.what {
+        What::Run(a) => a.case.peer.is_some(),
+        What::Latency(a) => a.case.peer.is_some(),
     };
     if remote {
         return Err(refuse(format!(
             "run {ib}'s peer ran on another machine (--peer)"
         )));
     }
+    let (specs, hogs, env) = match &parsed.what {
+        What::Run(a) => super::stream::prepare(a)?,
+        What::Latency(a) => super::round_trip::prepare(a)?,
+    };
     let mut chosen = Vec::with_capacity(cases.len());
     for &i in cases {
         let (Some(spec), Some(had)) = (specs.get(i), rb.cases.get(i)) else {
