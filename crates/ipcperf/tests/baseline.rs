@@ -535,6 +535,17 @@ fn remeasure_measures_the_called_cases_again_and_holds_each_call_to_them() {
         "{err}"
     );
     assert_eq!(cases_of(&db2, "8").len(), 2);
+    // The table says how C came to be (a history of its own: run 8 of the
+    // last, at this machine's level, would now widen every spread).
+    let (db3, _) = history("table.db", 10.0, [1.0, 1.0]);
+    let table = stdout(&mut cmd(
+        &db3,
+        &["compare", "6", "7", "--baseline-runs", "5", "--remeasure"],
+    ));
+    assert!(
+        table.contains("held to run 8, its cases measured again at once (--remeasure)"),
+        "{table}"
+    );
 
     // What cannot be measured again here is bad input, one line, and
     // nothing is measured: B of another machine, B not a `run`.

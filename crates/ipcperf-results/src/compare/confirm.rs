@@ -25,6 +25,9 @@ pub struct Confirmed {
     /// Calls C could say nothing of (it did not measure the case, or the case
     /// failed there): they stand, unconfirmed.
     pub unmeasured: usize,
+    /// C was measured by the comparison itself, its called cases at once
+    /// (`compare --remeasure`), not a run the user measured (`--confirm C`).
+    pub measured_now: bool,
 }
 
 /// Whether `again` (C's row) moves the way `called` (B's, a call) did, on its own.
@@ -61,6 +64,7 @@ pub fn confirm(rows: &mut [Row], again: &[Row], c_id: &str, min_change: f64) -> 
         held: 0,
         not_repeated: 0,
         unmeasured: 0,
+        measured_now: false,
     };
     for r in rows
         .iter_mut()

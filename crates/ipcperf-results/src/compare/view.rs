@@ -365,11 +365,16 @@ pub fn view_of_rows(
     }
     if let Some(c) = confirmed {
         notes.push(format!(
-            "Each call was held to run {}, measured after B: it stands only where that run, \
+            "Each call was held to run {}, {}: it stands only where that run, \
              judged against the same A, moves the same row the same way on its own (p ≤ 0.05 \
              for that row, beyond {:.0}%): {} held, {} not repeated (a figure of one run, \
              not a change){}.",
             c.run,
+            if c.measured_now {
+                "its cases measured again at once (--remeasure)"
+            } else {
+                "measured after B"
+            },
             min_change * 100.0,
             c.held,
             c.not_repeated,

@@ -161,7 +161,9 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     let ic = again.as_ref().map(|(ic, _)| *ic);
     let confirmed = again.as_ref().map(|(ic, rc)| {
         let rows_c = compare::compare_against_model(&baseline, rc, a.threshold, &model);
-        compare::confirm(&mut rows, &rows_c, &ic.to_string(), a.threshold)
+        let mut c = compare::confirm(&mut rows, &rows_c, &ic.to_string(), a.threshold);
+        c.measured_now = a.remeasure;
+        c
     });
     // How B moved as a whole, beside how the history's runs do.
     let whole = compare::whole_run(&earlier, &baseline, &rb);
@@ -227,7 +229,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             "baseline": baseline_ids,
             "confirm": confirmed.as_ref().map(|c| serde_json::json!({
                 "run": ic,
-                "measured_now": a.remeasure,
+                "measured_now": c.measured_now,
                 "held": c.held,
                 "not_repeated": c.not_repeated,
                 "unmeasured": c.unmeasured,
