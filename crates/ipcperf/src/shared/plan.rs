@@ -7,7 +7,7 @@ use ipcperf_core::plan::{CaseSpec, Length};
 use ipcperf_core::topology::{format_cpu_list, PlacementClass, Topology};
 
 use crate::fail::Fail;
-use crate::shared::args::PinArg;
+use crate::shared::args::{CaseArgs, PairsList, PinArg};
 
 pub fn parse_mechanisms(names: &[String]) -> Result<Vec<MechanismKind>, Fail> {
     let mut v = Vec::new();
@@ -343,6 +343,40 @@ pub fn series_length(
     for s in specs {
         s.length = length;
     }
+}
+
+/// How a command fans each case out (`--subscribers`, `--clients`): the
+/// counts asked, the flag, the mechanisms it refuses (and why), the field set.
+pub type Fan<'a> = (
+    Option<&'a PairsList>,
+    &'static str,
+    fn(MechanismKind) -> Option<String>,
+    fn(&mut CaseSpec, u32),
+);
+
+/// What a `run` or `latency` measures, each input checked: the cases `plan`
+/// makes (with `--pairs` and `fan`; `named`: mechanisms were named), the load
+/// beside them (`--background`, held until dropped) and what they share.
+pub fn prepare(
+    case: &CaseArgs,
+    plan: impl FnOnce() -> Result<Vec<CaseSpec>, Fail>,
+    named: bool,
+    (list, flag, refuse, set): Fan,
+    round_trips: bool,
+) -> Result<super::Prepared, Fail> {
+    case.check_remote_pins()?;
+    let topo = Topology::current();
+    let mut specs = crate::shared::args::fan_cases(
+        case.with_pairs(plan()?, &topo)?,
+        list,
+        named,
+        (flag, refuse),
+        set,
+    )?;
+    refuse_up_front(&specs, named, round_trips, case.peer.is_some())?;
+    let hogs = crate::background::apply(case.background, &mut specs, &topo)?;
+    let env = case.run_env(&mut specs)?;
+    Ok((specs, hogs, env))
 }
 
 #[cfg(test)]

@@ -105,24 +105,18 @@ pub fn round_trip_mechanisms() -> Vec<MechanismKind> {
 /// What `latency` measures as `a` asks, each input checked: its cases, the
 /// load beside them (`--background`, held until dropped) and what they share.
 pub fn prepare(a: &LatencyArgs) -> Result<super::Prepared, Fail> {
-    a.case.check_remote_pins()?;
-    let topo = ipcperf_core::topology::Topology::current();
-    let mut specs = crate::shared::args::fan_cases(
-        a.case.with_pairs(plan(a)?, &topo)?,
-        a.clients.as_ref(),
+    super::plan::prepare(
+        &a.case,
+        || plan(a),
         !a.mechanisms.is_empty(),
-        ("--clients", ipcperf_core::workload::fanin::refuse),
-        |s, n| s.clients = n,
-    )?;
-    crate::shared::plan::refuse_up_front(
-        &specs,
-        !a.mechanisms.is_empty(),
+        (
+            a.clients.as_ref(),
+            "--clients",
+            ipcperf_core::workload::fanin::refuse,
+            |s, n| s.clients = n,
+        ),
         true,
-        a.case.peer.is_some(),
-    )?;
-    let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let env = a.case.run_env(&mut specs)?;
-    Ok((specs, hogs, env))
+    )
 }
 
 /// Turn the arguments into the list of cases, in the order they run.

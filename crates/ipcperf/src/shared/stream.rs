@@ -94,27 +94,18 @@ pub const DEFAULT_SIZES: &[usize] = &[64, 4096, 65536, 1 << 20];
 /// What `run` measures as `a` asks, each input checked: its cases, the load
 /// beside them (`--background`, held until dropped) and what they share.
 pub fn prepare(a: &RunArgs) -> Result<super::Prepared, Fail> {
-    a.case.check_remote_pins()?;
-    let topo = ipcperf_core::topology::Topology::current();
-    let mut specs = crate::shared::args::fan_cases(
-        a.case.with_pairs(plan(a)?, &topo)?,
-        a.subscribers.as_ref(),
+    super::plan::prepare(
+        &a.case,
+        || plan(a),
         !a.mechanisms.is_empty(),
         (
+            a.subscribers.as_ref(),
             "--subscribers",
             ipcperf_core::workload::fanin::refuse_fan_out,
+            |s, n| s.subscribers = n,
         ),
-        |s, n| s.subscribers = n,
-    )?;
-    crate::shared::plan::refuse_up_front(
-        &specs,
-        !a.mechanisms.is_empty(),
         false,
-        a.case.peer.is_some(),
-    )?;
-    let hogs = crate::background::apply(a.case.background, &mut specs, &topo)?;
-    let env = a.case.run_env(&mut specs)?;
-    Ok((specs, hogs, env))
+    )
 }
 
 /// Turn the arguments into the list of cases, in the order they run.
