@@ -265,7 +265,7 @@ impl AlignedBuf {
         }
         let want = len.saturating_add(2 * Self::ALIGN);
         let mut raw = Vec::new();
-        raw.try_reserve_exact(want).map_err(|_| {
+        ipcperf_sys::alloc::fallible(|| raw.try_reserve_exact(want)).map_err(|_| {
             Error::Refused(format!(
                 "no memory for a {len}-byte block buffer (the address-space limit, `ulimit -v`, or memory exhausted)"
             ))

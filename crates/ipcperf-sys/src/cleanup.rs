@@ -86,9 +86,26 @@ pub fn run_all() {
             Err(std::sync::TryLockError::WouldBlock) => break,
         }
     }
-    let all: Vec<Undo> = {
-        let mut r = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-        std::mem::take(&mut *r).into_values().rev().collect()
+    // The registry is held for an insert or a removal only; held longer, it is
+    // held by the thread running this (an allocation failing inside `register`
+    // ends the process from there): 400 ms after the sweep began, what is left
+    // stays for `ipcperf clean`, rather than a hang.
+    let all: Vec<Undo> = loop {
+        match REGISTRY.try_lock() {
+            Ok(mut r) => break std::mem::take(&mut *r).into_values().rev().collect(),
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                break std::mem::take(&mut *p.into_inner())
+                    .into_values()
+                    .rev()
+                    .collect()
+            }
+            Err(std::sync::TryLockError::WouldBlock)
+                if t.elapsed() < std::time::Duration::from_millis(400) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        }
     };
     for u in &all {
         if let Undo::Kill(pid) = u {

@@ -5,6 +5,7 @@
 //! them on drop, on error and on Ctrl-C (see [`cleanup`]). Nothing here knows about
 //! benchmarking, statistics or output formats.
 
+pub mod alloc;
 pub mod cleanup;
 pub mod clock;
 pub mod cma;

@@ -22,6 +22,11 @@ use ipcperf_results::{
     pattern, report, store, units,
 };
 
+/// The system's allocator, except that a failed allocation (`ulimit -v`) ends
+/// the run in one line, its named objects removed, exit 1, not an abort.
+#[global_allocator]
+static ALLOCATOR: ipcperf_sys::alloc::Guarded = ipcperf_sys::alloc::Guarded;
+
 /// A panic (a bug of ours) says one line, with the version and where to report it
 /// (the backtrace only with RUST_BACKTRACE), removes every named object still
 /// registered and kills our peers, as Ctrl-C does, and exits 101.
@@ -110,6 +115,7 @@ fn main() {
         std::process::exit(1);
     }
     ipcperf_sys::signal::ignore_file_size_limit_signal();
+    ipcperf_sys::alloc::keep_reserve();
     forget_empty_variables();
     quiet_panics();
     let cli = parse_args();
