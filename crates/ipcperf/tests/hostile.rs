@@ -338,12 +338,12 @@ fn an_address_space_limit_ends_a_run_in_a_line_not_an_abort() {
         // prlimit execs the command: its pid is ipcperf's, whose SysV
         // semaphores `clean` would name by it.
         let (pid, out) = under(limit, &["sync", "-d", "10ms", "-r", "1"]);
-        pids.push(pid);
         let err = text(&out.stderr);
         assert!(!err.contains("memory allocation of"), "{limit}: {err}");
         if err.contains("Fatal glibc error") {
             continue;
         }
+        pids.push(pid);
         assert_no_signal(&out, &format!("--as={limit}"));
         assert!(matches!(out.status.code(), Some(0 | 1)), "{limit}: {out:?}");
         if let Some(l) = err.lines().find(|l| l.contains("out of memory:")) {
