@@ -368,6 +368,21 @@ pub fn raise_open_files(want: u64) -> SysResult<(u64, u64)> {
     Ok((soft, hard))
 }
 
+/// The main thread's stack limit (RLIMIT_STACK, `ulimit -s`): a soft limit
+/// under `want` raised toward it as far as the hard one allows (the kernel
+/// checks the limit as the stack grows, so this takes effect at once); the
+/// soft limit now, in bytes.
+pub fn raise_stack(want: u64) -> SysResult<u64> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_STACK).ctx("getrlimit", &"RLIMIT_STACK")?;
+    let to = want.min(hard);
+    if to > soft {
+        setrlimit(Resource::RLIMIT_STACK, to, hard).ctx("setrlimit", &"RLIMIT_STACK")?;
+        return Ok(to);
+    }
+    Ok(soft)
+}
+
 /// The file-size limit (RLIMIT_FSIZE, `ulimit -f`) in bytes, where one is set.
 pub fn file_size_limit() -> Option<u64> {
     use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};

@@ -54,6 +54,14 @@ pub fn is_blocked(sig: i32) -> bool {
     r == 0 && unsafe { libc::sigismember(old.as_ptr(), sig) } == 1
 }
 
+/// This user's limit of queued signals (RLIMIT_SIGPENDING, `ulimit -i`).
+pub fn pending_limit() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource};
+    getrlimit(Resource::RLIMIT_SIGPENDING)
+        .ok()
+        .map(|(soft, _)| soft)
+}
+
 /// Queue `sig` carrying `value` to process `pid`.
 #[inline]
 pub fn queue(pid: i32, sig: i32, value: i32) -> Result<(), Errno> {

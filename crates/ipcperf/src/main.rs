@@ -106,7 +106,32 @@ fn parse_args() -> cli::Cli {
     })
 }
 
+/// Stack the main thread is given where `ulimit -s` allowed less (clap's
+/// parsing overflowed 64 KiB: a SIGSEGV, exit 134, even for `--version`).
+const MAIN_STACK: u64 = 8 << 20;
+/// Under this (a hard `ulimit -s` that cannot be raised) ipcperf refuses to
+/// start: every command ran under 128 KiB here, none under 64 KiB.
+const LEAST_STACK: u64 = 256 << 10;
+
+/// `main` keeps its own frame small, so that the stack's limit is seen to
+/// before the frames that need it.
 fn main() {
+    match ipcperf_sys::fd::raise_stack(MAIN_STACK) {
+        Ok(have) if have < LEAST_STACK => {
+            ipcperf_results::errln!(
+                "ipcperf: the stack is limited to {} KiB (`ulimit -s`), under the {} KiB \
+                 ipcperf needs; raise it (`ulimit -s 8192`)",
+                have / 1024,
+                LEAST_STACK / 1024
+            );
+            std::process::exit(2);
+        }
+        _ => run(),
+    }
+}
+
+#[inline(never)]
+fn run() {
     // Before any thread exists (the Ctrl-C thread, peers, watchdogs), so that every
     // thread of this process, and of a `__peer` process, inherits the blocked mask:
     // the `signal` mechanism's real-time signals are then queued, never fatal.

@@ -373,6 +373,57 @@ fn an_address_space_limit_ends_a_run_in_a_line_not_an_abort() {
     }
 }
 
+/// A stack limit (`ulimit -s`) of 64 KiB overflowed in clap's parsing, even
+/// for `--version` (SIGSEGV, exit 134): a soft one is raised, a hard one too
+/// low is one line, exit 2.
+#[test]
+fn a_low_stack_limit_is_raised_or_said_once() {
+    if !can("stack limits", &["prlimit"]) {
+        return;
+    }
+    let under = |limit: &str, args: &[&str]| {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--stack={limit}"))
+            .arg(BIN)
+            .args(args)
+            .env("IPCPERF_NO_SAVE", "1");
+        bounded(c, Duration::from_secs(60))
+    };
+    let out = under(
+        "65536:unlimited",
+        &["latency", "pipe", "-d", "10ms", "-r", "1"],
+    );
+    assert_no_signal(&out, "stack 64 KiB, soft");
+    assert!(out.status.success(), "{out:?}");
+    let out = under("65536:65536", &["--version"]);
+    assert_no_signal(&out, "stack 64 KiB, hard");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.lines().count() == 1 && err.contains("limited to 64 KiB (`ulimit -s`)"),
+        "{err}"
+    );
+}
+
+/// No signals may be queued (`ulimit -i 0`): the signal case names the limit,
+/// where it said "sigqueue signal: Try again (EAGAIN)".
+#[test]
+fn a_full_signal_queue_names_its_limit() {
+    if !can("signal-queue limits", &["prlimit"]) {
+        return;
+    }
+    let mut c = Command::new("prlimit");
+    c.arg("--sigpending=0")
+        .arg(BIN)
+        .args(["latency", "signal", "-d", "10ms", "-r", "1"])
+        .env("IPCPERF_NO_SAVE", "1");
+    let out = bounded(c, Duration::from_secs(60));
+    assert_no_signal(&out, "sigpending 0");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(err.contains("RLIMIT_SIGPENDING = 0 (`ulimit -i`)"), "{err}");
+}
+
 /// Processes whose command line mentions `needle`.
 fn processes_with(needle: &str) -> Vec<String> {
     let mut v = Vec::new();

@@ -191,8 +191,7 @@ impl SignalEnd {
             }
         } else if sig == rtsig::ping_signal() {
             // The peer's ping receiver: say hello to the owner with our pid.
-            rtsig::queue(owner_pid, rtsig::pong_signal(), me)
-                .map_err(|e| Error::io("sigqueue", "signal", e))?;
+            rtsig::queue(owner_pid, rtsig::pong_signal(), me).map_err(queue_failed)?;
             0
         } else if sender {
             owner_pid
@@ -208,6 +207,23 @@ impl SignalEnd {
     }
 }
 
+/// A failed sigqueue, said with its cause: the other side gone, or this
+/// user's queue of pending signals full (EAGAIN: `ulimit -i`, 0 refusing all).
+fn queue_failed(e: ipcperf_sys::error::Errno) -> Error {
+    use ipcperf_sys::error::Errno;
+    match e {
+        Errno::ESRCH => Error::Peer("sigqueue: the other side's process is gone".into()),
+        Errno::EAGAIN => Error::Refused(format!(
+            "sigqueue: this user's queued signals are at their limit, RLIMIT_SIGPENDING{} \
+             (`ulimit -i`)",
+            rtsig::pending_limit()
+                .map(|n| format!(" = {n}"))
+                .unwrap_or_default()
+        )),
+        e => Error::io("sigqueue", "signal", e),
+    }
+}
+
 impl ByteStream for SignalEnd {
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> Result<()> {
@@ -220,12 +236,7 @@ impl ByteStream for SignalEnd {
         }
         let mut v = [0u8; 4];
         v[..buf.len()].copy_from_slice(buf);
-        rtsig::queue(self.target, self.sig, i32::from_ne_bytes(v)).map_err(|e| match e {
-            ipcperf_sys::error::Errno::ESRCH => {
-                Error::Peer("sigqueue: the other side's process is gone".into())
-            }
-            e => Error::io("sigqueue", "signal", e),
-        })
+        rtsig::queue(self.target, self.sig, i32::from_ne_bytes(v)).map_err(queue_failed)
     }
 
     #[inline]
