@@ -280,6 +280,19 @@ pub fn out(text: &str) {
     }
 }
 
+/// Write a command's result to standard output and say whether it arrived: a
+/// reader that went away (`| head`) took what it wanted (Ok); any other error
+/// (a full disk under `> file`) is the caller's to say, never passed over as
+/// success.
+pub fn out_result(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
 /// Write `text` to standard error; a write that fails (a reader that went away,
 /// as in `ipcperf run 2>&1 | head -1`, or a closed stderr) loses the text, never
 /// the run: std's `eprintln!` panics there, and the panic's own message then

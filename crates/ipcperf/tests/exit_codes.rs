@@ -428,3 +428,59 @@ fn colour_is_asked_for_or_left_out() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A result that cannot be written (standard output a full disk: /dev/full) is
+/// a failure said, exit 1: `show`, `export` as csv, markdown or openmetrics,
+/// and a run's closing table left it unsaid and exited 0 (the file empty, the
+/// script none the wiser). A reader that went away (`| head`) is still no error.
+#[test]
+fn a_result_that_cannot_be_written_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let with_db = |args: &[&str]| {
+        let mut c = ipcperf();
+        c.env_remove("IPCPERF_NO_SAVE")
+            .env("IPCPERF_DB", &db)
+            .args(args);
+        c
+    };
+    let out = with_db(&[
+        "run", "pipe", "-s", "64", "-n", "200", "-r", "1", "--format", "json",
+    ])
+    .stdout(full())
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write to standard output") && err.contains("the run is kept"),
+        "{err}"
+    );
+    for args in [
+        &["show", "last"][..],
+        &["show", "last", "--format", "csv"],
+        &["export", "last", "--format", "csv"],
+        &["export", "last", "--format", "markdown"],
+        &["export", "last", "--format", "openmetrics"],
+        &["export", "last", "--format", "json"],
+    ] {
+        let out = with_db(args).stdout(full()).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot write"),
+            "{args:?}: {out:?}"
+        );
+        // The reader takes one line and goes.
+        let mut c = with_db(args);
+        let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?} into a closed pipe");
+    }
+}

@@ -39,7 +39,7 @@ pub fn run(a: ExportArgs) -> Result<i32, Fail> {
         return write_json_out(a.output.as_deref(), &run);
     }
     let out = crate::document::document(&run, a.format, None);
-    write_out(a.output.as_deref(), out.as_bytes())
+    write_out(a.output.as_deref(), &out)
 }
 
 fn write_json_out(path: Option<&std::path::Path>, run: &RunRecord) -> Result<i32, Fail> {
@@ -64,16 +64,12 @@ fn write_json_out(path: Option<&std::path::Path>, run: &RunRecord) -> Result<i32
 }
 
 /// Write to `path` (or stdout when None), saying why on failure.
-pub fn write_out(path: Option<&std::path::Path>, bytes: &[u8]) -> Result<i32, Fail> {
-    use std::io::Write;
+pub fn write_out(path: Option<&std::path::Path>, text: &str) -> Result<i32, Fail> {
     match path {
-        Some(p) => std::fs::write(p, bytes)
+        Some(p) => std::fs::write(p, text)
             .map_err(|e| Fail::failure(format!("cannot write {}: {e}", p.display())))?,
-        None => {
-            let mut o = std::io::stdout().lock();
-            let _ = o.write_all(bytes);
-            let _ = o.flush();
-        }
+        None => crate::console::out_result(text)
+            .map_err(|e| Fail::failure(format!("cannot write to standard output: {e}")))?,
     }
     Ok(0)
 }

@@ -1,7 +1,5 @@
 //! `ipcperf show ID`: a kept run's tables again.
 
-use std::io::Write;
-
 use clap::Args;
 
 use crate::export::Format;
@@ -35,8 +33,7 @@ pub fn run(a: ShowArgs) -> Result<i32, Fail> {
     }
     // One way out: the library decides how a kept run looks.
     let out = crate::document::document(&run, a.format, a.rank_size);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
+    crate::console::out_result(&out)
+        .map_err(|e| Fail::failure(format!("cannot write to standard output: {e}")))?;
     Ok(0)
 }

@@ -1,8 +1,6 @@
 //! The ending every measuring command shares (`run`, `latency`, `sync`): the run
 //! marked complete and saved, its rendering printed, and the exit code chosen.
 
-use std::io::Write;
-
 use ipcperf_core::machine_state::{CpuSnapshot, BUSY_OTHERS};
 use ipcperf_core::record::{unix_ms, CaseStatus, RunRecord};
 
@@ -42,15 +40,25 @@ pub fn finish(
     // A run in which nothing gave a figure and something failed prints no empty
     // table: each failure was said on its own line as it happened (the console).
     let nothing = count(CaseStatus::Ok) == 0 && count(CaseStatus::Failed) > 0;
-    if !nothing {
-        let out = render(&run);
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(out.as_bytes());
-        let _ = stdout.flush();
-    }
+    let printed = if nothing {
+        Ok(())
+    } else {
+        crate::console::out_result(&render(&run))
+    };
     // Where the run is kept, after its results.
+    let kept = saved.is_some();
     if let Some(kept) = saved {
         kept.say();
+    }
+    if let Err(e) = printed {
+        let where_ = if kept {
+            " (the run is kept, as said above)"
+        } else {
+            ""
+        };
+        return Err(Fail::failure(format!(
+            "cannot write to standard output: {e}{where_}"
+        )));
     }
 
     if all_refused_is_usage && count(CaseStatus::Refused) == run.cases.len() {
