@@ -84,7 +84,15 @@ fn parse_args() -> cli::Cli {
                 | ErrorKind::DisplayVersion
                 | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
         ) {
-            e.exit();
+            // Help and --version print as clap prints them; one that cannot be
+            // written (`--help > /dev/full`) is said, exit 1, not passed as 0.
+            match e.print() {
+                Err(w) if w.kind() != std::io::ErrorKind::BrokenPipe => {
+                    ipcperf_results::errln!("ipcperf: error: cannot write to standard output: {w}");
+                    std::process::exit(1);
+                }
+                _ => std::process::exit(e.exit_code()),
+            }
         }
         // clap's first paragraph says what is wrong; the rest is usage and tips.
         let text = e.render().to_string();

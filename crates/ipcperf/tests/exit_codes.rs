@@ -462,6 +462,10 @@ fn a_result_that_cannot_be_written_exits_1() {
         err.contains("cannot write to standard output") && err.contains("the run is kept"),
         "{err}"
     );
+    for args in [&["--help"][..], &["--version"], &["run", "--help"]] {
+        let out = ipcperf().args(args).stdout(full()).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+    }
     for args in [
         &["show", "last"][..],
         &["show", "last", "--format", "csv"],
