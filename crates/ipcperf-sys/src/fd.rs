@@ -383,6 +383,44 @@ pub fn raise_stack(want: u64) -> SysResult<u64> {
     Ok(soft)
 }
 
+/// Open a stream to read (a FIFO, a device) without blocking on a FIFO that no
+/// writer has open, as `open(2)` would for ever: wait at most `bound` for a
+/// writer. Returns the file, blocking again, and the bytes already read from it
+/// (a FIFO's writer is seen by a read: EOF means none, EAGAIN one with nothing
+/// written yet); None when no writer came within `bound`.
+pub fn open_stream(
+    path: &Path,
+    bound: std::time::Duration,
+) -> std::io::Result<Option<(std::fs::File, Vec<u8>)>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let fifo = f.metadata()?.file_type().is_fifo();
+    let t = std::time::Instant::now();
+    let mut first = vec![0u8; 4096];
+    let got = loop {
+        if !fifo {
+            break 0;
+        }
+        match f.read(&mut first) {
+            Ok(0) if t.elapsed() < bound => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Ok(0) => return Ok(None),
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break 0,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    first.truncate(got);
+    set_nonblocking(f.as_fd(), false).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(Some((f, first)))
+}
+
 /// The file-size limit (RLIMIT_FSIZE, `ulimit -f`) in bytes, where one is set.
 pub fn file_size_limit() -> Option<u64> {
     use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};

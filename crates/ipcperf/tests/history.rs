@@ -79,6 +79,50 @@ fn a_run_is_saved_and_shown_again() {
     cmd(&db, &["show", "x"]).assert().code(2);
 }
 
+/// A FIFO named to `import`: a writer that comes late is waited for and its
+/// run kept; a FIFO no writer opens ends the import in 20 s, one line, exit 1,
+/// where `open` held it for ever.
+#[test]
+fn import_of_a_fifo_waits_for_its_writer_a_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    quick_run(&a, "pipe");
+    let json = stdout(&mut cmd(&a, &["export", "last"]));
+    let fifo = dir.path().join("runs");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let writer = {
+        let (fifo, json) = (fifo.clone(), json.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            std::fs::write(&fifo, json).unwrap();
+        })
+    };
+    let out = stdout(cmd(&b, &["import"]).arg(&fifo));
+    assert!(out.contains("kept as run 1"), "{out}");
+    writer.join().unwrap();
+    let t = Instant::now();
+    let mut child = cmd(&b, &["import"])
+        .arg(&fifo)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(40) {
+            child.kill().unwrap();
+            panic!("an import of a FIFO no writer opens still waits after 40 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a FIFO no writer opened within 20 s"), "{err}");
+}
+
 #[test]
 fn export_then_import_gives_the_same_run() {
     let dir = tempfile::tempdir().unwrap();

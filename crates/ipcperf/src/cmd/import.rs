@@ -117,6 +117,9 @@ fn stdin_checked(files: &[PathBuf]) -> Result<(), Fail> {
     Ok(())
 }
 
+/// How long an import waits for a writer to open a FIFO it names.
+const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// `f` copied to a temporary file that stands in for it (kept while the
 /// handle lives) where it is `-` or a stream (a FIFO, a pipe, a device), which
 /// cannot be read twice; None for a file, a directory or a missing path
@@ -132,9 +135,16 @@ fn spooled(f: &Path) -> Result<Option<Spool>, Fail> {
     let mut input: Box<dyn std::io::Read> = if stdin {
         Box::new(std::io::stdin().lock())
     } else {
-        Box::new(
-            std::fs::File::open(f).map_err(|e| Fail::usage(format!("cannot read {shown}: {e}")))?,
-        )
+        // A FIFO no writer opens would hold the import for ever (as `cat`).
+        let opened = ipcperf_sys::fd::open_stream(f, WRITER_WAIT)
+            .map_err(|e| Fail::usage(format!("cannot read {shown}: {e}")))?;
+        let Some((file, first)) = opened else {
+            return Err(Fail::failure(format!(
+                "{shown}: a FIFO no writer opened within {} s (nothing imported)",
+                WRITER_WAIT.as_secs()
+            )));
+        };
+        Box::new(std::io::Read::chain(std::io::Cursor::new(first), file))
     };
     // (tempfile's own error names the file it tried to make.) Removed on
     // Ctrl-C too: a pipe can keep the copy going as long as its writer likes.
