@@ -588,3 +588,36 @@ fn vanish(tag: &str, args: &[&str], cases: usize, server_side: bool) {
     }
     drop(hosts);
 }
+
+/// A token file that is a FIFO no writer opens: one line, exit 2, in 20 s,
+/// where the open waited for ever (`--token-file <(cmd)` still reads, its
+/// writer being there).
+#[test]
+fn a_token_fifo_without_a_writer_is_said_in_20_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("token");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let t = std::time::Instant::now();
+    let mut c = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--once", "--token-file"])
+        .arg(&fifo)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while c.try_wait().unwrap().is_none() {
+        if t.elapsed() > std::time::Duration::from_secs(40) {
+            let _ = c.kill();
+            panic!("serve still waits for its token FIFO after 40 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = c.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a FIFO no writer opened within 20 s"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -18,7 +18,11 @@ const MAX_TOKEN_LINE: u64 = 4096;
 pub fn read_token(path: &Path) -> Result<Vec<u8>, Fail> {
     use std::io::BufRead;
     let bad = |why: String| Fail::usage(format!("--token-file {}: {why}", path.display()));
-    let f = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    // A FIFO (`--token-file <(pass show ipcperf)`) is waited for a bounded time.
+    let (f, first) = ipcperf_sys::fd::open_stream(path, std::time::Duration::from_secs(20))
+        .map_err(|e| bad(e.to_string()))?
+        .ok_or_else(|| bad("a FIFO no writer opened within 20 s".into()))?;
+    let f = std::io::Read::chain(std::io::Cursor::new(first), f);
     let mut line = Vec::new();
     std::io::BufReader::new(std::io::Read::take(f, MAX_TOKEN_LINE + 1))
         .read_until(b'\n', &mut line)
