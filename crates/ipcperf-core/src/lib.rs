@@ -15,6 +15,7 @@
 
 pub mod c2c;
 pub mod calibrate;
+pub mod cgroup;
 pub mod conformance;
 pub mod counts;
 pub mod crossing;

@@ -40,6 +40,10 @@ pub struct MachineState {
     /// (`ipcperf_sys::perfcount`): no PMU here, or not allowed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub perf_not_counted: Vec<String>,
+    /// The CPU quota of this process's cgroup (a container's or pod's CPU
+    /// limit), with the throttling during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<crate::cgroup::CpuQuota>,
     /// The CPU times when the state was read (not kept: the run's end uses it).
     #[serde(skip)]
     pub started: Option<CpuSnapshot>,
@@ -147,6 +151,7 @@ impl MachineState {
             virtualized,
             others_busy_cpus: None,
             perf_not_counted: Vec::new(),
+            cpu_quota: crate::cgroup::CpuQuota::read(root),
             started: None,
         }
     }
@@ -190,6 +195,17 @@ impl MachineState {
             w.push(format!(
                 "other processes kept {b:.2} CPUs busy during the run: its figures shared \
                  the machine"
+            ));
+        }
+        if let Some(q) = &self.cpu_quota {
+            w.push(format!(
+                "this process's cgroup ({}) may use {:.2} CPUs' time (a CPU quota, {} µs \
+                 each {} µs): a side past its share waits for the next period, a stall \
+                 the figures then hold",
+                q.cgroup,
+                q.cpus(),
+                q.quota_us,
+                q.period_us
             ));
         }
         if self.virtualized {

@@ -123,6 +123,17 @@ fn address_space_limit_kib() -> Option<u64> {
     (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur / 1024)
 }
 
+/// The address-space limit (`ulimit -v`) and what this process has mapped now,
+/// in bytes, where a limit is set.
+pub fn address_space() -> Option<(u64, u64)> {
+    let limit = address_space_limit_kib()? * 1024;
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    Some((limit, pages * page))
+}
+
 /// Write `s` to standard error without allocating.
 fn raw_err(s: &[u8]) {
     // SAFETY: `s` is a valid slice for the call; a failed write is ignored.

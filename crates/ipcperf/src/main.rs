@@ -134,9 +134,28 @@ fn main() {
             );
             std::process::exit(2);
         }
-        _ => run(),
+        _ => {}
     }
+    // Too little address space left to work in: the stack's next page could
+    // not be had, a SIGSEGV with no word (seen 1 MiB above the mapping).
+    if let Some((limit, mapped)) = ipcperf_sys::alloc::address_space() {
+        if limit.saturating_sub(mapped) < LEAST_ROOM {
+            ipcperf_results::errln!(
+                "ipcperf: the address-space limit (`ulimit -v` {} KiB) leaves {} KiB beyond \
+                 the {} KiB ipcperf has mapped; it needs {} KiB more to work in: raise it",
+                limit / 1024,
+                limit.saturating_sub(mapped) / 1024,
+                mapped / 1024,
+                LEAST_ROOM / 1024
+            );
+            std::process::exit(2);
+        }
+    }
+    run()
 }
+
+/// Address space a process of ipcperf needs beyond its own mapping at start.
+const LEAST_ROOM: u64 = 4 << 20;
 
 #[inline(never)]
 fn run() {

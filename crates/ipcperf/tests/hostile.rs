@@ -308,122 +308,6 @@ fn a_file_size_limit_is_a_failure_said_not_a_signal() {
     }
 }
 
-/// An address-space limit (`ulimit -v`) too low for the run: an allocation
-/// that fails ends it in one line, its objects removed, exit 1, where Rust's
-/// handler aborted ("memory allocation of 204800 bytes failed", exit 134).
-/// Limits from the lowest at which the binary starts upward: each run ends
-/// with 0 or 1, and some of them with that line. (glibc's own allocations, out
-/// of our reach, may still abort: said as "Fatal glibc error", let pass.)
-#[test]
-fn an_address_space_limit_ends_a_run_in_a_line_not_an_abort() {
-    if !can("address-space limits", &["prlimit"]) {
-        return;
-    }
-    const MIB: u64 = 1 << 20;
-    let under = |limit: u64, args: &[&str]| {
-        let mut c = Command::new("prlimit");
-        c.arg(format!("--as={limit}"))
-            .arg(BIN)
-            .args(args)
-            .env("IPCPERF_NO_SAVE", "1");
-        bounded_pid(c, Duration::from_secs(120))
-    };
-    let start = (8..400)
-        .map(|m| m * MIB)
-        .find(|&l| under(l, &["--version"]).1.status.success())
-        .expect("the binary starts under 400 MiB");
-    let mut said = 0;
-    let mut pids = Vec::new();
-    for limit in (1..=14).map(|m| start + m * MIB) {
-        // prlimit execs the command: its pid is ipcperf's, whose SysV
-        // semaphores `clean` would name by it.
-        let (pid, out) = under(limit, &["sync", "-d", "10ms", "-r", "1"]);
-        let err = text(&out.stderr);
-        assert!(!err.contains("memory allocation of"), "{limit}: {err}");
-        if err.contains("Fatal glibc error") {
-            continue;
-        }
-        pids.push(pid);
-        assert_no_signal(&out, &format!("--as={limit}"));
-        assert!(matches!(out.status.code(), Some(0 | 1)), "{limit}: {out:?}");
-        if let Some(l) = err.lines().find(|l| l.contains("out of memory:")) {
-            said += 1;
-            let kib = limit / 1024;
-            assert!(
-                l.starts_with("ipcperf: out of memory: ")
-                    && l.ends_with(&format!(
-                        "bytes could not be had under an address-space limit of {kib} KiB \
-                         (`ulimit -v`); named objects removed"
-                    )),
-                "{l}"
-            );
-            assert_eq!(out.status.code(), Some(1), "{limit}: {err}");
-        }
-    }
-    assert!(said > 0, "no limit from {start} bytes up ran out of memory");
-    let left = Command::new(BIN)
-        .args(["clean", "--dry-run"])
-        .output()
-        .unwrap();
-    for l in text(&left.stdout).lines().chain(text(&left.stderr).lines()) {
-        assert!(
-            !pids.iter().any(|p| l.contains(&format!("pid {p})"))),
-            "left behind: {l}"
-        );
-    }
-}
-
-/// A stack limit (`ulimit -s`) of 64 KiB overflowed in clap's parsing, even
-/// for `--version` (SIGSEGV, exit 134): a soft one is raised, a hard one too
-/// low is one line, exit 2.
-#[test]
-fn a_low_stack_limit_is_raised_or_said_once() {
-    if !can("stack limits", &["prlimit"]) {
-        return;
-    }
-    let under = |limit: &str, args: &[&str]| {
-        let mut c = Command::new("prlimit");
-        c.arg(format!("--stack={limit}"))
-            .arg(BIN)
-            .args(args)
-            .env("IPCPERF_NO_SAVE", "1");
-        bounded(c, Duration::from_secs(60))
-    };
-    let out = under(
-        "65536:unlimited",
-        &["latency", "pipe", "-d", "10ms", "-r", "1"],
-    );
-    assert_no_signal(&out, "stack 64 KiB, soft");
-    assert!(out.status.success(), "{out:?}");
-    let out = under("65536:65536", &["--version"]);
-    assert_no_signal(&out, "stack 64 KiB, hard");
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = text(&out.stderr);
-    assert!(
-        err.lines().count() == 1 && err.contains("limited to 64 KiB (`ulimit -s`)"),
-        "{err}"
-    );
-}
-
-/// No signals may be queued (`ulimit -i 0`): the signal case names the limit,
-/// where it said "sigqueue signal: Try again (EAGAIN)".
-#[test]
-fn a_full_signal_queue_names_its_limit() {
-    if !can("signal-queue limits", &["prlimit"]) {
-        return;
-    }
-    let mut c = Command::new("prlimit");
-    c.arg("--sigpending=0")
-        .arg(BIN)
-        .args(["latency", "signal", "-d", "10ms", "-r", "1"])
-        .env("IPCPERF_NO_SAVE", "1");
-    let out = bounded(c, Duration::from_secs(60));
-    assert_no_signal(&out, "sigpending 0");
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let err = text(&out.stderr);
-    assert!(err.contains("RLIMIT_SIGPENDING = 0 (`ulimit -i`)"), "{err}");
-}
-
 /// Processes whose command line mentions `needle`.
 fn processes_with(needle: &str) -> Vec<String> {
     let mut v = Vec::new();
@@ -627,3 +511,6 @@ fn clean_as_root_leaves_other_users_objects_unless_named() {
 
 #[path = "hostile/store.rs"]
 mod store;
+
+#[path = "hostile/limits.rs"]
+mod limits;

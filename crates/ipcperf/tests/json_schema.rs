@@ -68,6 +68,7 @@ const UNITLESS: &[&str] = &[
     "significant_digits",
     "over_range",
     "others_busy_cpus",
+    "throttled_periods",
     "schema_version",
     "median_cpu_load",
     "load_1m",

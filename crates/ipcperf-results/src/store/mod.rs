@@ -355,6 +355,16 @@ impl Store {
         self.tx(|c| insert_case(c, id, seq, case))
     }
 
+    /// Keep what the run's end learnt of its machine (others' busy time, a quota's throttling).
+    pub fn update_machine(&mut self, id: i64, machine: &Machine) -> Result<()> {
+        let m = json(machine)?;
+        self.tx(|c| {
+            let set = "UPDATE runs SET machine = $1 WHERE id = $2";
+            c.exec(set, &[Val::Text(Some(m.clone())), Val::Int(Some(id))])
+                .map(|_| ())
+        })
+    }
+
     /// Mark run `id` finished (complete or not) at `finished_ms`.
     pub fn finish_run(&mut self, id: i64, finished_ms: u64, complete: bool) -> Result<()> {
         self.tx(|c| {

@@ -374,7 +374,9 @@ impl Saver {
             return Some(Kept::Rescued(rescue(run, *id, why)));
         }
         let (store, id) = self.store.as_mut()?;
-        let result = store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete);
+        let result = store.update_machine(*id, &run.machine).and_then(|()| {
+            store.finish_run(*id, run.finished_ms.unwrap_or_else(unix_ms), run.complete)
+        });
         // Finished: an interruption from now on (while the tables print) must
         // not mark it stopped.
         ipcperf_sys::signal::forget_interrupt_finish();

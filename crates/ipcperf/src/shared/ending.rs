@@ -31,6 +31,16 @@ pub fn finish(
                 ));
             }
         }
+        if let Some(q) = state.cpu_quota.as_mut() {
+            q.finish();
+            if let (Some(n), Some(ms)) = (q.throttled_periods.filter(|&n| n > 0), q.throttled_ms) {
+                crate::console::warn(&format!(
+                    "the CPU quota of cgroup {} throttled the run in {n} periods, {ms:.0} ms \
+                     in all: the figures of those series hold the waits",
+                    q.cgroup
+                ));
+            }
+        }
     }
     run.finished_ms = Some(unix_ms());
     run.complete = true;
