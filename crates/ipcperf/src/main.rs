@@ -127,7 +127,7 @@ fn main() {
     match ipcperf_sys::fd::raise_stack(MAIN_STACK) {
         Ok(have) if have < LEAST_STACK => {
             ipcperf_results::errln!(
-                "ipcperf: the stack is limited to {} KiB (`ulimit -s`), under the {} KiB \
+                "ipcperf: error: the stack is limited to {} KiB (`ulimit -s`), under the {} KiB \
                  ipcperf needs; raise it (`ulimit -s 8192`)",
                 have / 1024,
                 LEAST_STACK / 1024
@@ -141,7 +141,7 @@ fn main() {
     if let Some((limit, mapped)) = ipcperf_sys::alloc::address_space() {
         if limit.saturating_sub(mapped) < LEAST_ROOM {
             ipcperf_results::errln!(
-                "ipcperf: the address-space limit (`ulimit -v` {} KiB) leaves {} KiB beyond \
+                "ipcperf: error: the address-space limit (`ulimit -v` {} KiB) leaves {} KiB beyond \
                  the {} KiB ipcperf has mapped; it needs {} KiB more to work in: raise it",
                 limit / 1024,
                 limit.saturating_sub(mapped) / 1024,
