@@ -19,10 +19,16 @@ pub fn current_cpu() -> Option<usize> {
     (c >= 0).then_some(c as usize)
 }
 
-/// CPUs this process may run on.
+/// CPUs this process may run on: its affinity mask. Not
+/// `available_parallelism`, which also folds in a cgroup's CPU quota (half a
+/// CPU's quota on a 2-CPU machine gives 1): the quota is a rate, not a place
+/// to run, and is kept as its own figure.
 pub fn online_cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
+    allowed_cpus()
+        .ok()
+        .map(|v| v.len())
+        .filter(|&n| n > 0)
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
         .unwrap_or(1)
 }
 

@@ -187,6 +187,10 @@ fn a_cpu_quota_is_named_and_its_throttling_counted() {
     let q = &v["machine"]["state"]["cpu_quota"];
     assert_eq!(q["quota_us"], 50000, "{q}");
     assert_eq!(q["period_us"], 100000, "{q}");
+    // The quota is a rate, not fewer places to run: the machine's CPUs are
+    // the affinity mask's (half a CPU's quota once read as "1 CPUs").
+    let mask = ipcperf_sys::cpu::allowed_cpus().unwrap().len();
+    assert_eq!(v["machine"]["cpus"], mask, "{}", v["machine"]);
     // A stream keeps its writer busy all along, and the reader most of it:
     // half a CPU for both binds in some period of 0.6 s of series and more.
     let n = q["throttled_periods"].as_u64().unwrap();
