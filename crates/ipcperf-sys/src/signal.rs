@@ -140,6 +140,49 @@ fn finish() {
     }
 }
 
+/// SIGCONTs received: each is the end of a stop (SIGSTOP, SIGTSTP: Ctrl-Z then
+/// `fg`), which every clock we time with counts as time passed.
+static CONTINUES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+extern "C" fn on_continue(_: libc::c_int) {
+    CONTINUES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Count this process's stops: a SIGCONT handler (SA_RESTART) that adds one to
+/// [`continues`]. A bounded wait that a stop ran out then waits again instead of
+/// calling a live peer dead, and a series that held a stop is taken again.
+/// (SIGCONT continues a stopped process whatever its handler; the default
+/// disposition only does nothing more.)
+pub fn count_continues() {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler};
+    let act = SigAction::new(
+        SigHandler::Handler(on_continue),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    // SAFETY: the handler only adds to a static atomic, which is
+    // async-signal-safe; it touches no lock, no allocation, no errno.
+    let _ = unsafe { nix::sys::signal::sigaction(Signal::SIGCONT, &act) };
+}
+
+/// How many times this process has been continued after a stop (see
+/// [`count_continues`]); a mark to give [`continued_since`].
+pub fn continues() -> u32 {
+    CONTINUES.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Whether this process was stopped and continued since `mark` (a value of
+/// [`continues`]). The handler runs in whichever thread the kernel picks, which
+/// may not yet have run when a wait that the stop ran out returns in another: a
+/// wait's timeout asks this, and it looks again 20 ms later before saying no.
+pub fn continued_since(mark: u32) -> bool {
+    if continues() != mark {
+        return true;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    continues() != mark
+}
+
 /// Ignore SIGXFSZ: a write past the file-size limit (`ulimit -f`) then fails
 /// with EFBIG, said as any failed write is, where the signal's default
 /// killed the process without a word (exit 153, mid-run, nothing cleaned up).

@@ -170,6 +170,7 @@ fn run() {
         std::process::exit(1);
     }
     ipcperf_sys::signal::ignore_file_size_limit_signal();
+    ipcperf_sys::signal::count_continues();
     ipcperf_sys::alloc::keep_reserve();
     forget_empty_variables();
     quiet_panics();

@@ -238,13 +238,25 @@ impl FdStream {
     /// instance for that direction.
     #[inline]
     fn wait(&self, write: bool) -> Result<()> {
-        let ready = match &self.wait {
-            FdWait::Ready {
-                epoll: Some((input, room)),
-                ..
-            } => if write { room } else { input }.wait(WAIT_MS)?,
-            _ => fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)?,
-        };
+        let mut mark = ipcperf_sys::signal::continues();
+        loop {
+            let ready = match &self.wait {
+                FdWait::Ready {
+                    epoll: Some((input, room)),
+                    ..
+                } => if write { room } else { input }.wait(WAIT_MS)?,
+                _ => fd::wait_ready(self.fd.as_fd(), write, WAIT_MS)?,
+            };
+            // A stop (Ctrl-Z, `fg`) that ran the wait out is not the peer's.
+            if ready || !ipcperf_sys::signal::continued_since(mark) {
+                return self.waited(ready, write);
+            }
+            mark = ipcperf_sys::signal::continues();
+        }
+    }
+
+    #[inline]
+    fn waited(&self, ready: bool, write: bool) -> Result<()> {
         if ready {
             Ok(())
         } else {

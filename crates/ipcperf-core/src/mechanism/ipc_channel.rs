@@ -57,15 +57,29 @@ fn recv_bounded<T>(rx: &IpcReceiver<T>, what: &str) -> Result<T>
 where
     T: for<'de> serde::Deserialize<'de> + serde::Serialize,
 {
-    match rx.try_recv_timeout(Duration::from_millis(WAIT_MS as u64)) {
-        Ok(v) => Ok(v),
-        Err(TryRecvError::Empty) => Err(Error::Timeout(format!(
-            "ipc-channel: no {what} within {WAIT_MS} ms"
-        ))),
-        Err(TryRecvError::IpcError(IpcError::Disconnected)) => Err(Error::Peer(format!(
-            "ipc-channel: the other side closed its channel (no {what})"
-        ))),
-        Err(TryRecvError::IpcError(e)) => Err(failed("receive", e.to_string())),
+    let mut mark = ipcperf_sys::signal::continues();
+    loop {
+        match rx.try_recv_timeout(Duration::from_millis(WAIT_MS as u64)) {
+            Ok(v) => return Ok(v),
+            // Its wait is a poll, which a stop (Ctrl-Z, `fg`) interrupts
+            // whatever SA_RESTART says; nothing was taken from the socket.
+            Err(TryRecvError::IpcError(IpcError::Io(e)))
+                if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(TryRecvError::Empty) if ipcperf_sys::signal::continued_since(mark) => {
+                mark = ipcperf_sys::signal::continues();
+            }
+            Err(TryRecvError::Empty) => {
+                return Err(Error::Timeout(format!(
+                    "ipc-channel: no {what} within {WAIT_MS} ms"
+                )))
+            }
+            Err(TryRecvError::IpcError(IpcError::Disconnected)) => {
+                return Err(Error::Peer(format!(
+                    "ipc-channel: the other side closed its channel (no {what})"
+                )))
+            }
+            Err(TryRecvError::IpcError(e)) => return Err(failed("receive", e.to_string())),
+        }
     }
 }
 

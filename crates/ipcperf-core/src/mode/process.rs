@@ -52,6 +52,9 @@ struct Watch {
     deadline_ns: AtomicU64,
     fired_after_ms: AtomicU64,
     stop: AtomicBool,
+    /// [`ipcperf_sys::signal::continues`] when the deadline was set: a stop
+    /// (Ctrl-Z) since then moves the deadline instead of killing the peer.
+    continues: std::sync::atomic::AtomicU32,
 }
 
 const NO_DEADLINE: u64 = u64::MAX;
@@ -67,6 +70,26 @@ fn watchdog(pid: u32, w: Arc<Watch>, armed_at: Arc<AtomicU64>) {
             continue;
         }
         let now = now_ns();
+        let mark = w.continues.load(Ordering::Acquire);
+        if now > d && ipcperf_sys::signal::continued_since(mark) {
+            // Stopped and continued (Ctrl-Z, `fg`): the stop is not the peer's.
+            // The series gets its whole budget again from now (the runner
+            // takes a series that held a stop again); an `arm` meanwhile wins.
+            let budget = d.saturating_sub(armed_at.load(Ordering::Acquire));
+            let _ = w.continues.compare_exchange(
+                mark,
+                ipcperf_sys::signal::continues(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            let _ = w.deadline_ns.compare_exchange(
+                d,
+                now_ns().saturating_add(budget),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            continue;
+        }
         if now > d {
             let ms = (d - armed_at.load(Ordering::Acquire)) / 1_000_000;
             w.fired_after_ms.store(ms.max(1), Ordering::Release);
@@ -193,6 +216,7 @@ impl ProcessPeer {
         let watch = Arc::new(Watch {
             deadline_ns: AtomicU64::new(NO_DEADLINE),
             fired_after_ms: AtomicU64::new(0),
+            continues: std::sync::atomic::AtomicU32::new(ipcperf_sys::signal::continues()),
             stop: AtomicBool::new(false),
         });
         let armed_at = Arc::new(AtomicU64::new(0));
@@ -278,7 +302,14 @@ impl PeerHandle for ProcessPeer {
     }
 
     fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer> {
-        if !ipcperf_sys::fd::wait_ready(self.ctl.as_fd(), false, timeout_ms)? {
+        let mut mark = ipcperf_sys::signal::continues();
+        while !ipcperf_sys::fd::wait_ready(self.ctl.as_fd(), false, timeout_ms)? {
+            // A stop (Ctrl-Z) ran the wait out, the peer's as much as ours:
+            // wait again from the continue.
+            if ipcperf_sys::signal::continued_since(mark) {
+                mark = ipcperf_sys::signal::continues();
+                continue;
+            }
             return Err(Error::Timeout(format!(
                 "peer process {} did not answer within {timeout_ms} ms",
                 self.child.id()
@@ -297,6 +328,9 @@ impl PeerHandle for ProcessPeer {
 
     fn arm(&mut self, deadline_ns: Option<u64>) {
         self.armed_at.store(now_ns(), Ordering::Release);
+        self.watch
+            .continues
+            .store(ipcperf_sys::signal::continues(), Ordering::Release);
         self.watch
             .deadline_ns
             .store(deadline_ns.unwrap_or(NO_DEADLINE), Ordering::Release);

@@ -97,15 +97,24 @@ impl PeerHandle for ThreadPeer {
     }
 
     fn recv(&mut self, timeout_ms: i32) -> Result<FromPeer> {
-        match self
-            .rx
-            .recv_timeout(Duration::from_millis(timeout_ms.max(0) as u64))
-        {
-            Ok(m) => Ok(m),
-            Err(RecvTimeoutError::Timeout) => Err(Error::Timeout(format!(
-                "the peer thread did not answer within {timeout_ms} ms"
-            ))),
-            Err(RecvTimeoutError::Disconnected) => Err(self.join_error()),
+        let mut mark = ipcperf_sys::signal::continues();
+        loop {
+            match self
+                .rx
+                .recv_timeout(Duration::from_millis(timeout_ms.max(0) as u64))
+            {
+                Ok(m) => return Ok(m),
+                // A stop (Ctrl-Z) ran the wait out: wait again from the continue.
+                Err(RecvTimeoutError::Timeout) if ipcperf_sys::signal::continued_since(mark) => {
+                    mark = ipcperf_sys::signal::continues();
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(Error::Timeout(format!(
+                        "the peer thread did not answer within {timeout_ms} ms"
+                    )))
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.join_error()),
+            }
         }
     }
 

@@ -5,6 +5,7 @@ pub mod fanin;
 pub mod fanout;
 pub mod pairs;
 pub mod replay;
+mod rounds;
 
 use ipcperf_sys::clock::now_ns;
 
@@ -55,6 +56,32 @@ pub(crate) fn calibrate_case(
         series_ns,
     };
     calibrate(t, &mut series)
+}
+
+/// The fact a case keeps when a stop (SIGSTOP, Ctrl-Z then `fg`) fell in its
+/// calibration or a series, which was then taken again: how many times.
+pub const RETAKEN_AFTER_STOP: &str = "retaken_after_stop";
+
+/// Take a series (or a calibration) in which the process was not stopped: every
+/// clock we time with counts a stop as time passed, so one that held a stop is
+/// taken again (up to 3 times; the fourth is kept as it is), each retake counted
+/// in the case's [`RETAKEN_AFTER_STOP`].
+pub(crate) fn unstopped<T>(rec: &mut CaseRecord, mut take: impl FnMut() -> Result<T>) -> Result<T> {
+    for _ in 0..3 {
+        let mark = ipcperf_sys::signal::continues();
+        let o = take()?;
+        if ipcperf_sys::signal::continues() == mark {
+            return Ok(o);
+        }
+        let n = rec
+            .options
+            .get(RETAKEN_AFTER_STOP)
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0);
+        rec.options
+            .insert(RETAKEN_AFTER_STOP.into(), (n + 1).to_string());
+    }
+    take()
 }
 
 /// Time allowed to a kept series before its peer is declared stuck.
@@ -133,8 +160,10 @@ fn run_inner<M: Mechanism>(
     if s.peer_machine.is_some() {
         rec.peer_machine = s.peer_machine.take();
     }
-    let cal = calibrate_case(spec, 1, 1 << 40, |n| {
-        s.series(n, env.stall_ns).map(|o| o.elapsed_ns)
+    let cal = unstopped(rec, || {
+        calibrate_case(spec, 1, 1 << 40, |n| {
+            s.series(n, env.stall_ns).map(|o| o.elapsed_ns)
+        })
     })?;
     let blocks = cal.units;
     if let Length::Duration { .. } = spec.length {
@@ -142,13 +171,13 @@ fn run_inner<M: Mechanism>(
     }
     if !spec.include_setup {
         for _ in 0..spec.repeat {
-            let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
+            let o = unstopped(rec, || s.series(blocks, budget_ns(&cal, env.stall_ns)))?;
             keep(rec, spec, blocks, o, obs);
         }
         explain::streams(&mut s, spec, blocks, budget_ns(&cal, env.stall_ns), rec)?;
         if spec.opts.idle_probe {
             if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
-                let o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
+                let o = unstopped(rec, || s.series(blocks, budget_ns(&cal, env.stall_ns)))?;
                 let bytes = (blocks * spec.block_size as u64) as f64;
                 rec.idle_probe = Some(crate::record::IdleProbe::stream(
                     bytes,
@@ -161,11 +190,14 @@ fn run_inner<M: Mechanism>(
     }
     s.close()?;
     for _ in 0..spec.repeat {
-        let t0 = now_ns();
-        let mut s = StreamSession::<M>::open(spec, env)?;
-        let mut o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
-        s.close()?;
-        o.elapsed_ns = now_ns() - t0;
+        let o = unstopped(rec, || {
+            let t0 = now_ns();
+            let mut s = StreamSession::<M>::open(spec, env)?;
+            let mut o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
+            s.close()?;
+            o.elapsed_ns = now_ns() - t0;
+            Ok(o)
+        })?;
         keep(rec, spec, blocks, o, obs);
     }
     Ok(blocks)
@@ -270,158 +302,12 @@ fn interleaved(specs: &[CaseSpec], env: &RunEnv) -> bool {
     env.interleave && specs.len() > 1 && specs.iter().any(in_rounds)
 }
 
-/// A case between rounds: its record so far, the series length its first round
-/// calibrated, its round trips so far, and whether it is over (every series
-/// taken, or refused or failed).
-struct InRounds {
-    rec: CaseRecord,
-    blocks: u64,
-    totals: Option<RoundTripTotals>,
-    taken: u32,
-    over: bool,
-}
-
-/// One round of a case: its first series (checks, set-up, warm-up and
-/// calibration, as a case of one series), or a later one (set up afresh, warmed
-/// up, and the first round's count of blocks or round trips).
-type Round = fn(&CaseSpec, &RunEnv, &mut dyn Observer, &mut InRounds) -> Result<()>;
-
-fn round_spec(spec: &CaseSpec, st: &InRounds) -> CaseSpec {
-    let mut one = spec.clone();
-    one.repeat = 1;
-    // `--explain`: a traced series in each of the first rounds.
-    one.opts.explain &= (st.taken as usize) < crate::explain::TRACED_SERIES;
-    // The idle probe: once, in the first round.
-    one.opts.idle_probe &= st.taken == 0;
-    if st.taken > 0 {
-        one.length = Length::Count { blocks: st.blocks };
-    }
-    one
-}
-
-fn stream_round(
-    spec: &CaseSpec,
-    env: &RunEnv,
-    obs: &mut dyn Observer,
-    st: &mut InRounds,
-) -> Result<()> {
-    let one = round_spec(spec, st);
-    st.blocks = with_mechanism!(spec.mechanism, M => run_inner::<M>(&one, env, obs, &mut st.rec))?;
-    Ok(())
-}
-
-fn latency_round(
-    spec: &CaseSpec,
-    env: &RunEnv,
-    obs: &mut dyn Observer,
-    st: &mut InRounds,
-) -> Result<()> {
-    let one = round_spec(spec, st);
-    st.blocks = with_mechanism!(spec.mechanism, M => run_latency_inner::<M>(
-        &one, env, obs, &mut st.rec, &mut st.totals
-    ))?;
-    Ok(())
-}
-
-/// Every case, its series taken in rounds (see [`RunEnv::interleave`]): round
-/// `i` takes series `i` of every case that has one. Each case is reported done
-/// in the plan's order, as soon as it and every case before it are over.
-fn run_rounds(
-    specs: &[CaseSpec],
-    env: &RunEnv,
-    obs: &mut dyn Observer,
-    workload: Workload,
-    round: Round,
-    whole: fn(&CaseSpec, &RunEnv, &mut dyn Observer) -> CaseRecord,
-) -> Vec<CaseRecord> {
-    let total = steps(specs, env);
-    let rounds = specs.iter().map(|s| s.repeat).max().unwrap_or(1);
-    let mut states: Vec<InRounds> = specs
-        .iter()
-        .map(|s| {
-            let mut rec = CaseRecord::for_spec(s);
-            rec.workload = workload;
-            InRounds {
-                rec,
-                blocks: 0,
-                totals: None,
-                taken: 0,
-                over: false,
-            }
-        })
-        .collect();
-    let mut done = 0usize;
-    let mut reported = 0usize;
-    let mut out: Vec<Option<CaseRecord>> = vec![None; specs.len()];
-    // Steps from the start, so that what counts them says so before the first.
-    obs.progress(0, total);
-    for _ in 0..rounds {
-        for (i, spec) in specs.iter().enumerate() {
-            let st = &mut states[i];
-            if st.over {
-                continue;
-            }
-            obs.case_started(spec, i, specs.len());
-            if !in_rounds(spec) {
-                // Run whole; reported below with the others.
-                let rec = whole(spec, env, &mut Reported(obs));
-                st.rec = rec;
-                st.over = true;
-                done += 1;
-            } else {
-                let r = round(spec, env, obs, st);
-                st.taken += 1;
-                done += 1;
-                match r {
-                    Err(e) => {
-                        fail_record(&mut st.rec, e);
-                        st.over = true;
-                        done += (spec.repeat - st.taken) as usize;
-                    }
-                    Ok(()) if st.taken == spec.repeat => {
-                        st.over = true;
-                        if let Err(e) = st.totals.take().map_or(Ok(()), |t| t.finish(&mut st.rec)) {
-                            fail_record(&mut st.rec, e);
-                        } else {
-                            st.rec.summarize();
-                        }
-                    }
-                    Ok(()) => {}
-                }
-            }
-            obs.progress(done, total);
-            while reported < specs.len() && states[reported].over {
-                let rec = std::mem::replace(
-                    &mut states[reported].rec,
-                    CaseRecord::for_spec(&specs[reported]),
-                );
-                obs.case_done(&rec);
-                out[reported] = Some(rec);
-                reported += 1;
-            }
-        }
-    }
-    out.into_iter()
-        .zip(specs)
-        .map(|(r, s)| r.unwrap_or_else(|| CaseRecord::for_spec(s)))
-        .collect()
-}
-
-/// Passes every event on but `case_done`, which the rounds report in order.
-struct Reported<'a>(&'a mut dyn Observer);
-
-impl Observer for Reported<'_> {
-    fn series_done(&mut self, spec: &CaseSpec, series: &SeriesRecord) {
-        self.0.series_done(spec, series);
-    }
-}
-
 /// Run every stream case, reporting to `obs`: in rounds (see
 /// [`RunEnv::interleave`]) where the env asks and more than one case has more
 /// than one series, else one case after another.
 pub fn run_all(specs: &[CaseSpec], env: &RunEnv, obs: &mut dyn Observer) -> Vec<CaseRecord> {
     if interleaved(specs, env) {
-        return run_rounds(specs, env, obs, Workload::Stream, stream_round, run_case);
+        return rounds::streams(specs, env, obs);
     }
     run_each(specs, env, obs, run_case)
 }
@@ -469,14 +355,16 @@ fn run_latency_inner<M: Mechanism>(
         rec.peer_machine = s.peer_machine.take();
     }
     // Samples are kept in memory (8 bytes each): a series has at most 64M.
-    let cal = calibrate_case(spec, 16, 1 << 26, |n| {
-        s.series(n, env.stall_ns).map(|o| o.ping.elapsed_ns)
+    let cal = unstopped(rec, || {
+        calibrate_case(spec, 16, 1 << 26, |n| {
+            s.series(n, env.stall_ns).map(|o| o.ping.elapsed_ns)
+        })
     })?;
     let n = cal.units;
     let tare = s.clock_cost_ns;
     let t = totals.get_or_insert_with(|| RoundTripTotals::new(tare));
     for _ in 0..spec.repeat {
-        let o = s.series(n, budget_ns(&cal, env.stall_ns))?;
+        let o = unstopped(rec, || s.series(n, budget_ns(&cal, env.stall_ns)))?;
         if let Some(w) = &o.one_way {
             t.one_way.add(w);
         }
@@ -517,7 +405,7 @@ fn run_latency_inner<M: Mechanism>(
     }
     if spec.opts.idle_probe {
         if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
-            s.series(n, budget_ns(&cal, env.stall_ns))?;
+            unstopped(rec, || s.series(n, budget_ns(&cal, env.stall_ns)))?;
             rec.idle_probe = Some(crate::record::IdleProbe::round_trips(&mut s.samples, tare));
         }
     }
@@ -635,14 +523,7 @@ pub fn run_all_latency(
     obs: &mut dyn Observer,
 ) -> Vec<CaseRecord> {
     if interleaved(specs, env) {
-        return run_rounds(
-            specs,
-            env,
-            obs,
-            Workload::RoundTrip,
-            latency_round,
-            run_latency_case,
-        );
+        return rounds::round_trips(specs, env, obs);
     }
     run_each(specs, env, obs, run_latency_case)
 }

@@ -42,6 +42,7 @@ pub fn finish(
             }
         }
     }
+    stops_said(&run);
     run.finished_ms = Some(unix_ms());
     run.complete = true;
     let saved = saver.finish_quietly(&run);
@@ -84,6 +85,41 @@ pub fn finish(
     } else {
         0
     })
+}
+
+/// A run stopped and continued (Ctrl-Z then `fg`, SIGSTOP): how often, and what
+/// the runner took again so that no figure holds a stop.
+fn stops_said(run: &RunRecord) {
+    let stops = ipcperf_sys::signal::continues();
+    if stops == 0 {
+        return;
+    }
+    let key = ipcperf_core::runner::RETAKEN_AFTER_STOP;
+    let retaken: u32 = run
+        .cases
+        .iter()
+        .filter_map(|c| c.options.get(key).and_then(|v| v.parse::<u32>().ok()))
+        .sum();
+    let cases = run
+        .cases
+        .iter()
+        .filter(|c| c.options.contains_key(key))
+        .count();
+    let what = if retaken == 0 {
+        "no series was taken again".to_string()
+    } else {
+        format!(
+            "{retaken} series or calibrations of {cases} case{} held a stop and were taken \
+             again (JSON: options.{key})",
+            if cases == 1 { "" } else { "s" }
+        )
+    };
+    crate::console::warn(&format!(
+        "the run was stopped and continued {stops} time{} (Ctrl-Z, SIGSTOP): {what} (a \
+         series of many pairs, fan-in, fan-out, sync or replay is not: a stop in one is in \
+         its figure)",
+        if stops == 1 { "" } else { "s" }
+    ));
 }
 
 /// A streamer that prints each group of cases (consecutive cases of the plan

@@ -82,7 +82,8 @@ impl ShmRing {
                 return Ok(());
             }
         }
-        let start = Instant::now();
+        let mut start = Instant::now();
+        let mut mark = ipcperf_sys::signal::continues();
         let flag = self.mem.atomic_u32(OFF_WAITING[what]);
         let seq = self.mem.atomic_u32(OFF_SEQ[what]);
         loop {
@@ -116,7 +117,12 @@ impl ShmRing {
                 return Err(self.gone());
             }
             if start.elapsed() > RING_WAIT {
-                return Err(self.stuck());
+                // A stop (Ctrl-Z, `fg`) is not the other end's: wait again.
+                if !ipcperf_sys::signal::continued_since(mark) {
+                    return Err(self.stuck());
+                }
+                start = Instant::now();
+                mark = ipcperf_sys::signal::continues();
             }
         }
     }

@@ -1,0 +1,120 @@
+//! Ctrl-Z, then `fg`: the whole process group stopped mid-run (SIGSTOP: the
+//! same stop as the terminal's SIGTSTP, which a test's orphaned group would not
+//! be sent) for longer than any wait for a peer (2 s), then continued. The run
+//! must end as it would (exit 0: no live peer called dead, as the shm case was,
+//! "peer process … did not answer within 2000 ms"), say it was stopped, and keep
+//! the stop out of its figures (it held a round trip of 3 s, or a series at a
+//! third of its rate, with nothing said).
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const STOP: Duration = Duration::from_secs(3);
+
+fn signal(sig: &str, pgid: u32) {
+    let ok = Command::new("kill")
+        .args([sig, "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill {sig} -{pgid}");
+}
+
+/// `ipcperf ARGS` in a group of its own, stopped `after` its start for [`STOP`];
+/// its stderr and its run as JSON.
+fn stopped(args: &[&str], after: Duration) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(args)
+        .env("IPCPERF_DB", &db)
+        .env_remove("IPCPERF_NO_SAVE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id();
+    std::thread::sleep(after);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "{args:?} ended before it was stopped: give it longer series"
+    );
+    signal("-STOP", pgid);
+    std::thread::sleep(STOP);
+    signal("-CONT", pgid);
+    let t0 = Instant::now();
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("{args:?}: still running 90 s after it was continued");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(st.code(), Some(0), "{args:?}: {err}");
+    assert!(
+        err.contains("the run was stopped and continued 1 time (Ctrl-Z, SIGSTOP)"),
+        "{args:?}: {err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["export", "last", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (err, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// Round trips between two processes over shared memory woken by futex (the
+/// case a stop failed), and between two threads over a pipe: every round trip
+/// kept is far shorter than the stop.
+#[test]
+fn a_stop_is_in_no_round_trip() {
+    let cases: [&[&str]; 2] = [
+        &["latency", "shm", "-d", "1s", "-r", "3"],
+        &["latency", "pipe", "-m", "threads", "-d", "1s", "-r", "3"],
+    ];
+    std::thread::scope(|s| {
+        for args in cases {
+            s.spawn(move || {
+                let (err, run) = stopped(args, Duration::from_millis(1500));
+                for c in run["cases"].as_array().unwrap() {
+                    assert_eq!(c["status"], "ok", "{args:?}: {c}\n{err}");
+                    let max = c["max_ns"].as_u64().unwrap();
+                    assert!(
+                        max < STOP.as_nanos() as u64 / 2,
+                        "{args:?}: a round trip of {max} ns holds the stop\n{err}"
+                    );
+                }
+            });
+        }
+    });
+}
+
+/// A stream between two processes: no kept series is slower than a third of
+/// the fastest (a series of 1 s that held the 3 s stop runs at a quarter).
+#[test]
+fn a_stop_is_in_no_stream_series() {
+    let args = &["run", "pipe", "-s", "64k", "-d", "1s", "-r", "3"];
+    let (err, run) = stopped(args, Duration::from_millis(1500));
+    for c in run["cases"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}\n{err}");
+        let rates: Vec<f64> = c["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["bytes"].as_f64().unwrap() / s["elapsed_ns"].as_f64().unwrap())
+            .collect();
+        let best = rates.iter().cloned().fold(0.0, f64::max);
+        assert!(
+            rates.iter().all(|&r| r > best / 3.0),
+            "a series holds the stop: {rates:?}\n{err}"
+        );
+    }
+}
