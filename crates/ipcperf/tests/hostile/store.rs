@@ -370,3 +370,82 @@ fn a_history_whose_disk_fills_mid_run_loses_nothing() {
     assert!(o.contains("| 3  | run  "), "{o}");
     assert!(!o.contains("incomplete"), "{o}");
 }
+
+/// A PostgreSQL URL at something that takes the connection and never speaks
+/// (a web server on the port named, a stopped server): one line within twice
+/// the connect timeout, where `history` and every saving run waited for ever.
+#[test]
+fn a_server_that_never_answers_is_a_line_not_a_hang() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accept and hold every connection, silent, until the test ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c);
+        }
+    });
+    let url = format!("postgres://x:secret@127.0.0.1:{port}/db?connect_timeout=2");
+    let t0 = Instant::now();
+    let mut c = Command::new(BIN);
+    c.args(["history", "--db", &url]);
+    let out = bounded(c, Duration::from_secs(30));
+    let took = t0.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("did not answer within 4 s") && !err.contains("secret"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+/// A shared history whose table another session holds locked (a migration, a
+/// forgotten transaction): a bounded wait and one line, where every command
+/// waited for the lock for ever. The URL's own `lock_timeout` (1 s here) wins
+/// over ipcperf's 20 s.
+#[test]
+fn a_table_locked_by_another_session_is_a_line_not_a_hang() {
+    let Ok(admin) = std::env::var("IPCPERF_TEST_PG") else {
+        eprintln!("skipped: IPCPERF_TEST_PG is not set (.ci/run starts a server and sets it)");
+        return;
+    };
+    let name = format!("ipcperf_lock_{}", std::process::id());
+    let mut a = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    a.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap().to_string();
+    let url = format!("{base}/{name}");
+    let result = std::panic::catch_unwind(|| {
+        let made = Command::new(BIN)
+            .args([
+                "run", "pipe", "-s", "4k", "-d", "20ms", "-r", "1", "--db", &url,
+            ])
+            .env_remove("IPCPERF_NO_SAVE")
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{made:?}");
+        let mut holder = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let mut tx = holder.transaction().unwrap();
+        tx.batch_execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+            .unwrap();
+        let t0 = Instant::now();
+        let mut c = Command::new(BIN);
+        c.args(["history", "--db"])
+            .arg(format!("{url}?options=-c%20lock_timeout%3D1s"));
+        let out = bounded(c, Duration::from_secs(30));
+        let took = t0.elapsed();
+        drop(tx);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("lock timeout") && err.contains("another session holds the table locked"),
+            "{err}"
+        );
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    });
+    let _ = a.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
