@@ -4,7 +4,8 @@
 //! must end as it would (exit 0: no live peer called dead, as the shm case was,
 //! "peer process … did not answer within 2000 ms"), say it was stopped, and keep
 //! the stop out of its figures (it held a round trip of 3 s, or a series at a
-//! third of its rate, with nothing said).
+//! third of its rate, with nothing said), in one pair, many pairs, fan-in, fan-out
+//! and sync alike.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -97,24 +98,59 @@ fn a_stop_is_in_no_round_trip() {
     });
 }
 
-/// A stream between two processes: no kept series is slower than a third of
-/// the fastest (a series of 1 s that held the 3 s stop runs at a quarter).
-#[test]
-fn a_stop_is_in_no_stream_series() {
-    let args = &["run", "pipe", "-s", "64k", "-d", "1s", "-r", "3"];
-    let (err, run) = stopped(args, Duration::from_millis(1500));
-    for c in run["cases"].as_array().unwrap() {
-        assert_eq!(c["status"], "ok", "{c}\n{err}");
-        let rates: Vec<f64> = c["series"]
-            .as_array()
-            .unwrap()
+/// How long each kept series of a case lasted (and each sync series' tare): a
+/// series that held the stop lasted at least the stop.
+fn spans(c: &serde_json::Value) -> Vec<u64> {
+    let of = |v: &serde_json::Value, keys: &[&str]| -> Vec<u64> {
+        let v = v.as_array().unwrap();
+        assert!(!v.is_empty(), "no series: {c}");
+        v.iter()
+            .flat_map(|s| keys.iter().map(|k| s[*k].as_u64().unwrap()))
+            .collect()
+    };
+    match c.get("sync") {
+        Some(s) => ["request_release_series", "set_clear_series"]
             .iter()
-            .map(|s| s["bytes"].as_f64().unwrap() / s["elapsed_ns"].as_f64().unwrap())
-            .collect();
-        let best = rates.iter().cloned().fold(0.0, f64::max);
-        assert!(
-            rates.iter().all(|&r| r > best / 3.0),
-            "a series holds the stop: {rates:?}\n{err}"
-        );
+            .flat_map(|k| of(&s[*k], &["elapsed_ns", "tare_ns"]))
+            .collect(),
+        None => of(&c["series"], &["elapsed_ns"]),
     }
+}
+
+/// Each kind of case, stopped mid-series: a stream between two processes, many
+/// pairs, fan-in, fan-out and a sync case between processes. No kept series
+/// (series of 0.5 s) lasted the stop, no round trip held it.
+#[test]
+fn a_stop_is_in_no_series() {
+    let cases: [&[&str]; 5] = [
+        &["run", "pipe", "-s", "64k"],
+        &["run", "pipe", "-s", "64k", "--pairs", "2"],
+        &["latency", "pipe", "--clients", "2"],
+        &["run", "pipe", "-s", "64k", "--subscribers", "2"],
+        &["sync", "futex", "--mode", "processes"],
+    ];
+    std::thread::scope(|s| {
+        for case in cases {
+            s.spawn(move || {
+                let args = [case, &["-d", "500ms", "-r", "5"]].concat();
+                let (err, run) = stopped(&args, Duration::from_millis(1500));
+                let cases = run["cases"].as_array().unwrap();
+                assert!(!cases.is_empty(), "{args:?}: no case\n{err}");
+                for c in cases {
+                    assert_eq!(c["status"], "ok", "{args:?}: {c}\n{err}");
+                    let spans = spans(c);
+                    assert!(
+                        spans.iter().all(|&t| t < STOP.as_nanos() as u64),
+                        "{args:?}: a series holds the stop: {spans:?} ns\n{err}"
+                    );
+                    if let Some(max) = c["max_ns"].as_u64() {
+                        assert!(
+                            max < STOP.as_nanos() as u64 / 2,
+                            "{args:?}: a round trip of {max} ns holds the stop\n{err}"
+                        );
+                    }
+                }
+            });
+        }
+    });
 }

@@ -6,7 +6,7 @@
 //! shows the slowest.
 
 use super::pairs::{pairs_record, wall};
-use super::{budget_ns, calibrate_case, keep};
+use super::{budget_ns, calibrate_case, keep, unstopped};
 use crate::error::{Error, Result};
 use crate::mechanism::Mechanism;
 use crate::observer::Observer;
@@ -94,19 +94,23 @@ fn fan_out<M: Mechanism>(
     pr.fan_out = true;
     let mut wbuf = AlignedBuf::with_offset(spec.block_size, spec.opts.buffer_offset)?;
     let span = |v: &[SeriesOutcome]| wall(v.iter().map(|o| (o.start_ns, o.elapsed_ns)));
-    let cal = calibrate_case(spec, 1, 1 << 40, |k| {
-        let v = StreamSession::fan_out_series(sessions, &mut wbuf, k, env.stall_ns)?;
-        Ok(span(&v))
+    let cal = unstopped(&mut rec.options, || {
+        calibrate_case(spec, 1, 1 << 40, |k| {
+            let v = StreamSession::fan_out_series(sessions, &mut wbuf, k, env.stall_ns)?;
+            Ok(span(&v))
+        })
     })?;
     let blocks = cal.units;
     let per_reader = blocks * spec.block_size as u64;
     for _ in 0..spec.repeat {
-        let v = StreamSession::fan_out_series(
-            sessions,
-            &mut wbuf,
-            blocks,
-            budget_ns(&cal, env.stall_ns),
-        )?;
+        let v = unstopped(&mut rec.options, || {
+            StreamSession::fan_out_series(
+                sessions,
+                &mut wbuf,
+                blocks,
+                budget_ns(&cal, env.stall_ns),
+            )
+        })?;
         let mut total = SeriesOutcome {
             start_ns: 0,
             elapsed_ns: span(&v),

@@ -58,31 +58,8 @@ pub(crate) fn calibrate_case(
     calibrate(t, &mut series)
 }
 
-/// The fact a case keeps when a stop (SIGSTOP, Ctrl-Z then `fg`) fell in its
-/// calibration or a series, which was then taken again: how many times.
-pub const RETAKEN_AFTER_STOP: &str = "retaken_after_stop";
-
-/// Take a series (or a calibration) in which the process was not stopped: every
-/// clock we time with counts a stop as time passed, so one that held a stop is
-/// taken again (up to 3 times; the fourth is kept as it is), each retake counted
-/// in the case's [`RETAKEN_AFTER_STOP`].
-pub(crate) fn unstopped<T>(rec: &mut CaseRecord, mut take: impl FnMut() -> Result<T>) -> Result<T> {
-    for _ in 0..3 {
-        let mark = ipcperf_sys::signal::continues();
-        let o = take()?;
-        if ipcperf_sys::signal::continues() == mark {
-            return Ok(o);
-        }
-        let n = rec
-            .options
-            .get(RETAKEN_AFTER_STOP)
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0);
-        rec.options
-            .insert(RETAKEN_AFTER_STOP.into(), (n + 1).to_string());
-    }
-    take()
-}
+pub(crate) use crate::stop::unstopped;
+pub use crate::stop::RETAKEN_AFTER_STOP;
 
 /// Time allowed to a kept series before its peer is declared stuck.
 pub(crate) fn budget_ns(cal: &Calibration, stall_ns: u64) -> u64 {
@@ -160,7 +137,7 @@ fn run_inner<M: Mechanism>(
     if s.peer_machine.is_some() {
         rec.peer_machine = s.peer_machine.take();
     }
-    let cal = unstopped(rec, || {
+    let cal = unstopped(&mut rec.options, || {
         calibrate_case(spec, 1, 1 << 40, |n| {
             s.series(n, env.stall_ns).map(|o| o.elapsed_ns)
         })
@@ -171,13 +148,17 @@ fn run_inner<M: Mechanism>(
     }
     if !spec.include_setup {
         for _ in 0..spec.repeat {
-            let o = unstopped(rec, || s.series(blocks, budget_ns(&cal, env.stall_ns)))?;
+            let o = unstopped(&mut rec.options, || {
+                s.series(blocks, budget_ns(&cal, env.stall_ns))
+            })?;
             keep(rec, spec, blocks, o, obs);
         }
         explain::streams(&mut s, spec, blocks, budget_ns(&cal, env.stall_ns), rec)?;
         if spec.opts.idle_probe {
             if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
-                let o = unstopped(rec, || s.series(blocks, budget_ns(&cal, env.stall_ns)))?;
+                let o = unstopped(&mut rec.options, || {
+                    s.series(blocks, budget_ns(&cal, env.stall_ns))
+                })?;
                 let bytes = (blocks * spec.block_size as u64) as f64;
                 rec.idle_probe = Some(crate::record::IdleProbe::stream(
                     bytes,
@@ -190,7 +171,7 @@ fn run_inner<M: Mechanism>(
     }
     s.close()?;
     for _ in 0..spec.repeat {
-        let o = unstopped(rec, || {
+        let o = unstopped(&mut rec.options, || {
             let t0 = now_ns();
             let mut s = StreamSession::<M>::open(spec, env)?;
             let mut o = s.series(blocks, budget_ns(&cal, env.stall_ns))?;
@@ -355,7 +336,7 @@ fn run_latency_inner<M: Mechanism>(
         rec.peer_machine = s.peer_machine.take();
     }
     // Samples are kept in memory (8 bytes each): a series has at most 64M.
-    let cal = unstopped(rec, || {
+    let cal = unstopped(&mut rec.options, || {
         calibrate_case(spec, 16, 1 << 26, |n| {
             s.series(n, env.stall_ns).map(|o| o.ping.elapsed_ns)
         })
@@ -364,7 +345,9 @@ fn run_latency_inner<M: Mechanism>(
     let tare = s.clock_cost_ns;
     let t = totals.get_or_insert_with(|| RoundTripTotals::new(tare));
     for _ in 0..spec.repeat {
-        let o = unstopped(rec, || s.series(n, budget_ns(&cal, env.stall_ns)))?;
+        let o = unstopped(&mut rec.options, || {
+            s.series(n, budget_ns(&cal, env.stall_ns))
+        })?;
         if let Some(w) = &o.one_way {
             t.one_way.add(w);
         }
@@ -405,7 +388,9 @@ fn run_latency_inner<M: Mechanism>(
     }
     if spec.opts.idle_probe {
         if let Some(_poll) = crate::idle::probe_hold(&mut rec.options) {
-            unstopped(rec, || s.series(n, budget_ns(&cal, env.stall_ns)))?;
+            unstopped(&mut rec.options, || {
+                s.series(n, budget_ns(&cal, env.stall_ns))
+            })?;
             rec.idle_probe = Some(crate::record::IdleProbe::round_trips(&mut s.samples, tare));
         }
     }

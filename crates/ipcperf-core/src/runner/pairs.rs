@@ -18,7 +18,7 @@ use std::sync::Barrier;
 
 use hdrhistogram::Histogram;
 
-use super::{budget_ns, calibrate_case, keep, RoundTripTotals};
+use super::{budget_ns, calibrate_case, keep, unstopped, RoundTripTotals};
 use crate::error::{Error, Result};
 use crate::latency;
 use crate::mechanism::Mechanism;
@@ -349,13 +349,17 @@ pub(crate) fn run_stream<M: Mechanism>(
     let per_block = spec.block_size as u64;
     let open = |i: usize| StreamSession::<M>::open(&specs[i], env);
     let ((), facts) = with_pairs::<StreamSession<M>, ()>(specs.len(), &open, |ctl| {
-        let cal = calibrate_case(spec, 1, 1 << 40, |n| {
-            let v = ctl.round(n, env.stall_ns)?;
-            Ok(wall(v.iter().map(|o| (o.start_ns, o.elapsed_ns))))
+        let cal = unstopped(&mut rec.options, || {
+            calibrate_case(spec, 1, 1 << 40, |n| {
+                let v = ctl.round(n, env.stall_ns)?;
+                Ok(wall(v.iter().map(|o| (o.start_ns, o.elapsed_ns))))
+            })
         })?;
         let blocks = cal.units;
         for _ in 0..spec.repeat {
-            let v = ctl.round(blocks, budget_ns(&cal, env.stall_ns))?;
+            let v = unstopped(&mut rec.options, || {
+                ctl.round(blocks, budget_ns(&cal, env.stall_ns))
+            })?;
             let mut total = SeriesOutcome {
                 start_ns: 0,
                 elapsed_ns: wall(v.iter().map(|o| (o.start_ns, o.elapsed_ns))),
@@ -486,14 +490,18 @@ pub(crate) fn round_trip_series(
         )
     };
     // Samples are kept in memory (8 bytes each): at most 64M over all pairs.
-    let cal = calibrate_case(spec, 16, (1 << 26) / count, |n| {
-        let (v, _) = round(ctl, server, n, env.stall_ns)?;
-        Ok(span(&v))
+    let cal = unstopped(&mut rec.options, || {
+        calibrate_case(spec, 16, (1 << 26) / count, |n| {
+            let (v, _) = round(ctl, server, n, env.stall_ns)?;
+            Ok(span(&v))
+        })
     })?;
     let n = cal.units;
     let mut t = RoundTripTotals::new(0);
     for _ in 0..spec.repeat {
-        let (v, shared) = round(ctl, server, n, budget_ns(&cal, env.stall_ns))?;
+        let (v, shared) = unstopped(&mut rec.options, || {
+            round(ctl, server, n, budget_ns(&cal, env.stall_ns))
+        })?;
         let server_cpu = shared.as_ref().map(|s| s.cpu_ns);
         if let Some(w) = shared.as_ref().and_then(|s| s.one_way.as_ref()) {
             t.one_way.add(w);

@@ -385,8 +385,10 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         sync.request_release_note = Some(format!("not applicable: {why}"));
     } else {
         let mut lock = objs.lock()?;
-        let series =
-            crate::with_lock!(&mut lock, |l| measure_request_release(l, spec)).expect("a lock")?;
+        // A stop (Ctrl-Z) in any series: the whole measurement again.
+        let series = crate::stop::unstopped(&mut rec.options, || {
+            crate::with_lock!(&mut lock, |l| measure_request_release(l, spec)).expect("a lock")
+        })?;
         let sum = summarize(&series);
         sync.request_release_ns = sum.map(|s| s.net_ns);
         sync.request_release_gross_ns = sum.map(|s| s.gross_ns);
@@ -420,7 +422,9 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
             None => None,
         };
         let (series, lat, x) = crate::with_channel!(&mut chan, |c| {
-            let (series, lat) = measure_set_clear(c, peer.as_mut(), spec)?;
+            let (series, lat) = crate::stop::unstopped(&mut rec.options, || {
+                measure_set_clear(c, peer.as_mut(), spec)
+            })?;
             let x = match spec.explain {
                 true => Some(explain::set_clear(c, peer.as_mut(), spec, pid)?),
                 false => None,

@@ -116,8 +116,7 @@ fn stops_said(run: &RunRecord) {
     };
     crate::console::warn(&format!(
         "the run was stopped and continued {stops} time{} (Ctrl-Z, SIGSTOP): {what} (a \
-         series of many pairs, fan-in, fan-out, sync or replay is not: a stop in one is in \
-         its figure)",
+         replay's series is not: a stop in one is in its figure)",
         if stops == 1 { "" } else { "s" }
     ));
 }
