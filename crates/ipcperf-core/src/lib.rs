@@ -38,7 +38,7 @@ pub mod plan;
 pub mod record;
 pub mod runner;
 pub mod stats;
-mod stop;
+pub mod stop;
 pub mod sync;
 mod sysfs;
 pub mod topology;

@@ -11,7 +11,7 @@ pub const RETAKEN_AFTER_STOP: &str = "retaken_after_stop";
 /// Take a series (or a calibration, or a whole measurement) in which the process
 /// was not stopped: one that held a stop is taken again (up to 3 times; the fourth
 /// is kept as it is), each retake counted in the case's `options` as [`RETAKEN_AFTER_STOP`].
-pub(crate) fn unstopped<T>(
+pub fn unstopped<T>(
     options: &mut BTreeMap<String, String>,
     mut take: impl FnMut() -> Result<T>,
 ) -> Result<T> {

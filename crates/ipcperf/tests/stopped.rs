@@ -4,8 +4,8 @@
 //! must end as it would (exit 0: no live peer called dead, as the shm case was,
 //! "peer process … did not answer within 2000 ms"), say it was stopped, and keep
 //! the stop out of its figures (it held a round trip of 3 s, or a series at a
-//! third of its rate, with nothing said), in one pair, many pairs, fan-in, fan-out
-//! and sync alike.
+//! third of its rate, with nothing said), in one pair, many pairs, fan-in, fan-out,
+//! sync, replay and pipeline alike.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -118,21 +118,34 @@ fn spans(c: &serde_json::Value) -> Vec<u64> {
 }
 
 /// Each kind of case, stopped mid-series: a stream between two processes, many
-/// pairs, fan-in, fan-out and a sync case between processes. No kept series
-/// (series of 0.5 s) lasted the stop, no round trip held it.
+/// pairs, fan-in, fan-out, a sync case between processes, a replay and the
+/// pipelines (whose shell rounds run in a group a Ctrl-Z does not stop). No
+/// kept series (series of 0.5 s, replay passes of 1 s, pipeline rounds under
+/// 1 s) lasted the stop, no round trip or message held it.
 #[test]
 fn a_stop_is_in_no_series() {
-    let cases: [&[&str]; 5] = [
+    let series: &[&str] = &["-d", "500ms", "-r", "5"];
+    let cases: [&[&str]; 7] = [
         &["run", "pipe", "-s", "64k"],
         &["run", "pipe", "-s", "64k", "--pairs", "2"],
         &["latency", "pipe", "--clients", "2"],
         &["run", "pipe", "-s", "64k", "--subscribers", "2"],
         &["sync", "futex", "--mode", "processes"],
+        &[
+            "replay",
+            "--size-dist",
+            "fixed:64",
+            "--gaps",
+            "fixed:1ms",
+            "unix",
+        ],
+        &["pipeline", "--bytes", "128M", "--repeat", "3"],
     ];
     std::thread::scope(|s| {
         for case in cases {
             s.spawn(move || {
-                let args = [case, &["-d", "500ms", "-r", "5"]].concat();
+                let timed = matches!(case[0], "run" | "latency" | "sync");
+                let args = [case, if timed { series } else { &[] }].concat();
                 let (err, run) = stopped(&args, Duration::from_millis(1500));
                 let cases = run["cases"].as_array().unwrap();
                 assert!(!cases.is_empty(), "{args:?}: no case\n{err}");
@@ -153,4 +166,53 @@ fn a_stop_is_in_no_series() {
             });
         }
     });
+}
+
+/// `topology --measure` stopped mid-pair: each pair's own limit (2 s) counted
+/// the stop and failed the whole measurement ("CPUs 0 and 1 did not take turns
+/// within 2 s"); the pair is measured again. Its pairs take about 0.25 s each
+/// on 2 CPUs, so the stop falls 150 ms in.
+#[test]
+fn a_stop_fails_no_cpu_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c2c.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["topology", "--measure", "--format", "json"])
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id();
+    std::thread::sleep(Duration::from_millis(150));
+    if child.try_wait().unwrap().is_some() {
+        eprintln!("skipped: topology --measure ended before it was stopped");
+        return;
+    }
+    signal("-STOP", pgid);
+    std::thread::sleep(STOP);
+    signal("-CONT", pgid);
+    let t0 = Instant::now();
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("topology --measure: still running 60 s after it was continued");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    if err.contains("measuring needs two CPUs") {
+        eprintln!("skipped: one CPU here: {err}");
+        return;
+    }
+    assert_eq!(st.code(), Some(0), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let pairs = v["measured"]["pairs"].as_array().unwrap();
+    assert!(!pairs.is_empty(), "{v}");
 }

@@ -105,17 +105,21 @@ fn run_inner<M: Mechanism>(
     let mut about = plan.about.clone();
     let (mut series_p50, mut series_p99, mut elapsed) = (Vec::new(), Vec::new(), 0u64);
     for _ in 0..plan.series {
-        let p = s
-            .pass(plan.reps, period, plan.spin, env.stall_ns)
-            .map_err(|e| match e {
-                Error::Timeout(m) => Error::Timeout(format!(
-                    "the replay fell too far behind its schedule (twice its recorded length \
+        // A pass that held a stop (Ctrl-Z) is taken again: its figures are the
+        // whole pass's, the stop would be in its timeline as lateness.
+        let p = crate::stop::unstopped(&mut rec.options, || {
+            s.pass(plan.reps, period, plan.spin, env.stall_ns)
+        })
+        .map_err(|e| match e {
+            Error::Timeout(m) => Error::Timeout(format!(
+                "the replay fell too far behind its schedule (twice its recorded length \
                      and {} s more): {m}",
-                    env.stall_ns / 1_000_000_000
-                )),
-                e => e,
-            })?;
-        let pass = fig.add(&script.steps, &p.timing, p.a, p.b, tare);
+                env.stall_ns / 1_000_000_000
+            )),
+            e => e,
+        })?;
+        let (a, b) = s.times();
+        let pass = fig.add(&script.steps, &p.timing, a, b, tare);
         let outcome = SeriesOutcome {
             start_ns: p.timing.start_ns,
             elapsed_ns: pass.elapsed_ns,

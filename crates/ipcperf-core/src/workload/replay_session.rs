@@ -19,12 +19,10 @@ use crate::record::Counts;
 /// How long before a pass's first message the peer is told of it.
 const LEAD_NS: u64 = 20_000_000;
 
-/// What a pass left: both sides' times (see [`replay::Figures::add`]), and
-/// where and at what CPU cost each side ran.
-pub struct PassTimes<'a> {
+/// What a pass left beside both sides' times ([`ReplaySession::times`]): where
+/// and at what CPU cost each side ran.
+pub struct PassTimes {
     pub timing: Timing,
-    pub a: &'a [u64],
-    pub b: &'a [u64],
     pub owner_cpu: Option<usize>,
     pub peer_cpu: Option<usize>,
     pub owner_cpu_ns: u64,
@@ -86,6 +84,11 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
         self.rt.peer_pid()
     }
 
+    /// Both sides' times of the last pass (see [`replay::Figures::add`]).
+    pub fn times(&self) -> (&[u64], &[u64]) {
+        (&self.a, &self.b)
+    }
+
     /// One pass: the script `reps` times, each `period_ns` after the last. A peer
     /// that has not finished `stall_ns` after the pass should have is killed.
     pub fn pass(
@@ -94,7 +97,7 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
         period_ns: u64,
         spin: bool,
         stall_ns: u64,
-    ) -> Result<PassTimes<'_>> {
+    ) -> Result<PassTimes> {
         let total = self.script.len() * reps as usize;
         self.a.clear();
         self.a.resize(total, 0);
@@ -116,8 +119,6 @@ impl<'s, M: Mechanism> ReplaySession<'s, M> {
         let (owner, peer_cpu, peer_cpu_ns, peer_counts) = r?;
         Ok(PassTimes {
             timing,
-            a: &self.a,
-            b: &self.b,
             owner_cpu: current_cpu(),
             peer_cpu,
             owner_cpu_ns: owner.0,

@@ -277,7 +277,14 @@ impl Setting {
     fn run_once(&self, m: &Method, rec: &mut CaseRecord) {
         match &m.how {
             How::Shell { script, counted } => {
-                match run_shell(script, *counted, self.bytes, self.limit) {
+                // Its processes run in a group of their own, which a Ctrl-Z does
+                // not stop: the round is timed here, so one that held a stop of
+                // ours is taken again.
+                let got = ipcperf_core::stop::unstopped(&mut rec.options, || {
+                    Ok(run_shell(script, *counted, self.bytes, self.limit))
+                })
+                .unwrap_or_else(|e| Err(e.to_string()));
+                match got {
                     Ok(run) => rec.series.push(SeriesRecord {
                         blocks: self.bytes / self.chunk as u64,
                         bytes: self.bytes,
@@ -294,6 +301,15 @@ impl Setting {
             }
             How::Mechanism(Some(kind)) => {
                 let got = runner::run_case(&self.spec(*kind), &self.env, &mut Quiet);
+                // What the runner took again after a stop, counted with the rounds'.
+                let key = ipcperf_core::stop::RETAKEN_AFTER_STOP;
+                let count = |o: &std::collections::BTreeMap<String, String>| {
+                    o.get(key).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)
+                };
+                if count(&got.options) > 0 {
+                    let n = count(&rec.options) + count(&got.options);
+                    rec.options.insert(key.into(), n.to_string());
+                }
                 if got.is_ok() {
                     rec.series.extend(got.series);
                     rec.placement = got.placement;
@@ -393,6 +409,7 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
         saver.save_case(r);
     }
     run.cases = records;
+    crate::shared::ending::stops_said(&run);
     run.finished_ms = Some(unix_ms());
     run.complete = true;
     let kept = saver.finish_quietly(&run);

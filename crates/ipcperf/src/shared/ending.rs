@@ -89,7 +89,7 @@ pub fn finish(
 
 /// A run stopped and continued (Ctrl-Z then `fg`, SIGSTOP): how often, and what
 /// the runner took again so that no figure holds a stop.
-fn stops_said(run: &RunRecord) {
+pub fn stops_said(run: &RunRecord) {
     let stops = ipcperf_sys::signal::continues();
     if stops == 0 {
         return;
@@ -115,8 +115,7 @@ fn stops_said(run: &RunRecord) {
         )
     };
     crate::console::warn(&format!(
-        "the run was stopped and continued {stops} time{} (Ctrl-Z, SIGSTOP): {what} (a \
-         replay's series is not: a stop in one is in its figure)",
+        "the run was stopped and continued {stops} time{} (Ctrl-Z, SIGSTOP): {what}",
         if stops == 1 { "" } else { "s" }
     ));
 }
