@@ -342,13 +342,19 @@ impl PeerHandle for ProcessPeer {
     fn finish(&mut self) -> Result<()> {
         let _ = self.send(ToPeer::Quit);
         let deadline = Instant::now() + Duration::from_secs(2);
+        // Readable once the peer has exited: the wait ends then, not at the
+        // next poll (a set-up-timed series counts the close).
+        let exited = ipcperf_sys::signal::pidfd_open(self.child.id() as i32).ok();
         loop {
             match self.child.try_wait() {
                 Ok(Some(st)) if st.success() => return Ok(()),
                 Ok(Some(st)) => return Err(Error::Peer(describe_exit(self.child.id(), st))),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(1))
-                }
+                Ok(None) if Instant::now() < deadline => match &exited {
+                    Some(fd) => {
+                        let _ = ipcperf_sys::fd::wait_ready(fd.as_fd(), false, 50);
+                    }
+                    None => std::thread::sleep(Duration::from_millis(1)),
+                },
                 _ => {
                     let _ = self.child.kill();
                     let _ = self.child.wait();
