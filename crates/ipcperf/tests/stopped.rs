@@ -8,7 +8,7 @@
 //! sync, replay and pipeline alike.
 
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 const STOP: Duration = Duration::from_secs(3);
@@ -19,6 +19,31 @@ fn signal(sig: &str, pgid: u32) {
         .status()
         .unwrap();
     assert!(ok.success(), "kill {sig} -{pgid}");
+}
+
+/// `child` (the leader of a group of its own) stopped `after` its start for
+/// [`STOP`], continued, and waited for (90 s at most): its exit, or None when it
+/// had ended before the stop.
+fn stop_and_wait(child: &mut Child, after: Duration, what: &str) -> Option<ExitStatus> {
+    let pgid = child.id();
+    std::thread::sleep(after);
+    if child.try_wait().unwrap().is_some() {
+        return None;
+    }
+    signal("-STOP", pgid);
+    std::thread::sleep(STOP);
+    signal("-CONT", pgid);
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return Some(st);
+        }
+        if t0.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("{what}: still running 90 s after it was continued");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// `ipcperf ARGS` in a group of its own, stopped `after` its start for [`STOP`];
@@ -36,26 +61,8 @@ fn stopped(args: &[&str], after: Duration) -> (String, serde_json::Value) {
         .process_group(0)
         .spawn()
         .unwrap();
-    let pgid = child.id();
-    std::thread::sleep(after);
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "{args:?} ended before it was stopped: give it longer series"
-    );
-    signal("-STOP", pgid);
-    std::thread::sleep(STOP);
-    signal("-CONT", pgid);
-    let t0 = Instant::now();
-    let st = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            panic!("{args:?}: still running 90 s after it was continued");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let st = stop_and_wait(&mut child, after, &format!("{args:?}"))
+        .unwrap_or_else(|| panic!("{args:?} ended before it was stopped: give it longer series"));
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(st.code(), Some(0), "{args:?}: {err}");
@@ -184,25 +191,10 @@ fn a_stop_fails_no_cpu_pair() {
         .process_group(0)
         .spawn()
         .unwrap();
-    let pgid = child.id();
-    std::thread::sleep(Duration::from_millis(150));
-    if child.try_wait().unwrap().is_some() {
+    let Some(st) = stop_and_wait(&mut child, Duration::from_millis(150), "topology --measure")
+    else {
         eprintln!("skipped: topology --measure ended before it was stopped");
         return;
-    }
-    signal("-STOP", pgid);
-    std::thread::sleep(STOP);
-    signal("-CONT", pgid);
-    let t0 = Instant::now();
-    let st = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("topology --measure: still running 60 s after it was continued");
-        }
-        std::thread::sleep(Duration::from_millis(20));
     };
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
