@@ -21,11 +21,40 @@ pub fn unstopped<T>(
         if ipcperf_sys::signal::continues() == mark {
             return Ok(o);
         }
-        let n = options
-            .get(RETAKEN_AFTER_STOP)
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0);
-        options.insert(RETAKEN_AFTER_STOP.into(), (n + 1).to_string());
+        count_retaken(options, 1);
     }
     take()
+}
+
+/// How many series or calibrations of a case were taken again after a stop.
+pub fn retaken(options: &BTreeMap<String, String>) -> u32 {
+    options
+        .get(RETAKEN_AFTER_STOP)
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(0)
+}
+
+/// Count `n` more taken again (none: the case says nothing).
+pub fn count_retaken(options: &mut BTreeMap<String, String>, n: u32) {
+    if n > 0 {
+        let total = retaken(options) + n;
+        options.insert(RETAKEN_AFTER_STOP.into(), total.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// None taken again leaves the case saying nothing; counts add up.
+    #[test]
+    fn retakes_are_counted_and_none_is_not_said() {
+        let mut o = BTreeMap::new();
+        count_retaken(&mut o, 0);
+        assert!(o.is_empty());
+        count_retaken(&mut o, 2);
+        count_retaken(&mut o, 1);
+        assert_eq!(o[RETAKEN_AFTER_STOP], "3");
+        assert_eq!(retaken(&o), 3);
+    }
 }

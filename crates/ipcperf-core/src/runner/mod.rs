@@ -59,7 +59,6 @@ pub(crate) fn calibrate_case(
 }
 
 pub(crate) use crate::stop::unstopped;
-pub use crate::stop::RETAKEN_AFTER_STOP;
 
 /// Time allowed to a kept series before its peer is declared stuck.
 pub(crate) fn budget_ns(cal: &Calibration, stall_ns: u64) -> u64 {

@@ -302,14 +302,8 @@ impl Setting {
             How::Mechanism(Some(kind)) => {
                 let got = runner::run_case(&self.spec(*kind), &self.env, &mut Quiet);
                 // What the runner took again after a stop, counted with the rounds'.
-                let key = ipcperf_core::stop::RETAKEN_AFTER_STOP;
-                let count = |o: &std::collections::BTreeMap<String, String>| {
-                    o.get(key).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)
-                };
-                if count(&got.options) > 0 {
-                    let n = count(&rec.options) + count(&got.options);
-                    rec.options.insert(key.into(), n.to_string());
-                }
+                let n = ipcperf_core::stop::retaken(&got.options);
+                ipcperf_core::stop::count_retaken(&mut rec.options, n);
                 if got.is_ok() {
                     rec.series.extend(got.series);
                     rec.placement = got.placement;

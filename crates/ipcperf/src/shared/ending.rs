@@ -94,17 +94,13 @@ pub fn stops_said(run: &RunRecord) {
     if stops == 0 {
         return;
     }
-    let key = ipcperf_core::runner::RETAKEN_AFTER_STOP;
-    let retaken: u32 = run
+    let key = ipcperf_core::stop::RETAKEN_AFTER_STOP;
+    let each = run
         .cases
         .iter()
-        .filter_map(|c| c.options.get(key).and_then(|v| v.parse::<u32>().ok()))
-        .sum();
-    let cases = run
-        .cases
-        .iter()
-        .filter(|c| c.options.contains_key(key))
-        .count();
+        .map(|c| ipcperf_core::stop::retaken(&c.options));
+    let retaken: u32 = each.clone().sum();
+    let cases = each.filter(|&n| n > 0).count();
     let what = if retaken == 0 {
         "no series was taken again".to_string()
     } else {
