@@ -387,7 +387,8 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         let mut lock = objs.lock()?;
         // A stop (Ctrl-Z) in any series: the whole measurement again.
         let series = crate::stop::unstopped(&mut rec.options, || {
-            crate::with_lock!(&mut lock, |l| measure_request_release(l, spec)).expect("a lock")
+            crate::with_lock!(&mut lock, |l| measure_request_release(l, spec))
+                .ok_or_else(|| Error::Invalid(format!("{} is not a lock", spec.primitive.name())))?
         })?;
         let sum = summarize(&series);
         sync.request_release_ns = sum.map(|s| s.net_ns);
@@ -499,13 +500,15 @@ fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<Robust
     }
     let t0 = now_ns();
     ipcperf_sys::signal::kill(pid as i32);
-    let got = crate::with_lock!(&mut lock, |l| l.acquire_within(ROBUST_BOUND)).expect("a lock")?;
+    let got = crate::with_lock!(&mut lock, |l| l.acquire_within(ROBUST_BOUND))
+        .ok_or_else(|| Error::Invalid("not a lock".into()))??;
     let t1 = now_ns();
     drop(peer);
     let bound_ns = ROBUST_BOUND.as_nanos() as u64;
     Ok(match got {
         Some(note) => {
-            crate::with_lock!(&mut lock, |l| l.release()).expect("a lock")?;
+            crate::with_lock!(&mut lock, |l| l.release())
+                .ok_or_else(|| Error::Invalid("not a lock".into()))??;
             RobustnessRecord {
                 variant: variant.into(),
                 freed: true,

@@ -62,8 +62,10 @@ pub struct SyncArgs {
     pub untimed: bool,
 
     /// Instead of timing: kill a holder (SIGKILL) and see whether, and how soon, a
-    /// waiter gets the primitive (a bounded wait of 1 s; two processes).
-    #[arg(long, conflicts_with = "explain")]
+    /// waiter gets the primitive (a bounded wait of 1 s; two processes, placed
+    /// by the scheduler: --duration, --repeat, --pin, --latency-samples,
+    /// --untimed, --explain and --mode threads do not apply).
+    #[arg(long, conflicts_with_all = ["explain", "duration", "repeat", "pin", "latency_samples", "untimed"])]
     pub robustness: bool,
 
     /// Where the time of a set/clear cycle goes: after the timed series, one
@@ -136,6 +138,12 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
         })
         .collect();
     modes.dedup();
+    if a.robustness && modes.contains(&Mode::Threads) {
+        // A holder thread cannot be killed alone: it was run as processes, unsaid.
+        return Err(Fail::usage(
+            "--robustness kills a holder process: --mode threads does not apply",
+        ));
+    }
     if modes.is_empty() || a.robustness {
         modes = vec![Mode::Processes];
     }
@@ -184,8 +192,9 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
             }
         }
     }
-    // Without --duration, the budget rule that `run` and `latency` follow.
-    if a.duration.is_none() {
+    // Without --duration, the budget rule that `run` and `latency` follow
+    // (robustness times no series: no plan of series to say).
+    if a.duration.is_none() && !a.robustness {
         let ms = crate::shared::plan::budget_series_ms(v.len() * a.measure.repeat as usize);
         crate::shared::plan::say_series(v.len(), a.measure.repeat, ms);
         for s in &mut v {
