@@ -114,31 +114,6 @@ fn absurd_values_and_flags_that_do_not_apply_exit_2() {
     bad_input(&["history", "--db", "mysql://x"], "not mysql");
     bad_input(&["history", "--db", ""], "--db ''");
     bad_input(&["__peer"], "internal");
-    // --robustness kills a holder process placed by the scheduler: these were
-    // dropped without a word (--mode threads ran as processes).
-    for flag in [
-        &["--mode", "threads"][..],
-        &["--pin", "0,0"],
-        &["--repeat", "3"],
-        &["--duration", "1s"],
-        &["--latency-samples", "5"],
-        &["--untimed"],
-    ] {
-        let mut args = vec!["sync", "--robustness", "futex"];
-        args.extend_from_slice(flag);
-        bad_input(&args, flag[0].trim_start_matches('-'));
-    }
-    // It times no series: no plan of series is said (it said "1 case × 5
-    // series of 600 ms").
-    let dir = tempfile::tempdir().unwrap();
-    let out = ipcperf()
-        .args(["sync", "--robustness", "pipe", "--db"])
-        .arg(dir.path().join("r.db"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(!err.contains("series of"), "{err}");
 }
 
 #[test]

@@ -379,7 +379,7 @@ impl MechArgs {
         }
         ipcperf_core::idle::check(self.idle, &ipcperf_core::idle::IdleInfo::current())
             .map_err(Fail::usage)?;
-        Ok(MechOptions {
+        let opts = MechOptions {
             idle: self.idle,
             idle_probe: false,
             pipe_size: self.pipe_size,
@@ -411,7 +411,9 @@ impl MechArgs {
             buffer_offset: 0,
             uring_fixed: false,
             iox2_request_response: false,
-        })
+        };
+        super::applies::check(&opts, mechs)?;
+        Ok(opts)
     }
 }
 

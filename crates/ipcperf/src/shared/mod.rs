@@ -2,6 +2,7 @@
 //! history's flags and the saver, the ending of a measuring command. A command
 //! module imports these and the results library, never another command module.
 
+pub mod applies;
 pub mod args;
 pub mod choice;
 pub mod db;
