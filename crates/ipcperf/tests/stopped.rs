@@ -185,6 +185,8 @@ fn a_stop_fails_no_cpu_pair() {
     let out = dir.path().join("c2c.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
         .args(["topology", "--measure", "--format", "json"])
+        // Nothing kept in the user's history (it kept a topology run per test).
+        .env("IPCPERF_NO_SAVE", "1")
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(Stdio::piped())
