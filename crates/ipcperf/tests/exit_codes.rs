@@ -488,3 +488,68 @@ fn a_result_that_cannot_be_written_exits_1() {
         assert_eq!(status.code(), Some(0), "{args:?} into a closed pipe");
     }
 }
+
+/// A picture that cannot be written once the measuring is done (`-o` a link to
+/// /dev/full: a disk that filled) is a failure said after the tables, exit 1;
+/// the tables are printed and the run is kept complete. matrix and replay
+/// returned before both (the run "incomplete (killed or running)"), topology
+/// --measure kept nothing.
+#[test]
+fn a_picture_that_cannot_be_written_loses_neither_tables_nor_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for (args, ext) in [
+        (&["matrix", "pipe", "-n", "200"][..], "svg"),
+        (&["matrix", "pipe", "-n", "200"], "png"),
+        (&["topology", "--measure"], "png"),
+        (
+            &[
+                "replay",
+                "--size-dist",
+                "fixed:64",
+                "--gaps",
+                "poisson:1k",
+                "--loop",
+                "200ms",
+                "unix",
+            ],
+            "png",
+        ),
+    ] {
+        let full = dir.path().join(format!("full-{}.{ext}", args[0]));
+        let _ = std::fs::remove_file(&full);
+        std::os::unix::fs::symlink("/dev/full", &full).unwrap();
+        let out = ipcperf()
+            .env_remove("IPCPERF_NO_SAVE")
+            .env("IPCPERF_DB", &db)
+            .args(args)
+            .arg("-o")
+            .arg(&full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("needs two CPUs") || err.contains("at least two CPUs") {
+            eprintln!("skipped {args:?}: one CPU here");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        let saved = err.find("saved as run").expect("the run is kept");
+        assert!(saved < err.find("error").unwrap(), "said after: {err}");
+        assert!(!out.stdout.is_empty(), "{args:?}: the tables are printed");
+        let h = ipcperf()
+            .env("IPCPERF_DB", &db)
+            .args(["history", "--format", "csv"])
+            .output()
+            .unwrap();
+        let last = String::from_utf8_lossy(&h.stdout)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            last.contains(args[0]) && last.contains("complete") && !last.contains("incomplete"),
+            "{args:?}: {last}"
+        );
+    }
+}

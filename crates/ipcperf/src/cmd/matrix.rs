@@ -193,16 +193,22 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
         &mut saver.observe(&mut console),
     ));
     run.cases = cases;
-    if let Some(path) = &a.heatmap {
-        write_heatmap(&run, path)?;
+    // A heatmap that cannot be written once the pairs are measured (a disk
+    // that filled) loses neither the table nor the run: it is said after them,
+    // exit 1 (it returned before both, the run left "incomplete").
+    let drawn = a.heatmap.as_ref().map(|path| write_heatmap(&run, path));
+    if let (Some(Ok(())), Some(path)) = (&drawn, &a.heatmap) {
+        ipcperf_results::console::note(&format!("heatmap drawn in {}", path.display()));
     }
-    crate::shared::ending::finish(
+    let code = crate::shared::ending::finish(
         run,
         saver,
         &mut console,
         |r| crate::document::document(r, a.format, None),
         true,
-    )
+    )?;
+    drawn.transpose()?;
+    Ok(code)
 }
 
 fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {

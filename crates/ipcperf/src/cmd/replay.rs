@@ -56,15 +56,23 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
                 .push(run_replay_case(spec, &plan_, &env, &mut obs));
         }
     }
-    if let Some(o) = &a.output {
-        crate::chart::replay::write(&run, o)?;
+    // A timeline that cannot be written (a disk that filled) loses neither the
+    // tables nor the run: it is said after them, exit 1.
+    let drawn = a
+        .output
+        .as_ref()
+        .map(|o| crate::chart::replay::write(&run, o));
+    if let (Some(Ok(())), Some(o)) = (&drawn, &a.output) {
+        ipcperf_results::console::note(&format!("timeline drawn in {}", o.display()));
     }
     let format = a.format;
-    crate::shared::ending::finish(
+    let code = crate::shared::ending::finish(
         run,
         saver,
         &mut console,
         |r| crate::document::document(r, format, None),
         true,
-    )
+    )?;
+    drawn.transpose()?;
+    Ok(code)
 }

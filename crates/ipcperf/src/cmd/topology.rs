@@ -278,14 +278,12 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
     crate::console::machine_warnings(&run.machine);
     let m = crate::measured::measure(t, a.only.as_ref().map(|l| l.0.as_slice()))?;
     let in_vm = run.machine.virtualization.is_some();
-    if let Some(p) = &a.heatmap {
-        let h = crate::measured::heatmap(&m, t);
-        if crate::shared::values::heatmap_is_svg(p)? {
-            let svg = crate::chart::heatmap::svg(&h).map_err(Fail::failure)?;
-            std::fs::write(p, svg).map_err(|e| Fail::failure(format!("{}: {e}", p.display())))?;
-        } else {
-            crate::chart::heatmap::png(&h, p).map_err(Fail::failure)?;
-        }
+    // A heatmap that cannot be written once the pairs are measured (a disk
+    // that filled) loses neither the table nor the run: said after them, exit 1
+    // (it returned before both: nothing was kept).
+    let drawn = a.heatmap.as_ref().map(|p| draw_measured(&m, t, p));
+    if let (Some(Ok(())), Some(p)) = (&drawn, &a.heatmap) {
+        ipcperf_results::console::note(&format!("heatmap drawn in {}", p.display()));
     }
     run.machine.measured = Some(m.clone());
     run.finished_ms = Some(ipcperf_core::record::unix_ms());
@@ -327,6 +325,22 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
     if let Some(kept) = saved {
         kept.say();
     }
+    drawn.transpose()?;
     // Not kept in the history (the disk filled): said above, and not a success.
     Ok(i32::from(saver.lost()))
+}
+
+/// `topology --measure -o FILE`: the measured pairs' heatmap.
+fn draw_measured(
+    m: &ipcperf_core::c2c::Measured,
+    t: &Topology,
+    p: &std::path::Path,
+) -> Result<(), Fail> {
+    let h = crate::measured::heatmap(m, t);
+    if crate::shared::values::heatmap_is_svg(p)? {
+        let svg = crate::chart::heatmap::svg(&h).map_err(Fail::failure)?;
+        std::fs::write(p, svg).map_err(|e| Fail::failure(format!("{}: {e}", p.display())))
+    } else {
+        crate::chart::heatmap::png(&h, p).map_err(Fail::failure)
+    }
 }
