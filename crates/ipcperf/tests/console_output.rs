@@ -583,3 +583,24 @@ fn the_history_fits_60_columns_with_its_words_whole() {
     let text = String::from_utf8_lossy(&on_60().unwrap().stdout).replace('\r', "");
     assert!(text.contains("label") && text.contains("nightly"), "{text}");
 }
+
+/// `-q` on a terminal: the results alone, no progress (pipeline drew its
+/// rounds there: "pipeline: round 1/1: gen | sink").
+#[test]
+fn quiet_on_a_terminal_draws_no_progress() {
+    for (cmd, result) in [
+        ("pipeline -q -b 4M -r 1 --no-save", "gen | sink"),
+        ("run pipe --sizes 64,4k -d 100ms --no-save -q", "pipe"),
+    ] {
+        let Some(out) = on_80_columns(cmd) else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{cmd}: {text}");
+        assert!(text.contains(result), "{cmd}: no results:\n{text}");
+        assert!(
+            !text.contains("round 1/") && !text.contains("ETA"),
+            "{cmd}: progress under -q:\n{text}"
+        );
+    }
+}

@@ -376,7 +376,9 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
     let mut run = RunRecord::begin("pipeline", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     let mut records: Vec<CaseRecord> = methods.iter().map(|m| set.record(m)).collect();
-    let progress = std::io::stderr().is_terminal();
+    // Progress on a terminal, as every measuring command's bar; none under -q
+    // ("the results only": its rounds were drawn there too).
+    let progress = std::io::stderr().is_terminal() && !ipcperf_results::console::quiet();
     for round in 1..=a.repeat {
         for (m, rec) in methods.iter().zip(records.iter_mut()) {
             if rec.is_ok() {
