@@ -34,5 +34,6 @@ pub mod sysv_msg;
 pub mod trace;
 pub mod tracefs;
 pub mod uring;
+pub mod user;
 
 pub use error::{SysError, SysResult};

@@ -114,6 +114,31 @@ fn absurd_values_and_flags_that_do_not_apply_exit_2() {
     bad_input(&["history", "--db", "mysql://x"], "not mysql");
     bad_input(&["history", "--db", ""], "--db ''");
     bad_input(&["__peer"], "internal");
+    // clean: a mistyped --dir looked nowhere and said "nothing to clean"; a
+    // user name said "invalid digit found in string".
+    bad_input(
+        &["clean", "--dir", &common::missing("dir")],
+        "no such directory",
+    );
+    bad_input(
+        &["clean", "--user", "no-such-user-ipcperf"],
+        "neither a uid nor a user",
+    );
+}
+
+/// `clean --user` takes a user's name as well as a uid (root only).
+#[test]
+fn clean_takes_a_user_by_name() {
+    let out = ipcperf()
+        .args(["clean", "--dry-run", "--user", "root"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("only root may") {
+        eprintln!("skipped: not root ({err})");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
 }
 
 #[test]

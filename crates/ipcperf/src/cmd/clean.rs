@@ -31,13 +31,33 @@ pub struct CleanArgs {
     #[arg(long)]
     pub dir: Option<PathBuf>,
 
-    /// Also remove the orphans of this user (a numeric uid; repeat for several).
-    /// Root only: without it, clean touches only objects of the user it runs as.
-    #[arg(long = "user", value_name = "UID")]
+    /// Also remove the orphans of this user (a uid or a user name; repeat for
+    /// several). Root only: without it, clean touches only objects of the user
+    /// it runs as.
+    #[arg(long = "user", value_name = "UID|NAME", value_parser = parse_user)]
     pub users: Vec<u32>,
 }
 
+/// `--user`: a uid, or the name of a user of this machine (it said "invalid
+/// digit found in string" to `--user nobody`).
+fn parse_user(s: &str) -> Result<u32, String> {
+    if let Ok(uid) = s.parse::<u32>() {
+        return Ok(uid);
+    }
+    ipcperf_sys::user::uid_of(s)
+        .ok_or_else(|| format!("'{s}' is neither a uid nor a user of this machine"))
+}
+
 pub fn run(a: CleanArgs) -> Result<i32, Fail> {
+    // A mistyped --dir looked nowhere and said "nothing to clean".
+    if let Some(d) = &a.dir {
+        if !d.is_dir() {
+            return Err(Fail::usage(format!(
+                "--dir {}: no such directory",
+                d.display()
+            )));
+        }
+    }
     let base = a
         .dir
         .clone()
