@@ -1,7 +1,7 @@
 //! Flags that do not apply to what was asked are bad input (one line, exit 2),
 //! never dropped without a word: a flag of a mechanism's kernel object that
 //! none of the run's mechanisms applies, and the flags of timing given to
-//! `sync --robustness`, which times nothing.
+//! `sync --robustness`, which times nothing; a ranking at a size not measured.
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
@@ -65,4 +65,40 @@ fn sync_robustness_refuses_the_flags_of_timing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("series of"), "{err}");
+}
+
+/// `--rank-size` names a block size the run measures (run: before anything is
+/// measured) or measured (show); one it did not printed no ranking and said
+/// nothing.
+#[test]
+fn a_ranking_at_a_size_not_measured_exits_2() {
+    bad_input(
+        &[
+            "run",
+            "pipe",
+            "unix",
+            "--sizes",
+            "64,4k",
+            "--rank-size",
+            "3k",
+        ],
+        "--rank-size 3 KiB: not a block size measured (64 B, 4 KiB)",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let kept = cargo_bin_cmd!("ipcperf")
+        .args(["latency", "pipe", "-n", "100", "-r", "1", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(kept.status.success(), "{kept:?}");
+    let out = cargo_bin_cmd!("ipcperf")
+        .args(["show", "last", "--rank-size", "64k", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no stream was measured"), "{err}");
+    assert!(out.stdout.is_empty());
 }

@@ -13,6 +13,7 @@ use crate::shared::stream::RunArgs;
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
     let (specs, hogs, env) = crate::shared::stream::prepare(&a)?;
+    crate::shared::stream::check_rank_size(a.rank_size, specs.iter().map(|s| s.block_size as u64))?;
     let mut run = RunRecord::begin("run", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.

@@ -25,6 +25,13 @@ pub struct ShowArgs {
 pub fn run(a: ShowArgs) -> Result<i32, Fail> {
     let mut store = a.db.open_read()?;
     let (id, run) = load(&mut store, a.id)?;
+    crate::shared::stream::check_rank_size(
+        a.rank_size,
+        run.cases
+            .iter()
+            .filter(|c| c.workload == ipcperf_core::workload::Workload::Stream)
+            .map(|c| c.block_size),
+    )?;
     if !run.complete {
         ipcperf_results::errln!(
             "ipcperf: run {id} is incomplete (stopped, killed or still running): {} cases kept",

@@ -205,3 +205,33 @@ fn parse_subscribers(s: &str) -> Result<crate::shared::args::PairsList, String> 
         ipcperf_core::runner::fanout::MAX_SUBSCRIBERS,
     )
 }
+
+/// `--rank-size`: a size the run measured streams of, else bad input naming
+/// those it did (a size none had printed no ranking and said nothing).
+pub fn check_rank_size(
+    rank: Option<usize>,
+    sizes: impl IntoIterator<Item = u64>,
+) -> Result<(), Fail> {
+    let Some(want) = rank else {
+        return Ok(());
+    };
+    let mut sizes: Vec<u64> = sizes.into_iter().collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.contains(&(want as u64)) {
+        return Ok(());
+    }
+    let fmt = ipcperf_results::units::fmt_size;
+    Err(Fail::usage(if sizes.is_empty() {
+        format!(
+            "--rank-size {}: no stream was measured (the ranking is of `run`'s throughput)",
+            fmt(want as u64)
+        )
+    } else {
+        format!(
+            "--rank-size {}: not a block size measured ({})",
+            fmt(want as u64),
+            sizes.into_iter().map(fmt).collect::<Vec<_>>().join(", ")
+        )
+    }))
+}
