@@ -362,9 +362,21 @@ impl TwoHosts {
             .spawn()
             .unwrap();
         let mut err = BufReader::new(server.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        assert!(line.contains("listening on 10.235.0.1:7787"), "{line}");
+        // A warning may come first (a token file others may read); a server
+        // that never says it listens is killed before the panic.
+        let mut said = String::new();
+        loop {
+            let mut line = String::new();
+            if err.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = server.kill();
+                let _ = server.wait();
+                panic!("the server never said it listens: {said}");
+            }
+            said.push_str(&line);
+            if line.contains("listening on 10.235.0.1:7787") {
+                break;
+            }
+        }
         std::thread::spawn(move || {
             let mut rest = String::new();
             let _ = err.read_to_string(&mut rest);

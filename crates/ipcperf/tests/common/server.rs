@@ -41,13 +41,28 @@ impl Server {
                 let _ = tx.send(line);
             }
         });
-        let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        let addr = first
-            .split("listening on ")
-            .nth(1)
-            .and_then(|r| r.split(',').next())
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        // The address is on the "listening on" line; a warning (a token file
+        // others may read) can come first. A server that never says it is
+        // killed before the panic, not left running.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut said = Vec::new();
+        let addr = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let Ok(line) = rx.recv_timeout(left) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no address in {said:?}");
+            };
+            let addr = line
+                .split("listening on ")
+                .nth(1)
+                .and_then(|r| r.split(',').next())
+                .and_then(|a| a.parse().ok());
+            said.push(line);
+            if let Some(a) = addr {
+                break a;
+            }
+        };
         Server {
             child,
             addr,
