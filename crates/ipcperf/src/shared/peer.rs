@@ -37,7 +37,24 @@ pub fn read_token(path: &Path) -> Result<Vec<u8>, Fail> {
     if t.is_empty() {
         return Err(bad("the file holds no token".into()));
     }
+    // A secret others can read is no secret (the book's recipe and both
+    // sbatch scripts chmod it 600; the binary took a 0644 one without a word).
+    if let Some(mode) = readable_by_others(path) {
+        ipcperf_results::console::warn(&format!(
+            "--token-file {}: others may read it (mode {mode:o}), and with it run measurements \
+             on the server: chmod 600 it",
+            path.display()
+        ));
+    }
     Ok(t.as_bytes().to_vec())
+}
+
+/// A regular file's permission bits when its group or others may read it
+/// (a FIFO, `<(pass show ipcperf)`, is not looked at).
+fn readable_by_others(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    (m.is_file() && m.mode() & 0o044 != 0).then_some(m.mode() & 0o777)
 }
 
 /// `--peer HOST[:PORT]` (port 7787 unless named) and its token.
@@ -96,5 +113,22 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    /// A token file group or others may read is said (its mode); one only its
+    /// owner reads, and a FIFO, are not.
+    #[test]
+    fn a_token_file_others_may_read_is_found() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        std::fs::write(&p, b"s3cret\n").unwrap();
+        for (mode, said) in [(0o644, Some(0o644)), (0o640, Some(0o640)), (0o600, None)] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(readable_by_others(&p), said, "{mode:o}");
+        }
+        let fifo = dir.path().join("f");
+        ipcperf_sys::fd::mkfifo(&fifo).unwrap();
+        assert_eq!(readable_by_others(&fifo), None);
     }
 }
