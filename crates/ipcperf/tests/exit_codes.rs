@@ -534,6 +534,12 @@ fn a_picture_that_cannot_be_written_loses_neither_tables_nor_run() {
         }
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        // Said as the I/O error it is, not the drawing library's debug text
+        // ("backend error: Drawing backend error: ImageError(IoError(...))").
+        assert!(
+            err.contains("cannot write") && !err.contains("backend error"),
+            "{args:?}: {err}"
+        );
         let saved = err.find("saved as run").expect("the run is kept");
         assert!(saved < err.find("error").unwrap(), "said after: {err}");
         assert!(!out.stdout.is_empty(), "{args:?}: the tables are printed");

@@ -196,8 +196,9 @@ pub fn dot_svg(c: &DotChart) -> Result<String, String> {
 
 /// A dot chart as a PNG file.
 pub fn dot_png(c: &DotChart, path: &std::path::Path) -> Result<(), String> {
-    let root = BitMapBackend::new(path, (WIDTH, height(c))).into_drawing_area();
-    draw(root, c).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+    super::png::write(path, (WIDTH, height(c)), |root| {
+        draw(root, c).map_err(|e| e.to_string())
+    })
 }
 
 /// Run B against run A, case by case, as SVG.

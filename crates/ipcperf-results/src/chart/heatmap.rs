@@ -343,11 +343,9 @@ pub fn svg(m: &Matrix) -> Result<String, String> {
 
 /// The heatmap as a PNG file.
 pub fn png(m: &Matrix, path: &Path) -> Result<(), String> {
-    // Opened here first, so a path that cannot be written is said plainly (the
-    // drawing library's own error is a debug string).
-    std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let root = BitMapBackend::new(path, size(m)).into_drawing_area();
-    draw(root, m).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+    super::png::write(path, size(m), |root| {
+        draw(root, m).map_err(|e| e.to_string())
+    })
 }
 
 /// The cells far from their class's median (outlined in the heatmap), named;

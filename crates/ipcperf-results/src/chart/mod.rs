@@ -6,6 +6,7 @@
 pub mod ab;
 pub mod heatmap;
 pub mod matrix_table;
+pub mod png;
 pub mod replay;
 pub mod trend;
 pub mod xy;
@@ -462,10 +463,9 @@ pub fn latency_png(run: &RunRecord, path: &Path) -> Option<Result<(), String>> {
     if lines.is_empty() {
         return None;
     }
-    let root = BitMapBackend::new(path, size_with_legend(lines.len())).into_drawing_area();
-    Some(
-        draw_latency(root, run, &lines).map_err(|e| format!("cannot draw {}: {e}", path.display())),
-    )
+    Some(png::write(path, size_with_legend(lines.len()), |root| {
+        draw_latency(root, run, &lines).map_err(|e| e.to_string())
+    }))
 }
 
 /// Chart size in pixels (the plot itself; a legend below adds to the height).
@@ -566,8 +566,9 @@ pub fn throughput_svg(run: &RunRecord) -> Result<String, String> {
 /// The throughput chart as a PNG file at `path`.
 pub fn throughput_png(run: &RunRecord, path: &Path) -> Result<(), String> {
     let size = size_with_legend(throughput_lines(run).len());
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    draw(root, run).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+    png::write(path, size, |root| {
+        draw(root, run).map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]

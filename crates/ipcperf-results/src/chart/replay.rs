@@ -157,8 +157,9 @@ pub fn write(run: &RunRecord, path: &Path) -> Result<(), Fail> {
             .map_err(Fail::failure)?;
         std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
     } else {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw(root, run).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+        super::png::write(path, size, |root| {
+            draw(root, run).map_err(|e| e.to_string())
+        })
     };
     r.map_err(Fail::failure)
 }

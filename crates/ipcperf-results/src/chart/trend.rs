@@ -146,8 +146,9 @@ pub fn svg(title: &str, points: &[TrendPoint]) -> Result<String, String> {
 
 /// The trend as a PNG file at `path`.
 pub fn png(title: &str, points: &[TrendPoint], path: &Path) -> Result<(), String> {
-    let root = BitMapBackend::new(path, size_with_legend(cases(points).len())).into_drawing_area();
-    draw(root, title, points).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+    super::png::write(path, size_with_legend(cases(points).len()), |root| {
+        draw(root, title, points).map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]

@@ -458,8 +458,9 @@ pub fn svg(c: &XyChart) -> Result<String, String> {
 
 /// The chart as a PNG file at `path`.
 pub fn png(c: &XyChart, path: &Path) -> Result<(), String> {
-    let root = BitMapBackend::new(path, size_with_legend(legend(c).len())).into_drawing_area();
-    draw(root, c).map_err(|e| format!("cannot draw {}: {e}", path.display()))
+    super::png::write(path, size_with_legend(legend(c).len()), |root| {
+        draw(root, c).map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]

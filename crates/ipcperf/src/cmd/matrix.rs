@@ -217,7 +217,8 @@ fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
     };
     if heatmap_is_svg(path)? {
         let svg = crate::chart::heatmap::svg(&m).map_err(Fail::failure)?;
-        std::fs::write(path, svg).map_err(|e| Fail::failure(format!("{}: {e}", path.display())))
+        std::fs::write(path, svg)
+            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))
     } else {
         crate::chart::heatmap::png(&m, path).map_err(Fail::failure)
     }

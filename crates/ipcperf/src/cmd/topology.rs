@@ -339,7 +339,8 @@ fn draw_measured(
     let h = crate::measured::heatmap(m, t);
     if crate::shared::values::heatmap_is_svg(p)? {
         let svg = crate::chart::heatmap::svg(&h).map_err(Fail::failure)?;
-        std::fs::write(p, svg).map_err(|e| Fail::failure(format!("{}: {e}", p.display())))
+        std::fs::write(p, svg)
+            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", p.display())))
     } else {
         crate::chart::heatmap::png(&h, p).map_err(Fail::failure)
     }
