@@ -215,13 +215,7 @@ fn write_heatmap(run: &RunRecord, path: &std::path::Path) -> Result<(), Fail> {
     let Some(m) = crate::chart::heatmap::from_run(run) else {
         return Err(Fail::failure("no pair completed: no heatmap to draw"));
     };
-    if heatmap_is_svg(path)? {
-        let svg = crate::chart::heatmap::svg(&m).map_err(Fail::failure)?;
-        std::fs::write(path, svg)
-            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))
-    } else {
-        crate::chart::heatmap::png(&m, path).map_err(Fail::failure)
-    }
+    crate::shared::values::write_heatmap(&m, path)
 }
 
 #[cfg(test)]

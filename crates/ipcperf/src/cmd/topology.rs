@@ -281,7 +281,10 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
     // A heatmap that cannot be written once the pairs are measured (a disk
     // that filled) loses neither the table nor the run: said after them, exit 1
     // (it returned before both: nothing was kept).
-    let drawn = a.heatmap.as_ref().map(|p| draw_measured(&m, t, p));
+    let drawn = a
+        .heatmap
+        .as_ref()
+        .map(|p| crate::shared::values::write_heatmap(&crate::measured::heatmap(&m, t), p));
     if let (Some(Ok(())), Some(p)) = (&drawn, &a.heatmap) {
         ipcperf_results::console::note(&format!("heatmap drawn in {}", p.display()));
     }
@@ -328,20 +331,4 @@ fn measure(a: &TopologyArgs, t: &Topology) -> Result<i32, Fail> {
     drawn.transpose()?;
     // Not kept in the history (the disk filled): said above, and not a success.
     Ok(i32::from(saver.lost()))
-}
-
-/// `topology --measure -o FILE`: the measured pairs' heatmap.
-fn draw_measured(
-    m: &ipcperf_core::c2c::Measured,
-    t: &Topology,
-    p: &std::path::Path,
-) -> Result<(), Fail> {
-    let h = crate::measured::heatmap(m, t);
-    if crate::shared::values::heatmap_is_svg(p)? {
-        let svg = crate::chart::heatmap::svg(&h).map_err(Fail::failure)?;
-        std::fs::write(p, svg)
-            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", p.display())))
-    } else {
-        crate::chart::heatmap::png(&h, p).map_err(Fail::failure)
-    }
 }

@@ -144,6 +144,21 @@ pub fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
     }
 }
 
+/// A heatmap into `path`, as SVG or PNG by its name (`matrix -o` and
+/// `topology --measure -o`).
+pub fn write_heatmap(
+    m: &crate::chart::heatmap::Matrix,
+    path: &std::path::Path,
+) -> Result<(), Fail> {
+    if heatmap_is_svg(path)? {
+        let svg = crate::chart::heatmap::svg(m).map_err(Fail::failure)?;
+        std::fs::write(path, svg)
+            .map_err(|e| Fail::failure(format!("cannot write {}: {e}", path.display())))
+    } else {
+        crate::chart::heatmap::png(m, path).map_err(Fail::failure)
+    }
+}
+
 /// `--wait`'s list, in the order given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WaitList(pub Vec<ipcperf_core::mechanism::wait::Waits>);
