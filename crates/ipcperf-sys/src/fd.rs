@@ -124,6 +124,13 @@ pub fn free_bytes(path: &Path) -> SysResult<u64> {
     Ok(v.blocks_available() as u64 * v.fragment_size() as u64)
 }
 
+/// The size of the file system holding `path`, in bytes: 0 for one that keeps
+/// no blocks of its own (proc, sysfs, ramfs), whose "0 bytes free" means nothing.
+pub fn fs_bytes(path: &Path) -> SysResult<u64> {
+    let v = nix::sys::statvfs::statvfs(path).ctx("statvfs", &path.display())?;
+    Ok(v.blocks() as u64 * v.fragment_size() as u64)
+}
+
 /// Another thread's way to cut short the writes of a descriptor's owner, when
 /// nothing else would (a file writer never blocks, so it never notices that its
 /// reader died): [`Poison::poison`] replaces the descriptor in place (dup2) with

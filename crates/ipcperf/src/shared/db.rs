@@ -121,8 +121,24 @@ fn room(loc: &Location) -> String {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
+    // A history not there yet whose file cannot be made (a directory of /proc,
+    // /sys, one not ours): the system's reason, which SQLite's "unable to open
+    // database file" leaves out. Made here, it is ours and removed at once.
+    if !p.exists() {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p)
+        {
+            Ok(_) => {
+                let _ = std::fs::remove_file(p);
+            }
+            Err(e) => return format!(" (cannot create {}: {e})", p.display()),
+        }
+    }
+    let sized = ipcperf_sys::fd::fs_bytes(dir).is_ok_and(|b| b > 0);
     let mut why = match ipcperf_sys::fd::free_bytes(dir) {
-        Ok(free) if free < 1 << 20 => format!(
+        Ok(free) if sized && free < 1 << 20 => format!(
             " (the file system holding {} has {} free)",
             dir.display(),
             small_size(free)

@@ -449,3 +449,27 @@ fn a_table_locked_by_another_session_is_a_line_not_a_hang() {
         std::panic::resume_unwind(e);
     }
 }
+
+/// A history named where no file can be made (a directory of /proc) says the
+/// system's reason, which SQLite's "unable to open database file" leaves out;
+/// it said "the file system holding /proc/self has 0 bytes free", which proc
+/// always "has". Nothing is measured first.
+#[test]
+fn a_history_where_no_file_can_be_made_says_why() {
+    let out = Command::new(BIN)
+        .args([
+            "run", "pipe", "--sizes", "4k", "-d", "20ms", "--repeat", "1",
+        ])
+        .env("IPCPERF_DB", "/proc/self/ipcperf-test.db")
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{o}\n{e}");
+    assert!(
+        e.contains("cannot create /proc/self/ipcperf-test.db: No such file or directory"),
+        "{e}"
+    );
+    assert!(!e.contains("bytes free"), "{e}");
+    assert!(!o.contains("pipe ·"), "nothing measured\n{o}");
+}
