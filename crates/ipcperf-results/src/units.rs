@@ -204,8 +204,12 @@ pub fn fmt_rate(r: f64) -> String {
         format!("{:.2}M", r / 1e6)
     } else if r >= 1e3 {
         format!("{:.1}k", r / 1e3)
-    } else {
+    } else if r >= 1.0 || r <= 0.0 {
         format!("{r:.0}")
+    } else {
+        // Below one a second, three figures: 0.4/s was "0/s".
+        let places = (2.0 - r.log10().floor()).clamp(0.0, 12.0) as usize;
+        format!("{r:.places$}")
     }
 }
 
@@ -499,5 +503,10 @@ mod tests {
         assert_eq!(fmt_size(1 << 20), "1 MiB");
         assert_eq!(fmt_mbps(6.0e9), "6000");
         assert_eq!(fmt_rate(1_234_567.0), "1.23M");
+        // Below one a second, three figures, never "0".
+        assert_eq!(fmt_rate(0.4), "0.400");
+        assert_eq!(fmt_rate(0.0123), "0.0123");
+        assert_eq!(fmt_rate(7.4), "7");
+        assert_eq!(fmt_rate(0.0), "0");
     }
 }

@@ -268,6 +268,9 @@ fn each_call(
         let mut bytes: Vec<u8> = Vec::new();
         let mut parser = strace::Parser::new(pid);
         let mut csv: Option<bool> = None;
+        // A CSV's rows are in time order: one earlier than the row before (two
+        // logs joined) would be a gap of 0 and a span that is not the traffic's.
+        let mut csv_last: Option<(u64, usize)> = None;
         let mut n = 0usize;
         loop {
             bytes.clear();
@@ -322,6 +325,13 @@ fn each_call(
                 let t: u64 = f[0]
                     .parse()
                     .map_err(|_| bad(format!("time_ns `{}` is not a whole number", f[0])))?;
+                if let Some((before, at)) = csv_last.filter(|&(b, _)| t < b) {
+                    return Err(bad(format!(
+                        "time_ns {t} is earlier than line {at}'s {before}: the rows must be in \
+                         time order (sort -t, -k1,1n)"
+                    )));
+                }
+                csv_last = Some((t, n));
                 let ab = csv_direction(f[1]).ok_or_else(|| {
                     bad(format!(
                         "direction `{}`: write > (A to B) or < (B to A)",

@@ -125,6 +125,23 @@ fn a_csv_headed_by_a_note_is_a_csv() {
     );
 }
 
+/// A CSV whose rows go back in time (two logs joined) is refused at the row,
+/// with the way to sort it: it was read with a gap of 0 and a rate of the rows'
+/// span, and both were figures of no traffic. Rows of one time are in order.
+#[test]
+fn a_csv_out_of_time_order_is_refused_at_the_row() {
+    let (_d, p) = written("time_ns,direction,size\n5000000000,>,100\n5000000000,<,100\n3,>,100\n");
+    let Err(e) = read(&p) else {
+        panic!("rows out of order were read")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("line 4: time_ns 3 is earlier than line 3's 5000000000")
+            && e.contains("sort -t, -k1,1n"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_traces_say_which_line_and_why() {
     let e = err("bad-line.trace");

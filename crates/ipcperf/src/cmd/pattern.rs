@@ -30,7 +30,7 @@ channels between two processes, requests on one and answers on the other, are on
 conversation. -ff traces (FILE.PID) are read by naming FILE.")]
 pub struct PatternArgs {
     /// The trace: strace's output (-f or -ff, with -t, -tt, -ttt or -r), or a CSV
-    /// of time_ns,direction,size (direction > from A to B, < back).
+    /// of time_ns,direction,size (direction > from A to B, < back; rows in time order).
     #[arg(required_unless_present = "sizes")]
     pub trace: Option<PathBuf>,
     /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
