@@ -465,6 +465,11 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
         // Was ": no such file", and strace -ff's files of '' were any `.N` here.
         (vec!["replay", "", "pipe"], "'' names no trace file"),
         (vec!["replay", far_s, "pipe"], "at most 30 days"),
+        // Was "unknown mechanism '.../good.csv'".
+        (
+            vec!["replay", "pipe", good_s],
+            "the trace comes first, then the mechanisms: ipcperf replay ",
+        ),
     ] {
         let mut a = args.clone();
         a.extend(["--db", db_s]);
@@ -512,4 +517,29 @@ fn a_replay_opens_its_trace_once() {
         .filter(|l| l.contains("two-way.csv") && !l.contains("execve"))
         .count();
     assert_eq!(opens, 1, "{}", std::fs::read_to_string(&log).unwrap());
+}
+
+/// A replay says how long it will take before it starts: a CSV whose last row
+/// is an hour on waits that hour each pass, and it sat without a word (stopped
+/// here after 3 s, by SIGINT as a user would).
+#[test]
+fn a_replay_says_how_long_it_will_take_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let hour = dir.path().join("hour.csv");
+    std::fs::write(&hour, "0,>,10\n1000,<,10\n3600000000000,>,10\n").unwrap();
+    let out = Command::new("timeout")
+        .args(["-s", "INT", "3"])
+        .arg(env!("CARGO_BIN_EXE_ipcperf"))
+        .args(["replay", "--no-save", "--repeat", "2"])
+        .arg(&hour)
+        .arg("pipe")
+        .env_remove("IPCPERF_DB")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("replay of 1 case, 2 passes of 60 min each, about 2.0 h"),
+        "{err}"
+    );
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
 }

@@ -48,6 +48,20 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     crate::console::machine_warnings(&run.machine);
     let mut console = Console::new(specs.len());
+    // How long, said first: a pass lasts what the trace spans (a CSV whose last
+    // row is an hour on waits that hour, five passes a case).
+    console.note(&format!(
+        "replay of {} case{}, {} pass{} of {} each, about {}",
+        specs.len(),
+        if specs.len() == 1 { "" } else { "s" },
+        plan_.series,
+        if plan_.series == 1 { "" } else { "es" },
+        long_secs(pass_ns(&plan_) as f64 / 1e9),
+        long_secs(
+            (pass_ns(&plan_) as f64 / 1e9 + 0.05) * f64::from(plan_.series) * specs.len() as f64
+                + 0.3 * specs.len() as f64
+        )
+    ));
     {
         let mut obs = saver.observe(&mut console);
         for (i, spec) in specs.iter().enumerate() {
@@ -75,4 +89,28 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     )?;
     drawn.transpose()?;
     Ok(code)
+}
+
+/// One pass: the trace's span, or its loops for --loop.
+fn pass_ns(p: &ReplayPlan) -> u64 {
+    if p.reps > 1 {
+        p.script.period_ns().saturating_mul(p.reps)
+    } else {
+        p.script.span_ns()
+    }
+}
+
+/// Seconds as they are read: 0.3 s, 45 s, 12 min, 5.0 h, 3.2 days.
+fn long_secs(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
+    }
 }

@@ -227,6 +227,23 @@ pub fn split_args(a: &ReplayArgs) -> Result<(Option<PathBuf>, Vec<MechanismKind>
             }
         }
     };
+    // `replay pipe app.trace`: the trace named after a mechanism, said so (it
+    // was "unknown mechanism 'app.trace'").
+    if let (Some(t), Some(file)) = (
+        &trace,
+        names.iter().find(|n| std::path::Path::new(n).is_file()),
+    ) {
+        if !t.is_file() && parse_mechanisms(&[t.display().to_string()]).is_ok() {
+            return Err(Fail::usage(format!(
+                "the trace comes first, then the mechanisms: ipcperf replay {file} {}",
+                [t.to_str().unwrap_or_default()]
+                    .into_iter()
+                    .chain(names.iter().filter(|n| *n != file).map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
+        }
+    }
     let mechs = if names.is_empty() {
         DEFAULT_MECHANISMS.to_vec()
     } else {
