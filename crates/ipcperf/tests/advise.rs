@@ -309,7 +309,10 @@ fn bad_questions_are_one_line_exit_2() {
     let db = dir.path().join("h.db");
     for (args, want) in [
         (&["advise", "--cpu-budget", "0"][..], "--cpu-budget"),
-        (&["advise", "--only", "nope"][..], "--mechanisms nope"),
+        (
+            &["advise", "--only", "nope"][..],
+            "--mechanisms nope: unknown mechanism",
+        ),
         // An empty name was "--mechanisms : not a candidate".
         (
             &["advise", "--mechanisms", ","][..],
@@ -329,6 +332,15 @@ fn bad_questions_are_one_line_exit_2() {
         (
             &["advise", "--throughput", "--latency", "p50"][..],
             "--throughput",
+        ),
+        // Flags of another traffic: they were dropped without a word.
+        (
+            &["advise", "--traffic", "stream", "--fan", "8"][..],
+            "--fan applies to --traffic fan-in (clients) and fan-out (readers), not to --traffic stream",
+        ),
+        (
+            &["advise", "--traffic", "fan-out", "--latency", "p50"][..],
+            "--latency applies to round trips: --traffic fan-out is ranked by throughput",
         ),
         (&["advise", "--pattern-file", &trace][..], "no such file"),
         (

@@ -108,6 +108,13 @@ pub(crate) fn candidates(a: &AdviseArgs) -> Result<Vec<String>, Fail> {
         )));
     }
     for m in &only {
+        // A name of no mechanism at all is said so (a typo), not "not a candidate".
+        if MechanismKind::from_name(m).is_none() {
+            return Err(Fail::usage(format!(
+                "--mechanisms {m}: unknown mechanism; candidates: {}",
+                all.join(", ")
+            )));
+        }
         if !all.contains(m) {
             return Err(Fail::usage(format!(
                 "--mechanisms {m}: not a candidate for the {} pattern here; candidates: {}",

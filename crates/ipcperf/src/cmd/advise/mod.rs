@@ -4,6 +4,7 @@
 //! as any run is saved, then ranks them (see [`crate::advise`]).
 
 mod candidates;
+mod flags;
 pub mod pattern;
 pub(crate) use candidates::{candidates, left_across};
 
@@ -48,13 +49,14 @@ pub struct AdviseArgs {
     #[arg(long = "sizes", alias = "size", value_name = "SIZE", value_parser = units::parse_block)]
     pub size: Option<usize>,
 
-    /// Fan-in: how many clients; fan-out: how many readers.
-    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=64))]
-    pub fan: u32,
+    /// Fan-in: how many clients; fan-out: how many readers (default 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub fan: Option<u32>,
 
-    /// Which round-trip figure decides.
-    #[arg(long, value_parser = crate::shared::choice::choice::<Figure>(), default_value_t = Figure::P99)]
-    pub latency: Figure,
+    /// Which round-trip figure decides (default p99; streams and fan-out are
+    /// ranked by throughput).
+    #[arg(long, value_parser = crate::shared::choice::choice::<Figure>())]
+    pub latency: Option<Figure>,
 
     /// Rank round trips by how many per second, not by a latency (streams are
     /// always ranked by throughput).
@@ -199,8 +201,8 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
             argv.extend(["--idle".into(), a.idle.label()]);
         }
         match a.pattern {
-            Pattern::FanIn => argv.extend(["--clients".into(), a.fan.to_string()]),
-            Pattern::FanOut => argv.extend(["--subscribers".into(), a.fan.to_string()]),
+            Pattern::FanIn => argv.extend(["--clients".into(), a.fans().to_string()]),
+            Pattern::FanOut => argv.extend(["--subscribers".into(), a.fans().to_string()]),
             _ => {}
         }
         // The ring: sleeping and spinning waits, both named in the answer.
@@ -271,6 +273,7 @@ pub(crate) fn first_line(s: &str) -> String {
 
 pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     a.format.refuse_metrics("an answer")?;
+    a.check_applies()?;
     if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
         return Err(Fail::usage(
             "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
@@ -283,7 +286,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         figure: if a.throughput && !streams {
             Figure::Rate
         } else {
-            a.latency
+            a.figure()
         },
         cpu_budget: a.cpu_budget,
         posix_only: a.posix_only,
@@ -383,8 +386,8 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
         _ => (false, false, 0),
     };
     let want_fan = match a.pattern {
-        Pattern::FanIn => (true, false, a.fan),
-        Pattern::FanOut => (false, true, a.fan),
+        Pattern::FanIn => (true, false, a.fans()),
+        Pattern::FanOut => (false, true, a.fans()),
         _ => (false, false, 0),
     };
     let wanted: Vec<_> = specs
@@ -564,12 +567,12 @@ fn title(ask: &Ask, a: &AdviseArgs) -> String {
         }
         Pattern::FanIn => format!(
             "fan-in, {} clients to one server, {} B messages, ranked by {by}",
-            a.fan,
+            a.fans(),
             a.size.unwrap_or(512)
         ),
         Pattern::FanOut => format!(
             "fan-out, one writer to {} readers, {} B blocks, ranked by the slowest reader",
-            a.fan,
+            a.fans(),
             a.size.unwrap_or(64 * 1024)
         ),
         Pattern::Replay => format!(

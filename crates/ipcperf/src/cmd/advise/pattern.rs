@@ -28,6 +28,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
         ));
     }
+    a.check_applies()?;
     if a.throughput {
         return Err(Fail::usage(
             "--throughput: a replayed pattern goes at its own rate; rank it by --latency",
@@ -100,7 +101,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     ));
     let ask = Ask {
         pattern: Pattern::Replay,
-        figure: a.latency,
+        figure: a.figure(),
         cpu_budget: a.cpu_budget,
         posix_only: a.posix_only,
         messages: a.messages,

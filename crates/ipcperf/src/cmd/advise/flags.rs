@@ -1,0 +1,46 @@
+//! What `advise`'s traffic flags default to, and which traffic each applies to:
+//! one given where it changes nothing is bad input (it was dropped without a
+//! word: `--traffic stream --fan 8` measured the stream alone).
+
+use super::AdviseArgs;
+use crate::advise::{Figure, Pattern};
+use crate::fail::Fail;
+
+impl AdviseArgs {
+    /// Clients of a fan-in, readers of a fan-out.
+    pub(super) fn fans(&self) -> u32 {
+        self.fan.unwrap_or(4)
+    }
+
+    /// The round-trip figure that decides.
+    pub(super) fn figure(&self) -> Figure {
+        self.latency.unwrap_or(Figure::P99)
+    }
+
+    /// `--fan` only for fan-in and fan-out, `--latency` only where round trips
+    /// are ranked (not a stream's or fan-out's throughput).
+    pub(super) fn check_applies(&self) -> Result<(), Fail> {
+        let replayed = self.pattern_file.is_some() || self.source.sizes.is_some();
+        let traffic = if replayed {
+            "a replayed pattern".to_string()
+        } else {
+            format!("--traffic {}", self.pattern)
+        };
+        if self.fan.is_some()
+            && (replayed || !matches!(self.pattern, Pattern::FanIn | Pattern::FanOut))
+        {
+            return Err(Fail::usage(format!(
+                "--fan applies to --traffic fan-in (clients) and fan-out (readers), not to {traffic}"
+            )));
+        }
+        if self.latency.is_some()
+            && !replayed
+            && matches!(self.pattern, Pattern::Stream | Pattern::FanOut)
+        {
+            return Err(Fail::usage(format!(
+                "--latency applies to round trips: {traffic} is ranked by throughput"
+            )));
+        }
+        Ok(())
+    }
+}
