@@ -36,6 +36,33 @@ fn a_mechanism_flag_none_of_the_mechanisms_applies_exits_2() {
         "--nonblocking applies to pipe",
     );
     bad_input(&["matrix", "pipe", "--nodelay"], "none of pipe is one");
+    // --dir where nothing goes: pipe and tcp make no file (it was taken, and
+    // nothing went there); fifo's record names it.
+    bad_input(
+        &["run", "pipe,tcp", "--dir", "/tmp"],
+        "--dir applies to fifo, unix, file and uring-unix, and none of pipe, tcp is one",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let v = common::run_json(&[
+        "run", "fifo", "--dir", d, "-s", "4k", "-d", "20ms", "-r", "1",
+    ]);
+    assert_eq!(v["cases"][0]["options"]["dir"], d, "{v}");
+}
+
+/// `--tracer` without `--explain` traced nothing and said nothing.
+#[test]
+fn a_tracer_without_explain_exits_2() {
+    for cmd in [
+        &["run", "pipe"][..],
+        &["latency", "pipe"],
+        &["matrix", "pipe"],
+        &["sync"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["--tracer", "perf"]);
+        bad_input(&args, "--explain");
+    }
 }
 
 #[test]

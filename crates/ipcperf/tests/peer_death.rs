@@ -49,13 +49,16 @@ fn long_run(mech: &str, dir: &Path) -> Child {
     } else {
         &["--sizes", "64k", "--duration", "30s"]
     };
-    Command::new(env!("CARGO_BIN_EXE_ipcperf"))
-        .env("IPCPERF_NO_SAVE", "1")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ipcperf"));
+    c.env("IPCPERF_NO_SAVE", "1")
         .args(["run", mech])
         .args(length)
-        .args(["--repeat", "1", "--dir"])
-        .arg(dir)
-        .stdout(Stdio::null())
+        .args(["--repeat", "1"]);
+    // --dir where the mechanism makes its objects there (pipe and tcp refuse it).
+    if ["fifo", "unix", "file"].contains(&mech) {
+        c.arg("--dir").arg(dir);
+    }
+    c.stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()

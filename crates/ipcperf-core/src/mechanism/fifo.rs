@@ -80,6 +80,7 @@ impl Mechanism for Fifo {
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "FIFO path",
+        in_dir: true,
         ..MechanismInfo::new(
             MechanismKind::Fifo,
             "fifo",

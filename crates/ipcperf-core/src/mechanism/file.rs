@@ -54,6 +54,7 @@ impl Mechanism for File {
     const INFO: MechanismInfo = MechanismInfo {
         reader_after_writer: true,
         names: "temp file",
+        in_dir: true,
         ..MechanismInfo::new(
             MechanismKind::File,
             "file",

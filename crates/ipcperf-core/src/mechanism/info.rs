@@ -21,6 +21,9 @@ pub struct MechanismInfo {
     pub reader_after_writer: bool,
     /// Named objects it creates, for `list`.
     pub names: &'static str,
+    /// Its named objects go under `--dir` (a FIFO, a socket path, a file).
+    #[serde(skip)]
+    pub in_dir: bool,
     /// The mechanism it is built on (a library over a socket, io_uring over a
     /// socket or pipe), whose cost the report sets it beside.
     pub base: Option<MechanismKind>,
@@ -42,6 +45,7 @@ impl MechanismInfo {
             solo: false,
             reader_after_writer: false,
             names: "none",
+            in_dir: false,
             base: None,
             library: None,
         }

@@ -123,6 +123,13 @@ impl MechOptions {
             M::describe(self, &mut v);
             M::POLLS
         });
+        // --dir, where the mechanism makes its objects there (file says its
+        // dir always).
+        if let Some(d) = &self.dir {
+            if info.in_dir && !v.iter().any(|(k, _)| k == "dir") {
+                v.push(("dir".into(), d.display().to_string()));
+            }
+        }
         if self.nonblocking && polls && !kind.info().solo {
             v.push(("nonblocking".into(), "try-poll".into()));
         }

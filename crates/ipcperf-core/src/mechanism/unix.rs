@@ -61,6 +61,7 @@ impl Mechanism for Unix {
 
     const INFO: MechanismInfo = MechanismInfo {
         names: "socket path",
+        in_dir: true,
         ..MechanismInfo::new(
             MechanismKind::Unix,
             "unix",

@@ -120,6 +120,7 @@ impl Mechanism for UringUnix {
     const INFO: MechanismInfo = MechanismInfo {
         modes: TWO_SIDES,
         names: "socket path",
+        in_dir: true,
         base: Some(MechanismKind::Unix),
         library: Some(super::info::IO_URING),
         ..MechanismInfo::new(

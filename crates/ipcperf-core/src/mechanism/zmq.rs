@@ -232,6 +232,7 @@ macro_rules! zmq_mechanism {
             const INFO: MechanismInfo = MechanismInfo {
                 modes: TWO_SIDES,
                 names: $names,
+                in_dir: matches!(MechanismKind::$kind, MechanismKind::ZmqIpc),
                 base: Some(MechanismKind::$base),
                 library: Some(LIBRARY),
                 ..MechanismInfo::new(MechanismKind::$kind, $name, $summary)

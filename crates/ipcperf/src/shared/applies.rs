@@ -14,11 +14,11 @@ fn applies(opts: &MechOptions, kind: MechanismKind, key: &str, value: Option<&st
         .any(|(k, v)| k == key && value.is_none_or(|want| v == want))
 }
 
-/// `--pipe-size`, `--nodelay`, `--sndbuf`, `--rcvbuf`, `--ipv6`, `--priority`
-/// and `--nonblocking` given for a run none of whose mechanisms applies it:
+/// `--pipe-size`, `--nodelay`, `--sndbuf`, `--rcvbuf`, `--ipv6`, `--priority`,
+/// `--nonblocking` and `--dir` given for a run none of whose mechanisms applies it:
 /// one line naming the mechanisms that would.
 pub fn check(opts: &MechOptions, mechs: &[MechanismKind]) -> Result<(), Fail> {
-    let flags: [(&str, bool, &str, Option<&str>); 7] = [
+    let flags: [(&str, bool, &str, Option<&str>); 8] = [
         ("--pipe-size", opts.pipe_size.is_some(), "pipe_size", None),
         ("--nodelay", opts.nodelay, "nodelay", None),
         ("--sndbuf", opts.sndbuf.is_some(), "sndbuf", None),
@@ -26,6 +26,7 @@ pub fn check(opts: &MechOptions, mechs: &[MechanismKind]) -> Result<(), Fail> {
         ("--ipv6", opts.ipv6, "ip", Some("v6")),
         ("--priority", opts.mq_priority.is_some(), "priority", None),
         ("--nonblocking", opts.nonblocking, "nonblocking", None),
+        ("--dir", opts.dir.is_some(), "dir", None),
     ];
     for (flag, given, key, value) in flags {
         if !given || mechs.iter().any(|&m| applies(opts, m, key, value)) {

@@ -9,7 +9,7 @@ pub struct TracerArg {
     /// The tracer of --explain: auto (a short probe on the case's CPUs keeps
     /// the one that sees more of the wake-ups, else the cheaper), perf
     /// (perf_event_open) or tracefs (a private ftrace instance, removed after).
-    #[arg(long, value_name = "TRACER", default_value = "auto", value_parser = ["auto", "perf", "tracefs"])]
+    #[arg(long, value_name = "TRACER", default_value = "auto", value_parser = ["auto", "perf", "tracefs"], requires = "explain")]
     pub tracer: String,
 }
 

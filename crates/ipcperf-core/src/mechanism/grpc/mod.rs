@@ -527,6 +527,7 @@ impl Mechanism for GrpcUds {
     const INFO: MechanismInfo = MechanismInfo {
         modes: TWO_SIDES,
         names: "socket path",
+        in_dir: true,
         base: Some(MechanismKind::Unix),
         library: Some(LIBRARY),
         ..MechanismInfo::new(

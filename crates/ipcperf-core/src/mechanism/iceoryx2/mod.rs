@@ -529,6 +529,7 @@ impl Mechanism for Iceoryx2 {
     const INFO: MechanismInfo = MechanismInfo {
         modes: TWO_SIDES,
         names: "iceoryx2's files under a private directory; ipcperf-<pid>-... in /dev/shm",
+        in_dir: true,
         base: Some(MechanismKind::Shm),
         library: Some(LIBRARY),
         ..MechanismInfo::new(
