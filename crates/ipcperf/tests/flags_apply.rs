@@ -50,6 +50,20 @@ fn a_mechanism_flag_none_of_the_mechanisms_applies_exits_2() {
     assert_eq!(v["cases"][0]["options"]["dir"], d, "{v}");
 }
 
+/// `--spin-for` is adaptive's spin: with no adaptive wake-up (futex is the
+/// default) it was taken and spun nothing.
+#[test]
+fn a_spin_without_an_adaptive_wake_exits_2() {
+    bad_input(
+        &["latency", "shm", "--spin-for", "1ms"],
+        "--spin-for applies to --wake adaptive (spin, then sleep); this run's wake-ups: futex",
+    );
+    bad_input(
+        &["run", "shm", "--wake", "spin,futex", "--spin-for", "1ms"],
+        "this run's wake-ups: spin, futex",
+    );
+}
+
 /// `--tracer` without `--explain` traced nothing and said nothing.
 #[test]
 fn a_tracer_without_explain_exits_2() {

@@ -55,3 +55,20 @@ fn and_list(v: &[&str]) -> String {
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
+
+/// `--spin-for` is how long `--wake adaptive` spins before it sleeps: with no
+/// adaptive wake-up asked (the default is futex) it was dropped without a word.
+pub fn check_spin_for(
+    given: bool,
+    wakes: &[ipcperf_core::mechanism::shm_ring::Wake],
+) -> Result<(), Fail> {
+    use ipcperf_core::mechanism::shm_ring::Wake;
+    if !given || wakes.contains(&Wake::Adaptive) {
+        return Ok(());
+    }
+    let asked: Vec<&str> = wakes.iter().map(|w| w.name()).collect();
+    Err(Fail::usage(format!(
+        "--spin-for applies to --wake adaptive (spin, then sleep); this run's wake-ups: {}",
+        asked.join(", ")
+    )))
+}

@@ -413,6 +413,7 @@ impl MechArgs {
             iox2_request_response: false,
         };
         super::applies::check(&opts, mechs)?;
+        super::applies::check_spin_for(self.spin_for.is_some(), &self.wakes())?;
         Ok(opts)
     }
 }
