@@ -502,6 +502,14 @@ fn runs_are_labelled_found_by_label_and_keep_it_through_export_and_import() {
             "would read as a run id",
         ),
         (vec!["run", "pipe", "--label", ""], "1 to 64 characters"),
+        (
+            vec!["run", "pipe", "--label", "99999999999999999999"],
+            "would read as a run id",
+        ),
+        (
+            vec!["show", "99999999999999999999"],
+            "'99999999999999999999' is not a run id",
+        ),
         (vec!["show", "nosuch"], "no run is labelled 'nosuch'"),
     ] {
         let out = cmd(&db, &args).output().unwrap();

@@ -10,7 +10,9 @@ pub fn check_label(s: &str) -> Result<String, String> {
     if s.chars().any(char::is_control) {
         return Err("a label cannot hold control characters".into());
     }
-    if s == "last" || s.parse::<i64>().is_ok() {
+    // A number of any length (99999999999999999999 is too big for an id, yet
+    // reads as one, and `show` said "no run is labelled" of it).
+    if s == "last" || s.parse::<i64>().is_ok() || s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "'{s}' would read as a run id: a label needs a letter in it (baseline, v1.2, ...)"
         ));
