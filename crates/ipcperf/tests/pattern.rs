@@ -445,6 +445,11 @@ fn bad_replays_are_refused_and_nothing_is_saved() {
             "no conversation 9",
         ),
         (vec!["replay", good_s, "--speed", "0", "pipe"], "speed"),
+        // As typed: it was written out in 301 digits.
+        (
+            vec!["replay", good_s, "--speed", "1e300", "pipe"],
+            "speed 1e300: from 0.001 to 1000000",
+        ),
         (vec!["replay", good_s, "memcpy"], "no way back"),
         (
             vec!["replay", good_s, "pipe", "-o", "x.gif"],

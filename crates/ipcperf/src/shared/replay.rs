@@ -55,7 +55,11 @@ fn parse_speed(s: &str) -> Result<f64, String> {
         .trim_end_matches(['x', '×'])
         .parse()
         .map_err(|_| format!("`{s}` is not a speed (2, 0.5, 10x)"))?;
-    ipcperf_core::workload::replay::check_speed(v)
+    // Out of range, said as typed (1e300 was written out in 301 digits).
+    ipcperf_core::workload::replay::check_speed(v).map_err(|e| match e.split_once(": ") {
+        Some((_, range)) => format!("speed {}: {range}", s.trim()),
+        None => e,
+    })
 }
 
 /// The most messages a fitted pattern draws.
