@@ -309,6 +309,11 @@ fn bad_questions_are_one_line_exit_2() {
     let db = dir.path().join("h.db");
     for (args, want) in [
         (&["advise", "--cpu-budget", "0"][..], "--cpu-budget"),
+        // It was taken, and the answer's title wrote it out in 301 digits.
+        (
+            &["advise", "--cpu-budget", "1e300"][..],
+            "--cpu-budget: a number of CPUs above 0, at most 8192",
+        ),
         (
             &["advise", "--only", "nope"][..],
             "--mechanisms nope: unknown mechanism",

@@ -6,6 +6,9 @@ use super::AdviseArgs;
 use crate::advise::{Figure, Pattern};
 use crate::fail::Fail;
 
+/// The most CPUs a budget may name: Linux's largest NR_CPUS on x86.
+const MOST_CPUS: f64 = 8192.0;
+
 impl AdviseArgs {
     /// Clients of a fan-in, readers of a fan-out.
     pub(super) fn fans(&self) -> u32 {
@@ -20,6 +23,16 @@ impl AdviseArgs {
     /// `--fan` only for fan-in and fan-out, `--latency` only where round trips
     /// are ranked (not a stream's or fan-out's throughput).
     pub(super) fn check_applies(&self) -> Result<(), Fail> {
+        // Above 0, and a count a machine has (1e300 was taken, and printed in
+        // the answer's title in 301 digits).
+        if self
+            .cpu_budget
+            .is_some_and(|b| !(b > 0.0 && b <= MOST_CPUS))
+        {
+            return Err(Fail::usage(
+                "--cpu-budget: a number of CPUs above 0, at most 8192 (0.5, 1, 2)",
+            ));
+        }
         let replayed = self.pattern_file.is_some() || self.source.sizes.is_some();
         let traffic = if replayed {
             "a replayed pattern".to_string()

@@ -274,11 +274,6 @@ pub(crate) fn first_line(s: &str) -> String {
 pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     a.format.refuse_metrics("an answer")?;
     a.check_applies()?;
-    if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
-        return Err(Fail::usage(
-            "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
-        ));
-    }
     let specs = plan(&a)?;
     let streams = matches!(a.pattern, Pattern::Stream | Pattern::FanOut);
     let ask = Ask {

@@ -23,11 +23,6 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         #[command(flatten)]
         a: crate::shared::replay::ReplayArgs,
     }
-    if a.cpu_budget.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
-        return Err(Fail::usage(
-            "--cpu-budget: a number of CPUs above 0 (0.5, 1, 2)",
-        ));
-    }
     a.check_applies()?;
     if a.throughput {
         return Err(Fail::usage(
