@@ -42,6 +42,10 @@ fn a_mechanism_flag_none_of_the_mechanisms_applies_exits_2() {
         &["run", "pipe,tcp", "--dir", "/tmp"],
         "--dir applies to fifo, unix, file and uring-unix, and none of pipe, tcp is one",
     );
+    bad_input(
+        &["sync", "futex,mutex", "--dir", "/tmp"],
+        "--dir holds the lock file of flock and fcntl, and neither is measured",
+    );
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let v = common::run_json(&[

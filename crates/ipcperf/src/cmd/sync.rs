@@ -154,6 +154,15 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
                 d.display()
             )));
         }
+        // Only the file locks make a file there (it was taken for futex alone).
+        if !prims
+            .iter()
+            .any(|p| matches!(p, Primitive::Flock | Primitive::Fcntl))
+        {
+            return Err(Fail::usage(
+                "--dir holds the lock file of flock and fcntl, and neither is measured",
+            ));
+        }
     }
     ipcperf_core::idle::check(a.idle, &ipcperf_core::idle::IdleInfo::current())
         .map_err(Fail::usage)?;
