@@ -601,3 +601,32 @@ fn remeasure_measures_the_called_cases_again_and_holds_each_call_to_them() {
     let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(runs.as_array().map(Vec::len), Some(11), "{runs}");
 }
+
+/// A baseline is of runs that measured A's cases: a latency run between them
+/// was counted as one of A's runs (named in the heading, taking a place of the
+/// K asked) though it held none of the cases judged.
+#[test]
+fn a_run_of_other_cases_is_no_part_of_a_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let r1 = first_run(dir.path(), &db, &["pipe", "--sizes", "4k", "-d", "20ms"]);
+    cmd(&db, &["latency", "pipe", "-d", "20ms", "-r", "1", "-q"])
+        .assert()
+        .success();
+    import_copy(dir.path(), &db, &r1, 3, |_, _| 1.0);
+    import_copy(dir.path(), &db, &r1, 4, |_, _| 1.0);
+    let out = cmd(
+        &db,
+        &["compare", "3", "4", "--baseline-runs", "5", "-f", "json"],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["baseline"], serde_json::json!([3, 1]), "{j}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("that measured a case of A (runs 3, 1)"),
+        "{err}"
+    );
+}

@@ -91,6 +91,13 @@ pub fn same_machine(a: &RunRecord, b: &RunRecord) -> bool {
         && a.machine.cpu_model == b.machine.cpu_model
 }
 
+/// Whether run `r` measured a case of `a` (a baseline run that shares none is
+/// no baseline: `--baseline-runs` counted a matrix or a replay as one of A's).
+pub fn shares_a_case(a: &RunRecord, r: &RunRecord) -> bool {
+    let keys: Vec<String> = a.cases.iter().map(key).collect();
+    r.cases.iter().any(|c| keys.contains(&key(c)))
+}
+
 /// The runs of history a case needs before its run-to-run spread is used alone
 /// (with a prior fitted over the cases, two do).
 pub const HISTORY_RUNS: usize = super::moderated::ALONE_RUNS;

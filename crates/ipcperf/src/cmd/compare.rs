@@ -41,7 +41,7 @@ pub struct CompareArgs {
     pub fail_on_regression: bool,
 
     /// A is this many runs: A and the newest earlier complete runs of its host,
-    /// kernel and CPU model before it (not B); B is judged against their mean
+    /// kernel and CPU model before it that measured a case of A (not B); B is judged against their mean
     /// and their run-to-run spread. Five buy about a quarter off the smallest
     /// change callable against one (√(1 + 1/5) against √2).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
@@ -125,7 +125,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     if baseline.len() < usize::from(a.baseline_runs) {
         crate::console::note(&format!(
             "--baseline-runs {}: only {} complete run{} of A's host, kernel and CPU model up to A \
-             (run{} {}): B is judged against {}",
+             that measured a case of A (run{} {}): B is judged against {}",
             a.baseline_runs,
             baseline.len(),
             if baseline.len() == 1 { "" } else { "s" },
@@ -403,7 +403,7 @@ fn ids_shown(ids: &[i64]) -> String {
 }
 
 /// A and up to `k − 1` complete runs of its host, kernel and CPU model before it
-/// (newest first, never B): the runs B is judged against.
+/// that measured a case of A (newest first, never B): the runs B is judged against.
 fn baseline_of(
     store: &mut crate::store::Store,
     (ia, ra): (i64, RunRecord),
@@ -427,7 +427,9 @@ fn baseline_of(
                     break;
                 }
                 if let Ok(Some(rec)) = store.load_run(r.id) {
-                    if compare::same_machine(&rec, &runs[0]) {
+                    if compare::same_machine(&rec, &runs[0])
+                        && compare::shares_a_case(&runs[0], &rec)
+                    {
                         ids.push(r.id);
                         runs.push(rec);
                     }
