@@ -355,8 +355,10 @@ fn man_pages() {
     assert!(!dir.path().join("ipcperf-help.1").exists());
     bad_input(
         &["man", "--dir", &common::missing("dir")],
-        "not a directory",
+        "no such directory",
     );
+    let file = dir.path().join("ipcperf.1");
+    bad_input(&["man", "--dir", file.to_str().unwrap()], "not a directory");
 }
 
 /// -q prints the results and nothing on stderr; -v says every case as it ends; the

@@ -33,6 +33,12 @@ pub fn run(a: ManArgs, cmd: clap::Command) -> Result<i32, Fail> {
         crate::console::out(&String::from_utf8_lossy(&render(cmd)?));
         return Ok(0);
     };
+    if !dir.exists() {
+        return Err(Fail::usage(format!(
+            "{}: no such directory (make it first)",
+            dir.display()
+        )));
+    }
     if !dir.is_dir() {
         return Err(Fail::usage(format!("{}: not a directory", dir.display())));
     }
