@@ -106,11 +106,17 @@ pub const SPEEDS: std::ops::RangeInclusive<f64> = 0.001..=1e6;
 /// `speed` if a replay can go at it: the one check of a speed, for the command
 /// line and the script alike.
 pub fn check_speed(speed: f64) -> std::result::Result<f64, String> {
+    check_speed_as(speed, &speed.to_string())
+}
+
+/// [`check_speed`], the speed named as the user wrote it (`1e300`, not its 301
+/// digits).
+pub fn check_speed_as(speed: f64, written: &str) -> std::result::Result<f64, String> {
     if speed.is_finite() && SPEEDS.contains(&speed) {
         Ok(speed)
     } else {
         Err(format!(
-            "speed {speed}: from {} to {}",
+            "speed {written}: from {} to {}",
             SPEEDS.start(),
             SPEEDS.end()
         ))

@@ -55,11 +55,7 @@ fn parse_speed(s: &str) -> Result<f64, String> {
         .trim_end_matches(['x', '×'])
         .parse()
         .map_err(|_| format!("`{s}` is not a speed (2, 0.5, 10x)"))?;
-    // Out of range, said as typed (1e300 was written out in 301 digits).
-    ipcperf_core::workload::replay::check_speed(v).map_err(|e| match e.split_once(": ") {
-        Some((_, range)) => format!("speed {}: {range}", s.trim()),
-        None => e,
-    })
+    ipcperf_core::workload::replay::check_speed_as(v, s.trim())
 }
 
 /// The most messages a fitted pattern draws.
@@ -314,5 +310,20 @@ pub fn reps(script: &Script, loop_for: Option<std::time::Duration>) -> u64 {
             .div_ceil(script.period_ns().max(1))
             .max(1),
         None => 1,
+    }
+}
+
+/// Seconds as they are read: 0.3 s, 45 s, 12 min, 5.0 h, 3.2 days.
+pub fn long_secs(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
     }
 }
