@@ -27,6 +27,21 @@ pub struct ReplayPlan<'a> {
 }
 
 impl ReplayPlan<'_> {
+    /// What one pass spans: the script's, and its loops after the first for `--loop`
+    /// (each a period after the last). Saturates; [`ReplayPlan::check`] bounds it.
+    pub fn pass_ns(&self) -> u64 {
+        self.reps
+            .saturating_sub(1)
+            .saturating_mul(self.script.period_ns())
+            .saturating_add(self.script.span_ns())
+    }
+
+    /// About how long `cases` cases take, said before they start: each pass, 50 ms
+    /// between passes, 0.3 s to set up a case (peers, objects, warm-up).
+    pub fn about_secs(&self, cases: usize) -> f64 {
+        ((self.pass_ns() as f64 / 1e9 + 0.05) * f64::from(self.series) + 0.3) * cases as f64
+    }
+
     /// The most messages a series holds.
     pub fn check(&self) -> Result<()> {
         let total = (self.script.len() as u64).checked_mul(self.reps);
@@ -101,7 +116,7 @@ fn run_inner<M: Mechanism>(
     rec.options.extend(s.facts());
     let tare = s.clock_cost_ns();
     let period = script.period_ns();
-    let mut fig = Figures::new((plan.reps - 1) * period + script.span_ns() + 1);
+    let mut fig = Figures::new(plan.pass_ns() + 1);
     let mut about = plan.about.clone();
     let (mut series_p50, mut series_p99, mut elapsed) = (Vec::new(), Vec::new(), 0u64);
     for _ in 0..plan.series {
@@ -173,7 +188,7 @@ fn run_inner<M: Mechanism>(
     about.a_to_b_latency = Figures::way(&fig.a_to_b);
     about.b_to_a_latency = Figures::way(&fig.b_to_a);
     about.loops = plan.reps;
-    about.recorded_ns = (plan.reps - 1) * period + script.span_ns();
+    about.recorded_ns = plan.pass_ns();
     let (a, ab, b, bb) = script.counts();
     (
         about.a_to_b,
@@ -225,6 +240,32 @@ mod tests {
             m.push((i * 500_000 + 100_000, false, 1_000));
         }
         Script::new(m, 1.0).unwrap()
+    }
+
+    /// A pass of three loops spans two periods and the script once more; the
+    /// estimate said before a replay counts every pass of every case and their
+    /// set-up.
+    #[test]
+    fn a_pass_spans_its_loops_and_the_estimate_counts_every_pass() {
+        let s = script();
+        // 199 × 500 µs + 100 µs, and a period of that plus one mean gap.
+        assert_eq!(s.span_ns(), 99_600_000);
+        assert_eq!(s.period_ns(), 99_600_000 + 99_600_000 / 399);
+        let mut plan = ReplayPlan {
+            script: &s,
+            series: 5,
+            reps: 1,
+            spin: false,
+            about: ReplayRecord::default(),
+        };
+        assert_eq!(plan.pass_ns(), s.span_ns());
+        plan.reps = 3;
+        assert_eq!(plan.pass_ns(), 2 * s.period_ns() + s.span_ns());
+        let one = (plan.pass_ns() as f64 / 1e9 + 0.05) * 5.0 + 0.3;
+        assert!((plan.about_secs(4) - 4.0 * one).abs() < 1e-9);
+        plan.reps = u64::MAX;
+        assert_eq!(plan.pass_ns(), u64::MAX, "saturates; check() refuses it");
+        assert!(plan.check().is_err());
     }
 
     #[test]

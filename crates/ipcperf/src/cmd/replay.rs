@@ -9,7 +9,7 @@ use ipcperf_core::runner::replay::{run_replay_case, ReplayPlan};
 
 use crate::console::Console;
 use crate::fail::Fail;
-use crate::shared::replay::{load, plan, reps, split_args, ReplayArgs};
+use crate::shared::replay::{load, long_secs, plan, reps, split_args, ReplayArgs};
 
 pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     let (trace, mechs) = split_args(&a)?;
@@ -56,11 +56,8 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
         if specs.len() == 1 { "" } else { "s" },
         plan_.series,
         if plan_.series == 1 { "" } else { "es" },
-        long_secs(pass_ns(&plan_) as f64 / 1e9),
-        long_secs(
-            (pass_ns(&plan_) as f64 / 1e9 + 0.05) * f64::from(plan_.series) * specs.len() as f64
-                + 0.3 * specs.len() as f64
-        )
+        long_secs(plan_.pass_ns() as f64 / 1e9),
+        long_secs(plan_.about_secs(specs.len()))
     ));
     {
         let mut obs = saver.observe(&mut console);
@@ -89,28 +86,4 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
     )?;
     drawn.transpose()?;
     Ok(code)
-}
-
-/// One pass: the trace's span, or its loops for --loop.
-fn pass_ns(p: &ReplayPlan) -> u64 {
-    if p.reps > 1 {
-        p.script.period_ns().saturating_mul(p.reps)
-    } else {
-        p.script.span_ns()
-    }
-}
-
-/// Seconds as they are read: 0.3 s, 45 s, 12 min, 5.0 h, 3.2 days.
-fn long_secs(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.1} days", s / 86_400.0)
-    }
 }

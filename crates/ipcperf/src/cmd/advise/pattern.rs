@@ -86,13 +86,12 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         about: loaded.about.clone(),
     };
     plan.check().map_err(|e| Fail::usage(e.to_string()))?;
-    let secs = (loaded.script.span_ns() as f64 / 1e9 + 0.05) * passes as f64 + 0.3;
     crate::console::note(&format!(
-        "replaying {} over {} cases ({passes} pass{} each), about {:.0} s",
+        "replaying {} over {} cases ({passes} pass{} each), about {}",
         crate::export::replay::describe(&loaded.about),
         specs.len(),
         if passes == 1 { "" } else { "es" },
-        secs * specs.len() as f64
+        crate::shared::replay::long_secs(plan.about_secs(specs.len()))
     ));
     let ask = Ask {
         pattern: Pattern::Replay,
