@@ -46,6 +46,7 @@ pub fn check_case(i: usize, c: &CaseRecord) -> Result<(), String> {
     if c.mechanism.is_empty() || c.mechanism.len() > 64 {
         return Err(bad(f("mechanism"), "empty or longer than 64 characters"));
     }
+    no_control(&f("mechanism"), Some(&c.mechanism))?;
     for (k, v) in [
         ("median_bytes_per_sec", c.median_bytes_per_sec),
         ("min_bytes_per_sec", c.min_bytes_per_sec),
@@ -100,7 +101,47 @@ pub fn check_head(r: &RunRecord, now_ms: u64) -> Result<(), String> {
     if r.machine.hostname.len() > 255 {
         return Err(bad("machine.hostname", "longer than 255 characters"));
     }
+    let (m, sched) = (&r.machine, r.machine.scheduler.as_ref());
+    let named = [
+        ("machine.hostname", Some(&m.hostname)),
+        ("machine.kernel", Some(&m.kernel)),
+        ("machine.os", Some(&m.os)),
+        ("machine.arch", Some(&m.arch)),
+        ("machine.cpu_model", Some(&m.cpu_model)),
+        ("machine.virtualization", m.virtualization.as_ref()),
+        ("machine.cpu_governor", m.cpu_governor.as_ref()),
+        (
+            "machine.scheduler.node",
+            sched.and_then(|s| s.node.as_ref()),
+        ),
+        ("machine.scheduler.pod", sched.and_then(|s| s.pod.as_ref())),
+        (
+            "machine.scheduler.job_id",
+            sched.and_then(|s| s.job_id.as_ref()),
+        ),
+        ("label", r.label.as_ref()),
+        ("kind", Some(&r.kind)),
+        ("ipcperf_version", Some(&r.ipcperf_version)),
+    ];
+    for (field, text) in named {
+        no_control(field, text.map(String::as_str))?;
+    }
     Ok(())
+}
+
+/// A name shown in every table (a host, a kernel, a label) holds no control
+/// character: a line break split rows, an escape sequence reached the terminal.
+fn no_control(field: &str, text: Option<&str>) -> Result<(), String> {
+    match text.and_then(|t| t.chars().find(|c| c.is_control())) {
+        Some(c) => Err(bad(
+            field,
+            format_args!(
+                "holds a control character (U+{:04X}), which no name ipcperf writes holds",
+                u32::from(c)
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A run record read as a stream: its fields are kept, each case goes to `on_case`.
@@ -363,7 +404,7 @@ mod tests {
     fn absurd_values_are_refused_with_the_field_named() {
         let dir = tempfile::tempdir().unwrap();
         type Edit = fn(&mut serde_json::Value);
-        let cases: [(&str, Edit); 5] = [
+        let cases: [(&str, Edit); 8] = [
             ("cases[0].block_size_bytes", |v| {
                 v["cases"][0]["block_size_bytes"] = 0.into()
             }),
@@ -377,6 +418,18 @@ mod tests {
             ("cases[0].median_bytes_per_sec", |v| {
                 v["cases"][0]["median_bytes_per_sec"] = (-1.0).into()
             }),
+            (
+                "machine.hostname: holds a control character (U+000A)",
+                |v| v["machine"]["hostname"] = "a\n| b |".into(),
+            ),
+            (
+                "machine.cpu_model: holds a control character (U+001B)",
+                |v| v["machine"]["cpu_model"] = "\u{1b}]0;title\u{7}".into(),
+            ),
+            (
+                "cases[0].mechanism: holds a control character (U+0009)",
+                |v| v["cases"][0]["mechanism"] = "pipe\t".into(),
+            ),
         ];
         for (field, edit) in cases {
             let mut v = sample();
