@@ -548,3 +548,27 @@ fn a_replay_says_how_long_it_will_take_first() {
     );
     assert!(err.contains("interrupted by SIGINT"), "{err}");
 }
+
+/// A channel's name is the traced program's (a FIFO's path may hold a `|`):
+/// in markdown it stays one cell of one row, its lines joined by <br> and never
+/// wrapped to a row of their own.
+#[test]
+fn a_channel_named_with_a_bar_stays_one_markdown_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("bar.trace");
+    let mut text = String::new();
+    for ms in [520, 530, 540] {
+        text.push_str(&format!(
+            "100 1795676566.{ms}100 write(3</tmp/a|b a long name, longer than a cell>, \
+             \"hello\\n\", 6) = 6\n200 1795676566.{ms}200 read(4</tmp/a|b a long name, \
+             longer than a cell>, \"hello\\n\", 128) = 6\n"
+        ));
+    }
+    std::fs::write(&t, text).unwrap();
+    let md = ok(&["pattern", t.to_str().unwrap(), "--format", "markdown"]);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 3, "a header, its rule and one row:\n{md}");
+    assert!(rows[2].contains("/tmp/a\\|b a long name"), "{md}");
+    let bars = |l: &str| l.matches('|').count() - l.matches("\\|").count();
+    assert_eq!(bars(rows[2]), bars(rows[0]), "{md}");
+}

@@ -51,7 +51,7 @@ pub fn csv_rows<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]) -> 
 /// Rows under a header as a markdown table (`|` in a cell escaped).
 pub fn markdown_rows<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]) -> String {
     let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-    let esc = |c: &str| c.replace('|', "\\|");
+    let esc = super::markdown::escape;
     let mut out = line(header.iter().map(|h| esc(h.as_ref())).collect());
     out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
     for r in rows {
@@ -117,5 +117,17 @@ mod tests {
             assert_eq!(e.code, 2);
             assert!(e.message.contains("not a test"), "{}", e.message);
         }
+    }
+
+    /// A cell stays one cell of one row whatever it holds, and no tag reaches
+    /// the page: a backslash before a `|` cannot unescape it, a line break is a
+    /// space, `<` is an entity.
+    #[test]
+    fn a_markdown_cell_is_text_in_one_cell() {
+        let md = markdown_rows(&["a", "b"], &[vec!["x\\|y\n| z |", "<img src=x>"]]);
+        assert_eq!(
+            md,
+            "| a | b |\n|---|---|\n| x\\\\\\|y \\| z \\| | &lt;img src=x> |\n"
+        );
     }
 }

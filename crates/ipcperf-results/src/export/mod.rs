@@ -11,7 +11,7 @@ pub mod explain;
 pub mod idle;
 pub mod latency;
 pub mod list;
-mod markdown;
+pub(crate) mod markdown;
 pub mod metrics;
 pub mod pairs;
 pub mod pipeline;

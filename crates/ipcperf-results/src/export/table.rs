@@ -569,6 +569,12 @@ pub fn plain(markdown: bool, header: &[&str], rows: Vec<Vec<String>>) -> String 
         notes: Vec::new(),
     };
     if markdown {
+        let esc = |v: &[String]| v.iter().map(|c| super::markdown::escape(c)).collect();
+        let t = Table {
+            header: esc(&t.header),
+            rows: t.rows.iter().map(|r| esc(r)).collect(),
+            ..t
+        };
         let mut c = comfy(&t);
         c.load_style(comfy_table::presets::ASCII_MARKDOWN);
         return c.to_string();

@@ -65,8 +65,13 @@ pub(crate) fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fai
                 outliers.len(),
                 if outliers.len() == 1 { "" } else { "s" }
             );
+            // Markdown: a host name an imported run brought, as its cells show it.
+            let md = |s: String| match format {
+                Format::Markdown => crate::export::markdown::escape(&s),
+                _ => s,
+            };
             for r in &outliers {
-                let line = format!("  {}", fleet::outlier_line(r));
+                let line = md(format!("  {}", fleet::outlier_line(r)));
                 out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
             }
             // Said once, not on every row (a fleet of three hosts read the same

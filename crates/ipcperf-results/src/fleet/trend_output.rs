@@ -107,19 +107,24 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 if steps.len() == 1 { "" } else { "s" }
             );
             // On a terminal, wrapped to it under an indent.
-            let mut out = format!("{}\n", crate::console::fit_line(&head, 2));
+            // Markdown: a host name an imported run brought, as its cells show it.
+            let md = |s: String| match format {
+                Format::Markdown => crate::export::markdown::escape(&s),
+                _ => s,
+            };
+            let mut out = format!("{}\n", crate::console::fit_line(&md(head), 2));
             // The step's size is its segments' (in the reason), not the run
             // before's: "1.10× the run before" was runs 8–14 against 1–7,
             // where run 8 was 1.19× run 7.
             for p in &steps {
-                let line = format!(
+                let line = md(format!(
                     "  run {} ({}, {}): {}, {}",
                     p.run_id,
                     when(p.started_ms),
                     p.host,
                     p.case,
                     p.change.why
-                );
+                ));
                 out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
             }
             if format == Format::Table && !one {

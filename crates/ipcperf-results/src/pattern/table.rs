@@ -190,7 +190,11 @@ pub fn table(
     // Wrapped to the terminal, 80 columns into a pipe or a file.
     let width = crate::console::terminal_width().map_or(80, usize::from);
     let mut out = String::new();
-    for l in textwrap::wrap(&format!("{name}: {read}"), width) {
+    let mut first = format!("{name}: {read}");
+    if format == Format::Markdown {
+        first = crate::export::markdown::escape(&first);
+    }
+    for l in textwrap::wrap(&first, width) {
         out.push_str(&format!("{l}\n"));
     }
     out.push_str(&format!(
@@ -208,7 +212,20 @@ pub fn table(
     } else {
         crate::console::table_style()
     });
-    t.set_header(["#", "channel", "A→B", "B→A", "over\nrate"]);
+    // Markdown: each line of a cell escaped (a FIFO's path may hold a `|`), the
+    // lines joined by <br>, and no wrapping (a wrapped line is another row there).
+    let md = format == Format::Markdown;
+    let cell = |c: String| {
+        if md {
+            c.split('\n')
+                .map(crate::export::markdown::escape)
+                .collect::<Vec<_>>()
+                .join("<br>")
+        } else {
+            c
+        }
+    };
+    t.set_header(["#", "channel", "A→B", "B→A", "over\nrate"].map(|h| cell(h.into())));
     for c in shown {
         let span = |f: &Flow| f.first_ns.map(|s| (s, f.last_ns));
         let (first, last) = [span(&c.a_to_b), span(&c.b_to_a)]
@@ -222,26 +239,24 @@ pub fn table(
         } else {
             "-".into()
         };
-        let (mut chan, mut ab, mut ba) =
-            (channel_cell(c), way_cell(&c.a_to_b), way_cell(&c.b_to_a));
-        if format == Format::Markdown {
-            for cell in [&mut chan, &mut ab, &mut ba] {
-                *cell = cell.replace('\n', "<br>");
-            }
-        }
-        t.add_row([
-            c.number.to_string(),
-            chan,
-            ab,
-            ba,
-            format!("{}\n{rate}", fmt_ns(over)),
-        ]);
+        t.add_row(
+            [
+                c.number.to_string(),
+                channel_cell(c),
+                way_cell(&c.a_to_b),
+                way_cell(&c.b_to_a),
+                format!("{}\n{rate}", fmt_ns(over)),
+            ]
+            .map(cell),
+        );
     }
     // The width its heading wraps at: the terminal's, 80 into a pipe or a file
     // (fitted on a terminal only, it kept its natural width in a pipe: 81
     // columns when a run's pids and times came a digit longer).
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
-        .set_width(width as u16);
+    if !md {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+            .set_width(width as u16);
+    }
     out.push_str(&t.to_string());
     out.push('\n');
     for c in shown {
