@@ -172,6 +172,25 @@ fn pin_by_class_and_all_placements() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("no {absent} pair")), "{err}");
     assert!(out.stdout.is_empty());
+    // A pair of three CPUs, a class with a CPU: said as the pair it is not.
+    for (pin, says) in [
+        ("0,0,0", "'0,0,0': a pair is two CPUs, A,B"),
+        (
+            "same-cpu,x",
+            "'same-cpu,x': 'same-cpu' is not a CPU number (A,B: two",
+        ),
+    ] {
+        let out = ipcperf()
+            .args(["latency", "pipe", "--count", "10", "--pin", pin])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{pin}: {err}");
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{pin}: {err}"
+        );
+    }
 
     let v = json(&[
         "latency",

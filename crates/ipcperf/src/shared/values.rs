@@ -58,10 +58,15 @@ pub fn parse_pin(s: &str) -> Result<PinArg, String> {
                 .join(", ")
         )
     })?;
+    if r.contains(',') {
+        return Err(format!(
+            "'{s}': a pair is two CPUs, A,B (repeat --pin to measure more placements)"
+        ));
+    }
     let cpu = |x: &str| {
         x.trim()
             .parse::<usize>()
-            .map_err(|_| format!("'{x}' is not a CPU number"))
+            .map_err(|_| format!("'{s}': '{x}' is not a CPU number (A,B: two, like 0,1)"))
     };
     Ok(PinArg::Cpus(cpu(w)?, cpu(r)?))
 }
