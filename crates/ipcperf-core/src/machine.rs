@@ -223,12 +223,84 @@ impl Machine {
             scheduler: Scheduler::from_env(|k| std::env::var(k).ok()),
             measured: None,
         }
+        .printable()
+    }
+
+    /// Its names as every table shows them: a control character (a host name set
+    /// with a line break or an escape sequence, a scheduler's variable) as U+FFFD,
+    /// so no table splits its rows and no terminal takes a sequence from a run.
+    /// `import` refuses a run whose names hold one.
+    pub fn printable(mut self) -> Machine {
+        let clean = |s: &mut String| {
+            if s.chars().any(char::is_control) {
+                *s = s
+                    .chars()
+                    .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                    .collect();
+            }
+        };
+        for s in [
+            &mut self.hostname,
+            &mut self.kernel,
+            &mut self.os,
+            &mut self.arch,
+            &mut self.cpu_model,
+        ] {
+            clean(s);
+        }
+        for s in [&mut self.virtualization, &mut self.cpu_governor]
+            .into_iter()
+            .flatten()
+        {
+            clean(s);
+        }
+        if let Some(sc) = &mut self.scheduler {
+            clean(&mut sc.kind);
+            for s in [
+                &mut sc.job_id,
+                &mut sc.array_job_id,
+                &mut sc.array_task_id,
+                &mut sc.node,
+                &mut sc.pod,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                clean(s);
+            }
+        }
+        self
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_in_its_names_are_shown_as_replacement_characters() {
+        let m = Machine {
+            hostname: "a\nb".into(),
+            cpu_model: "\u{1b}[31mred".into(),
+            cpu_governor: Some("x\ty".into()),
+            scheduler: Some(Scheduler {
+                kind: "slurm".into(),
+                node: Some("n\r1".into()),
+                ..Scheduler::default()
+            }),
+            ..Machine::default()
+        }
+        .printable();
+        assert_eq!(m.hostname, "a\u{fffd}b");
+        assert_eq!(m.cpu_model, "\u{fffd}[31mred");
+        assert_eq!(m.cpu_governor.as_deref(), Some("x\u{fffd}y"));
+        assert_eq!(m.host(), "n\u{fffd}1");
+        let plain = Machine {
+            hostname: "node-1 «é»".into(),
+            ..Machine::default()
+        };
+        assert_eq!(plain.clone().printable(), plain);
+    }
 
     #[test]
     fn a_scheduler_is_named_from_its_environment() {
