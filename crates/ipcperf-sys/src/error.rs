@@ -30,19 +30,16 @@ impl SysError {
     }
 }
 
+/// "op object: what errno says (its name)": the name once, by Debug, as
+/// Errno's Display ("ENOENT: No such file or directory") would say the
+/// description twice.
 impl fmt::Display for SysError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (desc, name) = (self.errno.desc(), self.errno);
         if self.object.is_empty() {
-            write!(f, "{}: {} ({})", self.op, self.errno.desc(), self.errno)
+            write!(f, "{}: {desc} ({name:?})", self.op)
         } else {
-            write!(
-                f,
-                "{} {}: {} ({})",
-                self.op,
-                self.object,
-                self.errno.desc(),
-                self.errno
-            )
+            write!(f, "{} {}: {desc} ({name:?})", self.op, self.object)
         }
     }
 }
@@ -63,5 +60,23 @@ impl<T> Context<T> for nix::Result<T> {
 impl<T> Context<T> for std::io::Result<T> {
     fn ctx(self, op: &'static str, object: &dyn fmt::Display) -> SysResult<T> {
         self.map_err(|e| SysError::from_io(op, object.to_string(), &e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The description once and the errno's name once, where it said
+    /// "No such file or directory (ENOENT: No such file or directory)".
+    #[test]
+    fn an_error_says_its_errno_once() {
+        let e = SysError::new("mkdir", "/x/y", Errno::ENOENT);
+        assert_eq!(
+            e.to_string(),
+            "mkdir /x/y: No such file or directory (ENOENT)"
+        );
+        let e = SysError::new("pipe2", "", Errno::EMFILE);
+        assert_eq!(e.to_string(), "pipe2: Too many open files (EMFILE)");
     }
 }
