@@ -155,7 +155,10 @@ fn a_file_series_bigger_than_the_free_space_is_refused_before_it_writes() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("GB free") && err.contains("--count"), "{err}");
+    assert!(
+        err.contains(" free in ") && err.contains("--count"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

@@ -48,6 +48,18 @@ pub(super) fn open_reader(path: &Path) -> Result<OwnedFd> {
 /// A temp file: written whole, then read.
 pub struct File;
 
+/// Bytes in GB, MB under one, kB under that (a small tmpfs said "0.0 GB free").
+fn amount(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.0} kB", b / 1e3)
+    }
+}
+
 impl Mechanism for File {
     super::fd_stream_ends!();
 
@@ -74,17 +86,17 @@ impl Mechanism for File {
     /// would take more than 90% of the free space where the file goes (a 30 s
     /// series at a few GB/s is tens of GB), rather than fill the disk or fail
     /// half-way.
-    fn series_fits(opts: &MechOptions, block: usize, blocks: u64) -> Result<()> {
+    fn series_fits(opts: &MechOptions, block: usize, blocks: u64, held: u64) -> Result<()> {
         let dir = opts.base_dir();
-        let free = fd::free_bytes(&dir)?;
+        let free = fd::free_bytes(&dir)?.saturating_add(held);
         let need = blocks.saturating_mul(block as u64);
         if need as f64 > free as f64 * 0.9 {
             return Err(Error::Refused(format!(
-                "a series would write {:.1} GB to a file, and {} has {:.1} GB free: \
+                "a series would write {} to a file, over 90% of the {} free in {}: \
                  use --count, a shorter --duration or another --dir",
-                need as f64 / 1e9,
-                dir.display(),
-                free as f64 / 1e9
+                amount(need),
+                amount(free),
+                dir.display()
             )));
         }
         Ok(())

@@ -106,8 +106,10 @@ pub trait Mechanism: 'static {
         .into()
     }
 
-    /// Refuse a series of `blocks` blocks that cannot fit where it goes (a file).
-    fn series_fits(_opts: &MechOptions, _block: usize, _blocks: u64) -> Result<()> {
+    /// Refuse a series of `blocks` blocks that cannot fit where it goes (a file);
+    /// `held`: bytes the case's previous series left there, which this one's
+    /// start frees (a file is truncated).
+    fn series_fits(_opts: &MechOptions, _block: usize, _blocks: u64, _held: u64) -> Result<()> {
         Ok(())
     }
 

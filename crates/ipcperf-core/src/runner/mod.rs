@@ -117,7 +117,7 @@ fn run_inner<M: Mechanism>(
         spec.opts.across_probe,
     )?;
     if let Length::Count { blocks } = spec.length {
-        M::series_fits(&spec.opts, spec.block_size, blocks)?;
+        M::series_fits(&spec.opts, spec.block_size, blocks, 0)?;
     }
     if spec.clients > 0 {
         return Err(Error::Refused(
@@ -136,14 +136,21 @@ fn run_inner<M: Mechanism>(
     if s.peer_machine.is_some() {
         rec.peer_machine = s.peer_machine.take();
     }
+    // Each calibration series is held to what fits too (a file's disk): it
+    // grows until it lasts long enough, and failed half-way with ENOSPC. The
+    // last series' bytes are still there, freed as the next one starts.
+    let block = spec.block_size;
+    let mut held = 0u64;
     let cal = unstopped(&mut rec.options, || {
         calibrate_case(spec, 1, 1 << 40, |n| {
+            M::series_fits(&spec.opts, block, n, held)?;
+            held = n.saturating_mul(block as u64);
             s.series(n, env.stall_ns).map(|o| o.elapsed_ns)
         })
     })?;
     let blocks = cal.units;
     if let Length::Duration { .. } = spec.length {
-        M::series_fits(&spec.opts, spec.block_size, blocks)?;
+        M::series_fits(&spec.opts, block, blocks, held)?;
     }
     if !spec.include_setup {
         for _ in 0..spec.repeat {
