@@ -223,3 +223,46 @@ fn a_stall_counts_for_every_round_trip_it_delays_only_when_paced() {
     .unwrap();
     assert_eq!(slow(&b2b), 1, "back to back");
 }
+
+/// A paced series' time is its schedule's, n intervals, never less: one round
+/// trip at 10/s said ~1/(its own cost) (thousands a second), three said ~15/s.
+/// A series that falls behind (a 300 ms stall in five 10 ms intervals) still
+/// counts its real time, so it shows under the offered rate.
+#[test]
+fn a_paced_series_rate_is_never_more_than_offered() {
+    for n in [1u64, 3] {
+        let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut samples = Vec::with_capacity(n as usize);
+        let o = ping_with(
+            Payload::Touch,
+            &mut staller(0),
+            &mut w,
+            &mut r,
+            n,
+            &mut samples,
+            Some(Pace::every(100_000_000)),
+            false,
+        )
+        .unwrap();
+        let rate = o.done as f64 * 1e9 / o.elapsed_ns as f64;
+        assert!(rate <= 10.0 + 1e-9, "{n} round trips at 10/s: {rate}/s");
+        assert!(rate > 9.0, "{n} round trips at 10/s: {rate}/s");
+    }
+    let (mut w, mut r) = (vec![0u8; 64], vec![0u8; 64]);
+    let mut samples = Vec::with_capacity(60);
+    let mut slow = staller(300);
+    slow.stall_at = 2;
+    let o = ping_with(
+        Payload::Touch,
+        &mut slow,
+        &mut w,
+        &mut r,
+        5,
+        &mut samples,
+        Some(Pace::every(10_000_000)),
+        false,
+    )
+    .unwrap();
+    let rate = o.done as f64 * 1e9 / o.elapsed_ns as f64;
+    assert!(rate < 20.0, "behind its schedule: {rate}/s of 100 offered");
+}
