@@ -469,3 +469,41 @@ fn topology_in_markdown_is_lists_and_tables() {
     let classes = classes(&cpus).len();
     assert_eq!(table_rows, 2 + n + 2 + classes, "{md}");
 }
+
+/// A wake-up mechanism's matrix runs at the size it carries, as its latency
+/// does (signal: 4 bytes; it tried 64 on every pair, each refused, exit 2), and
+/// a size it cannot carry is one line before any pair runs.
+#[test]
+fn a_signal_matrix_runs_at_its_own_size() {
+    let here = json(&["topology", "--format", "json"]);
+    if here["topology"]["cpus"].as_array().unwrap().len() < 2 {
+        eprintln!("skipped: this machine lets the test use one CPU; a matrix needs two");
+        return;
+    }
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+            .args([
+                "matrix",
+                "signal",
+                "--cpus",
+                "0,1",
+                "-d",
+                "10ms",
+                "--no-save",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("signal processes 4 B"), "{text}");
+    let out = run(&["--sizes", "64"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("signal processes 64 B cannot run") && out.stdout.is_empty(),
+        "{err}"
+    );
+}

@@ -37,9 +37,10 @@ pub struct MatrixArgs {
     #[arg(long, value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
 
-    /// Message size (64, 4k). Default 64 bytes.
-    #[arg(long, short, alias = "size", value_parser = units::parse_block, default_value = "64")]
-    pub sizes: usize,
+    /// Message size (64, 4k). Default 64 bytes, or the one size a wake-up
+    /// mechanism carries (eventfd 8, signal 4).
+    #[arg(long, short, alias = "size", value_parser = units::parse_block)]
+    pub sizes: Option<usize>,
 
     #[command(flatten)]
     pub series: crate::shared::args::SeriesArgs,
@@ -73,6 +74,9 @@ pub struct MatrixArgs {
     pub save: crate::shared::db::SaveArgs,
 }
 
+/// A message's size where none is given and the mechanism carries any.
+const DEFAULT_SIZE: usize = 64;
+
 /// Every ordered pair of distinct CPUs, as cases.
 pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
     let mechs = crate::shared::plan::parse_mechanisms(std::slice::from_ref(&a.mechanism))?;
@@ -100,6 +104,13 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
         )));
     }
     let mode = a.mode.mode();
+    // As latency's: a wake-up mechanism at the size it carries (`matrix signal`
+    // tried 64 bytes on every pair, each refused).
+    let size = a.sizes.unwrap_or_else(|| {
+        m.default_round_trip_sizes()
+            .and_then(|s| s.first().copied())
+            .unwrap_or(DEFAULT_SIZE)
+    });
     let opts = a.mech.options(&[m])?;
     let length = match (a.series.count, a.series.duration) {
         (Some(n), _) => Length::Count { blocks: n },
@@ -126,13 +137,15 @@ pub fn plan(a: &MatrixArgs, topo: &Topology) -> Result<Vec<CaseSpec>, Fail> {
                     ..CaseSpec::new(
                         m,
                         mode,
-                        a.sizes,
+                        size,
                         Placement::pinned(w, r).with_class(topo.classify(w, r)),
                     )
                 });
             }
         }
     }
+    // A size the mechanism cannot carry is bad input, said before any pair runs.
+    crate::shared::plan::refuse_up_front(&specs, true, true, false)?;
     // Where an idle CPU may halt: the share of wake-ups from idle, from the
     // first pair of each placement class (a wake-up costs the same whichever
     // pair; probing all 240 pairs of 16 CPUs would add a series to each).
