@@ -343,6 +343,11 @@ fn bad_questions_are_one_line_exit_2() {
             &["advise", "--traffic", "stream", "--fan", "8"][..],
             "--fan applies to --traffic fan-in (clients) and fan-out (readers), not to --traffic stream",
         ),
+        // Applied to some candidates only: 64 KiB pipes against 4-byte signals.
+        (
+            &["advise", "--traffic", "notify", "--sizes", "64k"][..],
+            "--sizes does not apply to --traffic notify",
+        ),
         (
             &["advise", "--traffic", "fan-out", "--latency", "p50"][..],
             "--latency applies to round trips: --traffic fan-out is ranked by throughput",

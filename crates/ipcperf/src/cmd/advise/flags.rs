@@ -20,8 +20,9 @@ impl AdviseArgs {
         self.latency.unwrap_or(Figure::P99)
     }
 
-    /// `--fan` only for fan-in and fan-out, `--latency` only where round trips
-    /// are ranked (not a stream's or fan-out's throughput).
+    /// `--fan` only for fan-in and fan-out, `--sizes` not for notify,
+    /// `--latency` only where round trips are ranked (not a stream's or
+    /// fan-out's throughput).
     pub(super) fn check_applies(&self) -> Result<(), Fail> {
         // Above 0, and a count a machine has (1e300 was taken, and printed in
         // the answer's title in 301 digits).
@@ -45,6 +46,16 @@ impl AdviseArgs {
             return Err(Fail::usage(format!(
                 "--fan applies to --traffic fan-in (clients) and fan-out (readers), not to {traffic}"
             )));
+        }
+        // Notify ranks each mechanism at the smallest message it carries
+        // (eventfd 8 bytes, signal 4, others 1): a size given went to the
+        // others only, 64 KiB pipes ranked against 4-byte signals.
+        if self.size.is_some() && !replayed && self.pattern == Pattern::Notify {
+            return Err(Fail::usage(
+                "--sizes does not apply to --traffic notify, which sends the smallest message \
+                 each mechanism carries (1 byte, eventfd 8, signal 4); for messages of a size, \
+                 --traffic request-reply --sizes N",
+            ));
         }
         if self.latency.is_some()
             && !replayed

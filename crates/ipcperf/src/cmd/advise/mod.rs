@@ -177,7 +177,7 @@ fn plan(a: &AdviseArgs) -> Result<Vec<CaseSpec>, Fail> {
             let (own, rest): (Vec<String>, Vec<String>) = mechs.into_iter().partition(|m| {
                 MechanismKind::from_name(m).is_some_and(|k| k.default_round_trip_sizes().is_some())
             });
-            vec![(own, None), (rest, Some(a.size.unwrap_or(1).to_string()))]
+            vec![(own, None), (rest, Some("1".to_string()))]
         }
     };
     for (mechs, size) in groups {
