@@ -43,6 +43,13 @@ fn bad_input_exits_2_with_a_clear_line() {
         &["run", "pipe", "--dir", &common::missing("x")],
         "no such directory",
     );
+    // A directory nothing can be made in failed every case as it ran (exit 1).
+    for cmd in [&["run", "fifo"][..], &["sync", "flock"], &["pipeline"]] {
+        bad_input(
+            &[cmd, &["--dir", "/proc"]].concat(),
+            "--dir /proc: cannot make a directory there",
+        );
+    }
     bad_input(
         &["run", "memcpy", "--buffer-offset", "4096"],
         "--buffer-offset",

@@ -329,11 +329,8 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
             a.bytes, a.chunk
         )));
     }
-    if let Some(d) = a.dir.as_ref().filter(|d| !d.is_dir()) {
-        return Err(Fail::usage(format!(
-            "--dir {}: no such directory",
-            d.display()
-        )));
+    if let Some(d) = &a.dir {
+        crate::shared::values::usable_dir(d)?;
     }
     // The temp-file method writes all of --bytes there first.
     let base = a

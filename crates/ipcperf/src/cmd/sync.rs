@@ -148,12 +148,7 @@ pub fn plan(a: &SyncArgs) -> Result<Vec<SyncSpec>, Fail> {
         modes = vec![Mode::Processes];
     }
     if let Some(d) = &a.dir {
-        if !d.is_dir() {
-            return Err(Fail::usage(format!(
-                "--dir {}: no such directory",
-                d.display()
-            )));
-        }
+        crate::shared::values::usable_dir(d)?;
         // Only the file locks make a file there (it was taken for futex alone).
         if !prims
             .iter()

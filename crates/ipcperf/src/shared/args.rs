@@ -370,12 +370,7 @@ impl MechArgs {
             )));
         }
         if let Some(d) = &self.dir {
-            if !d.is_dir() {
-                return Err(Fail::usage(format!(
-                    "--dir {}: no such directory",
-                    d.display()
-                )));
-            }
+            crate::shared::values::usable_dir(d)?;
         }
         ipcperf_core::idle::check(self.idle, &ipcperf_core::idle::IdleInfo::current())
             .map_err(Fail::usage)?;

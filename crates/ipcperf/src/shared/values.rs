@@ -133,6 +133,30 @@ pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
 }
 
 /// Whether the heatmap goes to an SVG (else a PNG); another name is bad input.
+/// A `--dir` that ipcperf can use: a directory that a directory can be made
+/// in (one is made and removed at once). A mistyped one looked nowhere, and a
+/// read-only or pseudo file system (/proc) failed every case as it ran.
+pub fn usable_dir(d: &std::path::Path) -> Result<(), Fail> {
+    if !d.is_dir() {
+        return Err(Fail::usage(format!(
+            "--dir {}: no such directory",
+            d.display()
+        )));
+    }
+    let probe = d.join(format!(".ipcperf-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Fail::usage(format!(
+            "--dir {}: cannot make a directory there: {e}",
+            d.display()
+        ))),
+    }
+}
+
 pub fn heatmap_is_svg(path: &std::path::Path) -> Result<bool, Fail> {
     match path
         .extension()
