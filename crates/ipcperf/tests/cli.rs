@@ -45,10 +45,8 @@ fn bad_input_exits_2_with_a_clear_line() {
     );
     // A directory nothing can be made in failed every case as it ran (exit 1).
     for cmd in [&["run", "fifo"][..], &["sync", "flock"], &["pipeline"]] {
-        bad_input(
-            &[cmd, &["--dir", "/proc"]].concat(),
-            "--dir /proc: cannot make a directory there",
-        );
+        let args = [cmd, &["--dir", "/proc"]].concat();
+        bad_input(&args, "--dir /proc: cannot make a directory");
     }
     bad_input(
         &["run", "memcpy", "--buffer-offset", "4096"],
@@ -59,7 +57,10 @@ fn bad_input_exits_2_with_a_clear_line() {
         &["latency", "pipe", "--peer", "127.0.0.1:1"],
         "cannot cross machines",
     );
-    bad_input(&["run", "tcp", "--peer", "[::1]:99999"], "not a host");
+    bad_input(
+        &["run", "tcp", "--peer", "[::1]:99999"],
+        "port 99999 is not",
+    );
     // A value that starts with '-' is the value, said wrong by its own parser:
     // these read "unexpected argument '-6' found" (clap took -64 for flags).
     bad_input(

@@ -70,17 +70,59 @@ pub fn remote(peer: &str, token_file: Option<&Path>) -> Result<Remote, Fail> {
     } else {
         format!("{peer}:{DEFAULT_PORT}")
     };
-    let addr = with_port
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| Fail::usage(format!("--peer {peer}: not a host (HOST or HOST:PORT)")))?;
+    // A port out of range was "not a host": said as the port.
+    let port = peer.rsplit_once(':').map(|(_, p)| p).filter(|p| {
+        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !peer.ends_with("::")
+    });
+    if let Some(p) = port.filter(|p| !matches!(p.parse::<u16>(), Ok(1..))) {
+        if peer.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(Fail::usage(format!(
+                "--peer {peer}: port {p} is not one from 1 to 65535"
+            )));
+        }
+    }
+    let addr = match with_port.to_socket_addrs() {
+        Ok(mut a) => a.next(),
+        Err(e) if !peer.is_empty() => {
+            return Err(Fail::usage(format!(
+                "--peer {peer}: not a host this machine can find ({e})"
+            )))
+        }
+        Err(_) => None,
+    }
+    .ok_or_else(|| Fail::usage(format!("--peer {peer}: not a host (HOST or HOST:PORT)")))?;
     Ok(Remote::new(addr, token_file.map(read_token).transpose()?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A port out of range is said as the port (it was "not a host"), a name
+    /// that does not resolve with the resolver's word; an IPv6 address alone
+    /// (its last group all digits) is a host, not a port.
+    #[test]
+    fn a_bad_peer_port_is_said_as_the_port() {
+        for (peer, says) in [
+            ("[::1]:99999", "port 99999 is not one from 1 to 65535"),
+            ("127.0.0.1:0", "port 0 is not one from 1 to 65535"),
+            ("host:70000", "port 70000 is not one from 1 to 65535"),
+            ("nosuch.invalid", "not a host this machine can find"),
+            ("", "not a host (HOST or HOST:PORT)"),
+        ] {
+            let e = remote(peer, None).expect_err(peer).message;
+            assert!(e.contains(says), "{peer}: {e}");
+        }
+        for ok in [
+            "127.0.0.1",
+            "127.0.0.1:7787",
+            "::1",
+            "[::1]:7787",
+            "2001:db8::1234",
+        ] {
+            assert!(remote(ok, None).is_ok(), "{ok}");
+        }
+    }
 
     /// A token is the first line, trimmed; an empty file, a line past the
     /// bound (a device named by mistake: read no further) or one that is not
