@@ -71,9 +71,10 @@ pub fn remote(peer: &str, token_file: Option<&Path>) -> Result<Remote, Fail> {
         format!("{peer}:{DEFAULT_PORT}")
     };
     // A port out of range was "not a host": said as the port.
-    let port = peer.rsplit_once(':').map(|(_, p)| p).filter(|p| {
-        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !peer.ends_with("::")
-    });
+    let port = peer
+        .rsplit_once(':')
+        .map(|(_, p)| p)
+        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     if let Some(p) = port.filter(|p| !matches!(p.parse::<u16>(), Ok(1..))) {
         if peer.parse::<std::net::Ipv6Addr>().is_err() {
             return Err(Fail::usage(format!(
