@@ -7,7 +7,7 @@
 //! Why a second tracer: on some kernels perf gets no event at all from a secondary CPU's idle
 //! task (a server woken there by an IPI: its `sched_wakeup` is written in that task's
 //! interrupt context), while ftrace's buffers hold it. The instance is a named kernel object:
-//! its guard removes it on drop, on Ctrl-C, SIGTERM and SIGHUP (through
+//! its guard removes it on drop, on Ctrl-C, SIGQUIT, SIGTERM and SIGHUP (through
 //! [`crate::cleanup`]); after SIGKILL, [`sweep`] (the next traced run, and `ipcperf clean`)
 //! removes the instances whose owner is dead.
 

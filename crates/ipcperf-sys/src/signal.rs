@@ -1,8 +1,8 @@
-//! Interruption: Ctrl-C, SIGTERM and SIGHUP undo everything registered, then exit.
+//! Interruption: Ctrl-C, `Ctrl-\`, SIGTERM and SIGHUP undo everything registered, then exit.
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
-/// Block SIGINT/SIGTERM/SIGHUP in this thread (and so in every thread started after
+/// Block SIGINT/SIGTERM/SIGHUP/SIGQUIT in this thread (and so in every thread started after
 /// it) and start a thread that waits for them; on one, it runs
 /// [`crate::cleanup::run_all`] and exits with 128 + the signal number.
 ///
@@ -10,14 +10,18 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 /// started by `std::process::Command` get an empty signal mask again.
 ///
 /// SIGHUP stays ignored where this process was started ignoring it: a run under
-/// `nohup` outlives the terminal it was started from. (SIGINT and SIGTERM are
-/// always taken: a Ctrl-C or a kill must clean up, whoever started us.)
+/// `nohup` outlives the terminal it was started from; so does SIGQUIT (`Ctrl-\`,
+/// whose default would dump core and leave every named object behind), ignored by
+/// a shell's background job. (SIGINT and SIGTERM are always taken: a Ctrl-C or a
+/// kill must clean up, whoever started us.)
 pub fn cleanup_on_interrupt() {
     let mut set = SigSet::empty();
     set.add(Signal::SIGINT);
     set.add(Signal::SIGTERM);
-    if !ignored(Signal::SIGHUP) {
-        set.add(Signal::SIGHUP);
+    for sig in [Signal::SIGHUP, Signal::SIGQUIT] {
+        if !ignored(sig) {
+            set.add(sig);
+        }
     }
     if nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
         return;

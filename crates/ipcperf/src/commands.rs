@@ -14,7 +14,7 @@ pub enum Kind {
     /// ends at once) leaves nothing of ours behind.
     Plain,
     /// Starts peers, makes named kernel objects or holds tracing state: Ctrl-C,
-    /// SIGTERM and SIGHUP are taken by a thread that removes every registered
+    /// SIGTERM, SIGHUP and SIGQUIT are taken by a thread that removes every registered
     /// object, kills our peers, and exits 128 + the signal.
     Measures,
     /// Reads and writes files and the store, and copies a stream to a

@@ -76,7 +76,12 @@ fn objects_of(pids: &BTreeSet<i32>, private: &Path) -> Vec<String> {
 
 /// `ipcperf ARGS` in a process group of its own, as a shell starts a job.
 fn start(args: &[&str], dir: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ipcperf"))
+    start_as(Command::new(env!("CARGO_BIN_EXE_ipcperf")), args, dir)
+}
+
+/// [`start`] through `command`, which runs ipcperf (`env … ipcperf`).
+fn start_as(mut command: Command, args: &[&str], dir: &Path) -> Child {
+    command
         .args(args)
         .env("IPCPERF_DB", dir.join("runs.db"))
         .env("TMPDIR", dir.join("tmp"))
@@ -90,19 +95,24 @@ fn start(args: &[&str], dir: &Path) -> Child {
 /// Ctrl-C to `target` (a pid, or `-PGID` for a whole group), then `child`'s
 /// exit, within 5 s.
 fn ctrl_c(target: &str, child: &mut Child, what: &str) -> std::process::ExitStatus {
+    signal("INT", target, child, what)
+}
+
+/// SIG`sig` to `target`, then `child`'s exit, within 5 s.
+fn signal(sig: &str, target: &str, child: &mut Child, what: &str) -> std::process::ExitStatus {
     let sent = Instant::now();
     let ok = Command::new("kill")
-        .args(["-INT", "--", target])
+        .args([&format!("-{sig}"), "--", target])
         .status()
         .unwrap();
-    assert!(ok.success(), "kill -INT {target}");
+    assert!(ok.success(), "kill -{sig} {target}");
     loop {
         if let Some(st) = child.try_wait().unwrap() {
             return st;
         }
         assert!(
             sent.elapsed() < Duration::from_secs(5),
-            "{what}: still running 5 s after Ctrl-C"
+            "{what}: still running 5 s after SIG{sig}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -138,9 +148,29 @@ fn until_ready(
 /// what is left; `objects`: named objects of its own must exist when it is
 /// interrupted (else the test would prove nothing of their removal).
 fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path) -> bool) {
+    interrupt_by(("INT", 130), args, objects, ready)
+}
+
+/// [`interrupt`] by SIG`sig.0` to the whole group, which must end with exit `sig.1`.
+fn interrupt_by(
+    sig: (&str, i32),
+    args: &[&str],
+    objects: bool,
+    ready: impl Fn(&BTreeSet<i32>, &Path) -> bool,
+) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("tmp")).unwrap();
-    let mut child = start(args, dir.path());
+    // The signal at its default whatever this test inherited (a shell's
+    // background job ignores SIGQUIT, which ipcperf then leaves ignored;
+    // SIGINT it takes always).
+    let mut child = if sig.0 == "INT" {
+        start(args, dir.path())
+    } else {
+        let mut env = Command::new("env");
+        env.arg(format!("--default-signal={}", sig.0))
+            .arg(env!("CARGO_BIN_EXE_ipcperf"));
+        start_as(env, args, dir.path())
+    };
     let pgid = child.id();
     let mut seen = until_ready(&mut child, args, dir.path(), ready);
     // Into the timed part, then Ctrl-C to the whole group.
@@ -152,10 +182,19 @@ fn interrupt(args: &[&str], objects: bool, ready: impl Fn(&BTreeSet<i32>, &Path)
         "{args:?}: no object of its own to remove"
     );
     let sent = Instant::now();
-    let st = ctrl_c(&format!("-{pgid}"), &mut child, &format!("{args:?}"));
+    let st = signal(sig.0, &format!("-{pgid}"), &mut child, &format!("{args:?}"));
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert_eq!(st.code(), Some(130), "{args:?}: 128 + SIGINT; stderr {err}");
+    assert_eq!(
+        st.code(),
+        Some(sig.1),
+        "{args:?}: 128 + SIG{}; stderr {err}",
+        sig.0
+    );
+    assert!(
+        err.contains(&format!("interrupted by SIG{}", sig.0)),
+        "{args:?}: {err}"
+    );
     assert!(!err.contains("panicked"), "{args:?}: {err}");
     // The case whose objects the clean-up removed is not a failure to report
     // ("FAILED sysv-sem …: Identifier removed" came after the interruption).
@@ -220,6 +259,25 @@ fn run_and_latency_are_interrupted_cleanly() {
         an_object,
     );
     interrupt(&["run", "fifo", "--duration", "20s"], true, an_object);
+}
+
+/// `Ctrl-\` (SIGQUIT to the group) ends a run as Ctrl-C does, 128 + 3: its
+/// default dumped core (exit by signal, no code) and left the FIFO behind.
+#[test]
+fn ctrl_backslash_cleans_up_as_ctrl_c_does() {
+    let env = Command::new("env")
+        .args(["--default-signal=QUIT", "true"])
+        .output();
+    if !env.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no env --default-signal (coreutils 8.31) here");
+        return;
+    }
+    interrupt_by(
+        ("QUIT", 131),
+        &["run", "fifo", "--duration", "20s"],
+        true,
+        an_object,
+    );
 }
 
 #[test]
