@@ -194,7 +194,8 @@ impl MqName {
     /// Create `name` (must start with `/`) holding up to `maxmsg` messages of `msgsize` bytes.
     /// When the queues' bytes would pass this process's RLIMIT_MSGQUEUE (mq_open's
     /// EMFILE), the soft limit is raised to the hard one (root: both doubled) once
-    /// and the queue tried again; still over, the error names the limit.
+    /// and the queue tried again; still over, the error names the limit (its
+    /// object; the errno's own words, "Too many open files", would mislead).
     pub fn create(name: &str, maxmsg: usize, msgsize: usize) -> SysResult<MqName> {
         match Self::create_once(name, maxmsg, msgsize) {
             Err(e) if e.errno == Errno::EMFILE && raise_msgqueue_limit() => {
@@ -209,21 +210,22 @@ impl MqName {
                         nix::sys::resource::Resource::RLIMIT_MSGQUEUE,
                     )
                     .map_or(0, |(soft, _)| soft);
-                    format!("RLIMIT_MSGQUEUE, {bytes} bytes of queues for this user (ulimit -q)")
+                    format!(
+                        "this user's queues are at their limit, RLIMIT_MSGQUEUE = {bytes} bytes \
+                         (`ulimit -q`)"
+                    )
                 }
                 Errno::ENOSPC => {
                     let n = std::fs::read_to_string("/proc/sys/fs/mqueue/queues_max")
                         .map(|s| s.trim().to_string())
                         .unwrap_or_else(|_| "?".into());
-                    format!("fs.mqueue.queues_max, {n} queues in this IPC namespace")
+                    format!(
+                        "this IPC namespace's queues are at their limit, fs.mqueue.queues_max = {n}"
+                    )
                 }
                 _ => return e,
             };
-            SysError::new(
-                "mq_open(O_CREAT)",
-                format!("{name}: over the system's limit {limit}"),
-                e.errno,
-            )
+            SysError::new("mq_open(O_CREAT)", format!("{name}: {limit}"), e.errno)
         })
     }
 

@@ -155,7 +155,10 @@ fn setup_mq(opts: &MechOptions, block: usize) -> Result<Link> {
     // Over a system limit (this user's queue bytes, the namespace's queue count):
     // a case this machine cannot run, refused with the limit named.
     let q = MqName::create(&name, maxmsg, block).map_err(|e| match e.errno {
-        Errno::EMFILE | Errno::ENOSPC => Error::Refused(e.to_string()),
+        // Said by the limit, not the errno's words ("Too many open files").
+        Errno::EMFILE | Errno::ENOSPC => {
+            Error::Refused(format!("{} {} ({:?})", e.op, e.object, e.errno))
+        }
         _ => Error::Sys(e),
     })?;
     // Both ends are opened here and travel as descriptors, so the watchdog keeps a

@@ -130,6 +130,31 @@ fn a_full_signal_queue_names_its_limit() {
     assert!(err.contains("RLIMIT_SIGPENDING = 0 (`ulimit -i`)"), "{err}");
 }
 
+/// No bytes of POSIX queues allowed (`ulimit -q 0`): the case is refused with
+/// the limit named, not the errno's words ("over the system's limit
+/// RLIMIT_MSGQUEUE, …: Too many open files (EMFILE)" read as a descriptor
+/// limit). Named alone, nothing else could run: bad input, exit 2.
+#[test]
+fn no_queue_bytes_is_said_as_the_queue_limit() {
+    if !can("message-queue limits", &["prlimit"]) {
+        return;
+    }
+    let mut c = Command::new("prlimit");
+    c.arg("--msgqueue=0")
+        .arg(BIN)
+        .args(["latency", "posix-mq", "-d", "10ms", "-r", "1"])
+        .env("IPCPERF_NO_SAVE", "1");
+    let out = bounded(c, Duration::from_secs(60));
+    assert_no_signal(&out, "msgqueue 0");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("this user's queues are at their limit, RLIMIT_MSGQUEUE = 0 bytes"),
+        "{err}"
+    );
+    assert!(!err.contains("Too many open files"), "{err}");
+}
+
 /// Run in a cgroup whose CPU quota is half a CPU (a container's `--cpus 0.5`):
 /// the quota is named before the run, its throttling after it, and both are
 /// kept with the run (a figure otherwise held 30 ms stalls unexplained).
