@@ -109,9 +109,29 @@ fn parse_args() -> cli::Cli {
                 line = format!("{line} (usage: {u}; see --help)");
             }
         }
-        ipcperf_results::errln!("ipcperf: {line}");
+        ipcperf_results::errln!("ipcperf: {}", shorten_long_words(&line));
         std::process::exit(2);
     })
+}
+
+/// `line` with each word of over 256 characters (no path a user types) cut to
+/// its first 60 and last 20, how many were left out between: a 100,000-character
+/// `--label` was echoed whole, twice (clap's "invalid value" and the reason), a
+/// 200 KB line.
+fn shorten_long_words(line: &str) -> String {
+    const MOST: usize = 256;
+    line.split(' ')
+        .map(|w| {
+            let chars: Vec<char> = w.chars().collect();
+            if chars.len() <= MOST {
+                return w.to_string();
+            }
+            let head: String = chars[..60].iter().collect();
+            let tail: String = chars[chars.len() - 20..].iter().collect();
+            format!("{head}…({} characters left out)…{tail}", chars.len() - 80)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Stack the main thread is given where `ulimit -s` allowed less (clap's
@@ -220,7 +240,11 @@ fn run() {
                 console::release();
             }
             wait_for_the_handler();
-            ipcperf_results::errln!("ipcperf: {} {}", console::paint("error:", 31), f.message);
+            ipcperf_results::errln!(
+                "ipcperf: {} {}",
+                console::paint("error:", 31),
+                shorten_long_words(&f.message)
+            );
             std::process::exit(f.code);
         }
     }

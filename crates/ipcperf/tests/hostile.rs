@@ -516,6 +516,30 @@ fn clean_as_root_leaves_other_users_objects_unless_named() {
     assert!(roots.exists());
 }
 
+/// A 100,000-character argument is bad input said in a short line: the value
+/// cut, how much was left out said. (Echoed whole, twice, it was a 200 KB line.)
+#[test]
+fn a_huge_argument_is_said_in_a_short_line() {
+    let huge = "a".repeat(100_000);
+    for args in [
+        vec!["run", "pipe", "--label", &huge],
+        vec!["run", &huge],
+        vec!["show", &huge],
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("IPCPERF_NO_SAVE", "1")
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        let head: String = err.chars().take(300).collect();
+        assert_eq!(out.status.code(), Some(2), "{head}");
+        assert_eq!(err.lines().count(), 1, "{head}");
+        assert!(err.len() < 1000, "{} bytes: {head}", err.len());
+        assert!(err.contains("characters left out"), "{err}");
+    }
+}
+
 #[path = "hostile/store.rs"]
 mod store;
 
