@@ -253,6 +253,14 @@ pub fn parse_count(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
+/// A seed (`gen --seed`, `sink --verify-seed`, `replay --seed`): a whole number
+/// from 0 to 2^64 − 1, said so ("invalid digit found in string" was all `-1` got).
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{s}' is not a seed: a whole number from 0 to {}", u64::MAX))
+}
+
 /// `--count`: blocks or round trips a series, 1 to 2^26.
 pub fn parse_series_count(s: &str) -> Result<u64, String> {
     parse_count(s, 1, 1 << 26)

@@ -265,6 +265,37 @@ fn bad_input_is_one_line_and_exit_2() {
     }
 }
 
+/// A seed that is no whole number says what a seed is ("invalid digit found
+/// in string" was all `--seed -1` got); a read that fails says its errno as
+/// every system call's error does, "Is a directory (EISDIR)", not
+/// "EISDIR: Is a directory".
+#[test]
+fn a_bad_seed_and_a_failed_read_are_said_plainly() {
+    for args in [
+        &["gen", "--seed", "-1"][..],
+        &["sink", "--bytes", "1k", "--verify-seed", "1.5"],
+    ] {
+        let out = ipcperf().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is not a seed: a whole number from 0 to 18446744073709551615"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = ipcperf()
+        .arg("sink")
+        .stdin(std::fs::File::open("/").unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("sink: read from stdin: Is a directory (EISDIR)"),
+        "{err}"
+    );
+}
+
 const ROWS: [&str; 6] = ["sysv-msg", "tmp-file", "unix", "sh-pipe", "cat", "dev-null"];
 
 #[test]

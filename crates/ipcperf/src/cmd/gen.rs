@@ -24,7 +24,7 @@ pub struct GenArgs {
 
     /// The same seed writes the same bytes (check them with `sink --verify-seed`).
     /// Default: a fresh random seed.
-    #[arg(long)]
+    #[arg(long, value_parser = units::parse_seed)]
     pub seed: Option<u64>,
 }
 
@@ -45,7 +45,12 @@ pub fn run(a: GenArgs) -> Result<i32, Fail> {
                 Ok(w) => done += w,
                 // The reader has gone (`gen | head`): that is the reader's choice, not an error.
                 Err(Errno::EPIPE) => return Ok(0),
-                Err(e) => return Err(Fail::failure(format!("gen: write to stdout: {e}"))),
+                Err(e) => {
+                    return Err(Fail::failure(format!(
+                        "gen: write to stdout: {} ({e:?})",
+                        e.desc()
+                    )))
+                }
             }
         }
         left -= n;

@@ -28,7 +28,7 @@ pub struct SinkArgs {
     /// Check every byte against what `ipcperf gen --seed S` writes; a difference
     /// fails (exit 1) and names its offset. Needs --bytes, so a stream cut short
     /// fails too.
-    #[arg(long, value_name = "S", requires = "bytes")]
+    #[arg(long, value_name = "S", requires = "bytes", value_parser = units::parse_seed)]
     pub verify_seed: Option<u64>,
 
     /// The bytes expected (as given to gen --bytes: k = 1024); any other count
@@ -54,7 +54,7 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
     let t0 = now_ns();
     loop {
         let n = ipcperf_sys::fd::read(input, &mut buf)
-            .map_err(|e| Fail::failure(format!("sink: read from stdin: {e}")))?;
+            .map_err(|e| Fail::failure(format!("sink: read from stdin: {} ({e:?})", e.desc())))?;
         if n == 0 {
             break;
         }

@@ -42,7 +42,7 @@ pub struct PatternSource {
     #[arg(long = "for", default_value = "1s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub for_: std::time::Duration,
     /// The seed a fitted pattern is drawn with (the same seed, the same messages).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::units::parse_seed)]
     pub seed: u64,
     /// Replay this many times faster than recorded (0.5: half as fast).
     #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
