@@ -200,6 +200,20 @@ fn from_history_ranks_kept_runs_without_measuring() {
     assert!(out.contains("Figures from kept run 1 ("), "{out}");
     assert!(out.contains("not in any kept run"), "{out}");
     assert!(out.contains("tcp "), "{out}");
+    // Each case missing is named once, its wait and idle with it ("tcp
+    // same-cpu" was said once for each of its three waits).
+    let line: String = out
+        .split("not in any kept run (measure them without --from-history): ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let names: Vec<&str> = line.split(", ").collect();
+    let mut distinct = names.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), names.len(), "{line}");
     // Nothing new was kept.
     let h = stdout(&mut cmd(&db, &["history", "-f", "json"]));
     let v: serde_json::Value = serde_json::from_str(&h).unwrap();

@@ -385,10 +385,8 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
         Pattern::FanOut => (false, true, a.fans()),
         _ => (false, false, 0),
     };
-    let wanted: Vec<_> = specs
-        .iter()
-        .map(|s| key(&CaseRecord::for_spec(s)))
-        .collect();
+    let planned: Vec<CaseRecord> = specs.iter().map(CaseRecord::for_spec).collect();
+    let wanted: Vec<_> = planned.iter().map(key).collect();
     let mut found: Vec<Option<(i64, CaseRecord)>> = vec![None; wanted.len()];
     let mut newest_first: Vec<_> = runs
         .iter()
@@ -419,11 +417,17 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
             }
         }
     }
-    let missing: Vec<String> = wanted
+    // Named with their wait and idle: "pipe same-cpu" said three times was
+    // three cases.
+    let missing: Vec<String> = planned
         .iter()
         .zip(&found)
         .filter(|(_, f)| f.is_none())
-        .map(|(w, _)| format!("{} {}", w.0, w.3))
+        .map(|(c, _)| {
+            let idle = c.options.get("idle").map(|v| format!(" idle={v}"));
+            let name = crate::export::cells::mechanism_label(c);
+            format!("{name} {}{}", c.placement.label, idle.unwrap_or_default())
+        })
         .collect();
     let mut ids: Vec<i64> = found.iter().flatten().map(|(id, _)| *id).collect();
     ids.sort_unstable();
