@@ -109,17 +109,29 @@ fn parse_args() -> cli::Cli {
                 line = format!("{line} (usage: {u}; see --help)");
             }
         }
-        ipcperf_results::errln!("ipcperf: {}", shorten_long_words(&line));
+        ipcperf_results::errln!("ipcperf: {}", printable_line(&line));
         std::process::exit(2);
     })
 }
 
-/// `line` with each word of over 256 characters (no path a user types) cut to
-/// its first 60 and last 20, how many were left out between: a 100,000-character
-/// `--label` was echoed whole, twice (clap's "invalid value" and the reason), a
-/// 200 KB line.
-fn shorten_long_words(line: &str) -> String {
+/// An error line as the terminal should show it: each word of over 256
+/// characters (no path a user types) cut to its first 60 and last 20, how many
+/// were left out between (a 100,000-character `--label` was echoed whole, twice:
+/// clap's "invalid value" and the reason, a 200 KB line).
+///
+/// Control characters (but newline and tab) are written as escapes: `run
+/// $'pi\rpe'` echoed the carriage return, and the terminal wrote the rest of
+/// the line over its start.
+fn printable_line(line: &str) -> String {
     const MOST: usize = 256;
+    let line: String = line
+        .chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
     line.split(' ')
         .map(|w| {
             let chars: Vec<char> = w.chars().collect();
@@ -243,7 +255,7 @@ fn run() {
             ipcperf_results::errln!(
                 "ipcperf: {} {}",
                 console::paint("error:", 31),
-                shorten_long_words(&f.message)
+                printable_line(&f.message)
             );
             std::process::exit(f.code);
         }

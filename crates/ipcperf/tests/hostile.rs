@@ -540,6 +540,30 @@ fn a_huge_argument_is_said_in_a_short_line() {
     }
 }
 
+/// A control character in an argument is echoed as an escape: a carriage
+/// return was written raw, and the terminal wrote the rest of the error over
+/// its start ("pe' (known: …" over "ipcperf: error: unknown mechanism 'pi").
+#[test]
+fn a_control_character_in_an_argument_is_echoed_escaped() {
+    for args in [
+        vec!["run", "pi\rpe"],
+        vec!["history", "--db", "/nonexistent/\x1b[2Jx"],
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("IPCPERF_NO_SAVE", "1")
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err:?}");
+        assert!(
+            !err.trim_end().chars().any(char::is_control),
+            "{args:?}: {err:?}"
+        );
+        assert!(err.contains("\\r") || err.contains("\\u{1b}"), "{err:?}");
+    }
+}
+
 #[path = "hostile/store.rs"]
 mod store;
 
