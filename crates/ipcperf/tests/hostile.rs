@@ -516,6 +516,19 @@ fn clean_as_root_leaves_other_users_objects_unless_named() {
     assert!(roots.exists());
 }
 
+/// What `ipcperf ARGS` says on stderr, which must be bad input (exit 2).
+fn bad_input(args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("IPCPERF_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    let head: String = err.chars().take(300).collect();
+    assert_eq!(out.status.code(), Some(2), "ipcperf {}: {head:?}", args[0]);
+    err
+}
+
 /// A 100,000-character argument is bad input said in a short line: the value
 /// cut, how much was left out said. (Echoed whole, twice, it was a 200 KB line.)
 #[test]
@@ -526,17 +539,11 @@ fn a_huge_argument_is_said_in_a_short_line() {
         vec!["run", &huge],
         vec!["show", &huge],
     ] {
-        let out = Command::new(BIN)
-            .args(&args)
-            .env("IPCPERF_NO_SAVE", "1")
-            .output()
-            .unwrap();
-        let err = text(&out.stderr);
+        let err = bad_input(&args);
         let head: String = err.chars().take(300).collect();
-        assert_eq!(out.status.code(), Some(2), "{head}");
         assert_eq!(err.lines().count(), 1, "{head}");
         assert!(err.len() < 1000, "{} bytes: {head}", err.len());
-        assert!(err.contains("characters left out"), "{err}");
+        assert!(err.contains("characters left out"), "{head}");
     }
 }
 
@@ -549,13 +556,7 @@ fn a_control_character_in_an_argument_is_echoed_escaped() {
         vec!["run", "pi\rpe"],
         vec!["history", "--db", "/nonexistent/\x1b[2Jx"],
     ] {
-        let out = Command::new(BIN)
-            .args(&args)
-            .env("IPCPERF_NO_SAVE", "1")
-            .output()
-            .unwrap();
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err:?}");
+        let err = bad_input(&args);
         assert!(
             !err.trim_end().chars().any(char::is_control),
             "{args:?}: {err:?}"
