@@ -1,6 +1,7 @@
 //! The library's error type: what went wrong in a case, in words a user can act on.
 
 use std::fmt;
+use std::time::Duration;
 
 pub use ipcperf_sys::SysError;
 
@@ -78,6 +79,23 @@ pub fn gone_errno(errno: ipcperf_sys::error::Errno) -> bool {
     )
 }
 
+/// How a handshake's error that found no `ipcperf serve` at the `--peer`
+/// address begins: no connection (refused, no route, no answer) or no banner.
+pub const UNREACHED: &str = "cannot reach ipcperf serve at";
+
+/// No connection to `ipcperf serve` at `at`: `e` in errno's words (its name
+/// too), or none within `bound`.
+pub fn unreached(at: std::net::SocketAddr, e: &std::io::Error, bound: Duration) -> Error {
+    let why = match e.raw_os_error().map(ipcperf_sys::error::Errno::from_raw) {
+        Some(n) => format!("{} ({n:?})", n.desc()),
+        None if e.kind() == std::io::ErrorKind::TimedOut => {
+            format!("no answer within {} s", bound.as_secs())
+        }
+        None => e.to_string(),
+    };
+    Error::Peer(format!("{UNREACHED} {at}: {why}"))
+}
+
 impl Error {
     /// An I/O error on a data path: a broken pipe or reset means the peer went away;
     /// a time-out (only a connection to another machine has one short enough to
@@ -99,6 +117,12 @@ impl Error {
     /// its own account of what went wrong included, so there is nothing to wait for.
     pub fn machine_gone(&self) -> bool {
         matches!(self, Error::Peer(s) if s.contains(GONE))
+    }
+
+    /// No `ipcperf serve` answered at the `--peer` address (no connection, or
+    /// no banner on it): the run's later cases would find none either.
+    pub fn serve_unreached(&self) -> bool {
+        matches!(self, Error::Peer(s) if s.starts_with(UNREACHED))
     }
 }
 

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::protocol::{FromPeer, PeerHandle, PeerSetup, ToPeer};
 use super::token::{hex, unhex};
 pub use super::token::{nonce, proof, proves};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UNREACHED};
 use crate::machine::Machine;
 use crate::mechanism::PeerAddr;
 
@@ -190,9 +190,10 @@ pub struct Remote {
     pub run: String,
     /// How long to keep trying a server that says it is busy (`--peer-wait`).
     pub wait: Duration,
-    /// Set once a case found the server's machine gone ([`Error::machine_gone`]):
-    /// what it found. The cases after it are not tried (each would wait out a
-    /// connect to nothing), nor is the server told the run is over.
+    /// Set once a case found the server's machine gone ([`Error::machine_gone`])
+    /// or no server there ([`Error::serve_unreached`]): what it found. The cases
+    /// after it are not tried (each would wait out a connect to nothing, or fail
+    /// alike), nor is the server told the run is over.
     gone: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
@@ -211,20 +212,28 @@ impl Remote {
         }
     }
 
-    /// A case found the server's machine gone: `why`, its error.
+    /// A case found the server's machine gone, or no server at the address:
+    /// `why`, its error.
     pub fn mark_gone(&self, why: &Error) {
+        let said = told(why);
+        let found = match said.strip_prefix(&format!("{UNREACHED} {}: ", self.addr)) {
+            Some(reason) => format!("found no ipcperf serve at {}: {reason}", self.addr),
+            None => format!(
+                "found ipcperf serve's machine at {} gone ({said})",
+                self.addr
+            ),
+        };
         if let Ok(mut g) = self.gone.lock() {
-            g.get_or_insert_with(|| told(why));
+            g.get_or_insert(found);
         }
     }
 
-    /// Refused where an earlier case of this run found the server's machine gone.
+    /// Refused where an earlier case of this run found the server's machine
+    /// gone, or no server there.
     pub fn still_there(&self) -> Result<()> {
         match self.gone.lock().ok().and_then(|g| g.clone()) {
-            Some(why) => Err(Error::Peer(format!(
-                "not tried: an earlier case of this run found ipcperf serve's machine at {} \
-                 gone ({why})",
-                self.addr
+            Some(found) => Err(Error::Peer(format!(
+                "not tried: an earlier case of this run {found}"
             ))),
             None => Ok(()),
         }
@@ -396,14 +405,24 @@ fn handshake(r: &Remote, over: bool) -> Result<Shaken> {
 /// One try: None when the server said it is busy.
 fn handshake_once(r: &Remote, over: bool) -> Result<Option<Shaken>> {
     {
-        let mut s = TcpStream::connect_timeout(&r.addr, HANDSHAKE)
-            .map_err(|e| Error::Peer(format!("cannot reach ipcperf serve at {}: {e}", r.addr)))?;
+        let at = r.addr;
+        let mut s = TcpStream::connect_timeout(&at, HANDSHAKE)
+            .map_err(|e| crate::error::unreached(at, &e, HANDSHAKE))?;
         let _ = s.set_nodelay(true);
         // A server whose machine vanishes is an error in seconds, not minutes.
         crate::mechanism::tcp::far_peer_bounds(&s)?;
-        let at = r.addr;
         let said = |e: Error| Error::Peer(format!("ipcperf serve at {at}: {}", told(&e)));
-        let banner: ServerSays = read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(said)?;
+        // What answers a connection there but sends no banner is not ipcperf
+        // serve (or is one that hangs): no later case would fare better.
+        let banner: ServerSays = read_frame(&mut s, MAX_FRAME, HANDSHAKE).map_err(|e| {
+            let why = match e {
+                Error::Timeout(_) => format!("within {} s", HANDSHAKE.as_secs()),
+                e => format!("({})", told(&e)),
+            };
+            Error::Peer(format!(
+                "{UNREACHED} {at}: the port answered but sent no ipcperf banner {why}"
+            ))
+        })?;
         let (nonce, wants, version) = match banner {
             ServerSays::Banner {
                 ipcperf,

@@ -202,12 +202,17 @@ fn remote_fits(spec: &CaseSpec, env: &RunEnv) -> Result<()> {
     remote.still_there()
 }
 
+/// Whether mechanism `m` can have its peer on another machine (`--peer`).
+pub fn crosses_machines(m: crate::mechanism::MechanismKind) -> bool {
+    use crate::mechanism::MechanismKind as K;
+    matches!(m, K::Tcp | K::Udp)
+}
+
 /// Why a case cannot run with `--peer` (its peer on another machine), if it
 /// cannot: known from the plan alone, so a named mechanism is refused before
 /// anything is measured.
 pub fn remote_refusal(spec: &CaseSpec) -> Option<String> {
-    use crate::mechanism::MechanismKind as K;
-    if !matches!(spec.mechanism, K::Tcp | K::Udp) {
+    if !crosses_machines(spec.mechanism) {
         return Some(format!(
             "{} cannot cross machines: --peer measures tcp and udp",
             spec.mechanism.name()
@@ -490,9 +495,14 @@ pub fn run_latency_case(spec: &CaseSpec, env: &RunEnv, obs: &mut dyn Observer) -
     rec
 }
 
-/// `e`, having marked the `--peer` server's machine gone where `e` says so.
-fn gone_remote(env: &RunEnv, e: Error) -> Error {
-    if let Some(r) = env.remote.as_ref().filter(|_| e.machine_gone()) {
+/// `e`, having marked the `--peer` server's machine gone (or no server there)
+/// where `e` says so.
+pub(crate) fn gone_remote(env: &RunEnv, e: Error) -> Error {
+    if let Some(r) = env
+        .remote
+        .as_ref()
+        .filter(|_| e.machine_gone() || e.serve_unreached())
+    {
         r.mark_gone(&e);
     }
     e

@@ -2,8 +2,8 @@
 //! `i` of every case that has one, each on a set-up of its own.
 
 use super::{
-    fail_record, in_rounds, run_case, run_inner, run_latency_case, run_latency_inner, steps,
-    RoundTripTotals,
+    fail_record, gone_remote, in_rounds, run_case, run_inner, run_latency_case, run_latency_inner,
+    steps, RoundTripTotals,
 };
 use crate::error::Result;
 use crate::kind::Workload;
@@ -116,7 +116,7 @@ fn run_rounds(
                 done += 1;
                 match r {
                     Err(e) => {
-                        fail_record(&mut st.rec, e);
+                        fail_record(&mut st.rec, gone_remote(env, e));
                         st.over = true;
                         done += (spec.repeat - st.taken) as usize;
                     }

@@ -256,14 +256,21 @@ impl CaseArgs {
                 measured_ns: None,
             };
         }
-        let mut seen = Vec::new();
-        specs.retain(|s| {
-            let fresh = !seen.contains(s);
-            if fresh {
-                seen.push(s.clone());
+        // Cases the same but for an idle probe (planned where this machine's
+        // CPUs were apart) are kept once, probed if either was.
+        let key = |s: &ipcperf_core::plan::CaseSpec| {
+            let mut k = s.clone();
+            k.opts.idle_probe = false;
+            k
+        };
+        let mut kept: Vec<ipcperf_core::plan::CaseSpec> = Vec::new();
+        for s in specs.drain(..) {
+            match kept.iter_mut().find(|k| key(k) == key(&s)) {
+                Some(k) => k.opts.idle_probe |= s.opts.idle_probe,
+                None => kept.push(s),
             }
-            fresh
-        });
+        }
+        *specs = kept;
         Ok(())
     }
 }
@@ -430,8 +437,9 @@ pub struct CaseArgs {
     pub consecutive: bool,
 
     /// Run the peer on another machine, under its `ipcperf serve` (HOST or
-    /// HOST:PORT, port 7787 by default): tcp, the data connection made from there
-    /// to this machine; the record names both machines.
+    /// HOST:PORT, port 7787 by default): tcp and udp, the data connection made
+    /// from there to this machine; without mechanism names, the default suite's
+    /// that cross machines. The record names both machines.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub peer: Option<String>,
 

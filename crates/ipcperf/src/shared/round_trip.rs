@@ -123,7 +123,10 @@ pub fn prepare(a: &LatencyArgs) -> Result<super::Prepared, Fail> {
 pub fn plan(a: &LatencyArgs) -> Result<Vec<CaseSpec>, Fail> {
     let all = a.mechanisms.is_empty();
     let mechs = if all {
-        round_trip_mechanisms()
+        // With --peer: those that cross machines (see `run`'s plan).
+        let mut v = round_trip_mechanisms();
+        v.retain(|&m| a.case.peer.is_none() || ipcperf_core::runner::crosses_machines(m));
+        v
     } else {
         parse_mechanisms(&a.mechanisms)?
     };

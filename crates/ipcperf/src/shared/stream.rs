@@ -112,7 +112,13 @@ pub fn prepare(a: &RunArgs) -> Result<super::Prepared, Fail> {
 pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
     let default_suite = a.mechanisms.is_empty();
     let mechs = if default_suite {
-        DEFAULT_MECHANISMS.to_vec()
+        // With --peer: those of the suite that cross machines (the rest
+        // would be rows of "cannot cross" sharing the series' budget).
+        DEFAULT_MECHANISMS
+            .iter()
+            .copied()
+            .filter(|&m| a.case.peer.is_none() || ipcperf_core::runner::crosses_machines(m))
+            .collect()
     } else {
         parse_mechanisms(&a.mechanisms)?
     };
@@ -135,9 +141,11 @@ pub fn plan(a: &RunArgs) -> Result<Vec<CaseSpec>, Fail> {
         .unwrap_or_else(|| DEFAULT_SIZES.to_vec());
     let length = ipcperf_core::plan::Length::Duration { ns: 0 };
     let topo = ipcperf_core::topology::Topology::current();
+    // With --peer each case has one placement, other-host: the suite's two
+    // (one CPU, two) would be the same case twice.
     let placements = placements(
         &a.case.pins(),
-        default_suite,
+        default_suite && a.case.peer.is_none(),
         &topo,
         a.save.db.db.as_deref(),
     )?;
