@@ -122,8 +122,18 @@ fn parse_args() -> cli::Cli {
 /// Control characters (but newline and tab) are written as escapes: `run
 /// $'pi\rpe'` echoed the carriage return, and the terminal wrote the rest of
 /// the line over its start.
+///
+/// std's "(os error 28)" is said as every system call's error is: "(ENOSPC)".
 fn printable_line(line: &str) -> String {
     const MOST: usize = 256;
+    static OS_ERROR: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\(os error (\d+)\)").expect("a regex"));
+    let line = OS_ERROR.replace_all(line, |c: &regex::Captures| {
+        match c[1].parse().map(ipcperf_sys::error::Errno::from_raw) {
+            Ok(n) if n != ipcperf_sys::error::Errno::UnknownErrno => format!("({n:?})"),
+            _ => c[0].to_string(),
+        }
+    });
     let line: String = line
         .chars()
         .map(|c| match c {
