@@ -363,9 +363,11 @@ fn pairs_fan_in_and_fan_out_count_every_side() {
 }
 
 /// A replay's passes are counted on both sides as a round trip's series are:
-/// the peer (side B) waits for each message of a paced pattern in a blocking
-/// read, so it switches at least once for every two messages; the table adds
-/// switches and CPU time per message.
+/// the peer (side B) waits for the messages of a paced pattern in a blocking
+/// read, so its own counts hold switches; the table adds switches and CPU time
+/// per message. (How many is the scheduler's: one per message or two on an
+/// idle machine, 92 over 201 beside other tests in CI, where a late writer
+/// sends what it owes back to back and B reads them without a wait.)
 #[test]
 fn a_replay_counts_both_sides() {
     if cpus() < 2 {
@@ -393,7 +395,7 @@ fn a_replay_counts_both_sides() {
         assert!(counts(s, "writer").is_some(), "no side A counts: {s}");
         let b = counts(s, "reader").unwrap_or_else(|| panic!("no side B counts: {s}"));
         assert!(
-            n(b, "voluntary_switches") * 2 >= messages,
+            n(b, "voluntary_switches") >= 1,
             "{b} over {messages} messages"
         );
     }

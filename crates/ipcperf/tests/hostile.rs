@@ -570,3 +570,44 @@ mod store;
 
 #[path = "hostile/limits.rs"]
 mod limits;
+
+/// An empty filter, or a mechanism no build measures, is bad input said as
+/// such: `trend pipe --label ''` said "no complete run of pipe, label  in …",
+/// `fleet --mechanisms pipx` "no complete run with a case to compare".
+#[test]
+fn an_empty_filter_or_unknown_mechanism_is_said_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "null", "-s", "64", "-n", "100", "-r", "1", "-q"])
+        .args(["--db", db])
+        .env_remove("IPCPERF_NO_SAVE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for (args, said) in [
+        (&["trend", "pipe", "--label", ""][..], "'--label <LABEL>'"),
+        (&["trend", "pipe", "--host", ""], "'--host <HOST>'"),
+        (&["trend", ""], "<MECHANISM>"),
+        (&["fleet", "--label", ""], "'--label <LABEL>'"),
+        (&["fleet", "--mechanisms", "pipe,,unix"], "--mechanisms"),
+        (
+            &["fleet", "--mechanisms", "pipe,pipx"],
+            "unknown mechanism 'pipx'",
+        ),
+        (
+            &["replay", "--channel", "", "t.csv", "unix"],
+            "'--channel <NAME>'",
+        ),
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--db", db]);
+        let err = bad_input(&a);
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    // A known mechanism with no run is still "none kept", by name.
+    let err = bad_input(&["fleet", "--mechanisms", "unix", "--db", db]);
+    assert!(err.contains("no complete run of unix"), "{err}");
+}

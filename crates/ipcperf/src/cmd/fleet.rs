@@ -26,10 +26,10 @@ pub struct FleetArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Only runs with this label (a campaign); default every complete run.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub label: Option<String>,
     /// Only these mechanisms (a comma list); default every one measured.
-    #[arg(long, value_delimiter = ',', value_name = "MECH[,MECH...]")]
+    #[arg(long, value_delimiter = ',', value_name = "MECH[,MECH...]", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub mechanisms: Vec<String>,
     /// Every case, not only the default suite's 64 KiB streams and 512 B round trips.
     #[arg(long)]
@@ -77,12 +77,17 @@ pub fn run(a: FleetArgs) -> Result<i32, Fail> {
         .figures(&filter)
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;
     if figs.is_empty() {
+        crate::shared::plan::refuse_unknown(&a.mechanisms)?;
         return Err(Fail::usage(format!(
-            "no complete run{} with a case to compare in {}",
+            "no complete run{}{} with a case to compare in {}",
             a.label
                 .as_ref()
                 .map(|l| format!(" labelled {l}"))
                 .unwrap_or_default(),
+            match a.mechanisms.as_slice() {
+                [] => String::new(),
+                m => format!(" of {}", m.join(", ")),
+            },
             a.db.location()?.display()
         )));
     }

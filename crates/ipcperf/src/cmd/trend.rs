@@ -19,6 +19,7 @@ use crate::store::FigureFilter;
   ipcperf trend unix --workload round-trip --sizes 512 --label nightly --format csv")]
 pub struct TrendArgs {
     /// The mechanism (as `ipcperf list` names it).
+    #[arg(value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub mechanism: String,
     /// Block size of the case (64k, 512; k = 1024, kB = 1000); default every
     /// size measured. Was --size, which still works.
@@ -29,16 +30,16 @@ pub struct TrendArgs {
     pub workload: Option<TrendWorkload>,
     /// Only this host's runs. Default: this machine's, unless --label, --cpu-model
     /// or --kernel selects.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub host: Option<String>,
     /// Only runs with this label.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub label: Option<String>,
     /// Only hosts of this CPU model (a group, with --kernel).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub cpu_model: Option<String>,
     /// Only hosts running this kernel.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub kernel: Option<String>,
     /// Smallest change from one run to the next called a step, beyond the noise.
     #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
@@ -117,19 +118,7 @@ pub fn run(a: TrendArgs) -> Result<i32, Fail> {
         })
         .map_err(|e| Fail::failure(format!("run history: {e}")))?;
     if figs.is_empty() {
-        // A name no build of ipcperf measures is bad input; one of a library
-        // this build lacks may still be in a history (imported), so only said
-        // where there is none of it.
-        let name = a.mechanism.as_str();
-        let not_built = ipcperf_core::mechanism::MechanismKind::NOT_BUILT
-            .iter()
-            .any(|m| m.0 == name);
-        if let (Err(unknown), false) = (
-            crate::shared::plan::parse_mechanisms(std::slice::from_ref(&a.mechanism)),
-            not_built,
-        ) {
-            return Err(unknown);
-        }
+        crate::shared::plan::refuse_unknown(&mechanisms)?;
         let mut what = vec![a.mechanism.clone()];
         if let Some(s) = a.size {
             what.push(crate::units::fmt_size(s as u64));

@@ -27,7 +27,7 @@ pub struct PatternSource {
     pub conversation: u64,
     /// Instead, one channel alone, by the name `ipcperf pattern` shows
     /// (`pipe:[335]`, `pipe[100:3,4]`, a FIFO's path), never joined to another.
-    #[arg(long, conflicts_with = "conversation", value_name = "NAME")]
+    #[arg(long, conflicts_with = "conversation", value_name = "NAME", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub channel: Option<String>,
     /// Instead of a trace, a fitted pattern's size distribution: fixed:512,
     /// uniform:64,4k, lognormal:MEDIAN,SPREAD (with --gaps; its messages all go A
