@@ -104,7 +104,7 @@ pub fn hold() {
 /// Print what was held, in order, and stop holding.
 pub fn release() {
     for line in held().take().unwrap_or_default() {
-        crate::errln!("{line}");
+        err_raw(&format!("{line}\n"));
     }
 }
 
@@ -116,14 +116,28 @@ pub fn forget_held() {
 fn say(line: String) {
     match held().as_mut() {
         Some(v) => v.push(line),
-        None => crate::errln!("{line}"),
+        None => err_raw(&format!("{line}\n")),
     }
+}
+
+/// `text` with its control characters (but newline and tab) written as
+/// escapes: a path or name the user gave (`--token-file $'t\e[31mk'`) is shown,
+/// never obeyed by the terminal (a carriage return wrote the rest of a line
+/// over its start; an escape sequence coloured or cleared the screen).
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// A line of information on stderr (none with `-q`).
 pub fn note(text: &str) {
     if verbosity() >= 0 {
-        say(for_stderr(format!("ipcperf: {text}")));
+        say(for_stderr(format!("ipcperf: {}", printable(text))));
     }
 }
 
@@ -142,8 +156,9 @@ pub fn note_once(text: &str) {
 pub fn warn(text: &str) {
     if verbosity() >= 0 {
         say(for_stderr(format!(
-            "ipcperf: {} {text}",
-            paint("warning:", 33)
+            "ipcperf: {} {}",
+            paint("warning:", 33),
+            printable(text)
         )));
     }
 }
@@ -152,8 +167,9 @@ pub fn warn(text: &str) {
 /// it could not go where it should (`-q` quiets notes, never this).
 pub fn warn_always(text: &str) {
     say(for_stderr(format!(
-        "ipcperf: {} {text}",
-        paint("warning:", 33)
+        "ipcperf: {} {}",
+        paint("warning:", 33),
+        printable(text)
     )));
 }
 
@@ -297,7 +313,18 @@ pub fn out_result(text: &str) -> std::io::Result<()> {
 /// as in `ipcperf run 2>&1 | head -1`, or a closed stderr) loses the text, never
 /// the run: std's `eprintln!` panics there, and the panic's own message then
 /// failed too, which aborted the process (exit 134) with its named objects left.
+///
+/// Control characters in it are written as escapes ([`printable`]): every line
+/// on standard error may hold a path, a name or an OS's message.
 pub fn err_text(text: &str) {
+    err_raw(&printable(text));
+}
+
+/// [`err_text`] as it is, control characters and all: only for a line whose
+/// every part from outside (a path, a name, an OS's message) already passed
+/// through [`printable`]: the colours [`paint`] gave it, a progress line drawn
+/// with `\r` and erase to end of line.
+pub fn err_raw(text: &str) {
     use std::io::Write;
     let mut e = std::io::stderr().lock();
     let _ = e.write_all(text.as_bytes()).and_then(|()| e.flush());
@@ -389,17 +416,18 @@ impl Console {
     }
 
     /// A line even under `-q`: a failure is an error, not chatter.
+    /// `line`'s parts from outside are the caller's to pass through [`printable`].
     fn say_always(&self, line: String) {
         let line = for_stderr(line);
         match &self.bar {
             Some(b) => b.println(line),
-            None => crate::errln!("{line}"),
+            None => err_raw(&format!("{line}\n")),
         }
     }
 
     /// A note (`ipcperf: ...`) above the bar; none under `-q`.
     pub fn note(&self, text: &str) {
-        self.say(format!("ipcperf: {text}"));
+        self.say(format!("ipcperf: {}", printable(text)));
     }
 
     /// A case starts: its name goes beside the bar.
@@ -412,7 +440,7 @@ impl Console {
     /// A case ended: a refusal or failure is said, the bar moves on, and what the
     /// command streams is printed.
     pub fn done(&mut self, r: &CaseRecord) {
-        let msg = r.message.clone().unwrap_or_default();
+        let msg = printable(r.message.as_deref().unwrap_or_default());
         match r.status {
             CaseStatus::Ok if verbosity() > 0 => {
                 self.say(format!("ipcperf: done {}", case_name(r)))

@@ -134,14 +134,7 @@ fn printable_line(line: &str) -> String {
             _ => c[0].to_string(),
         }
     });
-    let line: String = line
-        .chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_default().to_string(),
-            c => c.to_string(),
-        })
-        .collect();
+    let line = ipcperf_results::console::printable(&line);
     line.split(' ')
         .map(|w| {
             let chars: Vec<char> = w.chars().collect();
@@ -262,11 +255,11 @@ fn run() {
                 console::release();
             }
             wait_for_the_handler();
-            ipcperf_results::errln!(
-                "ipcperf: {} {}",
+            console::err_raw(&format!(
+                "ipcperf: {} {}\n",
                 console::paint("error:", 31),
                 printable_line(&f.message)
-            );
+            ));
             std::process::exit(f.code);
         }
     }

@@ -565,6 +565,25 @@ fn a_control_character_in_an_argument_is_echoed_escaped() {
     }
 }
 
+/// A path in a warning is shown, not obeyed: `--token-file $'t\e[31mk'` that
+/// others may read was named raw, and the terminal turned the rest red.
+#[test]
+fn a_control_character_in_a_warning_is_written_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("t\x1b[31mk");
+    std::fs::write(&token, "secret").unwrap();
+    let out = Command::new(BIN)
+        .args(["--color", "never", "latency", "tcp", "-n", "10", "-r", "1"])
+        .args(["--peer", "127.0.0.1:1", "--no-save", "--token-file"])
+        .arg(&token)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("others may read it"), "{out:?}");
+    assert!(!err.contains('\x1b'), "{err:?}");
+    assert!(err.contains("t\\u{1b}[31mk"), "{err:?}");
+}
+
 #[path = "hostile/store.rs"]
 mod store;
 

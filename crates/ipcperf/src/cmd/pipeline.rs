@@ -380,18 +380,18 @@ pub fn run(a: PipelineArgs) -> Result<i32, Fail> {
         for (m, rec) in methods.iter().zip(records.iter_mut()) {
             if rec.is_ok() {
                 if progress {
-                    ipcperf_results::errprint!(
+                    ipcperf_results::console::err_raw(&format!(
                         "\r\x1b[Kpipeline: round {round}/{}: {}",
                         a.repeat,
-                        m.label
-                    );
+                        ipcperf_results::console::printable(m.label)
+                    ));
                 }
                 set.run_once(m, rec);
             }
         }
     }
     if progress {
-        ipcperf_results::errprint!("\r\x1b[K");
+        ipcperf_results::console::err_raw("\r\x1b[K");
     }
     drop(tmp_dir);
     for r in records.iter_mut().filter(|r| r.is_ok()) {
