@@ -67,6 +67,7 @@ pub fn parse_block(s: &str) -> Result<usize, String> {
 /// preset `bradford` (his pipespeed2 sizes, 1 B to 4 KiB). Sorted, duplicates removed.
 pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
     let mut v = Vec::new();
+    refuse_empty_item(s, "64,1k,64k")?;
     for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         if item.eq_ignore_ascii_case("bradford") {
             v.extend_from_slice(&BRADFORD_SIZES);
@@ -88,6 +89,17 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
     v.sort_unstable();
     v.dedup();
     Ok(v)
+}
+
+/// A list with an empty item (`64k,,4k`, `64k,`) is bad input, not a shorter
+/// list: a size typed between the commas may have been lost.
+pub fn refuse_empty_item(s: &str, example: &str) -> Result<(), String> {
+    if s.trim().is_empty() || !s.split(',').any(|i| i.trim().is_empty()) {
+        return Ok(());
+    }
+    Err(format!(
+        "'{s}': an item between commas is empty; list them as {example}"
+    ))
 }
 
 /// The longest duration any flag takes: a day. Longer ones are typing mistakes, and
@@ -489,6 +501,11 @@ mod tests {
         assert_eq!(parse_sizes("bradford").unwrap().len(), 62);
         assert!(parse_sizes("1M..16").is_err());
         assert!(parse_sizes(",").is_err());
+        for typo in ["64k,,4k", "64k,", ",64", "64, ,4k"] {
+            let e = parse_sizes(typo).unwrap_err();
+            assert!(e.contains("between commas is empty"), "{typo}: {e}");
+        }
+        assert!(parse_sizes("").unwrap_err().contains("names no sizes"));
     }
 
     #[test]

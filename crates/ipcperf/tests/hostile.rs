@@ -612,6 +612,14 @@ fn an_empty_filter_or_unknown_mechanism_is_said_as_such() {
         (&["fleet", "--label", ""], "'--label <LABEL>'"),
         (&["fleet", "--mechanisms", "pipe,,unix"], "--mechanisms"),
         (
+            &["run", "pipe", "--sizes", "64,,4k"],
+            "between commas is empty",
+        ),
+        (
+            &["run", "pipe", "--pairs", "1,2,"],
+            "between commas is empty",
+        ),
+        (
             &["fleet", "--mechanisms", "pipe,pipx"],
             "unknown mechanism 'pipx'",
         ),

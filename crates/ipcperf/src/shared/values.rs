@@ -82,6 +82,7 @@ pub fn parse_pairs(s: &str) -> Result<PairsList, String> {
         _ => Err(format!("'{x}': a count of pairs from 1 to {max}")),
     };
     let mut v = Vec::new();
+    units::refuse_empty_item(s, "1,2,4")?;
     for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         match item.split_once("..") {
             Some((lo, hi)) => {
