@@ -124,14 +124,20 @@ fn say(line: String) {
 /// escapes: a path or name the user gave (`--token-file $'t\e[31mk'`) is shown,
 /// never obeyed by the terminal (a carriage return wrote the rest of a line
 /// over its start; an escape sequence coloured or cleared the screen).
-pub fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_default().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A line of information on stderr (none with `-q`).
@@ -274,8 +280,15 @@ pub fn on_stdout_failed(end: fn(&str, i32) -> !) {
 /// -2`) ends the command quietly (exit 0; a measuring command as
 /// [`on_stdout_failed`] says), instead of a panic; any other
 /// error writing is reported once and ends it with exit code 1.
+///
+/// Control characters in it are written as escapes ([`printable`]), as on
+/// standard error: a host name or label in a shared history (PostgreSQL rows
+/// are not imports, and no import check read them) reached the terminal raw
+/// through `history`'s table and CSV. What ipcperf writes itself holds none
+/// (JSON escapes them).
 pub fn out(text: &str) {
     use std::io::Write;
+    let text = printable(text);
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
         drop(o);
@@ -302,6 +315,7 @@ pub fn out(text: &str) {
 /// success.
 pub fn out_result(text: &str) -> std::io::Result<()> {
     use std::io::Write;
+    let text = printable(text);
     let mut o = std::io::stdout().lock();
     match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use assert_cmd::prelude::*;
 
 mod common;
 use common::bad_input;
@@ -602,5 +603,37 @@ fn quiet_on_a_terminal_draws_no_progress() {
             !text.contains("round 1/") && !text.contains("ETA"),
             "{cmd}: progress under -q:\n{text}"
         );
+    }
+}
+
+/// A host name with a control character in a history row (written by another
+/// writer of a shared history, or a hand-edited file: import refuses such names,
+/// a row in the database was never checked) is shown escaped on stdout, in the
+/// table and in CSV: the terminal does not obey it.
+#[test]
+fn a_control_character_in_a_history_row_is_written_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    common::cmd(
+        &db,
+        &[
+            "run", "pipe", "--mode", "threads", "--sizes", "64", "--count", "50", "--repeat", "1",
+        ],
+    )
+    .assert()
+    .success();
+    let sql = rusqlite::Connection::open(&db).unwrap();
+    let changed = sql
+        .execute(
+            "UPDATE runs SET hostname = 'ev' || char(27) || '[2Jil' || char(13) || 'x'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(sql);
+    for format in ["table", "csv"] {
+        let text = common::stdout(&mut common::cmd(&db, &["history", "--format", format]));
+        assert!(!text.contains(['\u{1b}', '\r']), "{format}: {text:?}");
+        assert!(text.contains(r"ev\u{1b}[2Jil\rx"), "{format}: {text:?}");
     }
 }
