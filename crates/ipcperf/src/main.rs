@@ -104,7 +104,7 @@ fn parse_args() -> cli::Cli {
             let usage = text
                 .lines()
                 .find_map(|l| l.trim().strip_prefix("Usage: "))
-                .map(|u| u.split_whitespace().collect::<Vec<_>>().join(" "));
+                .map(|u| without_env_db(u.split_whitespace()).join(" "));
             if let Some(u) = usage {
                 line = format!("{line} (usage: {u}; see --help)");
             }
@@ -112,6 +112,24 @@ fn parse_args() -> cli::Cli {
         ipcperf_results::errln!("ipcperf: {}", printable_line(&line));
         std::process::exit(2);
     })
+}
+
+/// A usage line's words without `--db <PATH|URL>` when the history came from
+/// `IPCPERF_DB`, not the command line: clap counts an option set from the
+/// environment as given, and `compare 1` answered "usage: ipcperf compare --db
+/// <PATH|URL> <A> <B>", as if the command needed it.
+fn without_env_db<'a>(words: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let typed = std::env::args_os().any(|a| {
+        let a = a.to_string_lossy();
+        a == "--db" || a.starts_with("--db=")
+    });
+    let mut words: Vec<&str> = words.collect();
+    if !typed {
+        if let Some(i) = words.iter().position(|w| *w == "--db") {
+            words.drain(i..(i + 2).min(words.len()));
+        }
+    }
+    words
 }
 
 /// An error line as the terminal should show it: each word of over 256

@@ -300,6 +300,39 @@ fn no_read_creates_a_history() {
 /// else, a device, a FIFO) is bad input, said in one line before anything is
 /// measured, and the file is left as it was (it was 1, in SQLite's words:
 /// "cannot set WAL mode: file is not a database").
+/// A missing argument's usage line is the command's, whether the history is
+/// named by `IPCPERF_DB` or not: an option set from the environment is not one
+/// the command needs (it read "usage: ipcperf compare --db <PATH|URL> <A> <B>").
+#[test]
+fn a_history_named_in_the_environment_is_not_in_the_usage_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in [None, Some(dir.path().join("h.db"))] {
+        let mut c = ipcperf();
+        if let Some(db) = &db {
+            c.env("IPCPERF_DB", db);
+        }
+        let out = c.args(["compare", "1"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("(usage: ipcperf compare <A> <B>; see --help)"),
+            "{db:?}: {err}"
+        );
+    }
+    // Typed on the command line, it stays.
+    let out = ipcperf()
+        .args(["compare", "--db"])
+        .arg(dir.path().join("h.db"))
+        .arg("1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("(usage: ipcperf compare --db <PATH|URL> <A> <B>; see --help)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_db_that_cannot_be_a_history_is_refused_with_2() {
     let dir = tempfile::tempdir().unwrap();
