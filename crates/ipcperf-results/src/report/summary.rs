@@ -142,12 +142,18 @@ pub fn what(id: &str, run: &RunRecord) -> String {
         run.kind.as_str()
     };
     format!(
-        "Run {id}{}: `ipcperf {kind}` of {} — {} case{} on {} (Linux {}, {} CPUs), {}{}.",
+        "Run {id}{}: `ipcperf {kind}`{} — {} case{} on {} (Linux {}, {} CPUs), {}{}.",
         run.label
             .as_ref()
             .map(|l| format!(" ({l})"))
             .unwrap_or_default(),
-        mechs.join(", "),
+        // A run stopped before its first case has no mechanism to name
+        // ("`ipcperf run` of  — 0 cases").
+        if mechs.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", mechs.join(", "))
+        },
         run.cases.len(),
         if run.cases.len() == 1 { "" } else { "s" },
         run.machine.hostname,
@@ -244,6 +250,11 @@ mod tests {
             w.starts_with("Run 7: `ipcperf run` of pipe, unix, tcp"),
             "{w}"
         );
+        // Stopped before its first case: no empty "of" to read.
+        let mut empty = run.clone();
+        empty.cases.clear();
+        let w = what("8", &empty);
+        assert!(w.starts_with("Run 8: `ipcperf run` — 0 cases on "), "{w}");
     }
 
     #[test]
