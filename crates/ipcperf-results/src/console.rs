@@ -352,14 +352,6 @@ macro_rules! errln {
     };
 }
 
-/// `eprint!` that never panics ([`err_text`]).
-#[macro_export]
-macro_rules! errprint {
-    ($($t:tt)*) => {
-        $crate::console::err_text(&format!($($t)*))
-    };
-}
-
 /// [`out`] with a newline; takes `format!` arguments.
 #[macro_export]
 macro_rules! outln {
