@@ -292,7 +292,13 @@ pub fn read_run_as(
     // Bounded also where the size is not known first (a pipe, a device): an
     // endless stream ends at the limit, said as such.
     let mut limited = std::io::Read::take(&file, MAX_FILE_BYTES + 1);
-    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(&mut limited));
+    let mut reader = std::io::BufReader::new(&mut limited);
+    // A UTF-8 byte-order mark (some editors write one on save) is no part of
+    // the JSON: a hand-edited run was refused as "expected value at column 1".
+    if std::io::BufRead::fill_buf(&mut reader).is_ok_and(|b| b.starts_with(b"\xEF\xBB\xBF")) {
+        std::io::BufRead::consume(&mut reader, 3);
+    }
+    let mut de = serde_json::Deserializer::from_reader(reader);
     let read = RunSeed { on_case: &mut each }
         .deserialize(&mut de)
         .and_then(|r| de.end().map(|()| r));
@@ -321,6 +327,25 @@ mod tests {
 
     fn sample() -> serde_json::Value {
         serde_json::to_value(crate::testdata::run()).unwrap()
+    }
+
+    /// A byte-order mark before the JSON is skipped; one anywhere else is not JSON.
+    #[test]
+    fn a_byte_order_mark_before_the_run_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = serde_json::to_vec(&sample()).unwrap();
+        let p = dir.path().join("bom.json");
+        std::fs::write(&p, [&b"\xEF\xBB\xBF"[..], &body].concat()).unwrap();
+        let mut n = 0;
+        read_run(&p, |_| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, sample()["cases"].as_array().unwrap().len());
+        std::fs::write(&p, [&b" \xEF\xBB\xBF"[..], &body].concat()).unwrap();
+        let e = read_run(&p, |_| Ok(())).unwrap_err();
+        assert!(e.contains("not an ipcperf run record"), "{e}");
     }
 
     #[test]
