@@ -300,6 +300,12 @@ fn each_call(
             }
             let buf = String::from_utf8_lossy(&bytes);
             let text = buf.trim_end_matches(['\n', '\r']);
+            // A spreadsheet's "CSV UTF-8" starts with a byte-order mark: no
+            // part of the first line ("neither strace's output nor the CSV form").
+            let text = match n {
+                1 => text.strip_prefix('\u{feff}').unwrap_or(text),
+                _ => text,
+            };
             // Which form the file is, from its first line that is not blank
             // or a comment (a CSV headed by a note was read as strace's).
             let deciding = csv.is_none();

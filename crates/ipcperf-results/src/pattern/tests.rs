@@ -108,6 +108,9 @@ fn a_csv_pattern() {
 fn a_csv_headed_by_a_note_is_a_csv() {
     for text in [
         "# my app\n0,>,64\n1000,<,64\n",
+        // As a spreadsheet saves "CSV UTF-8": a byte-order mark, CRLF lines.
+        "\u{feff}time_ns,direction,size\r\n0,>,64\r\n1000,<,64\r\n",
+        "\u{feff}0,>,64\n1000,<,64\n",
         "\n# my app\ntime_ns,direction,size\n0,>,64\n1000,<,64\n",
     ] {
         let (_d, p) = written(text);
