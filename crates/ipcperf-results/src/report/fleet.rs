@@ -187,7 +187,7 @@ pub fn html(p: &Page<'_>) -> String {
     if order.len() > MAX_HOSTS {
         o.push_str(&format!(
             "<p class=\"note\">{} more hosts, none an outlier, are left out of this table: \
-             `ipcperf fleet --format csv` lists every one.</p>\n",
+             <code>ipcperf fleet --format csv</code> lists every one.</p>\n",
             order.len() - MAX_HOSTS
         ));
     }

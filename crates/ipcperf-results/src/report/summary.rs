@@ -130,6 +130,14 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
 
 /// What a run measured, in one line: its kind, mechanisms, cases, machine, date.
 pub fn what(id: &str, run: &RunRecord) -> String {
+    let (before, command, after) = what_parts(id, run);
+    format!("{before}`{command}`{after}")
+}
+
+/// [`what`] in three parts: the text before the command, the command
+/// (`ipcperf run`), and the text after it, so HTML can set the command as
+/// code rather than show Markdown's backticks.
+fn what_parts(id: &str, run: &RunRecord) -> (String, String, String) {
     let mut mechs: Vec<&str> = Vec::new();
     for c in &run.cases {
         if !mechs.contains(&c.mechanism.as_str()) {
@@ -141,12 +149,15 @@ pub fn what(id: &str, run: &RunRecord) -> String {
     } else {
         run.kind.as_str()
     };
-    format!(
-        "Run {id}{}: `ipcperf {kind}`{} — {} case{} on {} (Linux {}, {} CPUs), {}{}.",
+    let before = format!(
+        "Run {id}{}: ",
         run.label
             .as_ref()
             .map(|l| format!(" ({l})"))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+    );
+    let after = format!(
+        "{} — {} case{} on {} (Linux {}, {} CPUs), {}{}.",
         // A run stopped before its first case has no mechanism to name
         // ("`ipcperf run` of  — 0 cases").
         if mechs.is_empty() {
@@ -161,14 +172,21 @@ pub fn what(id: &str, run: &RunRecord) -> String {
         run.machine.cpus,
         crate::units::fmt_utc(run.started_ms),
         if run.complete { "" } else { ", incomplete" }
-    )
+    );
+    (before, format!("ipcperf {kind}"), after)
 }
 
 /// The summary section's HTML (`esc` escapes text for HTML).
 pub fn html(runs: &[(String, RunRecord)], esc: fn(&str) -> String) -> String {
     let mut o = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n<ul>\n");
     for (id, run) in runs {
-        o.push_str(&format!("<li><b>{}</b>", esc(&what(id, run))));
+        let (before, command, after) = what_parts(id, run);
+        o.push_str(&format!(
+            "<li><b>{}<code>{}</code>{}</b>",
+            esc(&before),
+            esc(&command),
+            esc(&after)
+        ));
         let h = headlines(run);
         if !h.is_empty() {
             o.push_str("<ul>");
@@ -272,6 +290,11 @@ mod tests {
             s.replace('<', "&lt;")
         });
         assert!(html.contains("Run 2 (after)"), "the label");
+        // The command is set as code, not shown with Markdown's backticks.
+        assert!(
+            html.contains("<code>ipcperf run</code> of pipe") && !html.contains('`'),
+            "{html}"
+        );
         assert!(html.contains("Run 2 against run 1:</b>"), "{html}");
         assert!(html.contains("faster"), "the verdict");
         assert!(
