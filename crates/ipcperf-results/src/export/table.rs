@@ -175,11 +175,32 @@ fn by_pieces(mut t: Table, cols: usize) -> Comfy {
         // would not make it fit ("run" as r/u/n), so it runs wider, whole.
         pieces
     } else {
-        // Where even the names' pieces leave no room, every figure whole, and
-        // what is left to the names short of their pieces, the nearest first:
-        // as many whole as can be, the rest cut where they must.
-        let give = |mut held: Vec<usize>| {
+        // Where even the names' pieces leave no room: every name four wide at
+        // least, where that fits, and the rest where it makes the rows
+        // shortest. Not a name cut to a letter a line to keep another whole:
+        // with many rows that was the shorter table, and history at 50 columns
+        // read "r" over "u" over "n" ("late" over "ncy" now).
+        let four: Vec<usize> = (0..held.len())
+            .map(|i| held[i].max(pieces[i].min(4)))
+            .collect();
+        if used(&four) <= cols {
+            by_height(&t, four, cols)
+        } else {
+            // Not even that: every figure whole, and what is left to the
+            // names, first the narrowest a letter wider in turn, toward four
+            // (fleet's verdict at 40 columns: "too" over "few", not a letter a
+            // line), then those short of their pieces, the nearest first: as
+            // many whole as can be, the rest cut where they must.
+            let mut held = held;
             let mut spare = cols.saturating_sub(used(&held));
+            while spare > 0 {
+                let narrowest = (0..held.len())
+                    .filter(|&i| held[i] < four[i])
+                    .min_by_key(|&i| held[i]);
+                let Some(i) = narrowest else { break };
+                held[i] += 1;
+                spare -= 1;
+            }
             let mut short: Vec<usize> = (0..held.len()).filter(|&i| held[i] < pieces[i]).collect();
             short.sort_by_key(|&i| pieces[i] - held[i]);
             for i in short {
@@ -188,30 +209,7 @@ fn by_pieces(mut t: Table, cols: usize) -> Comfy {
                 spare -= give;
             }
             held
-        };
-        // Or from every name four wide at least, where that fits: of the two,
-        // the one whose rows come out shorter ("meas" over "ured" rather than
-        // a letter a line beside a name kept whole, in history at 50 columns).
-        let four: Vec<usize> = (0..held.len())
-            .map(|i| held[i].max(pieces[i].min(4)))
-            .collect();
-        let tall = |f: &Vec<usize>| -> usize {
-            std::iter::once(&t.header)
-                .chain(&t.rows)
-                .map(|r| {
-                    r.iter()
-                        .zip(f)
-                        .map(|(c, &w)| lines_at(c, w))
-                        .max()
-                        .unwrap_or(1)
-                })
-                .sum()
-        };
-        [(used(&four) <= cols).then(|| give(four)), Some(give(held))]
-            .into_iter()
-            .flatten()
-            .min_by_key(tall)
-            .unwrap_or_default()
+        }
     };
     // A name still wider than its column breaks after its hyphens and
     // slashes first ("sysv-sem-" over "onecall"), not wherever it ends.

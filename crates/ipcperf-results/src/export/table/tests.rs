@@ -432,3 +432,63 @@ fn a_range_in_parentheses_is_a_figure_and_cut_names_keep_four_letters() {
     assert!(text.contains("meas"), "{text}");
     assert!(text.lines().count() <= 10, "{text}");
 }
+
+/// Names cut to four letters are not then cut further to make other rows
+/// shorter: history at 50 columns with many rows put "kind" a letter a line
+/// ("r" over "u" over "n", "latency" in seven lines) to keep "measured" whole.
+#[test]
+fn many_rows_do_not_cut_a_name_column_to_a_letter_a_line() {
+    let header = ["id", "kind", "started (UTC)", "cases", "measured", "status"]
+        .map(String::from)
+        .to_vec();
+    let mut t = one_row(header, &[]);
+    t.rows = (1..=12)
+        .map(|i| {
+            let (kind, measured) = match i % 3 {
+                0 => ("latency", "pipe fifo unix tcp +18 more"),
+                1 => ("run", "tcp"),
+                _ => ("run", "pipe fifo unix tcp +3 more"),
+            };
+            [
+                &i.to_string(),
+                kind,
+                "2026-12-02 16:25:04",
+                "48",
+                measured,
+                &format!("complete, {i} s"),
+            ]
+            .map(String::from)
+            .to_vec()
+        })
+        .collect();
+    let c = fit(&t, Some(50)).0;
+    let text = c.to_string();
+    assert!(width(&c) <= 50, "{text}");
+    // Every column is four wide at least: the header's first line shows
+    // "kind" whole, and no cell is one letter beside a border.
+    assert!(
+        text.lines().nth(1).is_some_and(|l| l.contains(" kind ")),
+        "{text}"
+    );
+    assert!(!text.contains("┆ r ┆") && !text.contains("┆ l ┆"), "{text}");
+    // Where not even four each fits (fleet at 40 columns), the narrowest
+    // names widen first: its verdict was a letter a line, "t" over "o".
+    let header = ["host", "case", "figure", "ratio", "verdict"]
+        .map(String::from)
+        .to_vec();
+    let row = [
+        "vm",
+        "round-trip pipe processes 512 B shared-l3 touch",
+        "46.27 µs",
+        "1.00×",
+        "too few peers",
+    ];
+    let text = fit(&one_row(header, &row), Some(40)).0.to_string();
+    let body: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).collect();
+    assert!(
+        body.iter()
+            .all(|l| !l.trim_end_matches('│').ends_with("┆ t ")
+                && !l.trim_end_matches('│').ends_with("┆ o ")),
+        "{text}"
+    );
+}
