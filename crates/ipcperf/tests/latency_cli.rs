@@ -202,14 +202,23 @@ fn paced_round_trips_keep_their_schedule_and_name_a_saturated_rate() {
             .find(|c| c["options"]["rate_per_sec"] == r)
             .unwrap_or_else(|| panic!("no case at {r}/s"))
     };
-    // Far from saturation, the achieved rate is the offered one (within 2%).
+    // Far from saturation, the achieved rate is the offered one: never above
+    // it, and below it only by the last reply of each series, which comes at
+    // most the slowest round trip after its send time (each round trip is
+    // timed from when it was due: a stall counts in its time, so this holds
+    // on a machine that stalls; 2% was broken by one 40 ms stall at the end).
     let c = by_rate("2000");
     assert_eq!(c["status"], "ok", "{}", c["message"]);
     let got = c["round_trips_per_sec"].as_f64().unwrap();
-    assert!((got - 2000.0).abs() < 40.0, "achieved {got}/s of 2000");
     // About 300 ms x 2000/s in each of 2 series (sized by a paced warm-up).
     let n = c["round_trips"].as_u64().unwrap();
     assert!((1100..=1260).contains(&n), "{n} round trips");
+    let max_s = c["max_ns"].as_f64().unwrap() / 1e9;
+    let floor = n as f64 / (n as f64 / 2000.0 + 2.0 * max_s);
+    assert!(
+        got <= 2000.0 * 1.001 && got >= floor * 0.999,
+        "achieved {got}/s of 2000 (the slowest round trip {max_s} s: at least {floor}/s)"
+    );
     // 5M/s is beyond a pipe: the table says saturated, not a lower latency.
     let c = by_rate("5000000");
     assert_eq!(c["status"], "ok", "{}", c["message"]);
