@@ -4,7 +4,7 @@
 //! job), and must exit 0 without a panic.
 //!
 //! What the test changes, and only that: a measuring command's series are made
-//! short (`-n 50 -r 1`, `sync`/`matrix` `-d 10ms`, `advise -d 5ms`, a replayed
+//! short (`-n 5 -r 1`, `sync`/`matrix` `-d 10ms`, `advise -d 5ms`, a replayed
 //! pattern's `advise --quick`), byte counts
 //! of 512M become 8M, and the other machine of `--peer B` is a local `serve`
 //! started in the background on a free port. Lines that build or test the
@@ -119,7 +119,7 @@ fn quick(segment: &str, port: u16) -> String {
         kept.push(w);
     }
     match sub {
-        "run" | "latency" => kept.extend(["-n", "50", "-r", "1"].map(String::from)),
+        "run" | "latency" => kept.extend(["-n", "5", "-r", "1"].map(String::from)),
         "sync" if !kept.iter().any(|w| w == "--robustness") => {
             kept.extend(["-d", "10ms", "-r", "1"].map(String::from))
         }
@@ -420,7 +420,7 @@ fn every_book_chapter_is_tested() {
 fn rewrites_keep_the_command_and_shorten_its_series() {
     assert_eq!(
         rewrite("ipcperf run pipe --duration 1s --repeat 3   # a comment", 9),
-        "ipcperf run pipe -n 50 -r 1"
+        "ipcperf run pipe -n 5 -r 1"
     );
     assert_eq!(
         rewrite(
@@ -431,7 +431,7 @@ fn rewrites_keep_the_command_and_shorten_its_series() {
     );
     assert_eq!(
         rewrite("ipcperf latency tcp --peer B --token-file t", 9),
-        "ipcperf latency tcp --peer 127.0.0.1:9 --token-file t -n 50 -r 1"
+        "ipcperf latency tcp --peer 127.0.0.1:9 --token-file t -n 5 -r 1"
     );
     assert_eq!(
         rewrite("ipcperf advise --traffic stream --quick -d 1s", 9),
