@@ -19,3 +19,34 @@ pub fn check_label(s: &str) -> Result<String, String> {
     }
     Ok(s.to_string())
 }
+
+/// A label given to a new run (`--label`): [`check_label`], and no space at
+/// either end. `--label " nightly"` (a quoting slip) was kept as it came, shown
+/// as "nightly" in a table, and then `compare nightly` found no run of it.
+/// Labels already kept, or imported, are read as they are.
+pub fn check_new_label(s: &str) -> Result<String, String> {
+    let label = check_label(s)?;
+    if label.trim() != label {
+        return Err(format!(
+            "'{s}': a label cannot begin or end with a space: a table shows it without \
+             them, and its name without them would not find it"
+        ));
+    }
+    Ok(label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_label_has_no_space_at_either_end() {
+        assert_eq!(check_new_label("nightly v2").as_deref(), Ok("nightly v2"));
+        for bad in [" nightly", "nightly ", "\u{a0}nightly", "   "] {
+            let e = check_new_label(bad).unwrap_err();
+            assert!(e.contains("begin or end with a space"), "{bad:?}: {e}");
+            // Kept or imported ones still read as they are.
+            assert!(check_label(bad).is_ok(), "{bad:?}");
+        }
+    }
+}

@@ -7,7 +7,7 @@ use ipcperf_core::plan::CaseSpec;
 use ipcperf_core::record::{unix_ms, CaseRecord, RunRecord, SeriesRecord};
 
 use crate::fail::Fail;
-use crate::store::label::check_label;
+use crate::store::label::{check_label, check_new_label};
 use crate::store::{Location, Store};
 
 /// Where the history is.
@@ -25,10 +25,10 @@ pub struct DbArgs {
 pub struct SaveArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Name the run (up to 64 characters, not a number): `history` shows it, and
-    /// `show`, `compare`, `plot`, `report` and `export` take it in place of an id
-    /// (the newest run of that label).
-    #[arg(long, value_parser = check_label, value_name = "NAME")]
+    /// Name the run (up to 64 characters, not a number, no space at either
+    /// end): `history` shows it, and `show`, `compare`, `plot`, `report` and
+    /// `export` take it in place of an id (the newest run of that label).
+    #[arg(long, value_parser = check_new_label, value_name = "NAME")]
     pub label: Option<String>,
     /// Do not keep this run in the history (wins over --db).
     #[arg(long, env = "IPCPERF_NO_SAVE", value_parser = clap::builder::BoolishValueParser::new())]
