@@ -58,7 +58,6 @@ fn draw<DB: DrawingBackend>(
 ) -> DrawResult<DB::ErrorType> {
     let names = cases(points);
     let root = canvas_with_legend(root, names.iter().map(|n| n.to_string()))?;
-    let (k, y_desc) = points.first().map(scale).unwrap_or((1.0, ""));
     let t = |p: &TrendPoint| p.started_ms as f64;
     let (x_lo, x_hi) = points
         .iter()
@@ -69,21 +68,53 @@ fn draw<DB: DrawingBackend>(
     } else {
         60_000.0
     };
-    let format = time_format(x_hi - x_lo + 2.0 * pad);
+    let x = (x_lo - pad)..(x_hi + pad);
+    // One panel a unit, one above the other on the same time axis: a
+    // round trip's µs and a stream's MB/s on one axis drew the MB/s as
+    // thousands of "µs".
+    let mut units: Vec<&'static str> = Vec::new();
+    for p in points {
+        if !units.contains(&scale(p).1) {
+            units.push(scale(p).1);
+        }
+    }
+    let panels = root.split_evenly((units.len().max(1), 1));
+    for (n, (unit, area)) in units.iter().zip(&panels).enumerate() {
+        let mine: Vec<&TrendPoint> = points.iter().filter(|p| scale(p).1 == *unit).collect();
+        panel(area, (n == 0).then_some(title), &names, &mine, x.clone())?;
+    }
+    root.present()
+}
+
+/// One unit's cases (`points`, all of one [`scale`]) on the time axis `x`,
+/// each in its colour of the legend's `names`.
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    title: Option<&str>,
+    names: &[&str],
+    points: &[&TrendPoint],
+    x: std::ops::Range<f64>,
+) -> DrawResult<DB::ErrorType> {
+    let (k, y_desc) = points.first().map(|p| scale(p)).unwrap_or((1.0, ""));
+    let t = |p: &TrendPoint| p.started_ms as f64;
+    let format = time_format(x.end - x.start);
     let (y_lo, y_hi) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
         (a.min(p.min * k), b.max(p.max * k))
     });
     let ypad = ((y_hi - y_lo) * 0.1).max(y_hi.abs() * 0.02);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 22).into_font())
+    let mut builder = ChartBuilder::on(area);
+    if let Some(title) = title {
+        builder.caption(title, (FAMILY, 22).into_font());
+    }
+    let mut chart = builder
         .margin(16)
         .margin_right(48)
         .x_label_area_size(48)
         .y_label_area_size(80)
-        .build_cartesian_2d(
-            (x_lo - pad)..(x_hi + pad),
-            (y_lo - ypad).max(0.0)..(y_hi + ypad),
-        )?;
+        .build_cartesian_2d(x, (y_lo - ypad).max(0.0)..(y_hi + ypad))?;
+    // Figures under 10 keep their decimals: a 64 B stream at 8.4 MB/s on an
+    // axis of whole numbers read 8, 8, 8.
+    let places = if y_hi + ypad < 10.0 { 2 } else { 0 };
     chart
         .configure_mesh()
         .x_desc("run started (UTC)")
@@ -92,12 +123,15 @@ fn draw<DB: DrawingBackend>(
         .label_style((FAMILY, 14).into_font())
         .axis_desc_style((FAMILY, 16).into_font())
         .x_label_formatter(&|x| when(*x, format))
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_label_formatter(&|y| format!("{y:.places$}"))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for (i, name) in names.iter().enumerate() {
         let col = color(i);
-        let mine: Vec<&TrendPoint> = points.iter().filter(|p| p.case == *name).collect();
+        let mine: Vec<&TrendPoint> = points.iter().copied().filter(|p| p.case == *name).collect();
+        if mine.is_empty() {
+            continue;
+        }
         chart.draw_series(LineSeries::new(
             mine.iter().map(|p| (t(p), p.median * k)),
             col.stroke_width(2),
@@ -130,7 +164,7 @@ fn draw<DB: DrawingBackend>(
             }
         }
     }
-    root.present()
+    Ok(())
 }
 
 /// The trend as an SVG document.
@@ -168,5 +202,65 @@ mod tests {
             assert_eq!(labels.len(), 6, "{span} ms in {format}: {labels:?}");
         }
         assert_eq!(time_format(130_000.0), "%H:%M:%S");
+    }
+
+    /// The text of each `<text>` element of an SVG document.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once('>')?
+                        .1
+                        .split_once("</text>")?
+                        .0
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn point(case: &str, run_id: i64, median: f64, lower_better: bool) -> TrendPoint {
+        TrendPoint {
+            case: case.into(),
+            run_id,
+            started_ms: 1_780_000_000_000 + run_id as u64 * 60_000,
+            host: "vm".into(),
+            label: None,
+            median,
+            min: median * 0.9,
+            max: median * 1.1,
+            series: 5,
+            change: Default::default(),
+            lower_better,
+        }
+    }
+
+    /// A round trip's µs and a stream's MB/s each get an axis of their own: on
+    /// one axis, the round trip's, a stream of 4000 MB/s was drawn at
+    /// "4000000 µs".
+    #[test]
+    fn each_unit_has_its_own_axis() {
+        let points = [
+            point("round-trip pipe processes 512 B", 1, 46_000.0, true),
+            point("stream pipe processes 64 KiB", 2, 4.2e9, false),
+            point("stream pipe processes 64 KiB", 3, 4.0e9, false),
+        ];
+        let both = svg("vm: pipe", &points).unwrap();
+        assert!(both.contains("p50 round trip, µs"), "the round trip's axis");
+        assert!(both.contains("MB/s (bar"), "the stream's axis");
+        // The stream's axis reads in thousands of MB/s, not millions of µs.
+        let ticks = texts(&both);
+        assert!(ticks.iter().any(|t| t == "4000"), "MB/s ticks: {ticks:?}");
+        assert!(
+            ticks
+                .iter()
+                .all(|t| t.parse::<f64>().map_or(true, |v| v < 10_000.0)),
+            "no stream drawn in µs: {ticks:?}"
+        );
+        // One kind of figure: one axis, as before.
+        let one = svg("vm: pipe", &points[1..]).unwrap();
+        assert!(!one.contains("round trip") && one.contains("MB/s (bar"));
     }
 }

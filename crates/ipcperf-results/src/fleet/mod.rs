@@ -264,7 +264,8 @@ pub fn fmt_figure(v: f64, lower_better: bool, case: &str) -> String {
     } else if case.starts_with("sync") {
         format!("{}/s", crate::units::fmt_rate(v))
     } else {
-        format!("{:.0} MB/s", v / 1e6)
+        // Three figures at least: a 64 B stream at 0.13 MB/s read "0 MB/s".
+        format!("{} MB/s", crate::units::fmt_mbps(v))
     }
 }
 

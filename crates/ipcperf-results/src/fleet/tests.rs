@@ -336,3 +336,13 @@ fn a_small_fleet_borrows_its_spread_from_the_other_cases() {
         .collect();
     assert!(judge(&alone, 0.05).iter().all(|r| !r.outlier));
 }
+
+/// A stream figure keeps three figures: a 64 B stream at 0.13 MB/s read
+/// "0 MB/s" in trend's and fleet's tables, a measured figure shown as none.
+#[test]
+fn a_small_stream_figure_is_not_shown_as_zero() {
+    assert_eq!(fmt_figure(0.13e6, false, "stream pipe"), "0.13 MB/s");
+    assert_eq!(fmt_figure(13.8e6, false, "stream pipe"), "13.8 MB/s");
+    assert_eq!(fmt_figure(1008.4e6, false, "stream pipe"), "1008 MB/s");
+    assert_eq!(fmt_figure(46_270.0, true, "round-trip pipe"), "46.27 µs");
+}
