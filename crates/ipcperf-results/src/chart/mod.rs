@@ -14,6 +14,7 @@ pub mod xy;
 use std::path::Path;
 use std::sync::Once;
 
+use ipcperf_core::latency::FEW_BEYOND;
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 use std::ops::Range;
@@ -314,6 +315,33 @@ impl ValueFormatter<f64> for NinesAxis {
 pub struct LatencyLine {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// For each point, whether fewer than [`FEW_BEYOND`] samples lie beyond it
+    /// (the tables mark such a figure †): drawn hollow, its line dashed.
+    pub thin: Vec<bool>,
+}
+
+/// The points of `pts` (percentile, ns) above zero, each with whether it
+/// rests on fewer than [`FEW_BEYOND`] samples beyond it (by `beyond`, None in
+/// a record without the counts: firm, as the tables take it). A zero (below
+/// the clock's resolution once its cost is taken off) cannot sit on a log
+/// axis: it is left out, not bent to fit.
+fn percentile_points(
+    pts: &[(f64, u64)],
+    beyond: Option<ipcperf_core::latency::Beyond>,
+) -> (Vec<(f64, f64)>, Vec<bool>) {
+    pts.iter()
+        .filter(|p| p.1 > 0)
+        .map(|&(p, ns)| {
+            let name = PERCENTILES
+                .iter()
+                .find(|q| (q.1 - p).abs() < 1e-12)
+                .map_or("", |q| q.0);
+            let thin = beyond
+                .and_then(|b| b.at(name))
+                .is_some_and(|n| n < FEW_BEYOND);
+            ((p, ns as f64), thin)
+        })
+        .unzip()
 }
 
 /// Latency percentile curves of a run: round trips (p50 to p99.99, one per
@@ -335,6 +363,7 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
             (0.999, l.p999_ns),
             (0.9999, l.p9999_ns),
         ];
+        let (points, thin) = percentile_points(&pts, l.beyond());
         v.push(LatencyLine {
             label: format!(
                 "{} {} {} {}{}",
@@ -353,11 +382,8 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
                     })
                     .unwrap_or_default()
             ),
-            points: pts
-                .iter()
-                .filter(|p| p.1 > 0)
-                .map(|&(p, ns)| (p, ns as f64))
-                .collect(),
+            points,
+            thin,
         });
     }
     for c in &run.cases {
@@ -373,6 +399,7 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
             (0.99, l.p99_ns),
             (0.999, l.p999_ns),
         ];
+        let (points, thin) = percentile_points(&pts, l.beyond);
         v.push(LatencyLine {
             label: format!(
                 "{} {} {} set/clear",
@@ -380,13 +407,8 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
                 c.mode.name(),
                 c.placement.shown()
             ),
-            // A zero (below the clock's resolution once its cost is taken off)
-            // cannot sit on a log axis: it is left out, not bent to fit.
-            points: pts
-                .iter()
-                .filter(|p| p.1 > 0)
-                .map(|&(p, ns)| (p, ns as f64))
-                .collect(),
+            points,
+            thin,
         });
     }
     v.retain(|l| !l.points.is_empty());
@@ -436,8 +458,35 @@ fn draw_latency<DB: DrawingBackend>(
     for (i, l) in lines.iter().enumerate() {
         let color = color(i);
         let pts: Vec<(f64, f64)> = l.points.iter().map(|&(p, v)| (nines(p), v)).collect();
-        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        let thin = |j: usize| l.thin.get(j).copied().unwrap_or(false);
+        // Solid up to the last firm point; from there, dashed to the thin ones
+        // (a figure resting on a handful of samples, as the tables mark †).
+        let firm = (0..pts.len()).take_while(|&j| !thin(j)).count();
+        chart.draw_series(LineSeries::new(pts[..firm].to_vec(), color.stroke_width(2)))?;
+        if firm < pts.len() {
+            let from = firm.saturating_sub(1);
+            chart.draw_series(DashedLineSeries::new(
+                pts[from..].to_vec(),
+                6,
+                5,
+                color.stroke_width(2),
+            ))?;
+        }
+        chart.draw_series(pts.iter().enumerate().map(|(j, &p)| {
+            let style = if thin(j) {
+                color.stroke_width(2)
+            } else {
+                color.filled()
+            };
+            Circle::new(p, if thin(j) { 4 } else { 3 }, style)
+        }))?;
+    }
+    if lines.iter().any(|l| l.thin.contains(&true)) {
+        root.draw(&Text::new(
+            format!("hollow, dashed: fewer than {FEW_BEYOND} samples beyond"),
+            (SIZE.0 as i32 - 300, SIZE.1 as i32 - 24),
+            (FAMILY, 13).into_font(),
+        ))?;
     }
     root.present()
 }
