@@ -192,7 +192,9 @@ fn tables_csv_and_compare_carry_the_counters() {
 }
 
 /// Set/clear cycles are counted on both sides: each side waits for the other's
-/// token, so the partner blocks at least once for every two cycles.
+/// token, so each blocks at some point of a series and spends CPU time. Not
+/// once every two cycles: a side that finds the token already there reads it
+/// without blocking (47 cycles, the partner's 22 waits, under CI's load).
 #[test]
 fn set_clear_cycles_carry_both_sides_counts() {
     if cpus() < 2 {
@@ -222,8 +224,11 @@ fn set_clear_cycles_carry_both_sides_counts() {
         let cycles = n(s, "cycles");
         let ours = &s["cost"];
         let theirs = &s["partner_cost"];
-        assert!(n(ours, "cpu_ns") > 0, "{s}");
-        assert!(n(theirs, "voluntary_switches") * 2 >= cycles, "{s}");
+        assert!(cycles > 0, "{s}");
+        for side in [ours, theirs] {
+            assert!(n(side, "cpu_ns") > 0, "{s}");
+            assert!(n(side, "voluntary_switches") > 0, "{s}");
+        }
     }
 }
 
