@@ -67,11 +67,17 @@ fn kept(r: &ReplayRecord) -> String {
 pub fn behind_note(c: &CaseRecord) -> Option<String> {
     let r = c.replay.as_ref()?;
     let b = r.behind?;
+    let (from, to) = (fmt_secs(b.from_ns), fmt_secs(b.to_ns));
+    // A burst within the shown precision is one instant ("from 0.028 s to
+    // 0.028 s" read as a typo).
+    let when = if from == to {
+        format!("at {from}")
+    } else {
+        format!("from {from} to {to}")
+    };
     Some(format!(
-        "{}: fell behind from {} to {} of the trace ({} send{}, up to {:.1} ms late)",
+        "{}: fell behind {when} of the trace ({} send{}, up to {:.1} ms late)",
         mechanism_label(c),
-        fmt_secs(b.from_ns),
-        fmt_secs(b.to_ns),
         b.messages,
         if b.messages == 1 { "" } else { "s" },
         b.max_late_ns as f64 / 1e6
@@ -285,6 +291,29 @@ mod tests {
         assert!(!t.header.iter().any(|h| h == "mode"), "{:?}", t.header);
         assert_eq!(t.title, "Replay · processes");
         assert_eq!(t.rows[2].len(), t.header.len());
+    }
+
+    /// A stretch behind the schedule shorter than the time's precision is
+    /// said as one instant, a longer one as its start and end.
+    #[test]
+    fn a_burst_behind_the_schedule_reads_as_one_instant() {
+        let mut c = replayed("pipe", "shared-l3");
+        let behind = |from_ns, to_ns| ipcperf_core::record::BehindRecord {
+            from_ns,
+            to_ns,
+            messages: 7,
+            max_late_ns: 2_400_000,
+        };
+        c.replay.as_mut().unwrap().behind = Some(behind(28_100_000, 28_300_000));
+        assert_eq!(
+            behind_note(&c).unwrap(),
+            "pipe: fell behind at 0.028 s of the trace (7 sends, up to 2.4 ms late)"
+        );
+        c.replay.as_mut().unwrap().behind = Some(behind(28_100_000, 41_000_000));
+        assert_eq!(
+            behind_note(&c).unwrap(),
+            "pipe: fell behind from 0.028 s to 0.041 s of the trace (7 sends, up to 2.4 ms late)"
+        );
     }
 
     /// Messages over five passes say so ("5×10001"): the total alone read as
