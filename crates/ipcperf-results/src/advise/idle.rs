@@ -74,7 +74,8 @@ pub fn section(asis: &Answer, poll: &Answer, ask: &Ask) -> String {
             ]
         })
         .collect();
-    let fig = ask.figure.name();
+    // A stream ranks MB/s (was headed "p99 polling" over MB/s figures).
+    let fig = super::table::figure_column(ask);
     let t = crate::export::view::Table {
         title: String::new(),
         header: [

@@ -108,6 +108,19 @@ pub struct Answer {
 /// POSIX.1b.
 const LINUX_ONLY: &[&str] = &["eventfd", "vmsplice", "cma", "shm", "memcpy", "null"];
 
+/// What makes a case Linux only, beyond its mechanism: io_uring (the `uring-*`
+/// twins and their `io_uring` wait) and epoll are Linux calls; POSIX waits with
+/// a blocking call, poll or select. None: nothing (the mechanism may still be).
+fn linux_only_wait(mech: &str, wait: &str) -> Option<&'static str> {
+    if mech.starts_with("uring-") || wait.split('/').any(|w| w == "io_uring" || w == "uring") {
+        return Some("io_uring");
+    }
+    if wait.split('/').any(|w| w == "epoll" || w == "try-epoll") {
+        return Some("epoll");
+    }
+    None
+}
+
 /// Whether a case's wait (the record's `wait`) spins on a CPU while it waits.
 fn spinning_wait(wait: &str) -> bool {
     // A client/server pair (`busy/block`) spins where either side does.
@@ -210,9 +223,14 @@ fn figure(c: &CaseRecord, ask: &Ask) -> Option<(f64, f64, f64)> {
     Some((v, lo, hi))
 }
 
-fn constraint(name: &str, mech: &str, cpu_load: f64, ask: &Ask) -> Option<String> {
+fn constraint(name: &str, (mech, wait): (&str, &str), cpu_load: f64, ask: &Ask) -> Option<String> {
     if ask.posix_only && LINUX_ONLY.contains(&mech) {
         return Some(format!("{name} is Linux only (--posix-only)"));
+    }
+    if ask.posix_only {
+        if let Some(call) = linux_only_wait(mech, wait) {
+            return Some(format!("{name}: {call} is Linux only (--posix-only)"));
+        }
     }
     if ask.messages && BYTE_STREAMS.contains(&mech) {
         return Some(format!(
@@ -239,7 +257,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         Workload::RoundTrip
     };
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let mut mech_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut mech_of: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut not_run = Vec::new();
     let mut ceilings: BTreeMap<String, f64> = BTreeMap::new();
     let better = |a: f64, b: f64| {
@@ -284,7 +302,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
         }
         let load = c.median_cpu_load.unwrap_or(0.0);
         let beyond = c.latency.as_ref().and_then(|l| l.beyond());
-        mech_of.insert(name.clone(), c.mechanism.clone());
+        mech_of.insert(name.clone(), (c.mechanism.clone(), c.wait.clone()));
         let row = rows.entry(name.clone()).or_insert_with(|| Row {
             name: name.clone(),
             value: v,
@@ -313,11 +331,11 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     let mut ranked = Vec::new();
     let mut excluded = Vec::new();
     for (name, mut row) in rows {
-        let mech = mech_of.get(&name).cloned().unwrap_or_default();
-        match constraint(&name, &mech, row.cpu_load, ask) {
+        let (mech, wait) = mech_of.get(&name).cloned().unwrap_or_default();
+        match constraint(&name, (&mech, &wait), row.cpu_load, ask) {
             Some(why) => excluded.push((name, why)),
             None => {
-                row.why = qualifies(&mech, ask);
+                row.why = qualifies(&mech, &wait, ask);
                 ranked.push(row);
             }
         }
@@ -354,7 +372,7 @@ pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     }
 }
 
-fn qualifies(mech: &str, ask: &Ask) -> String {
+fn qualifies(mech: &str, wait: &str, ask: &Ask) -> String {
     let mut v = Vec::new();
     if let Some(b) = ask.cpu_budget {
         v.push(format!("keeps at most {b} CPUs busy"));
@@ -364,7 +382,7 @@ fn qualifies(mech: &str, ask: &Ask) -> String {
     }
     if ask.posix_only {
         v.push("POSIX".to_string());
-    } else if LINUX_ONLY.contains(&mech) {
+    } else if LINUX_ONLY.contains(&mech) || linux_only_wait(mech, wait).is_some() {
         v.push("Linux only".to_string());
     }
     v.join(", ")
@@ -557,7 +575,7 @@ fn sentence_runner_up(a: &Row, b: &Row, ask: &Ask) -> String {
 mod caveats;
 use caveats::caveats;
 mod table;
-pub use table::{ranked_table, tie, tie_groups};
+pub use table::{left_out_lines, ranked_table, tie, tie_groups};
 
 #[cfg(test)]
 mod tests;

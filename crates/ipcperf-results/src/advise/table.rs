@@ -2,16 +2,21 @@
 
 use super::{fmt_figure, streams, Answer, Ask, Figure, Pattern, Row};
 
+/// The name of the figure ranked, as a column header says it.
+pub(super) fn figure_column(ask: &Ask) -> String {
+    match ask.pattern {
+        Pattern::Stream => "MB/s".to_string(),
+        Pattern::FanOut => "slowest reader".to_string(),
+        _ => ask.figure.name().to_string(),
+    }
+}
+
 /// The ranked rows as a table (rank, figure at the worst placement, its series'
 /// range, that placement, CPUs busy), titled `title`: six narrow columns, so it
 /// fits 80 columns; what qualifies a row (Linux only, a CPU budget) and the
 /// ceilings are notes under it.
 pub fn ranked_table(ans: &Answer, ask: &Ask, title: String) -> crate::export::view::Table {
-    let fig = match ask.pattern {
-        Pattern::Stream => "MB/s".to_string(),
-        Pattern::FanOut => "slowest reader".to_string(),
-        _ => ask.figure.name().to_string(),
-    };
+    let fig = figure_column(ask);
     let mut tails = crate::export::cells::TailCounts::default();
     let groups = tie_groups(&ans.ranked);
     let rows = ans
@@ -136,4 +141,28 @@ pub fn tie_groups(rows: &[Row]) -> Vec<usize> {
         groups.push(start);
     }
     groups
+}
+
+/// What was left out, one line a reason with its names together: under
+/// --messages a line per byte stream and wait was 20 lines of the same reason.
+/// A reason that begins with its name ("pipe is a byte stream…") is said
+/// without it ("pipe, fifo: a byte stream…").
+pub fn left_out_lines(excluded: &[(String, String)]) -> Vec<(String, String)> {
+    let mut lines: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (name, why) in excluded {
+        let reason = why
+            .strip_prefix(name.as_str())
+            .filter(|r| r.starts_with(' ') || r.starts_with(':'))
+            .map(|r| r.trim_start_matches(':').trim_start())
+            .map(|r| r.strip_prefix("is ").unwrap_or(r))
+            .unwrap_or(why);
+        match lines.iter_mut().find(|(_, r)| *r == reason) {
+            Some((names, _)) => names.push(name),
+            None => lines.push((vec![name], reason)),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(names, why)| (names.join(", "), why.to_string()))
+        .collect()
 }

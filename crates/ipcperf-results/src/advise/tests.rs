@@ -108,6 +108,106 @@ fn a_cpu_budget_leaves_out_spinning_and_the_constraints_filter() {
         .any(|(n, w)| n == "pipe" && w.contains("byte stream")));
 }
 
+/// io_uring and epoll are Linux calls: under --posix-only a case that waits in
+/// them is left out, whatever its mechanism; without it, it is marked Linux only.
+#[test]
+fn posix_only_leaves_out_io_uring_and_epoll_waits() {
+    let run = run_of(vec![
+        rr("uring-pipe", "io_uring", "shared-l3", 9_000, 20_000, 0.6),
+        rr("pipe", "epoll", "shared-l3", 10_000, 22_000, 0.6),
+        rr("pipe", "block", "shared-l3", 14_000, 35_000, 0.6),
+        rr("posix-mq", "block", "shared-l3", 16_000, 40_000, 0.6),
+    ]);
+    let mut posix = ask(Pattern::RequestReply);
+    posix.posix_only = true;
+    let a = rank(&run, &posix);
+    assert_eq!(ranked(&a), ["pipe", "posix-mq"]);
+    for (name, call) in [
+        ("uring-pipe (io_uring)", "io_uring"),
+        ("pipe (epoll)", "epoll"),
+    ] {
+        assert!(
+            a.excluded
+                .iter()
+                .any(|(n, w)| n == name && w.contains(&format!("{call} is Linux only"))),
+            "{name}: {:?}",
+            a.excluded
+        );
+    }
+    let a = rank(&run, &ask(Pattern::RequestReply));
+    let why = |name: &str| {
+        a.ranked
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap()
+            .why
+            .clone()
+    };
+    assert_eq!(why("uring-pipe (io_uring)"), "Linux only");
+    assert_eq!(why("pipe (epoll)"), "Linux only");
+    assert_eq!(why("pipe"), "");
+}
+
+/// What was left out for one reason is one line, its names together, the
+/// reason said without the name it began with; other reasons keep their own.
+#[test]
+fn what_was_left_out_for_one_reason_is_one_line() {
+    let ex = |n: &str, w: &str| (n.to_string(), w.to_string());
+    let lines = left_out_lines(&[
+        ex("pipe", "pipe is a byte stream (--messages)"),
+        ex("cma", "cma is Linux only (--posix-only)"),
+        ex("pipe (busy)", "pipe (busy) is a byte stream (--messages)"),
+        ex(
+            "uring-tcp (io_uring)",
+            "uring-tcp (io_uring): io_uring is Linux only",
+        ),
+        ex("sysv-msg", "a SysV queue lives in its IPC namespace"),
+        ex(
+            "shm (spin)",
+            "shm (spin) kept 2.00 CPUs busy, over the budget of 1",
+        ),
+        ex("pipes", "pipes is a name of its own"),
+    ]);
+    let want = [
+        ("pipe, pipe (busy)", "a byte stream (--messages)"),
+        ("cma", "Linux only (--posix-only)"),
+        ("uring-tcp (io_uring)", "io_uring is Linux only"),
+        ("sysv-msg", "a SysV queue lives in its IPC namespace"),
+        ("shm (spin)", "kept 2.00 CPUs busy, over the budget of 1"),
+        ("pipes", "a name of its own"),
+    ];
+    let got: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|(n, w)| (n.as_str(), w.as_str()))
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// The polling-idle section heads its columns with the figure ranked: MB/s
+/// for a stream (it said "p99 polling" over MB/s figures).
+#[test]
+fn the_polling_section_names_the_figure_ranked() {
+    let run = testdata::run();
+    let stream = ask(Pattern::Stream);
+    let a = rank(&run, &stream);
+    assert!(!a.ranked.is_empty());
+    let s = idle::section(&a, &a, &stream);
+    assert!(
+        s.contains("MB/s polling") && s.contains("MB/s as-is"),
+        "{s}"
+    );
+    assert!(!s.contains("p99"), "{s}");
+    let rr = ask(Pattern::RequestReply);
+    let run = run_of(vec![rr_case("pipe"), rr_case("unix")]);
+    let a = rank(&run, &rr);
+    let s = idle::section(&a, &a, &rr);
+    assert!(s.contains("p99 polling") && s.contains("p99 as-is"), "{s}");
+}
+
+fn rr_case(mech: &str) -> CaseRecord {
+    rr(mech, "block", "shared-l3", 10_000, 20_000, 0.6)
+}
+
 #[test]
 fn a_report_carries_the_answer_its_run_supports() {
     // The test run: pipe 1000, unix 800, tcp 500 MB/s at every size.

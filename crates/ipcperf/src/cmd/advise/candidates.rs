@@ -21,7 +21,14 @@ pub(super) fn waits(a: &AdviseArgs) -> Result<Vec<Waits>, Fail> {
         }
         return Ok(v);
     }
-    let mut v = vec![Waits::both(Wait::Block), Waits::both(Wait::Epoll)];
+    // An event loop's wait: epoll, or poll where only POSIX will do (epoll is
+    // Linux's).
+    let event_loop = if a.posix_only {
+        Wait::Poll
+    } else {
+        Wait::Epoll
+    };
+    let mut v = vec![Waits::both(Wait::Block), Waits::both(event_loop)];
     // Both sides spin: two CPUs kept busy.
     if a.cpu_budget.is_none_or(|b| b >= 2.0) {
         v.push(Waits::both(Wait::Busy));

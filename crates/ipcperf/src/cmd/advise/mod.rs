@@ -74,7 +74,8 @@ pub struct AdviseArgs {
     #[arg(long, default_value = "unknown", value_parser = parse_placement)]
     pub placement: String,
 
-    /// Only what POSIX offers (no eventfd, memfd rings, futex, vmsplice, cma).
+    /// Only what POSIX offers (no eventfd, memfd rings, futex, vmsplice, cma,
+    /// io_uring or epoll: the event loop's wait measured is poll).
     #[arg(long)]
     pub posix_only: bool,
 
@@ -108,7 +109,8 @@ pub struct AdviseArgs {
     /// The ways the descriptor candidates (pipe, fifo, sockets) wait, each
     /// measured and ranked beside the others (`unix (epoll)`): block, poll,
     /// epoll, busy, or CLIENT/SERVER (poll/epoll), a comma list. Default: block,
-    /// epoll (an event loop's wait) and, unless --cpu-budget is under 2, busy.
+    /// epoll (an event loop's wait; poll with --posix-only) and, unless
+    /// --cpu-budget is under 2, busy.
     /// Mechanisms that wait their own way keep it (shm: --wake futex,spin).
     #[arg(long, value_name = "WAIT[,WAIT...]")]
     pub wait: Option<String>,
@@ -619,8 +621,8 @@ pub(crate) fn render(ans: &Answer, ask: &Ask, a: &AdviseArgs) -> String {
     if let Some(r) = &ans.runner_up {
         say(&mut out, format!("Runner-up: {r}"), 2);
     }
-    for (n, why) in &ans.excluded {
-        say(&mut out, format!("  left out: {n}: {why}"), 2);
+    for (names, why) in advise::left_out_lines(&ans.excluded) {
+        say(&mut out, format!("  left out: {names}: {why}"), 2);
     }
     for (n, why) in &ans.not_run {
         say(&mut out, format!("  could not run: {n}: {why}"), 2);
