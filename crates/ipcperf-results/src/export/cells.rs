@@ -52,6 +52,24 @@ pub fn mechanism_label(c: &CaseRecord) -> String {
     }
 }
 
+/// Whether some of `cases` were held at an idle state (`--idle`) and others
+/// not: advise measures each cross-CPU candidate again at polling idle, and
+/// the two read as one placement twice unless the place says which.
+pub fn idle_mixed(cases: &[&CaseRecord]) -> bool {
+    let held = |c: &&CaseRecord| c.options.contains_key("idle");
+    cases.iter().any(held) && !cases.iter().all(held)
+}
+
+/// Where a case ran, as a column or row says it: its placement, and where the
+/// cases beside it were held at different idle states (`mixed`, see
+/// [`idle_mixed`]) the idle it was held at ("shared-l3 0→1 idle=poll").
+pub fn place(c: &CaseRecord, mixed: bool) -> String {
+    match c.options.get("idle").filter(|_| mixed) {
+        Some(idle) => format!("{} idle={idle}", c.placement.shown()),
+        None => c.placement.shown(),
+    }
+}
+
 /// The flag of a spinning wait whose two sides shared one CPU: each spins out
 /// its time slice before the other runs, so the figure is the scheduler's, not
 /// the mechanism's (None: not that case).

@@ -119,11 +119,12 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     let mut tail_noisy: Vec<String> = Vec::new();
     let mut tares: Vec<u64> = Vec::new();
     let (mut tails, mut one_way_tails) = (TailCounts::default(), TailCounts::default());
+    let mixed = super::cells::idle_mixed(&cases);
     for c in &cases {
         let mut row = vec![
             super::cells::mechanism_label(c),
             c.mode.name().to_string(),
-            c.placement.shown(),
+            super::cells::place(c, mixed),
             fmt_size(c.block_size),
         ];
         if paced {
@@ -143,7 +144,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                              latencies count the backlog from when each was due",
                             super::cells::mechanism_label(c),
                             fmt_size(c.block_size),
-                            c.placement.shown(),
+                            super::cells::place(c, mixed),
                             fmt_rate(l.round_trips_per_sec),
                             fmt_rate(r as f64)
                         ));
@@ -209,7 +210,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                         "{} {} {}",
                         super::cells::mechanism_label(c),
                         fmt_size(c.block_size),
-                        c.placement.shown()
+                        super::cells::place(c, mixed)
                     ));
                 }
                 let p50s: Vec<f64> = l.series_p50_ns.iter().map(|&x| x as f64).collect();
@@ -221,7 +222,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                             "{} {} {}: noisy, the series' p50 vary by {:.0}% ({}–{} µs)",
                             super::cells::mechanism_label(c),
                             fmt_size(c.block_size),
-                            c.placement.shown(),
+                            super::cells::place(c, mixed),
                             sd * 100.0,
                             fmt_us(lo as f64),
                             fmt_us(hi as f64)
@@ -231,7 +232,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                             "{} {} {}",
                             super::cells::mechanism_label(c),
                             fmt_size(c.block_size),
-                            c.placement.shown()
+                            super::cells::place(c, mixed)
                         ));
                     }
                 }

@@ -96,6 +96,12 @@ fn case_labels(run: &RunRecord, c: &CaseRecord) -> Vec<(&'static str, String)> {
     if c.sync.is_none() {
         v.push(("block_bytes", c.block_size.to_string()));
     }
+    // A case held at an idle state (`--idle`; advise's polling twins) is
+    // another series than the same case as-is, which the exporter dropped as a
+    // repeat of the first.
+    if let Some(idle) = c.options.get("idle") {
+        v.push(("idle", idle.clone()));
+    }
     v
 }
 

@@ -134,11 +134,13 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
             .iter()
             .filter(|c| c.workload == Workload::Stream && group_key(c) == k)
             .collect();
+        let mixed = super::cells::idle_mixed(&cases);
+        let place = |c: &CaseRecord| super::cells::place(c, mixed);
         let mut placements: Vec<String> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
         for c in &cases {
-            if !placements.contains(&c.placement.shown()) {
-                placements.push(c.placement.shown());
+            if !placements.contains(&place(c)) {
+                placements.push(place(c));
             }
             if !sizes.contains(&c.block_size) {
                 sizes.push(c.block_size);
@@ -160,10 +162,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         for s in &sizes {
             let mut row = vec![fmt_size(*s)];
             for p in &placements {
-                match cases
-                    .iter()
-                    .find(|c| c.block_size == *s && &c.placement.shown() == p)
-                {
+                match cases.iter().find(|c| c.block_size == *s && &place(c) == p) {
                     Some(c) => {
                         row.extend(cells(c));
                         if counted {
@@ -278,6 +277,7 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
             .total_cmp(&a.median_bytes_per_sec.unwrap_or(0.0))
     });
     let slowest = at.last()?.median_bytes_per_sec?;
+    let mixed = super::cells::idle_mixed(&at);
     let rows = at
         .iter()
         .map(|c| {
@@ -285,7 +285,7 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
             vec![
                 mechanism_label(c),
                 c.mode.name().to_string(),
-                c.placement.shown(),
+                super::cells::place(c, mixed),
                 fmt_mbps(m),
                 format!("{:.2}×", m / slowest),
             ]
@@ -420,6 +420,46 @@ mod tests {
         assert_eq!(t.rows[0][3], "1.00", "CPUs busy");
         assert_eq!(t.rows[0][4], "skipped");
         assert!(t.notes.iter().any(|n| n.contains("too big")));
+    }
+
+    /// A run that holds some cases at polling idle and not others (advise's
+    /// twins) shows both, each place saying which: the table kept one column
+    /// for both, the ranking read one placement twice, and the metrics dropped
+    /// the held case as a repeat.
+    #[test]
+    fn cases_held_at_an_idle_state_beside_as_is_ones_say_so() {
+        let cross = Placement::pinned(0, 1);
+        let mut held = case(MechanismKind::Pipe, cross, &[250, 250]);
+        held.options.insert("idle".into(), "poll".into());
+        let r = run(vec![
+            case(MechanismKind::Pipe, cross, &[1000, 1000]),
+            held,
+            case(MechanismKind::Unix, cross, &[500, 500]),
+        ]);
+        let v = build(&r, None);
+        let t = &v.tables[0];
+        assert_eq!(t.header[1], "cross-cpu 0→1 MB/s (min–max)");
+        assert_eq!(t.header[4], "cross-cpu 0→1 idle=poll MB/s (min–max)");
+        assert_eq!(t.rows[0][1], "1000 (1000–1000)");
+        assert_eq!(t.rows[0][4], "4000 (4000–4000)");
+        let rank = v.tables.last().unwrap();
+        let places: Vec<&str> = rank.rows.iter().map(|r| r[2].as_str()).collect();
+        assert_eq!(
+            places,
+            ["cross-cpu 0→1 idle=poll", "cross-cpu 0→1", "cross-cpu 0→1"]
+        );
+        let m = crate::export::metrics::render(&r, crate::export::metrics::Flavor::Prometheus);
+        let samples = m
+            .lines()
+            .filter(|l| l.starts_with("ipcperf_throughput_bytes_per_second{"))
+            .count();
+        assert_eq!(samples, 3, "{m}");
+        assert!(m.contains("idle=\"poll\"} 4000000000"), "{m}");
+        // Every case held alike: no place says it (the run's note does).
+        let mut all = r.clone();
+        all.cases.retain(|c| c.options.contains_key("idle"));
+        let t = &build(&all, None).tables[0];
+        assert_eq!(t.header[1], "cross-cpu 0→1 MB/s (min–max)");
     }
 
     #[test]

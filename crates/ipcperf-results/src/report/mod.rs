@@ -233,6 +233,7 @@ pub fn over_base(run: &RunRecord) -> Option<Table> {
                 && d.mode == c.mode
                 && d.block_size == c.block_size
                 && d.placement.shown() == c.placement.shown()
+                && d.options.get("idle") == c.options.get("idle")
                 && d.payload == c.payload
         };
         let Some(b) = run.cases.iter().find(same) else {
