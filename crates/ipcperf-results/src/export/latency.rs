@@ -247,12 +247,17 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                 let blanks = header.len() - row.len() - usize::from(lossy);
                 row.extend(std::iter::repeat_n("-".to_string(), blanks));
                 if let Some(m) = &c.message {
-                    notes.push(format!(
+                    // Said once: the same case refused at each placement (and
+                    // again at polling idle) said it three times.
+                    let n = format!(
                         "{} {} {}: {m}",
                         c.mechanism,
                         c.mode.name(),
                         fmt_size(c.block_size)
-                    ));
+                    );
+                    if !notes.contains(&n) {
+                        notes.push(n);
+                    }
                 }
             }
         }
@@ -405,6 +410,26 @@ mod tests {
         assert!(note(&c));
         c.wait = "poll/epoll".into();
         assert!(!note(&c));
+    }
+
+    /// A case refused at each of its placements says why once.
+    #[test]
+    fn a_refusal_repeated_at_each_placement_is_one_note() {
+        let mut refused = case();
+        refused.status = CaseStatus::Refused;
+        refused.latency = None;
+        refused.message = Some("runs in threads mode only".into());
+        let mut run = run_with(refused.clone());
+        refused.placement.reader_cpu = Some(1);
+        run.cases.push(refused);
+        let t = table(&run, false).unwrap();
+        assert_eq!(t.rows.len(), 2);
+        let said = t
+            .notes
+            .iter()
+            .filter(|n| n.contains("threads mode only"))
+            .count();
+        assert_eq!(said, 1, "{:?}", t.notes);
     }
 
     #[test]
