@@ -548,3 +548,64 @@ fn descriptor_candidates_are_ranked_with_each_wait_named() {
         .collect();
     assert_eq!(names, ["unix (poll/epoll)"], "{v}");
 }
+
+/// What --messages or --posix-only leaves out whatever it measures is left
+/// out unmeasured (the run holds none of it), and said; a question that leaves
+/// nothing to measure is bad input.
+#[test]
+fn what_a_constraint_leaves_out_is_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--quick",
+            "-d",
+            "20ms",
+            "--mechanisms",
+            "pipe,unix-dgram,uring-unix",
+            "--messages",
+            "--posix-only",
+            "--placement",
+            "same-cpu",
+        ],
+    ));
+    assert!(
+        out.contains("left out: pipe, pipe (busy), pipe (poll): a byte stream"),
+        "{out}"
+    );
+    assert!(
+        out.contains("uring-unix (io_uring): io_uring is Linux only"),
+        "{out}"
+    );
+    let json = stdout(&mut cmd(&db, &["export", "last", "-f", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let measured: Vec<String> = v["cases"].as_array().unwrap().iter().map(label).collect();
+    assert!(!measured.is_empty());
+    assert!(
+        measured
+            .iter()
+            .all(|m| m.starts_with("unix-dgram") && !m.contains("epoll")),
+        "{measured:?}"
+    );
+    let out = cmd(
+        &db,
+        &[
+            "advise",
+            "--messages",
+            "--mechanisms",
+            "pipe,tcp",
+            "--no-save",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no candidate is left to measure: pipe"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

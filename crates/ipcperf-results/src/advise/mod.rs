@@ -247,6 +247,19 @@ fn constraint(name: &str, (mech, wait): (&str, &str), cpu_load: f64, ask: &Ask) 
     None
 }
 
+/// Why a case would be left out whatever it measured (`--posix-only`,
+/// `--messages`): its name as the answer says it and the reason. None: it
+/// must be measured to tell (a CPU budget) or it qualifies. advise leaves such
+/// cases unmeasured.
+pub fn left_out_unmeasured(c: &CaseRecord, ask: &Ask) -> Option<(String, String)> {
+    let name = crate::export::view::mechanism_label(c);
+    let unbounded = Ask {
+        cpu_budget: None,
+        ..ask.clone()
+    };
+    constraint(&name, (&c.mechanism, &c.wait), 0.0, &unbounded).map(|why| (name, why))
+}
+
 /// Rank the run's cases for `ask`.
 pub fn rank(run: &RunRecord, ask: &Ask) -> Answer {
     let want = if streams(ask.pattern) {

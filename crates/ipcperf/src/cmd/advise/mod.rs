@@ -276,7 +276,7 @@ pub(crate) fn first_line(s: &str) -> String {
 pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     a.format.refuse_metrics("an answer")?;
     a.check_applies()?;
-    let specs = plan(&a)?;
+    let mut specs = plan(&a)?;
     let streams = matches!(a.pattern, Pattern::Stream | Pattern::FanOut);
     let ask = Ask {
         pattern: a.pattern,
@@ -292,6 +292,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     if a.from_history {
         return from_history(&a, &ask, &specs);
     }
+    let left = candidates::drop_left_out(&mut specs, &ask)?;
     // Said up front: what it will measure, and for about how long.
     // Five series and a warm-up a case, and its set-up.
     let per_case_ms = series_len(&a).as_millis() as u64 * 6 + 200;
@@ -311,7 +312,9 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         }
         _ => runner::run_all_latency(&specs, &env, &mut saver.observe(&mut console)),
     };
-    answer(run, saver, &mut console, &ask, &a, |_| String::new())
+    answer(run, saver, &mut console, (&ask, &left), &a, |_| {
+        String::new()
+    })
 }
 
 /// The ending of both forms of advise: the run saved, ranked and answered (with
@@ -321,7 +324,7 @@ pub(crate) fn answer(
     run: RunRecord,
     saver: Saver,
     console: &mut Console,
-    ask: &Ask,
+    (ask, left): (&Ask, &[(String, String)]),
     a: &AdviseArgs,
     more: impl FnOnce(&RunRecord) -> String,
 ) -> Result<i32, Fail> {
@@ -333,6 +336,9 @@ pub(crate) fn answer(
         |r| {
             let (asis, held) = advise::idle::split(r);
             let mut ans = advise::rank(&asis, ask);
+            // Left out unmeasured beside those measured and left out, by name.
+            ans.excluded.extend(left.iter().cloned());
+            ans.excluded.sort();
             ans.excluded.extend(left_across(a));
             answered.set(ans.first.is_some());
             let poll = held.map(|h| advise::rank(&h, ask));

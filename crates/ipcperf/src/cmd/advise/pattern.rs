@@ -64,7 +64,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
     }
     let r = Replay::try_parse_from(&argv).map_err(|e| Fail::usage(first_line(&e.to_string())))?;
     let largest = loaded.script.largest();
-    let specs = crate::shared::replay::plan(
+    let mut specs = crate::shared::replay::plan(
         &r.a.args
             .iter()
             .filter_map(|m| ipcperf_core::mechanism::MechanismKind::from_name(m))
@@ -76,6 +76,14 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         ipcperf_core::payload::Payload::Touch,
         largest,
     )?;
+    let ask = Ask {
+        pattern: Pattern::Replay,
+        figure: a.figure(),
+        cpu_budget: a.cpu_budget,
+        posix_only: a.posix_only,
+        messages: a.messages,
+    };
+    let left = super::candidates::drop_left_out(&mut specs, &ask)?;
     // As many as run and latency take, so that compare can judge them.
     let passes = if a.quick { 1 } else { 5 };
     let plan = ReplayPlan {
@@ -93,13 +101,6 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         if passes == 1 { "" } else { "es" },
         crate::shared::replay::long_secs(plan.about_secs(specs.len()))
     ));
-    let ask = Ask {
-        pattern: Pattern::Replay,
-        figure: a.figure(),
-        cpu_budget: a.cpu_budget,
-        posix_only: a.posix_only,
-        messages: a.messages,
-    };
     let env = RunEnv::new(PeerCommand::current_exe().map_err(|e| Fail::failure(e.to_string()))?);
     let mut run = RunRecord::begin("advise", std::env::args().collect());
     let mut saver = Saver::start(&a.save, &mut run)?;
@@ -112,7 +113,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
             run.cases.push(run_replay_case(spec, &plan, &env, &mut obs));
         }
     }
-    super::answer(run, saver, &mut console, &ask, &a, |r| {
+    super::answer(run, saver, &mut console, (&ask, &left), &a, |r| {
         let mut out = format!(
             "\nThe pattern: {}\n",
             crate::export::replay::describe(&loaded.about)
