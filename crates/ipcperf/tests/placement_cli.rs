@@ -507,3 +507,33 @@ fn a_signal_matrix_runs_at_its_own_size() {
         "{err}"
     );
 }
+
+/// On a terminal, matrix's "heatmap drawn" line starts a line of its own: it
+/// ran on after the progress bar's last frame ("… 2/2 cases … ipcperf: heatmap
+/// drawn in …").
+#[test]
+fn the_heatmap_note_is_not_written_onto_the_progress_bar() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("m.png");
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!(
+            "stty rows 40 cols 80; IPCPERF_NO_SAVE=1 {} matrix pipe --duration 20ms -o {}",
+            env!("CARGO_BIN_EXE_ipcperf"),
+            png.display()
+        ))
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let at = text.find("ipcperf: heatmap drawn in ").expect("the note");
+    // What precedes it on its line: nothing, or the bar's erase-line.
+    let line = &text[text[..at].rfind(['\r', '\n']).map_or(0, |i| i + 1)..at];
+    assert!(line.is_empty() || line == "\x1b[2K", "{line:?}");
+    assert!(png.exists());
+}

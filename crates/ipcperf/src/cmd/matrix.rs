@@ -211,7 +211,9 @@ pub fn run(a: MatrixArgs) -> Result<i32, Fail> {
     // exit 1 (it returned before both, the run left "incomplete").
     let drawn = a.heatmap.as_ref().map(|path| write_heatmap(&run, path));
     if let (Some(Ok(())), Some(path)) = (&drawn, &a.heatmap) {
-        ipcperf_results::console::note(&format!("heatmap drawn in {}", path.display()));
+        // Above the progress bar, which is still drawn (a plain note ran on
+        // after its last frame, on the same line).
+        console.note(&format!("heatmap drawn in {}", path.display()));
     }
     let code = crate::shared::ending::finish(
         run,

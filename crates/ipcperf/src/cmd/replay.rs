@@ -74,7 +74,8 @@ pub fn run(a: ReplayArgs) -> Result<i32, Fail> {
         .as_ref()
         .map(|o| crate::chart::replay::write(&run, o));
     if let (Some(Ok(())), Some(o)) = (&drawn, &a.output) {
-        ipcperf_results::console::note(&format!("timeline drawn in {}", o.display()));
+        // Above the progress bar, still drawn (not on after its last frame).
+        console.note(&format!("timeline drawn in {}", o.display()));
     }
     let format = a.format;
     let code = crate::shared::ending::finish(
