@@ -198,17 +198,17 @@ fn cell(n: usize) -> i32 {
     (640 / n.max(1)).clamp(8, 64) as i32
 }
 
-/// A colour from cool (fast) to warm (slow), `f` in 0..=1.
+/// A colour from dark (fast) to bright (slow), `f` in 0..=1: viridis, whose
+/// every step differs in lightness. The blue-to-red ramp before it passed
+/// through a grey-green a quarter of the way up that read as the dark grey of
+/// a pair that did not run.
+/// The cells that hold no figure: one CPU with itself, and a pair that did not run.
+const SAME_CPU: RGBColor = RGBColor(230, 230, 230);
+const NOT_RUN: RGBColor = RGBColor(120, 120, 120);
+
 fn heat(f: f64) -> RGBColor {
-    let f = f.clamp(0.0, 1.0);
-    let (r, g, b) = if f < 0.5 {
-        let t = f * 2.0;
-        (40.0 + t * 215.0, 90.0 + t * 150.0, 200.0 - t * 120.0)
-    } else {
-        let t = (f - 0.5) * 2.0;
-        (255.0, 240.0 - t * 190.0, 80.0 - t * 50.0)
-    };
-    RGBColor(r as u8, g as u8, b as u8)
+    use plotters::style::colors::colormaps::{ColorMap, ViridisRGB};
+    ViridisRGB.get_color(f.clamp(0.0, 1.0))
 }
 
 fn draw<DB: DrawingBackend>(
@@ -250,9 +250,9 @@ fn draw<DB: DrawingBackend>(
         for (j, &rc) in m.cpus.iter().enumerate() {
             let (x, y) = (x0 + j as i32 * cell, y0 + i as i32 * cell);
             let fill = match m.cells.get(&(wc, rc)) {
-                _ if wc == rc => RGBColor(230, 230, 230),
+                _ if wc == rc => SAME_CPU,
                 Some((p50, _)) => heat((((*p50).max(1) as f64).ln() - lo) / span),
-                None => RGBColor(120, 120, 120),
+                None => NOT_RUN,
             };
             root.draw(&Rectangle::new(
                 [(x, y), (x + cell, y + cell)],
@@ -402,6 +402,24 @@ pub fn outside_notes(r: &RunRecord, m: &Matrix) -> String {
 mod tests {
     use super::*;
     use ipcperf_core::topology::PlacementClass;
+
+    /// No figure on the scale is drawn near the greys of the cells without one
+    /// (the old ramp came within 44 of "did not run", RGB distance).
+    #[test]
+    fn no_colour_of_the_scale_reads_as_a_cell_without_a_figure() {
+        let dist = |a: RGBColor, b: RGBColor| {
+            let d = |x: u8, y: u8| (f64::from(x) - f64::from(y)).powi(2);
+            (d(a.0, b.0) + d(a.1, b.1) + d(a.2, b.2)).sqrt()
+        };
+        for i in 0..=100 {
+            let c = heat(f64::from(i) / 100.0);
+            assert!(dist(c, NOT_RUN) > 60.0, "{i}%: {c:?}");
+            assert!(dist(c, SAME_CPU) > 60.0, "{i}%: {c:?}");
+        }
+        // Fast to slow is dark to bright.
+        let light = |c: RGBColor| u32::from(c.0) + u32::from(c.1) + u32::from(c.2);
+        assert!(light(heat(0.0)) < light(heat(0.5)) && light(heat(0.5)) < light(heat(1.0)));
+    }
 
     /// A 16-CPU matrix on the EPYC fixture's layout (SMT pairs c, c+8; CCX of two
     /// cores; a node per CCD), its latencies by class: drawn, ordered by domain.
