@@ -221,8 +221,8 @@ pub fn view_of_rows(
          (Holm), the 95% bootstrap interval of B/A excludes 1, and B/A is beyond \
          {:.0}% either way; a p99 row also needs the two runs' p99 intervals, from the round \
          trips beyond each, to be apart. \"could call\": the smallest change the row would have marked had \
-         B's every series moved by it (at least the threshold); a row whose smallest is above \
-         the threshold could not tell, and is not counted unchanged.",
+         B's every series moved by it (at least the threshold; ×N: N times faster or slower); a \
+         row whose smallest is above the threshold could not tell, and is not counted unchanged.",
         min_change * 100.0
     )];
     notes.extend(idle_differs(a, b));
@@ -415,14 +415,9 @@ pub fn view_of_rows(
                         .map(|x| format!("{x:.2}×"))
                         .unwrap_or_else(|| "-".into()),
                     mark(r.verdict).to_string(),
-                    match r.detectable {
-                        Some(d) if d.is_finite() => format!("±{:.0}%", d * 100.0),
-                        Some(_) => "none".into(),
-                        None => "-".into(),
-                    },
-                    r.limit
-                        .map(|l| format!("±{:.0}%", l * 100.0))
-                        .unwrap_or_else(|| "-".into()),
+                    r.detectable
+                        .map_or_else(|| "-".into(), super::names::fmt_change),
+                    r.limit.map_or_else(|| "-".into(), super::names::fmt_change),
                 ]
             })
             .collect(),
