@@ -3,7 +3,7 @@
 //! `pairs`, `sync`) and the renderers (`table`, `markdown`) all build on these.
 
 use ipcperf_core::latency::{Beyond, FEW_BEYOND};
-use ipcperf_core::record::CaseRecord;
+use ipcperf_core::record::{CaseRecord, CaseStatus};
 
 /// A titled table of strings.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +68,49 @@ pub fn place(c: &CaseRecord, mixed: bool) -> String {
         Some(idle) => format!("{} idle={idle}", c.placement.shown()),
         None => c.placement.shown(),
     }
+}
+
+/// Cases named in a note ("pipe 512 B shared-l3 0→1, …"); where they are
+/// every row measured at a placement (three or more, or all but one or two of
+/// many), that placement once ("every row at shared-l3 0→1 but udp 512 B"):
+/// the default latency suite's noisy note named 16 of its 17 cross-CPU rows,
+/// 12 lines of them.
+pub fn name_cases(listed: &[&CaseRecord], all: &[&CaseRecord], mixed: bool) -> String {
+    let short = |c: &CaseRecord| {
+        format!(
+            "{} {}",
+            mechanism_label(c),
+            crate::units::fmt_size(c.block_size)
+        )
+    };
+    let is_listed = |c: &CaseRecord| listed.iter().any(|l| std::ptr::eq(*l, c));
+    let mut out: Vec<String> = Vec::new();
+    let mut whole: Vec<String> = Vec::new();
+    for c in listed {
+        let p = place(c, mixed);
+        let at: Vec<&&CaseRecord> = all
+            .iter()
+            .filter(|x| x.status == CaseStatus::Ok && place(x, mixed) == p)
+            .collect();
+        let missing: Vec<String> = at
+            .iter()
+            .filter(|x| !is_listed(x))
+            .map(|x| short(x))
+            .collect();
+        let n = at.len() - missing.len();
+        if n >= 3 && missing.len() <= 2 && n >= 4 * missing.len() {
+            if !whole.contains(&p) {
+                out.push(match missing.is_empty() {
+                    true => format!("every row at {p}"),
+                    false => format!("every row at {p} but {}", missing.join(" and ")),
+                });
+                whole.push(p);
+            }
+        } else {
+            out.push(format!("{} {p}", short(c)));
+        }
+    }
+    out.join(", ")
 }
 
 /// The flag of a spinning wait whose two sides shared one CPU: each spins out

@@ -115,8 +115,8 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     }
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let mut noisy: Vec<String> = Vec::new();
-    let mut tail_noisy: Vec<String> = Vec::new();
+    let mut noisy: Vec<&CaseRecord> = Vec::new();
+    let mut tail_noisy: Vec<&CaseRecord> = Vec::new();
     let mut tares: Vec<u64> = Vec::new();
     let (mut tails, mut one_way_tails) = (TailCounts::default(), TailCounts::default());
     let mixed = super::cells::idle_mixed(&cases);
@@ -206,12 +206,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                 let p99s: Vec<f64> = l.series_p99_ns.iter().map(|&x| x as f64).collect();
                 if ipcperf_core::stats::noisy(&p99s).is_some() || l.mean_ns > 2.0 * l.p50_ns as f64
                 {
-                    tail_noisy.push(format!(
-                        "{} {} {}",
-                        super::cells::mechanism_label(c),
-                        fmt_size(c.block_size),
-                        super::cells::place(c, mixed)
-                    ));
+                    tail_noisy.push(c);
                 }
                 let p50s: Vec<f64> = l.series_p50_ns.iter().map(|&x| x as f64).collect();
                 if let Some(sd) = ipcperf_core::stats::noisy(&p50s) {
@@ -228,12 +223,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                             fmt_us(hi as f64)
                         ));
                     } else {
-                        noisy.push(format!(
-                            "{} {} {}",
-                            super::cells::mechanism_label(c),
-                            fmt_size(c.block_size),
-                            super::cells::place(c, mixed)
-                        ));
+                        noisy.push(c);
                     }
                 }
             }
@@ -295,7 +285,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         notes.push(format!(
             "noisy (the series' p50 vary by > {:.0}%, standard deviation): {}; -v says each",
             NOISY_SD * 100.0,
-            noisy.join(", ")
+            super::cells::name_cases(&noisy, &cases, mixed)
         ));
     }
     if !tail_noisy.is_empty() {
@@ -304,7 +294,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
              a few slow round trips weigh on it): {}; read its percentiles, and run longer for a \
              firm tail",
             NOISY_SD * 100.0,
-            tail_noisy.join(", ")
+            super::cells::name_cases(&tail_noisy, &cases, mixed)
         ));
     }
     notes.extend(super::idle::held_note(&cases));
@@ -533,6 +523,48 @@ mod tests {
         };
         assert!(tail_note(vec![10_000, 30_000, 12_000]));
         assert!(!tail_note(vec![10_000, 10_100, 9_900]));
+    }
+
+    /// Noisy rows that are every row at a placement are that placement, once;
+    /// a placement some of whose rows are steady keeps the names.
+    #[test]
+    fn noisy_rows_that_are_a_whole_placement_are_named_by_it() {
+        let noisy = |mech: MechanismKind, reader: usize| {
+            let mut c = case();
+            c.mechanism = mech.name().into();
+            c.placement.reader_cpu = Some(reader);
+            c.placement.label = if reader == 0 { "same-cpu" } else { "shared-l3" }.into();
+            if let Some(l) = c.latency.as_mut() {
+                l.series_p50_ns = vec![4_000, 9_000, 4_000];
+            }
+            c
+        };
+        let mut run = run_with(noisy(MechanismKind::Pipe, 1));
+        run.cases.push(noisy(MechanismKind::Unix, 1));
+        run.cases.push(noisy(MechanismKind::Tcp, 1));
+        run.cases.push(noisy(MechanismKind::Pipe, 0));
+        run.cases.push(case());
+        let t = table(&run, false).unwrap();
+        let note = t.notes.iter().find(|n| n.starts_with("noisy")).unwrap();
+        assert!(
+            note.contains("): every row at shared-l3 0→1, pipe 512 B same-cpu 0→0;"),
+            "{note}"
+        );
+        // All but one of many: said as such.
+        for m in [MechanismKind::Fifo, MechanismKind::Udp] {
+            run.cases.push(noisy(m, 1));
+        }
+        let mut steady = noisy(MechanismKind::UnixDgram, 1);
+        steady.latency.as_mut().unwrap().series_p50_ns = vec![4_000; 3];
+        run.cases.push(steady);
+        let t = table(&run, false).unwrap();
+        let note = t.notes.iter().find(|n| n.starts_with("noisy")).unwrap();
+        assert!(
+            note.contains(
+                "): every row at shared-l3 0→1 but unix-dgram 512 B, pipe 512 B same-cpu"
+            ),
+            "{note}"
+        );
     }
 
     #[test]
