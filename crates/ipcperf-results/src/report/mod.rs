@@ -222,6 +222,7 @@ pub fn loopback_vs_network(runs: &[(String, RunRecord)]) -> Option<Table> {
 /// size and placement. Streams compare MB/s, round trips the p50.
 pub fn over_base(run: &RunRecord) -> Option<Table> {
     let mut rows = Vec::new();
+    let mixed = crate::export::cells::idle_mixed(&run.cases.iter().collect::<Vec<_>>());
     for c in run.cases.iter().filter(|c| c.is_ok()) {
         let Some(base) = c.options.get("over") else {
             continue;
@@ -269,7 +270,7 @@ pub fn over_base(run: &RunRecord) -> Option<Table> {
                 .unwrap_or_else(|| base.clone()),
             c.workload.name().to_string(),
             c.mode.name().to_string(),
-            c.placement.shown(),
+            crate::export::cells::place(c, mixed),
             fmt_size(c.block_size),
             mine,
             theirs,

@@ -11,18 +11,21 @@ use crate::export::latency::fmt_us;
 use crate::export::view::mechanism_label;
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
 
-fn who(c: &CaseRecord) -> String {
+/// A case as a headline names it; `mixed`: the run holds cases at polling
+/// idle beside as-is ones, and the place says which.
+fn who(c: &CaseRecord, mixed: bool) -> String {
     format!(
         "{} {} {}",
         mechanism_label(c),
         c.mode.name(),
-        c.placement.shown()
+        crate::export::cells::place(c, mixed)
     )
 }
 
 /// The headline figures of a run, one sentence each.
 pub fn headlines(run: &RunRecord) -> Vec<String> {
     let mut v = Vec::new();
+    let mixed = crate::export::cells::idle_mixed(&run.cases.iter().collect::<Vec<_>>());
     let ok = |w: Workload| {
         run.cases
             .iter()
@@ -55,9 +58,9 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
                 format!(
                     "Fastest stream at {}: {} at {} MB/s; slowest: {} at {} MB/s ({:.1}× apart).",
                     fmt_size(size),
-                    who(hi),
+                    who(hi, mixed),
                     fmt_mbps(h),
-                    who(lo),
+                    who(lo, mixed),
                     fmt_mbps(l),
                     h / l
                 )
@@ -65,7 +68,7 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
                 format!(
                     "Stream at {}: {} at {} MB/s.",
                     fmt_size(size),
-                    who(hi),
+                    who(hi, mixed),
                     fmt_mbps(h)
                 )
             });
@@ -82,17 +85,17 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
         v.push(if trips.len() > 1 {
             format!(
                 "Lowest p50 round trip: {} ({} µs, {} B); highest: {} ({} µs).",
-                who(lo),
+                who(lo, mixed),
                 fmt_us(p50(lo) as f64),
                 lo.block_size,
-                who(hi),
+                who(hi, mixed),
                 fmt_us(p50(hi) as f64)
             )
         } else {
             format!(
                 "p50 round trip: {} µs ({}).",
                 fmt_us(p50(lo) as f64),
-                who(lo)
+                who(lo, mixed)
             )
         });
     }
@@ -261,6 +264,17 @@ mod tests {
         let h = headlines(&with_null);
         assert!(
             h[0].starts_with("Fastest stream at 64 KiB: pipe processes"),
+            "{h:?}"
+        );
+        // A twin held at polling idle beside as-is cases is named as such.
+        let mut held = run.clone();
+        let mut twin = testdata::case("pipe", Mode::Processes, 65536, "same-cpu", &[9_000.0]);
+        twin.workload = Workload::Stream;
+        twin.options.insert("idle".into(), "poll".into());
+        held.cases.push(twin);
+        let h = headlines(&held);
+        assert!(
+            h[0].starts_with("Fastest stream at 64 KiB: pipe processes same-cpu 0→0 idle=poll at"),
             "{h:?}"
         );
         let w = what("7", &run);
