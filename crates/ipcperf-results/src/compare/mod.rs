@@ -29,7 +29,8 @@ pub use confirm::{called_cases, confirm, Confirmed};
 pub use counters::{is_counter, CPU_PER_MSG, SWITCHES};
 pub use moderated::Model;
 use runs::across_runs;
-pub use runs::{history_of, same_machine, shares_a_case, traits_of, History, HISTORY_RUNS};
+pub use runs::{history_of, keep_like, same_machine, shares_a_case};
+pub use runs::{traits_of, History, HISTORY_RUNS};
 pub use stats::ratio_interval;
 pub use view::{
     near_limit, records, summary, view, view_against, view_against_model, view_of_rows, view_with,

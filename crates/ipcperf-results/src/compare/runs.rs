@@ -83,6 +83,33 @@ pub(super) fn median_of(c: &ipcperf_core::record::CaseRecord) -> Option<f64> {
     spread(&super::figure(c).values).map(|s| s.median)
 }
 
+/// The median time a case's series took (None: no series).
+fn series_ns(c: &ipcperf_core::record::CaseRecord) -> Option<f64> {
+    let t: Vec<f64> = c.series.iter().map(|s| s.elapsed_ns as f64).collect();
+    spread(&t).map(|s| s.median)
+}
+
+/// Leave out of earlier runs `runs` each case measured unlike B's same case:
+/// series over ten times longer or shorter (`-n 5` beside the default 500 ms),
+/// whose figure is another measurement (a 64 B pipe across CPUs: 0.09 MB/s in
+/// five blocks, 130 MB/s in half a second), and which made the run-to-run
+/// spread 240% and "could call ±5251164931805%". Cases B has not are kept.
+pub fn keep_like(runs: &mut [RunRecord], b: &RunRecord) {
+    let b_ns: std::collections::HashMap<String, f64> = b
+        .cases
+        .iter()
+        .filter_map(|c| Some((key(c), series_ns(c)?)))
+        .collect();
+    for r in runs {
+        r.cases.retain(|c| match (b_ns.get(&key(c)), series_ns(c)) {
+            (Some(&want), Some(got)) if want > 0.0 && got > 0.0 => {
+                (got / want).max(want / got) <= 10.0
+            }
+            _ => true,
+        });
+    }
+}
+
 /// Whether two runs are of one host, kernel and CPU model (the runs whose
 /// history can say how much a figure moves from run to run).
 pub fn same_machine(a: &RunRecord, b: &RunRecord) -> bool {
@@ -179,5 +206,37 @@ pub(super) fn across_runs(row: Row, baseline: &[f64], runs: RunSpread, min_chang
         r.verdict = Verdict::Unchanged;
         r.why = format!("within the noise: p = {}:{runs_said}", fmt_p(p));
         settle(r, min_change)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+    use ipcperf_core::mode::Mode;
+
+    /// An earlier run's case whose series were ten times shorter than B's
+    /// (`-n 5` beside the default) is no history of B's case; one like B's, or
+    /// one B has not, is.
+    #[test]
+    fn a_case_measured_unlike_b_s_is_no_history_of_it() {
+        let case = |mech: &str, ms: u64| {
+            let mut c = testdata::case(mech, Mode::Processes, 64, "shared-l3", &[100.0; 3]);
+            for s in &mut c.series {
+                s.elapsed_ns = ms * 1_000_000;
+            }
+            c
+        };
+        let mut b = testdata::run();
+        b.cases = vec![case("pipe", 500), case("unix", 500)];
+        let mut earlier = testdata::run();
+        earlier.cases = vec![case("pipe", 2), case("unix", 400), case("tcp", 3)];
+        let mut runs = vec![earlier];
+        keep_like(&mut runs, &b);
+        let kept: Vec<&str> = runs[0].cases.iter().map(|c| c.mechanism.as_str()).collect();
+        assert_eq!(kept, ["unix", "tcp"]);
+        let h = history_of(&runs);
+        assert!(!h.contains_key(&key(&b.cases[0])));
+        assert!(h.contains_key(&key(&b.cases[1])));
     }
 }

@@ -462,12 +462,13 @@ fn earlier_runs(
             && r.kernel == rb.machine.kernel
     });
     runs.sort_by_key(|r| std::cmp::Reverse(r.id));
-    let loaded: Vec<RunRecord> = runs
+    let mut loaded: Vec<RunRecord> = runs
         .iter()
         .take(30)
         .filter_map(|r| store.load_run(r.id).ok().flatten())
         .filter(|r| compare::same_machine(r, rb))
         .collect();
+    compare::keep_like(&mut loaded, rb);
     (
         compare::history_of(&loaded),
         compare::traits_of(&loaded),
