@@ -75,14 +75,14 @@ pub fn place(c: &CaseRecord, mixed: bool) -> String {
 /// many), that placement once ("every row at shared-l3 0→1 but udp 512 B"):
 /// the default latency suite's noisy note named 16 of its 17 cross-CPU rows,
 /// 12 lines of them.
-pub fn name_cases(listed: &[&CaseRecord], all: &[&CaseRecord], mixed: bool) -> String {
-    let short = |c: &CaseRecord| {
-        format!(
-            "{} {}",
-            mechanism_label(c),
-            crate::units::fmt_size(c.block_size)
-        )
-    };
+/// `short`: a case's name short of its place ("pipe 512 B", "pipe 512 B at
+/// 5.0k/s").
+pub fn name_cases(
+    listed: &[&CaseRecord],
+    all: &[&CaseRecord],
+    mixed: bool,
+    short: impl Fn(&CaseRecord) -> String,
+) -> String {
     let is_listed = |c: &CaseRecord| listed.iter().any(|l| std::ptr::eq(*l, c));
     let mut out: Vec<String> = Vec::new();
     let mut whole: Vec<String> = Vec::new();

@@ -40,6 +40,18 @@ pub fn offered(c: &CaseRecord) -> Option<u64> {
     c.options.get("rate_per_sec").and_then(|v| v.parse().ok())
 }
 
+/// A round-trip case named short of its place: "pipe 512 B", and a paced one
+/// with its offered rate ("pipe 512 B at 5.0k/s": a note named three rates of
+/// one case alike).
+fn short_name(c: &CaseRecord) -> String {
+    let rate = offered(c).map_or(String::new(), |r| format!(" at {}/s", fmt_rate(r as f64)));
+    format!(
+        "{} {}{rate}",
+        super::cells::mechanism_label(c),
+        fmt_size(c.block_size)
+    )
+}
+
 /// The round-trip table's columns before any one-way or half-RTT ones (paced:
 /// the offered rate beside the achieved one).
 pub(crate) fn round_trip_header(paced: bool) -> Vec<String> {
@@ -214,9 +226,8 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
                     let hi = *l.series_p50_ns.iter().max().unwrap_or(&0);
                     if crate::console::verbose() {
                         notes.push(format!(
-                            "{} {} {}: noisy, the series' p50 vary by {:.0}% ({}–{} µs)",
-                            super::cells::mechanism_label(c),
-                            fmt_size(c.block_size),
+                            "{} {}: noisy, the series' p50 vary by {:.0}% ({}–{} µs)",
+                            short_name(c),
                             super::cells::place(c, mixed),
                             sd * 100.0,
                             fmt_us(lo as f64),
@@ -285,7 +296,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         notes.push(format!(
             "noisy (the series' p50 vary by > {:.0}%, standard deviation): {}; -v says each",
             NOISY_SD * 100.0,
-            super::cells::name_cases(&noisy, &cases, mixed)
+            super::cells::name_cases(&noisy, &cases, mixed, short_name)
         ));
     }
     if !tail_noisy.is_empty() {
@@ -294,7 +305,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
              a few slow round trips weigh on it): {}; read its percentiles, and run longer for a \
              firm tail",
             NOISY_SD * 100.0,
-            super::cells::name_cases(&tail_noisy, &cases, mixed)
+            super::cells::name_cases(&tail_noisy, &cases, mixed, short_name)
         ));
     }
     notes.extend(super::idle::held_note(&cases));
@@ -548,6 +559,18 @@ mod tests {
         let note = t.notes.iter().find(|n| n.starts_with("noisy")).unwrap();
         assert!(
             note.contains("): every row at shared-l3 0→1, pipe 512 B same-cpu 0→0;"),
+            "{note}"
+        );
+        // Paced cases are named with their rate (three rates read alike).
+        let mut paced = noisy(MechanismKind::Pipe, 0);
+        paced.options.insert("rate_per_sec".into(), "5000".into());
+        let mut r = run_with(paced.clone());
+        paced.options.insert("rate_per_sec".into(), "1000".into());
+        r.cases.push(paced);
+        let t = table(&r, false).unwrap();
+        let note = t.notes.iter().find(|n| n.starts_with("noisy")).unwrap();
+        assert!(
+            note.contains("pipe 512 B at 5.0k/s same-cpu 0→0, pipe 512 B at 1.0k/s same-cpu"),
             "{note}"
         );
         // All but one of many: said as such.
