@@ -185,7 +185,8 @@ pub fn tree(cmd: &clap::Command) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
+    use super::Cli;
+    use clap::{CommandFactory, Parser};
 
     /// Every flag and argument of every command says what it is, on itself (an
     /// empty entry in `--help` is a flag nobody can learn; one flag's help once
@@ -278,6 +279,60 @@ mod tests {
                 .render_long_help()
                 .to_string();
             assert!(!help.contains(old), "{sub} --help shows {old}");
+        }
+    }
+
+    /// The ipcperf commands of an example line: `ipcperf gen … | gzip | ipcperf
+    /// sink` gives both ipcperf parts, each without its redirections and
+    /// comment.
+    fn commands(line: &str) -> Vec<Vec<String>> {
+        let line = line.split(" #").next().unwrap_or_default();
+        line.split('|')
+            .map(|part| {
+                let mut words = Vec::new();
+                let mut it = part.split_whitespace();
+                while let Some(w) = it.next() {
+                    if w == "<" || w == ">" {
+                        it.next();
+                    } else {
+                        words.push(w.to_string());
+                    }
+                }
+                words
+            })
+            .filter(|w| w.first().is_some_and(|w| w == "ipcperf"))
+            .collect()
+    }
+
+    /// Every subcommand's --help ends with examples (hyperfine's and
+    /// ripgrep's do; `run`, the one most asked for, had none), and every
+    /// example parses.
+    #[test]
+    fn every_subcommand_shows_examples_that_parse() {
+        let cli = Cli::command();
+        let shown = |s: &&clap::Command| s.get_name() != "help" && !s.is_hide_set();
+        for sub in cli.get_subcommands().filter(shown) {
+            let name = sub.get_name();
+            let help = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let at = help
+                .find("Examples:")
+                .unwrap_or_else(|| panic!("`ipcperf {name} --help` shows no examples"));
+            let lines: Vec<&str> = help[at..]
+                .lines()
+                .skip(1)
+                .take_while(|l| l.starts_with("  ipcperf") || l.starts_with("  strace"))
+                .collect();
+            assert!(!lines.is_empty(), "{name}: {help}");
+            for l in lines {
+                for words in commands(l) {
+                    if let Err(e) = Cli::try_parse_from(&words) {
+                        panic!("`ipcperf {name} --help` example {l:?}: {e}");
+                    }
+                }
+            }
         }
     }
 }

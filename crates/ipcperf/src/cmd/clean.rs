@@ -22,6 +22,7 @@ use crate::fail::Fail;
 use ipcperf_core::orphans::{effective_uid, find, Owners};
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  ipcperf clean --dry-run\n  ipcperf clean")]
 pub struct CleanArgs {
     /// Only list what would be removed.
     #[arg(long)]

@@ -10,6 +10,9 @@ use clap_complete::Shell;
 use crate::fail::Fail;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf completions bash > /etc/bash_completion.d/ipcperf\n  ipcperf completions zsh -o ~/.zfunc/_ipcperf"
+)]
 pub struct CompletionsArgs {
     /// The shell: bash, zsh, fish, elvish, powershell.
     #[arg(value_enum)]

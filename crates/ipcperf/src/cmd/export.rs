@@ -11,6 +11,9 @@ use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 use ipcperf_core::record::RunRecord;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf export last --format csv -o run.csv\n  ipcperf export nightly --format json -o nightly.json"
+)]
 pub struct ExportArgs {
     /// The run: an id from `ipcperf history`, `last` (the default) or a label.
     #[arg(value_parser = parse_run_id, default_value = "last")]

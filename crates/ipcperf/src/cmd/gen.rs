@@ -12,6 +12,9 @@ use crate::shared::gen_sink::random_seed;
 use crate::units;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf gen --bytes 512M | gzip | wc -c\n  ipcperf gen --bytes 1G --chunk 64k --seed 7 | ipcperf sink --bytes 1G --verify-seed 7"
+)]
 pub struct GenArgs {
     /// How many bytes to write: 512M and 512MiB are 512 × 2^20, 512MB is 512 × 10^6
     /// (as every size ipcperf takes).

@@ -9,6 +9,7 @@ use crate::shared::db::DbArgs;
 use crate::store::RunSummary;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  ipcperf history\n  ipcperf history --last 10 --format csv")]
 pub struct HistoryArgs {
     #[command(flatten)]
     pub db: DbArgs,

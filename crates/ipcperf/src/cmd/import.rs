@@ -18,6 +18,9 @@ use crate::shared::db::DbArgs;
 use crate::store::StoreError;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf import nightly.json\n  ipcperf import host-a.json host-b.json --db fleet.db"
+)]
 pub struct ImportArgs {
     /// Run records as JSON (one run per file; `-`: standard input, as in
     /// `ssh host ipcperf export last --format json | ipcperf import -`; a pipe

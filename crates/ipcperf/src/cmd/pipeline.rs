@@ -30,6 +30,9 @@ use crate::shared::gen_sink::SinkReport;
 use crate::units::{self, fmt_size};
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf pipeline\n  ipcperf pipeline --bytes 1G --chunk 64k --repeat 5"
+)]
 pub struct PipelineArgs {
     /// Bytes each method moves (Stover: 512M): 1M and 1MiB are 2^20, 1MB is 10^6.
     /// A multiple of --chunk.

@@ -11,6 +11,7 @@ use crate::fail::Fail;
 use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  ipcperf plot -o run.svg\n  ipcperf plot 12 -o latency.png")]
 pub struct PlotArgs {
     /// The run: an id from `ipcperf history`, `last` (the default) or a label.
     #[arg(value_parser = parse_run_id, default_value = "last")]

@@ -9,6 +9,9 @@ use crate::report;
 use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf report -o report.html\n  ipcperf report baseline last -o ab.html   # the first is the baseline"
+)]
 pub struct ReportArgs {
     /// Runs to put in the report (ids from `ipcperf history`, `last` or
     /// labels; default: the last); the first is the baseline the others are

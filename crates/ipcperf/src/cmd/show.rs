@@ -8,6 +8,9 @@ use crate::shared::db::{load, parse_run_id, DbArgs, RunId};
 use crate::units;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf show\n  ipcperf show 12 --format markdown\n  ipcperf show nightly --rank-size 4k"
+)]
 pub struct ShowArgs {
     /// The run: an id from `ipcperf history`, `last` (the default) or a label.
     #[arg(value_parser = parse_run_id, default_value = "last")]

@@ -20,6 +20,9 @@ pub enum SinkFormat {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf gen --bytes 1G | ipcperf sink\n  ipcperf sink --format json < big.file"
+)]
 pub struct SinkArgs {
     /// Bytes per read(2).
     #[arg(long, short, default_value = "1k", value_parser = units::parse_block)]

@@ -23,6 +23,9 @@ pub enum SyncModeArg {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf sync\n  ipcperf sync futex posix-sem --mode threads,processes --pin 0,1\n  ipcperf sync --robustness    # a holder killed: which primitives give it back"
+)]
 pub struct SyncArgs {
     /// Primitives to measure: sysv-sem, sysv-sem-onecall (lmbench's lat_sem form),
     /// posix-sem-named, posix-sem, mutex, futex, eventfd, flock, fcntl, and pipe

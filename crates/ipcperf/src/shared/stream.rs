@@ -14,6 +14,9 @@ use ipcperf_core::topology::PlacementClass;
 
 /// The default suite's mechanisms, block sizes and series length.
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  ipcperf run\n  ipcperf run pipe unix --sizes 64,4k,64k --mode threads --pin 0,1\n  ipcperf run pipe --mode single --sizes bradford\n  ipcperf run tcp --sizes 16..1M --nodelay --sndbuf 1M --rcvbuf 1M\n  ipcperf run shm --wake futex,spin --verify\n  ipcperf run --label nightly --export-json nightly.json"
+)]
 pub struct RunArgs {
     /// Mechanisms to measure (see `ipcperf list`); none means the default suite.
     #[arg(value_name = "MECHANISM")]
