@@ -218,6 +218,23 @@ fn from_history_ranks_kept_runs_without_measuring() {
     distinct.sort_unstable();
     distinct.dedup();
     assert_eq!(distinct.len(), names.len(), "{line}");
+    // What the question rules out is left out, not looked for as missing.
+    let out = stdout(&mut cmd(
+        &db,
+        &[
+            "advise",
+            "--from-history",
+            "--only",
+            "pipe,unix,uring-unix",
+            "--posix-only",
+        ],
+    ));
+    assert!(
+        out.contains("left out: uring-unix (io_uring): io_uring is Linux only"),
+        "{out}"
+    );
+    let missing = out.split("not in any kept run").nth(1).unwrap_or_default();
+    assert!(!missing.contains("uring-unix"), "{out}");
     // Nothing new was kept.
     let h = stdout(&mut cmd(&db, &["history", "-f", "json"]));
     let v: serde_json::Value = serde_json::from_str(&h).unwrap();

@@ -289,10 +289,10 @@ pub fn run(a: AdviseArgs) -> Result<i32, Fail> {
         posix_only: a.posix_only,
         messages: a.messages,
     };
-    if a.from_history {
-        return from_history(&a, &ask, &specs);
-    }
     let left = candidates::drop_left_out(&mut specs, &ask)?;
+    if a.from_history {
+        return from_history(&a, (&ask, &left), &specs);
+    }
     // Said up front: what it will measure, and for about how long.
     // Five series and a warm-up a case, and its set-up.
     let per_case_ms = series_len(&a).as_millis() as u64 * 6 + 200;
@@ -359,7 +359,11 @@ pub(crate) fn answer(
 
 /// The newest kept figure of each planned case, from complete runs of this host
 /// and ipcperf version, ranked without measuring.
-fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fail> {
+fn from_history(
+    a: &AdviseArgs,
+    (ask, left): (&Ask, &[(String, String)]),
+    specs: &[CaseSpec],
+) -> Result<i32, Fail> {
     use ipcperf_core::record::CaseRecord;
     let here = RunRecord::begin("advise", Vec::new());
     let mut store = a.save.db.open_read()?;
@@ -452,6 +456,9 @@ fn from_history(a: &AdviseArgs, ask: &Ask, specs: &[CaseSpec]) -> Result<i32, Fa
     // Every input check is behind (the plan's notes were held till now).
     crate::console::release();
     let mut ans = advise::rank(&kept, ask);
+    // What the question rules out was not looked up: said with the rest.
+    ans.excluded.extend(left.iter().cloned());
+    ans.excluded.sort();
     ans.excluded.extend(left_across(a));
     if a.format != crate::export::Format::Table {
         crate::console::out(&formatted(&ans, None, ask, a));
