@@ -108,12 +108,8 @@ pub struct Line {
 pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
     let payloads: Vec<_> = run.cases.iter().map(|c| c.payload).collect();
     let many_payloads = payloads.iter().any(|p| *p != payloads[0]);
-    let streams: Vec<&CaseRecord> = run
-        .cases
-        .iter()
-        .filter(|c| c.workload == Workload::Stream)
-        .collect();
-    let mixed = crate::export::cells::idle_mixed(&streams);
+    let streams = run.cases.iter().filter(|c| c.workload == Workload::Stream);
+    let mixed = crate::export::cells::idle_mixed(streams);
     let label = |c: &CaseRecord| {
         // shm's wake-ups and zero-copy are lines of their own: "shm (spin, zero-copy)".
         let mut s = format!(
@@ -355,12 +351,11 @@ fn percentile_points(
 /// latencies (p50 to p99.9, one per primitive, mode and placement).
 pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
     let mut v = Vec::new();
-    let round_trips: Vec<&CaseRecord> = run
+    let round_trips = run
         .cases
         .iter()
-        .filter(|c| c.workload == Workload::RoundTrip)
-        .collect();
-    let mixed = crate::export::cells::idle_mixed(&round_trips);
+        .filter(|c| c.workload == Workload::RoundTrip);
+    let mixed = crate::export::cells::idle_mixed(round_trips);
     // Round trips (the latency workload): p50 to p99.99 from the full histogram's summary.
     for c in &run.cases {
         let Some(l) = &c.latency else { continue };

@@ -55,9 +55,9 @@ pub fn mechanism_label(c: &CaseRecord) -> String {
 /// Whether some of `cases` were held at an idle state (`--idle`) and others
 /// not: advise measures each cross-CPU candidate again at polling idle, and
 /// the two read as one placement twice unless the place says which.
-pub fn idle_mixed(cases: &[&CaseRecord]) -> bool {
-    let held = |c: &&CaseRecord| c.options.contains_key("idle");
-    cases.iter().any(held) && !cases.iter().all(held)
+pub fn idle_mixed<'a>(cases: impl IntoIterator<Item = &'a CaseRecord> + Clone) -> bool {
+    let held = |c: &CaseRecord| c.options.contains_key("idle");
+    cases.clone().into_iter().any(held) && !cases.into_iter().all(held)
 }
 
 /// Where a case ran, as a column or row says it: its placement, and where the

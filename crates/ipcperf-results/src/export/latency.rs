@@ -131,7 +131,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
     let mut tail_noisy: Vec<&CaseRecord> = Vec::new();
     let mut tares: Vec<u64> = Vec::new();
     let (mut tails, mut one_way_tails) = (TailCounts::default(), TailCounts::default());
-    let mixed = super::cells::idle_mixed(&cases);
+    let mixed = super::cells::idle_mixed(cases.iter().copied());
     for c in &cases {
         let mut row = vec![
             super::cells::mechanism_label(c),

@@ -134,7 +134,7 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
             .iter()
             .filter(|c| c.workload == Workload::Stream && group_key(c) == k)
             .collect();
-        let mixed = super::cells::idle_mixed(&cases);
+        let mixed = super::cells::idle_mixed(cases.iter().copied());
         let place = |c: &CaseRecord| super::cells::place(c, mixed);
         let mut placements: Vec<String> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
@@ -277,7 +277,7 @@ fn ranking(run: &RunRecord, rank_size: Option<usize>) -> Option<Table> {
             .total_cmp(&a.median_bytes_per_sec.unwrap_or(0.0))
     });
     let slowest = at.last()?.median_bytes_per_sec?;
-    let mixed = super::cells::idle_mixed(&at);
+    let mixed = super::cells::idle_mixed(at.iter().copied());
     let rows = at
         .iter()
         .map(|c| {

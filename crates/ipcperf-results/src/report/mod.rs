@@ -222,7 +222,7 @@ pub fn loopback_vs_network(runs: &[(String, RunRecord)]) -> Option<Table> {
 /// size and placement. Streams compare MB/s, round trips the p50.
 pub fn over_base(run: &RunRecord) -> Option<Table> {
     let mut rows = Vec::new();
-    let mixed = crate::export::cells::idle_mixed(&run.cases.iter().collect::<Vec<_>>());
+    let mixed = crate::export::cells::idle_mixed(&run.cases);
     for c in run.cases.iter().filter(|c| c.is_ok()) {
         let Some(base) = c.options.get("over") else {
             continue;

@@ -25,7 +25,7 @@ fn who(c: &CaseRecord, mixed: bool) -> String {
 /// The headline figures of a run, one sentence each.
 pub fn headlines(run: &RunRecord) -> Vec<String> {
     let mut v = Vec::new();
-    let mixed = crate::export::cells::idle_mixed(&run.cases.iter().collect::<Vec<_>>());
+    let mixed = crate::export::cells::idle_mixed(&run.cases);
     let ok = |w: Workload| {
         run.cases
             .iter()
