@@ -31,13 +31,17 @@ pub enum Gaps {
     Bursts { count: u64, inner: f64, rate: f64 },
 }
 
-/// The largest message a pattern may name: 1 GiB, as every other block.
-const MAX_SIZE: u64 = 1 << 30;
+/// The largest message a pattern may name or draw: what a replay carries
+/// (64 MiB), so that every pattern described can be replayed.
+const MAX_SIZE: u64 = ipcperf_core::workload::replay::MAX_MESSAGE;
 
 fn size(s: &str) -> Result<u64, String> {
     let v = crate::units::parse_size(s)? as u64;
     if v > MAX_SIZE {
-        return Err(format!("'{s}': a message of at most 1 GiB"));
+        return Err(format!(
+            "'{s}': a message of at most {} MiB (what a replay carries)",
+            MAX_SIZE >> 20
+        ));
     }
     Ok(v)
 }
@@ -240,7 +244,7 @@ impl Draw {
         -self.unit().ln() / rate
     }
 
-    /// The next message's size, 1 byte to 1 GiB.
+    /// The next message's size, 1 byte to 64 MiB (a larger draw is 64 MiB).
     pub fn size(&mut self, s: &Sizes) -> u64 {
         let v = match *s {
             Sizes::Fixed(n) => n,
@@ -321,7 +325,8 @@ mod tests {
             ("lognormal:300", "MEDIAN,SPREAD"),
             ("lognormal:300,0.5", "spread"),
             ("fixed:0", "at least 1 byte"),
-            ("fixed:2G", "1 GiB"),
+            ("fixed:2G", "64 MiB"),
+            ("uniform:1,65M", "64 MiB"),
         ] {
             let e = s.parse::<Sizes>().unwrap_err();
             assert!(e.contains(want), "{s}: {e}");
@@ -381,5 +386,19 @@ mod tests {
         assert_eq!(d.gap_ns(&"fixed:1k".parse().unwrap()), 1_000_000);
         let (mut a, mut b2) = (Draw::new(7), Draw::new(7));
         assert!((0..100).all(|_| a.size(&s) == b2.size(&s)));
+    }
+
+    /// Every size a pattern draws can be replayed: `lognormal:10M,4` drew
+    /// 1 GiB messages that `replay` then refused ("message 1 has 1073741824
+    /// bytes: a replay carries 1 B to 64 MiB").
+    #[test]
+    fn every_size_drawn_is_one_a_replay_carries() {
+        let max = ipcperf_core::workload::replay::MAX_MESSAGE;
+        let s = "lognormal:10M,4".parse::<Sizes>().unwrap();
+        let mut d = Draw::new(1);
+        let v: Vec<u64> = (0..10_000).map(|_| d.size(&s)).collect();
+        assert!(v.iter().all(|&x| (1..=max).contains(&x)));
+        assert!(v.contains(&max), "some draws are past 64 MiB");
+        assert!("fixed:64M".parse::<Sizes>().is_ok());
     }
 }

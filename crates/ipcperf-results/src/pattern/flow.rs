@@ -19,6 +19,13 @@ pub struct Flow {
     /// Σ ln(size) and Σ ln(size)², for the lognormal fit.
     ln_sum: f64,
     ln_sq: f64,
+    /// The smallest and largest size and gap seen, exactly: the histograms
+    /// hold values to 0.1%, so their min and max are a bucket's edge (a
+    /// 100,000,000-byte message reads 100,007,935), not a size seen.
+    size_lo: u64,
+    size_hi: u64,
+    gap_lo: u64,
+    gap_hi: u64,
 }
 
 impl Flow {
@@ -33,6 +40,10 @@ impl Flow {
             last_ns: 0,
             ln_sum: 0.0,
             ln_sq: 0.0,
+            size_lo: u64::MAX,
+            size_hi: 0,
+            gap_lo: u64::MAX,
+            gap_hi: 0,
         }
     }
 
@@ -41,12 +52,17 @@ impl Flow {
             self.first_ns = Some(time_ns);
         } else {
             // Out of order (a -ff merge, a resumed read): a gap of 0.
-            let _ = self.gaps.record(time_ns.saturating_sub(self.last_ns));
+            let gap = time_ns.saturating_sub(self.last_ns);
+            let _ = self.gaps.record(gap);
+            self.gap_lo = self.gap_lo.min(gap);
+            self.gap_hi = self.gap_hi.max(gap);
         }
         self.last_ns = self.last_ns.max(time_ns);
         self.count += 1;
         self.bytes += bytes;
         let _ = self.sizes.record(bytes);
+        self.size_lo = self.size_lo.min(bytes);
+        self.size_hi = self.size_hi.max(bytes);
         let l = (bytes as f64).ln();
         self.ln_sum += l;
         self.ln_sq += l * l;
@@ -67,6 +83,39 @@ impl Flow {
         self.last_ns = self.last_ns.max(o.last_ns);
         self.ln_sum += o.ln_sum;
         self.ln_sq += o.ln_sq;
+        self.size_lo = self.size_lo.min(o.size_lo);
+        self.size_hi = self.size_hi.max(o.size_hi);
+        self.gap_lo = self.gap_lo.min(o.gap_lo);
+        self.gap_hi = self.gap_hi.max(o.gap_hi);
+    }
+
+    /// The smallest and the largest message, as seen (0, 0 with none).
+    pub fn size_range(&self) -> (u64, u64) {
+        if self.count == 0 {
+            (0, 0)
+        } else {
+            (self.size_lo, self.size_hi)
+        }
+    }
+
+    /// The size at quantile `q`, within the sizes seen (one size: that size).
+    pub fn size_at(&self, q: f64) -> u64 {
+        let (lo, hi) = self.size_range();
+        self.sizes.value_at_quantile(q).clamp(lo, hi)
+    }
+
+    /// The gap at quantile `q`, within the gaps seen; `None` under two messages.
+    pub fn gap_at(&self, q: f64) -> Option<u64> {
+        (self.gap_lo <= self.gap_hi).then(|| {
+            self.gaps
+                .value_at_quantile(q)
+                .clamp(self.gap_lo, self.gap_hi)
+        })
+    }
+
+    /// The longest gap seen; `None` under two messages.
+    pub fn gap_max(&self) -> Option<u64> {
+        (self.gap_lo <= self.gap_hi).then_some(self.gap_hi)
     }
 
     /// The sizes fitted: [`fitted::Sizes::Fixed`] when every message had one
@@ -75,8 +124,9 @@ impl Flow {
         if self.count == 0 {
             return None;
         }
-        if self.sizes.min() == self.sizes.max() {
-            return Some(fitted::Sizes::Fixed(self.sizes.min()));
+        let (lo, hi) = self.size_range();
+        if lo == hi {
+            return Some(fitted::Sizes::Fixed(lo));
         }
         let n = self.count as f64;
         let mean = self.ln_sum / n;

@@ -41,7 +41,7 @@ pub fn generate(sizes: &fitted::Sizes, gaps: &fitted::Gaps, secs: f64, seed: u64
         conversations: vec![Conversation {
             number: 1,
             keys: Vec::new(),
-            channels: Vec::new(),
+            channels: vec!["generated".into()],
             what: Some(format!("--size-dist {sizes} --gaps {gaps}")),
             a: Vec::new(),
             b: Vec::new(),

@@ -72,7 +72,7 @@ pub fn row(
     from: String,
     to: String,
 ) -> Row {
-    let gap = |q: f64| (f.count > 1).then(|| f.gaps.value_at_quantile(q));
+    let gap = |q: f64| f.gap_at(q);
     let span = f.last_ns.saturating_sub(f.first_ns.unwrap_or(0));
     Row {
         conversation: c.number,
@@ -84,10 +84,10 @@ pub fn row(
         to,
         messages: f.count,
         bytes: f.bytes,
-        size_p50: f.sizes.value_at_quantile(0.5),
-        size_p90: f.sizes.value_at_quantile(0.9),
-        size_p99: f.sizes.value_at_quantile(0.99),
-        size_max: f.sizes.max(),
+        size_p50: f.size_at(0.5),
+        size_p90: f.size_at(0.9),
+        size_p99: f.size_at(0.99),
+        size_max: f.size_range().1,
         gap_p50_ns: gap(0.5),
         gap_p90_ns: gap(0.9),
         gap_p99_ns: gap(0.99),
@@ -138,16 +138,13 @@ pub fn way_cell(f: &Flow) -> String {
     if f.count == 0 {
         return "-".into();
     }
-    let mut cell = format!(
-        "{} × {}",
-        f.count,
-        short_size(f.sizes.value_at_quantile(0.5))
-    );
-    if f.sizes.max() != f.sizes.min() {
-        cell.push_str(&format!("\nmax {}", short_size(f.sizes.max())));
+    let mut cell = format!("{} × {}", f.count, short_size(f.size_at(0.5)));
+    let (lo, hi) = f.size_range();
+    if lo != hi {
+        cell.push_str(&format!("\nmax {}", short_size(hi)));
     }
-    if f.count > 1 {
-        cell.push_str(&format!("\ngap {}", fmt_ns(f.gaps.value_at_quantile(0.5))));
+    if let Some(gap) = f.gap_at(0.5) {
+        cell.push_str(&format!("\ngap {}", fmt_ns(gap)));
     }
     cell
 }
@@ -160,7 +157,9 @@ pub fn channel_cell(c: &Conversation) -> String {
         p.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
     };
     let mut lines: Vec<String> = c.channels.clone();
-    if c.both_sides {
+    if c.a.is_empty() && c.b.is_empty() {
+        // A fitted pattern's: no process sent it.
+    } else if c.both_sides {
         lines.push(format!("pid {} ⇄ {}", pids(&c.a), pids(&c.b)));
     } else {
         lines.extend(c.a.iter().map(|(p, f)| format!("pid {p} fd {f}")));

@@ -64,7 +64,7 @@ fn ff_files_each_a_pid_and_midnight_in_the_middle() {
     assert!(!w.both_sides);
     assert_eq!((w.a_to_b.count, w.a_to_b.bytes), (3, 30));
     // 23:59:59.999000 to 00:00:00.000100 is 1.1 ms, not a day back.
-    let gap = w.a_to_b.gaps.max() as f64;
+    let gap = w.a_to_b.gap_max().unwrap() as f64;
     assert!((gap - 1.1e6).abs() < 2e3, "{gap}");
     let r = &p.conversations[1];
     assert_eq!(r.a, [(301, 5)]);
@@ -194,6 +194,8 @@ fn a_generated_pattern_fits_back_to_its_description() {
         panic!()
     };
     assert!((r / 20_000.0 - 1.0).abs() < 0.03, "{r}");
+    // No process sent it: its channel reads `generated`, not `pid  ⇄  `.
+    assert_eq!(table::channel_cell(&p.conversations[0]), "generated");
 }
 
 /// A trace written to a file of its own.
@@ -392,4 +394,28 @@ fn the_table_fits_80_columns_off_a_terminal() {
     assert!(text.contains("4194301"), "{text}");
     let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
     assert!(widest <= 80, "{widest} columns:\n{text}");
+}
+
+/// A way whose every message had one size is `fixed:` that size, and its
+/// figures are the size seen: 100,000,000-byte messages read `lognormal:…,1.00`
+/// and a max of 100,007,935 (the histogram bucket's edge, 0.1% wide).
+#[test]
+fn one_large_size_is_fixed_and_shown_as_seen() {
+    let mut f = Flow::new();
+    for i in 0..3u64 {
+        f.add(i * 1_000_003, 100_000_000);
+    }
+    assert_eq!(f.size_fit().unwrap().to_string(), "fixed:100000000");
+    assert_eq!(f.size_range(), (100_000_000, 100_000_000));
+    assert_eq!(f.size_at(0.5), 100_000_000);
+    assert_eq!(
+        (f.gap_at(0.5), f.gap_max()),
+        (Some(1_000_003), Some(1_000_003))
+    );
+    // Two sizes: each percentile within the sizes seen.
+    f.add(4_000_000, 99_999_999);
+    assert_eq!(f.size_range(), (99_999_999, 100_000_000));
+    assert!(f.size_at(1.0) <= 100_000_000 && f.size_at(0.0) >= 99_999_999);
+    assert!(f.size_fit().unwrap().to_string().starts_with("lognormal:"));
+    assert_eq!(Flow::new().gap_at(0.5), None);
 }
