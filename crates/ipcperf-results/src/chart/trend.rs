@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::chart::{canvas_with_legend, color, size_with_legend, FAMILY};
@@ -96,25 +97,60 @@ fn panel<DB: DrawingBackend>(
     x: std::ops::Range<f64>,
 ) -> DrawResult<DB::ErrorType> {
     let (k, y_desc) = points.first().map(|p| scale(p)).unwrap_or((1.0, ""));
-    let t = |p: &TrendPoint| p.started_ms as f64;
     let format = time_format(x.end - x.start);
     let (y_lo, y_hi) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
         (a.min(p.min * k), b.max(p.max * k))
     });
-    let ypad = ((y_hi - y_lo) * 0.1).max(y_hi.abs() * 0.02);
     let mut builder = ChartBuilder::on(area);
     if let Some(title) = title {
         builder.caption(title, (FAMILY, 22).into_font());
     }
-    let mut chart = builder
+    builder
         .margin(16)
         .margin_right(48)
         .x_label_area_size(48)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x, (y_lo - ypad).max(0.0)..(y_hi + ypad))?;
+        .y_label_area_size(80);
+    // Figures over twenty times apart (a paced case that fell behind beside
+    // ones that kept up: 95 ms and 5 µs) on a log axis, else every case but
+    // the largest lay flat on its floor.
+    if y_lo > 0.0 && y_hi / y_lo > LOG_SPAN {
+        let y = (y_lo / 1.5)..(y_hi * 1.5);
+        let chart = builder.build_cartesian_2d(x, y.log_scale())?;
+        let log_desc = format!("{y_desc}, log");
+        series(chart, &log_desc, names, points, k, format)
+    } else {
+        let ypad = ((y_hi - y_lo) * 0.1).max(y_hi.abs() * 0.02);
+        let chart = builder.build_cartesian_2d(x, (y_lo - ypad).max(0.0)..(y_hi + ypad))?;
+        series(chart, y_desc, names, points, k, format)
+    }
+}
+
+/// How far apart a panel's figures may be on a linear axis.
+const LOG_SPAN: f64 = 20.0;
+
+/// The mesh and every case's points, bars and steps, on a linear or log axis.
+fn series<DB: DrawingBackend, Y>(
+    mut chart: ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    y_desc: &str,
+    names: &[&str],
+    points: &[&TrendPoint],
+    k: f64,
+    format: &str,
+) -> DrawResult<DB::ErrorType>
+where
+    Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let t = |p: &TrendPoint| p.started_ms as f64;
     // Figures under 10 keep their decimals: a 64 B stream at 8.4 MB/s on an
     // axis of whole numbers read 8, 8, 8.
-    let places = if y_hi + ypad < 10.0 { 2 } else { 0 };
+    let y_top = chart.y_range().end;
+    let y_label = |y: &f64| {
+        if y_top < 10.0 || *y < 1.0 {
+            format!("{}", (y * 100.0).round() / 100.0)
+        } else {
+            format!("{y:.0}")
+        }
+    };
     chart
         .configure_mesh()
         .x_desc("run started (UTC)")
@@ -123,7 +159,7 @@ fn panel<DB: DrawingBackend>(
         .label_style((FAMILY, 14).into_font())
         .axis_desc_style((FAMILY, 16).into_font())
         .x_label_formatter(&|x| when(*x, format))
-        .y_label_formatter(&|y| format!("{y:.places$}"))
+        .y_label_formatter(&y_label)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for (i, name) in names.iter().enumerate() {
@@ -262,5 +298,26 @@ mod tests {
         // One kind of figure: one axis, as before.
         let one = svg("vm: pipe", &points[1..]).unwrap();
         assert!(!one.contains("round trip") && one.contains("MB/s (bar"));
+    }
+
+    /// Figures far apart share a log axis: a paced case that fell behind
+    /// (95 ms) beside one that kept up (5 µs) drew the 5 µs flat on a linear
+    /// axis's 0, its changes unseen.
+    #[test]
+    fn figures_far_apart_are_drawn_on_a_log_axis() {
+        let points = [
+            point("round-trip pipe processes 512 B", 1, 5_000.0, true),
+            point("round-trip pipe processes 512 B", 2, 6_000.0, true),
+            point("round-trip pipe processes 512 B at 20.0k/s", 3, 95e6, true),
+        ];
+        let far = svg("vm: pipe", &points).unwrap();
+        assert!(far.contains("series), log"), "a log axis");
+        let ticks = texts(&far);
+        for decade in ["10", "100", "1000", "10000"] {
+            assert!(ticks.iter().any(|t| t == decade), "{decade}: {ticks:?}");
+        }
+        // Near figures keep their linear axis.
+        let near = svg("vm: pipe", &points[..2]).unwrap();
+        assert!(!near.contains(", log") && near.contains("series)"));
     }
 }
