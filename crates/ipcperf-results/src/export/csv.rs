@@ -115,6 +115,11 @@ pub const HEADER: &[&str] = &[
     "series_reader_llc_references",
     "series_writer_llc_misses",
     "series_reader_llc_misses",
+    // The one series at polling idle (after the timed ones; last, so that the
+    // columns before keep their places).
+    "idle_poll_p50_ns",
+    "idle_poll_p99_ns",
+    "idle_poll_bytes_per_sec",
 ];
 
 /// perf's counters of a side, in the CSV's order (after the switches): each
@@ -257,7 +262,41 @@ pub fn render(run: &RunRecord) -> String {
             .unwrap_or_default(),
         ];
         row.extend(counter_cells(c));
+        let probe = c.idle_probe.as_ref();
+        row.push(opt(probe.and_then(|p| p.p50_ns)));
+        row.push(opt(probe.and_then(|p| p.p99_ns)));
+        row.push(opt(probe
+            .and_then(|p| p.bytes_per_sec)
+            .map(|v| format!("{v:.0}"))));
         w.row(row);
     }
     w.text()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The series at polling idle the table shows is in the CSV too, in the
+    /// last columns (those before keep their places).
+    #[test]
+    fn the_polling_idle_series_is_in_the_last_columns() {
+        let mut run = crate::testdata::run();
+        run.cases[1].idle_probe = Some(ipcperf_core::record::IdleProbe::stream(
+            2.5e9,
+            1_000_000_000,
+            1,
+        ));
+        let text = super::render(&run);
+        let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+        let at = rows[0].len() - 3;
+        assert_eq!(
+            rows[0][at..],
+            [
+                "idle_poll_p50_ns",
+                "idle_poll_p99_ns",
+                "idle_poll_bytes_per_sec"
+            ]
+        );
+        assert_eq!(rows[2][at..], ["", "", "2500000000"]);
+        assert_eq!(rows[1][at..], ["", "", ""]);
+    }
 }

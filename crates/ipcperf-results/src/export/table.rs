@@ -64,6 +64,7 @@ fn width(c: &Comfy) -> usize {
 const LAST_SPARE: &[&str] = &[
     "CPU µs/msg",
     "switches/msg",
+    super::idle::POLL_P50,
     "group median",
     "limit",
     "could call",
