@@ -7,6 +7,7 @@ pub mod ab;
 pub mod heatmap;
 pub mod matrix_table;
 pub mod png;
+mod ranked;
 pub mod replay;
 pub mod trend;
 pub mod xy;
@@ -422,7 +423,7 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
     v
 }
 
-fn draw_latency<DB: DrawingBackend>(
+pub(crate) fn draw_latency<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     run: &RunRecord,
     lines: &[LatencyLine],
@@ -507,8 +508,9 @@ pub fn latency_svg(run: &RunRecord) -> Option<Result<String, String>> {
     let mut out = String::new();
     let r = {
         let root =
-            SVGBackend::with_string(&mut out, size_with_legend(lines.len())).into_drawing_area();
-        draw_latency(root, run, &lines).map_err(|e| format!("cannot draw the chart: {e}"))
+            SVGBackend::with_string(&mut out, ranked::latency_size(&lines)).into_drawing_area();
+        ranked::draw_any_latency(root, run, &lines)
+            .map_err(|e| format!("cannot draw the chart: {e}"))
     };
     Some(r.map(|()| out))
 }
@@ -519,8 +521,8 @@ pub fn latency_png(run: &RunRecord, path: &Path) -> Option<Result<(), String>> {
     if lines.is_empty() {
         return None;
     }
-    Some(png::write(path, size_with_legend(lines.len()), |root| {
-        draw_latency(root, run, &lines).map_err(|e| e.to_string())
+    Some(png::write(path, ranked::latency_size(&lines), |root| {
+        ranked::draw_any_latency(root, run, &lines).map_err(|e| e.to_string())
     }))
 }
 

@@ -184,10 +184,10 @@ fn throughput_lines_carry_their_series_spread_as_a_band() {
 
 #[test]
 fn legends_sit_below_the_plot_and_latency_reads_in_time_units() {
-    // Sixteen latency lines: the image grows by their legend rows; the plot keeps
+    // Twelve latency lines: the image grows by their legend rows; the plot keeps
     // its whole size, so no entry covers a line.
     let mut run = testdata::run();
-    run.cases = (0..16)
+    run.cases = (0..12)
         .map(|i| {
             let mut c =
                 testdata::paced_case("unix", 1000 * (i + 1), 1000.0, 20_000, 90_000, 400_000);
@@ -196,10 +196,10 @@ fn legends_sit_below_the_plot_and_latency_reads_in_time_units() {
             c
         })
         .collect();
-    assert_eq!(latency_lines(&run).len(), 16);
+    assert_eq!(latency_lines(&run).len(), 12);
     let svg = latency_svg(&run).unwrap().unwrap();
-    let (w, h) = size_with_legend(16);
-    assert_eq!((w, h), (SIZE.0, SIZE.1 + 8 * 20 + 12));
+    let (w, h) = size_with_legend(12);
+    assert_eq!((w, h), (SIZE.0, SIZE.1 + 6 * 20 + 12));
     assert!(svg.contains(&format!("height=\"{h}\"")), "{}", &svg[..200]);
     // Ticks in µs and ms, not raw nanoseconds.
     assert!(
@@ -211,4 +211,14 @@ fn legends_sit_below_the_plot_and_latency_reads_in_time_units() {
     assert_eq!(fmt_ns_tick(1e6), "1 ms");
     assert_eq!(fmt_ns_tick(1e9), "1 s");
     assert_eq!(fmt_ns_tick(100.0), "100 ns");
+    // Past twelve, a row each (chart/ranked.rs), its height the rows'.
+    let mut more = run.clone();
+    more.cases
+        .extend(run.cases.iter().take(4).cloned().map(|mut c| {
+            c.mechanism = "pipe".into();
+            c
+        }));
+    let svg = latency_svg(&more).unwrap().unwrap();
+    let h = ranked::size(16).1;
+    assert!(svg.contains(&format!("height=\"{h}\"")) && svg.contains("fastest p50 first"));
 }
