@@ -133,15 +133,24 @@ pub fn short_size(n: u64) -> String {
     }
 }
 
-/// One way's cell: `400 × 100 B`, the largest where sizes differ, the p50 gap.
+/// One way's cell: `400 × 100 B`, the largest (or the smallest, where the
+/// largest reads as the p50) where sizes differ, the p50 gap.
 pub fn way_cell(f: &Flow) -> String {
     if f.count == 0 {
         return "-".into();
     }
-    let mut cell = format!("{} × {}", f.count, short_size(f.size_at(0.5)));
+    let p50 = short_size(f.size_at(0.5));
+    let mut cell = format!("{} × {p50}", f.count);
     let (lo, hi) = f.size_range();
     if lo != hi {
-        cell.push_str(&format!("\nmax {}", short_size(hi)));
+        // The end that differs from the p50 as shown: a pipe's 4 KiB writes
+        // and a short last one read "27 × 4 KiB, max 4 KiB".
+        let (end, size) = if short_size(hi) == p50 {
+            ("min", lo)
+        } else {
+            ("max", hi)
+        };
+        cell.push_str(&format!("\n{end} {}", short_size(size)));
     }
     if let Some(gap) = f.gap_at(0.5) {
         cell.push_str(&format!("\ngap {}", fmt_ns(gap)));

@@ -419,3 +419,21 @@ fn one_large_size_is_fixed_and_shown_as_seen() {
     assert!(f.size_fit().unwrap().to_string().starts_with("lognormal:"));
     assert_eq!(Flow::new().gap_at(0.5), None);
 }
+
+/// A way's cell names the end of its sizes that differs from its p50 as
+/// shown: 4 KiB writes and a short last one read "max 4 KiB" beside "× 4 KiB".
+#[test]
+fn a_way_shows_the_size_that_differs() {
+    let mut f = Flow::new();
+    for i in 0..26u64 {
+        f.add(i * 1000, 4096);
+    }
+    f.add(26_000, 1500);
+    assert_eq!(table::way_cell(&f), "27 × 4 KiB\nmin 1.5 KiB\ngap 1.0 µs");
+    f.add(27_000, 65536);
+    assert!(
+        table::way_cell(&f).contains("\nmax 64 KiB\n"),
+        "{}",
+        table::way_cell(&f)
+    );
+}
