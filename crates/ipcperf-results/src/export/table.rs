@@ -65,6 +65,7 @@ const LAST_SPARE: &[&str] = &[
     "CPU µs/msg",
     "switches/msg",
     super::idle::POLL_P50,
+    "*MB/s idle=poll",
     "group median",
     "limit",
     "could call",

@@ -147,13 +147,25 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
             }
         }
         let counted = super::cells::counted(&cases);
+        // A placement whose cases took a series at polling idle: its MB/s there.
+        let probed: Vec<bool> = placements
+            .iter()
+            .map(|p| {
+                cases
+                    .iter()
+                    .any(|c| &place(c) == p && super::idle::poll_mbps(c).is_some())
+            })
+            .collect();
         let mut header = vec!["block".to_string()];
-        for p in &placements {
+        for (p, &probed) in placements.iter().zip(&probed) {
             header.push(format!("{p} MB/s (min–max)"));
             header.push(format!("{p} blocks/s"));
             header.push("CPUs busy".to_string());
             if counted {
                 header.push("switches/msg".to_string());
+            }
+            if probed {
+                header.push(format!("{p} {}", super::idle::POLL_MBPS));
             }
         }
         let mut rows = Vec::new();
@@ -161,8 +173,12 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
         let mut noisy: Vec<(String, String)> = Vec::new();
         for s in &sizes {
             let mut row = vec![fmt_size(*s)];
-            for p in &placements {
-                match cases.iter().find(|c| c.block_size == *s && &place(c) == p) {
+            for (p, &probed) in placements.iter().zip(&probed) {
+                let case = cases.iter().find(|c| c.block_size == *s && &place(c) == p);
+                let poll_cell = case
+                    .and_then(|c| super::idle::poll_mbps(c))
+                    .map_or("-".to_string(), fmt_mbps);
+                match case {
                     Some(c) => {
                         row.extend(cells(c));
                         if counted {
@@ -202,6 +218,9 @@ pub fn group_tables(run: &RunRecord) -> Vec<Table> {
                             row.push("-".into());
                         }
                     }
+                }
+                if probed {
+                    row.push(poll_cell);
                 }
             }
             rows.push(row);
@@ -460,6 +479,38 @@ mod tests {
         all.cases.retain(|c| c.options.contains_key("idle"));
         let t = &build(&all, None).tables[0];
         assert_eq!(t.header[1], "cross-cpu 0→1 MB/s (min–max)");
+    }
+
+    /// A placement's series at polling idle is a column beside it: its
+    /// figures were a list in a note under every mechanism's table.
+    #[test]
+    fn the_polling_idle_series_is_a_column_of_its_placement() {
+        let (one, cross) = (Placement::pinned(0, 0), Placement::pinned(0, 1));
+        let mut probed = case(MechanismKind::Pipe, cross, &[1000, 1000]);
+        probed.idle_probe = Some(ipcperf_core::record::IdleProbe::stream(
+            3e9,
+            1_000_000_000,
+            1,
+        ));
+        let r = run(vec![case(MechanismKind::Pipe, one, &[900, 900]), probed]);
+        let t = &build(&r, None).tables[0];
+        let col = t
+            .header
+            .iter()
+            .position(|h| h == "cross-cpu 0→1 MB/s idle=poll")
+            .expect("the column");
+        assert_eq!(t.rows[0][col], "3000");
+        assert!(!t
+            .header
+            .iter()
+            .any(|h| h.starts_with("same-cpu") && h.contains("idle")));
+        let idle: Vec<&String> = t.notes.iter().filter(|n| n.starts_with("idle:")).collect();
+        assert_eq!(idle.len(), 1);
+        assert!(
+            idle[0].contains("range in 1 of 1 (the furthest: "),
+            "{}",
+            idle[0]
+        );
     }
 
     #[test]
