@@ -26,7 +26,18 @@ pub struct Flow {
     size_hi: u64,
     gap_lo: u64,
     gap_hi: u64,
+    /// Each size's count while there are at most [`DISTINCT`] sizes (None
+    /// past that): a way of one size but a short last write is that size.
+    distinct: Option<std::collections::BTreeMap<u64, u64>>,
 }
+
+/// The most sizes a way keeps counts of.
+const DISTINCT: usize = 64;
+
+/// The share of messages one size must have for the way to be fitted as that
+/// size (`fixed:`): a pipe's 4 KiB writes and a short last one are 4 KiB
+/// writes, not a lognormal around 4016 B whose draws are never page-sized.
+pub const MOSTLY: f64 = 0.9;
 
 impl Flow {
     pub(super) fn new() -> Flow {
@@ -44,6 +55,7 @@ impl Flow {
             size_hi: 0,
             gap_lo: u64::MAX,
             gap_hi: 0,
+            distinct: Some(Default::default()),
         }
     }
 
@@ -63,6 +75,12 @@ impl Flow {
         let _ = self.sizes.record(bytes);
         self.size_lo = self.size_lo.min(bytes);
         self.size_hi = self.size_hi.max(bytes);
+        if let Some(d) = self.distinct.as_mut() {
+            *d.entry(bytes).or_default() += 1;
+            if d.len() > DISTINCT {
+                self.distinct = None;
+            }
+        }
         let l = (bytes as f64).ln();
         self.ln_sum += l;
         self.ln_sq += l * l;
@@ -87,6 +105,24 @@ impl Flow {
         self.size_hi = self.size_hi.max(o.size_hi);
         self.gap_lo = self.gap_lo.min(o.gap_lo);
         self.gap_hi = self.gap_hi.max(o.gap_hi);
+        self.distinct = match (self.distinct.take(), &o.distinct) {
+            (Some(mut d), Some(e)) => {
+                for (size, n) in e {
+                    *d.entry(*size).or_default() += n;
+                }
+                (d.len() <= DISTINCT).then_some(d)
+            }
+            _ => None,
+        };
+    }
+
+    /// The commonest size and how many messages had it, where known (a way
+    /// of at most 64 sizes).
+    pub fn commonest(&self) -> Option<(u64, u64)> {
+        let d = self.distinct.as_ref()?;
+        d.iter()
+            .max_by_key(|(size, n)| (**n, std::cmp::Reverse(**size)))
+            .map(|(s, n)| (*s, *n))
     }
 
     /// The smallest and the largest message, as seen (0, 0 with none).
@@ -118,8 +154,9 @@ impl Flow {
         (self.gap_lo <= self.gap_hi).then_some(self.gap_hi)
     }
 
-    /// The sizes fitted: [`fitted::Sizes::Fixed`] when every message had one
-    /// size, else a lognormal (the geometric mean and geometric standard deviation).
+    /// The sizes fitted: [`fitted::Sizes::Fixed`] when every message, or
+    /// [`MOSTLY`] of them, had one size, else a lognormal (the geometric mean
+    /// and geometric standard deviation).
     pub fn size_fit(&self) -> Option<fitted::Sizes> {
         if self.count == 0 {
             return None;
@@ -127,6 +164,11 @@ impl Flow {
         let (lo, hi) = self.size_range();
         if lo == hi {
             return Some(fitted::Sizes::Fixed(lo));
+        }
+        if let Some((size, n)) = self.commonest() {
+            if n as f64 >= MOSTLY * self.count as f64 {
+                return Some(fitted::Sizes::Fixed(size));
+            }
         }
         let n = self.count as f64;
         let mean = self.ln_sum / n;

@@ -277,7 +277,20 @@ pub fn table(
             .flatten()
             .collect::<Vec<_>>();
             if !fit.is_empty() {
-                out.push_str(&format!("  {} {way} fitted: {}\n", c.number, fit.join(" ")));
+                // A way fitted as its commonest size says how many had it.
+                let most = match (f.size_fit(), f.commonest(), f.size_range()) {
+                    (Some(pattern::fitted::Sizes::Fixed(_)), Some((_, n)), (lo, hi))
+                        if lo != hi =>
+                    {
+                        format!(" ({n} of {} messages at that size)", f.count)
+                    }
+                    _ => String::new(),
+                };
+                out.push_str(&format!(
+                    "  {} {way} fitted: {}{most}\n",
+                    c.number,
+                    fit.join(" ")
+                ));
             }
         }
     }

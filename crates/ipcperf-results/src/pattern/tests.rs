@@ -437,3 +437,41 @@ fn a_way_shows_the_size_that_differs() {
         table::way_cell(&f)
     );
 }
+
+/// A way of one size but a few others (a pipe's 4 KiB writes and a short last
+/// one) is fitted as that size, not a lognormal around it whose draws are
+/// never 4096 B; under 90% at one size it stays a lognormal, as does a way of
+/// more sizes than are counted.
+#[test]
+fn a_way_mostly_of_one_size_is_fitted_as_that_size() {
+    let mut f = Flow::new();
+    for i in 0..26u64 {
+        f.add(i * 1000, 4096);
+    }
+    f.add(26_000, 1500);
+    assert_eq!(f.commonest(), Some((4096, 26)));
+    assert_eq!(f.size_fit().unwrap().to_string(), "fixed:4096");
+    for i in 0..3u64 {
+        f.add(27_000 + i, 100 + i);
+    }
+    // 26 of 30: under 90%.
+    assert!(f.size_fit().unwrap().to_string().starts_with("lognormal:"));
+    let mut many = Flow::new();
+    for i in 0..1000u64 {
+        many.add(i, if i < 900 { 4096 } else { i });
+    }
+    assert_eq!(many.commonest(), None, "more than 64 sizes: not counted");
+    assert!(many
+        .size_fit()
+        .unwrap()
+        .to_string()
+        .starts_with("lognormal:"));
+    // Merged ways add their counts.
+    let mut a = Flow::new();
+    a.add(0, 512);
+    let mut b = Flow::new();
+    b.add(1, 512);
+    b.add(2, 512);
+    a.merge(&b);
+    assert_eq!(a.commonest(), Some((512, 3)));
+}
