@@ -313,9 +313,17 @@ pub fn reps(script: &Script, loop_for: Option<std::time::Duration>) -> u64 {
     }
 }
 
-/// Seconds as they are read: 0.3 s, 45 s, 12 min, 5.0 h, 3.2 days.
+/// Seconds as they are read: 4 ms, 0.3 s, 45 s, 12 min, 5.0 h, 3.2 days (a
+/// trace's 4 ms pass read "5 passes of 0.0 s each").
 pub fn long_secs(s: f64) -> String {
-    if s < 10.0 {
+    if s < 0.1 {
+        let ms = s * 1e3;
+        if ms < 1.0 {
+            format!("{ms:.2} ms")
+        } else {
+            format!("{ms:.0} ms")
+        }
+    } else if s < 10.0 {
         format!("{s:.1} s")
     } else if s < 120.0 {
         format!("{s:.0} s")
@@ -325,5 +333,17 @@ pub fn long_secs(s: f64) -> String {
         format!("{:.1} h", s / 3600.0)
     } else {
         format!("{:.1} days", s / 86_400.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn short_passes_are_not_zero_seconds() {
+        let shown: Vec<String> = [0.0043, 0.00021, 0.3, 45.0, 720.0]
+            .into_iter()
+            .map(super::long_secs)
+            .collect();
+        assert_eq!(shown, ["4 ms", "0.21 ms", "0.3 s", "45 s", "12 min"]);
     }
 }
