@@ -9,6 +9,8 @@ pub mod matrix_table;
 pub mod png;
 mod ranked;
 pub mod replay;
+#[cfg(test)]
+mod svg_text;
 pub mod trend;
 pub mod xy;
 

@@ -172,6 +172,7 @@ pub(crate) fn draw_any_latency<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chart::svg_text::texts;
 
     fn line(label: &str, p50: f64) -> LatencyLine {
         LatencyLine {
@@ -179,23 +180,6 @@ mod tests {
             points: vec![(0.5, p50), (0.99, p50 * 3.0), (0.999, p50 * 9.0)],
             thin: vec![false, false, true],
         }
-    }
-
-    /// The text of each `<text>` element of an SVG document, in order.
-    fn texts(svg: &str) -> Vec<String> {
-        svg.split("<text")
-            .skip(1)
-            .filter_map(|t| {
-                Some(
-                    t.split_once('>')?
-                        .1
-                        .split_once("</text>")?
-                        .0
-                        .trim()
-                        .to_string(),
-                )
-            })
-            .collect()
     }
 
     /// Every case named once, on its row, fastest first; none in a legend of

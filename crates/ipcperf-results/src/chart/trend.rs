@@ -224,6 +224,7 @@ pub fn png(title: &str, points: &[TrendPoint], path: &Path) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chart::svg_text::texts;
 
     /// Six labels over a span tell six moments apart, whether the runs were
     /// seconds, hours or weeks apart.
@@ -238,23 +239,6 @@ mod tests {
             assert_eq!(labels.len(), 6, "{span} ms in {format}: {labels:?}");
         }
         assert_eq!(time_format(130_000.0), "%H:%M:%S");
-    }
-
-    /// The text of each `<text>` element of an SVG document.
-    fn texts(svg: &str) -> Vec<String> {
-        svg.split("<text")
-            .skip(1)
-            .filter_map(|t| {
-                Some(
-                    t.split_once('>')?
-                        .1
-                        .split_once("</text>")?
-                        .0
-                        .trim()
-                        .to_string(),
-                )
-            })
-            .collect()
     }
 
     fn point(case: &str, run_id: i64, median: f64, lower_better: bool) -> TrendPoint {
