@@ -160,8 +160,22 @@ fn rewrite(line: &str, port: u16) -> String {
                 None => (seg, ""),
             };
             let body = body.trim();
-            let body = if body.starts_with("ipcperf ") {
-                quick(body, port)
+            // Leading `NAME=value` words set the environment of the command after them.
+            let mut env = String::new();
+            let mut rest = body;
+            while let Some((word, tail)) = rest.split_once(' ') {
+                let Some((name, _)) = word.split_once('=') else {
+                    break;
+                };
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                    break;
+                }
+                env.push_str(word);
+                env.push(' ');
+                rest = tail.trim_start();
+            }
+            let body = if rest.starts_with("ipcperf ") {
+                format!("{env}{}", quick(rest, port))
             } else {
                 body.to_string()
             };
@@ -436,6 +450,10 @@ fn rewrites_keep_the_command_and_shorten_its_series() {
     assert_eq!(
         rewrite("ipcperf advise --traffic stream --quick -d 1s", 9),
         "ipcperf advise --traffic stream --quick -d 5ms"
+    );
+    assert_eq!(
+        rewrite("IPCPERF_NO_SAVE= IPCPERF_DB=t.db ipcperf latency pipe", 9),
+        "IPCPERF_NO_SAVE= IPCPERF_DB=t.db ipcperf latency pipe -n 5 -r 1"
     );
     assert_eq!(
         rewrite("ipcperf advise --from-history --latency p50", 9),
