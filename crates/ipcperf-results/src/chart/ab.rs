@@ -6,7 +6,7 @@
 
 use plotters::prelude::*;
 
-use crate::chart::{fonts, FAMILY};
+use crate::chart::{fonts, ticks, FAMILY};
 use crate::compare::{Row, Verdict};
 
 /// The most rows one chart shows: the largest changes first (the rest are in the
@@ -84,6 +84,23 @@ pub struct DotChart {
     pub dots: Vec<Dot>,
 }
 
+/// Where a ratio axis spanning 1/2^`span` to 2^`span` (log2 units) is marked,
+/// in log2 units: whole powers of two over a wide span (every one, or every
+/// other, ...), else round ratios (0.8×, 1.25×) around 1.
+fn ratio_points(span: f64) -> Vec<f64> {
+    if span > 1.5 {
+        let step = (2.0 * span / 8.0).ceil();
+        let k = (span / step).floor() as i32;
+        (-k..=k).map(|i| f64::from(i) * step).collect()
+    } else {
+        [0.5, 2.0 / 3.0, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0]
+            .iter()
+            .map(|r: &f64| r.log2())
+            .filter(|x| x.abs() <= span)
+            .collect()
+    }
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     c: &DotChart,
@@ -112,12 +129,25 @@ fn draw<DB: DrawingBackend>(
     };
     let to = |x: f64| x.log(base);
     let n = c.dots.len().max(1);
+    let keys = match c.axis {
+        Axis::Ratio => ratio_points(x1),
+        Axis::Values => ticks::log_points(10f64.powf(x0), 10f64.powf(x1))
+            .into_iter()
+            .map(f64::log10)
+            .collect(),
+    };
     let mut chart = ChartBuilder::on(&root)
         .caption(&c.title, (FAMILY, 20).into_font())
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(360)
-        .build_cartesian_2d(x0..x1, -0.5f64..n as f64 - 0.5)?;
+        .build_cartesian_2d(
+            ticks::Keyed {
+                range: x0..x1,
+                keys,
+            },
+            -0.5f64..n as f64 - 0.5,
+        )?;
     let names: Vec<String> = c
         .dots
         .iter()
@@ -135,10 +165,9 @@ fn draw<DB: DrawingBackend>(
         .x_desc(c.x_desc.as_str())
         .label_style((FAMILY, 13).into_font())
         .axis_desc_style((FAMILY, 15).into_font())
-        .x_labels(9)
         .x_label_formatter(&|x| match axis {
-            Axis::Ratio => format!("{:.2}×", x.exp2()),
-            Axis::Values => crate::units::fmt_rate(10f64.powf(*x)),
+            Axis::Ratio => ticks::ratio(x.exp2()),
+            Axis::Values => ticks::value(10f64.powf(*x)),
         })
         .y_labels(n)
         .y_label_formatter(&|y| {
@@ -222,6 +251,7 @@ pub fn svg(title: &str, rows: &[&Row]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chart::svg_text::texts;
 
     fn row(case: &str, ratio: f64, verdict: Verdict) -> Row {
         Row {
@@ -276,5 +306,20 @@ mod tests {
         assert_eq!(speedup(&lat), Some(0.5));
         assert_eq!(speedup_interval(&lat), Some((1.0 / 2.1, 1.0 / 1.9)));
         assert!(s.contains(&format!("height=\"{}\"", 120 + 22 * MAX_ROWS)));
+        // Ratios from 0.5 to 1.49: round ones marked, as they read (`2×`, not `2.00×`).
+        let marks = texts(&s);
+        for want in ["0.5×", "0.8×", "1×", "1.25×", "2×"] {
+            assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
+        }
+    }
+
+    /// Over 2^±4: whole powers of two, every other one.
+    #[test]
+    fn a_wide_ratio_axis_is_marked_at_powers_of_two() {
+        let rows = [row("x16", 16.0, Verdict::Faster)];
+        let marks = texts(&svg("A against B", &rows.iter().collect::<Vec<_>>()).unwrap());
+        for want in ["0.0625×", "0.25×", "1×", "4×", "16×"] {
+            assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
+        }
     }
 }

@@ -11,6 +11,7 @@ mod ranked;
 pub mod replay;
 #[cfg(test)]
 mod svg_text;
+mod ticks;
 pub mod trend;
 pub mod xy;
 
@@ -222,13 +223,7 @@ fn draw<DB: DrawingBackend>(
         .label_style((FAMILY, 14).into_font())
         .axis_desc_style((FAMILY, 16).into_font())
         .x_labels(16)
-        .y_label_formatter(&|y| {
-            if *y >= 1.0 {
-                format!("{y:.0}")
-            } else {
-                format!("{y}")
-            }
-        })
+        .y_label_formatter(&|y| ticks::value(*y))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for (i, l) in lines.iter().enumerate() {
@@ -604,12 +599,7 @@ pub(crate) fn fmt_ns_tick(v: f64) -> String {
     } else {
         (v, "ns")
     };
-    let n = if (x - x.round()).abs() < 1e-9 {
-        format!("{x:.0}")
-    } else {
-        format!("{x}")
-    };
-    format!("{n} {unit}")
+    format!("{} {unit}", ticks::figures(x))
 }
 
 /// The throughput chart as an SVG document.

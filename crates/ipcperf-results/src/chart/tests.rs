@@ -53,6 +53,10 @@ fn svg_has_title_units_and_legend_as_text() {
     ] {
         assert!(svg.contains(needle), "the SVG lacks {needle:?}");
     }
+    // MB/s decades read `1k`, not `1000` (nor `1000000` for a memcpy's TB/s).
+    let marks = crate::chart::svg_text::texts(&svg);
+    assert!(marks.iter().any(|t| t == "1k"), "{marks:?}");
+    assert!(!marks.iter().any(|t| t.ends_with("000")), "{marks:?}");
 }
 
 /// Three pairs of one class (shared-l3 on three CPU pairs) are three lines, each

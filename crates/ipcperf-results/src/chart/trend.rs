@@ -7,7 +7,7 @@ use std::path::Path;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use crate::chart::{canvas_with_legend, color, size_with_legend, FAMILY};
+use crate::chart::{canvas_with_legend, color, size_with_legend, ticks, FAMILY};
 use crate::fleet::TrendPoint;
 
 type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
@@ -115,7 +115,8 @@ fn panel<DB: DrawingBackend>(
     // the largest lay flat on its floor.
     if y_lo > 0.0 && y_hi / y_lo > LOG_SPAN {
         let y = (y_lo / 1.5)..(y_hi * 1.5);
-        let chart = builder.build_cartesian_2d(x, y.log_scale())?;
+        let keys = ticks::log_points(y.start, y.end);
+        let chart = builder.build_cartesian_2d(x, y.log_scale().with_key_points(keys))?;
         let log_desc = format!("{y_desc}, log");
         series(chart, &log_desc, names, points, k, format)
     } else {
@@ -144,8 +145,11 @@ where
     // Figures under 10 keep their decimals: a 64 B stream at 8.4 MB/s on an
     // axis of whole numbers read 8, 8, 8.
     let y_top = chart.y_range().end;
+    let log = y_desc.ends_with(", log");
     let y_label = |y: &f64| {
-        if y_top < 10.0 || *y < 1.0 {
+        if log {
+            ticks::value(*y)
+        } else if y_top < 10.0 || *y < 1.0 {
             format!("{}", (y * 100.0).round() / 100.0)
         } else {
             format!("{y:.0}")
@@ -297,7 +301,7 @@ mod tests {
         let far = svg("vm: pipe", &points).unwrap();
         assert!(far.contains("series), log"), "a log axis");
         let ticks = texts(&far);
-        for decade in ["10", "100", "1000", "10000"] {
+        for decade in ["10", "100", "1k", "10k"] {
             assert!(ticks.iter().any(|t| t == decade), "{decade}: {ticks:?}");
         }
         // Near figures keep their linear axis.

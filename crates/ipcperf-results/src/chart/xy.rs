@@ -9,9 +9,9 @@ use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
 use plotters::prelude::*;
 
-use crate::chart::{color, fonts, legend_below, size_with_legend, FAMILY, SIZE};
+use crate::chart::{color, fonts, legend_below, size_with_legend, ticks, FAMILY, SIZE};
 use crate::export::view::mechanism_label;
-use crate::units::{fmt_rate, fmt_size};
+use crate::units::fmt_size;
 
 /// How a point is marked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,24 +340,14 @@ fn decades(lo: f64, hi: f64) -> (f64, f64) {
     (a, b)
 }
 
-fn tick(v: f64) -> String {
-    if v >= 1000.0 {
-        fmt_rate(v)
-    } else if v >= 1.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v}")
-    }
-}
-
 /// Microseconds as a time: 10 µs, 1 ms, 1 s.
 fn micros(v: f64) -> String {
     if v >= 1e6 {
-        format!("{} s", v / 1e6)
+        format!("{} s", ticks::figures(v / 1e6))
     } else if v >= 1e3 {
-        format!("{} ms", v / 1e3)
+        format!("{} ms", ticks::figures(v / 1e3))
     } else {
-        format!("{v} µs")
+        format!("{} µs", ticks::figures(v))
     }
 }
 
@@ -376,10 +366,12 @@ fn draw<DB: DrawingBackend>(
     let (y_lo, y_hi) = ys.fold((f64::MAX, 0f64), |(a, b), v| (a.min(v), b.max(v)));
     // x: whole decades over a wide range (so its ends are labelled), else a little
     // room either side of the data (counts of pairs are small numbers).
-    let (x0, x1) = if x_hi / x_lo >= 10.0 {
-        decades(x_lo, x_hi)
+    let ((x0, x1), x_keys) = if x_hi / x_lo >= 10.0 {
+        let (a, b) = decades(x_lo, x_hi);
+        ((a, b), ticks::log_points(a, b))
     } else {
-        (x_lo / 1.3, x_hi * 1.3)
+        // Marks only where there is data: no 0.8 pairs.
+        ((x_lo / 1.3, x_hi * 1.3), ticks::log_points(x_lo, x_hi))
     };
     let (y0, y1) = decades(y_lo, y_hi);
     let root = match &c.note {
@@ -393,17 +385,30 @@ fn draw<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&root)
         .caption(&c.title, (FAMILY, 22).into_font())
         .margin(16)
+        // Room for the last x label, centred on the axis's end.
+        .margin_right(32)
         .x_label_area_size(48)
         .y_label_area_size(80)
-        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+        .build_cartesian_2d(
+            (x0..x1).log_scale().with_key_points(x_keys),
+            (y0..y1)
+                .log_scale()
+                .with_key_points(ticks::log_points(y0, y1)),
+        )?;
     chart
         .configure_mesh()
         .x_desc(c.x_desc.as_str())
         .y_desc(c.y_desc.as_str())
         .label_style((FAMILY, 14).into_font())
         .axis_desc_style((FAMILY, 16).into_font())
-        .x_label_formatter(&|x| tick(*x))
-        .y_label_formatter(&|y| if c.y_micros { micros(*y) } else { tick(*y) })
+        .x_label_formatter(&|x| ticks::value(*x))
+        .y_label_formatter(&|y| {
+            if c.y_micros {
+                micros(*y)
+            } else {
+                ticks::value(*y)
+            }
+        })
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for l in &c.lines {

@@ -91,4 +91,33 @@ fn a_sync_run_draws_its_cycle_rates_before_its_latencies() {
     assert!(d.dots[0].label.starts_with("futex"), "{:?}", d.dots);
     let svg = crate::chart::ab::dot_svg(&d).unwrap();
     assert!(svg.contains("cycles/s") && svg.contains("futex"));
+    // 250k to 40M: marked at round values (not plotters' half decades, `31.62M`).
+    let marks = crate::chart::svg_text::texts(&svg);
+    for want in ["300k", "1M", "3M", "10M", "30M"] {
+        assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
+    }
+    assert!(!marks.iter().any(|t| t.contains(".62")), "{marks:?}");
+}
+
+/// The paced chart's load axis reads `1k`, `10k`, `100k` (not `100.0k`), its
+/// latency axis `3 ms`.
+#[test]
+fn log_axes_read_as_round_short_values() {
+    let c = XyChart {
+        title: "t".into(),
+        x_desc: "offered load".into(),
+        y_desc: "round trip".into(),
+        y_micros: true,
+        note: None,
+        lines: vec![XyLine {
+            label: "pipe".into(),
+            color: 0,
+            marker: Marker::Circle,
+            points: vec![(1e3, 270.0, false), (1e4, 15e3, true), (1e5, 72e3, true)],
+        }],
+    };
+    let marks = crate::chart::svg_text::texts(&svg(&c).unwrap());
+    for want in ["1k", "2k", "10k", "100k", "300 µs", "3 ms", "100 ms"] {
+        assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
+    }
 }
