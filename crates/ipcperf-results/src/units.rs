@@ -210,6 +210,20 @@ pub fn fmt_small(v: f64) -> String {
     format!("{v:.places$}")
 }
 
+/// Nanoseconds in the unit that reads best, two decimals: "812 ns", "46.27 µs",
+/// "8.00 ms", "1.50 s" (fleet's 8 ms round trip read "8004.46 µs").
+pub fn fmt_time_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
 /// A rate with a k/M suffix: 1234567 → "1.23M".
 pub fn fmt_rate(r: f64) -> String {
     if r >= 1e6 {

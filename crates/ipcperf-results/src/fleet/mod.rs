@@ -260,7 +260,7 @@ fn within_sd(hosts: &[&Entry]) -> f64 {
 /// primitive, MB/s for a stream.
 pub fn fmt_figure(v: f64, lower_better: bool, case: &str) -> String {
     if lower_better {
-        format!("{:.2} µs", v / 1e3)
+        crate::units::fmt_time_ns(v)
     } else if case.starts_with("sync") {
         format!("{}/s", crate::units::fmt_rate(v))
     } else {

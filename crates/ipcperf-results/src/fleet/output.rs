@@ -121,8 +121,17 @@ fn hosts_table(rows: &[&HostRow], case: bool, markdown: bool) -> String {
                 r.host.clone(),
                 r.case.clone(),
                 fleet::fmt_figure(r.figure, r.lower_better, &r.case),
-                fleet::fmt_figure(r.group_median, r.lower_better, &r.case),
-                format!("{:.2}×", r.ratio),
+                // Alone in its group: its own figure is the median, no comparison.
+                if r.peers == 0 {
+                    "-".into()
+                } else {
+                    fleet::fmt_figure(r.group_median, r.lower_better, &r.case)
+                },
+                if r.peers == 0 {
+                    "-".into()
+                } else {
+                    format!("{:.2}×", r.ratio)
+                },
                 r.peers.to_string(),
                 if r.outlier {
                     format!("OUTLIER: {}", r.why)

@@ -76,6 +76,13 @@ fn too_few_peers_are_not_judged_and_one_series_a_host_is() {
     );
     let csv = output::hosts_text(&rows, crate::export::Format::Csv).unwrap();
     assert_eq!(csv.matches("too few to know").count(), rows.len(), "{csv}");
+    // A host alone in its group has no median of peers: "-", not its own
+    // figure again and "1.00×".
+    let alone = judge(&fleet(1, None), 0.05);
+    let text = output::hosts_text(&alone, crate::export::Format::Table).unwrap();
+    let row = text.lines().find(|l| l.contains("node00")).unwrap();
+    let cells: Vec<&str> = row.split(['|', '┆', '│']).map(str::trim).collect();
+    assert_eq!(cells[4..7], ["-", "-", "0"], "{row}");
     // A host is judged against its peers' hosts, not its own series: one series
     // a host still places it among five peers.
     let mut f = fleet(6, Some((1, 0.5)));
@@ -345,4 +352,7 @@ fn a_small_stream_figure_is_not_shown_as_zero() {
     assert_eq!(fmt_figure(13.8e6, false, "stream pipe"), "13.8 MB/s");
     assert_eq!(fmt_figure(1008.4e6, false, "stream pipe"), "1008 MB/s");
     assert_eq!(fmt_figure(46_270.0, true, "round-trip pipe"), "46.27 µs");
+    // A busy-wait case on a 2-vCPU VM: 8 ms, not "8004.46 µs".
+    assert_eq!(fmt_figure(8_004_460.0, true, "round-trip fifo"), "8.00 ms");
+    assert_eq!(fmt_figure(812.0, true, "round-trip shm"), "812 ns");
 }
