@@ -43,7 +43,9 @@ fn one_pair<'a>(run: &'a RunRecord, c: &CaseRecord) -> Option<&'a CaseRecord> {
 }
 
 fn ns(v: f64) -> String {
-    if v >= 10_000.0 {
+    if v >= 1e6 {
+        crate::units::fmt_time_ns(v)
+    } else if v >= 10_000.0 {
         format!("{:.1} µs", v / 1e3)
     } else if v >= 10.0 {
         format!("{v:.0} ns")
@@ -189,4 +191,16 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         rows,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// CPU time per 16 MiB block runs to ms: not "5000.0 µs".
+    #[test]
+    fn cpu_per_message_reads_in_its_unit() {
+        assert_eq!(super::ns(5.0), "5.00 ns");
+        assert_eq!(super::ns(812.0), "812 ns");
+        assert_eq!(super::ns(46_270.0), "46.3 µs");
+        assert_eq!(super::ns(5_000_000.0), "5.00 ms");
+    }
 }

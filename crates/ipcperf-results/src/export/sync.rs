@@ -17,7 +17,9 @@ fn ns(x: Option<f64>) -> String {
 }
 
 fn us(x: u64) -> String {
-    if x >= 10_000 {
+    if x >= 10_000_000 {
+        crate::units::fmt_time_ns(x as f64)
+    } else if x >= 10_000 {
         format!("{:.0} µs", x as f64 / 1e3)
     } else {
         format!("{:.1} µs", x as f64 / 1e3)
@@ -424,6 +426,14 @@ pub fn render(run: &RunRecord, format: Format) -> String {
 #[cfg(test)]
 mod tests {
     use crate::testdata;
+
+    /// A stalled set/clear's p99 (tens of ms on a busy VM) reads in ms.
+    #[test]
+    fn long_times_read_in_their_unit() {
+        assert_eq!(super::us(113_400), "113 µs");
+        assert_eq!(super::us(9_870), "9.9 µs");
+        assert_eq!(super::us(42_500_000), "42.50 ms");
+    }
 
     /// The atomic floor each case measures is one line (it was a line a case,
     /// no primitive named: seven lines of 6.4 to 8.7 ns); the figures shown
