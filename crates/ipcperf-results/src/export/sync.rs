@@ -17,7 +17,7 @@ fn ns(x: Option<f64>) -> String {
 }
 
 fn us(x: u64) -> String {
-    if x >= 10_000_000 {
+    if x >= 1_000_000 {
         crate::units::fmt_time_ns(x as f64)
     } else if x >= 10_000 {
         format!("{:.0} µs", x as f64 / 1e3)
@@ -427,12 +427,15 @@ pub fn render(run: &RunRecord, format: Format) -> String {
 mod tests {
     use crate::testdata;
 
-    /// A stalled set/clear's p99 (tens of ms on a busy VM) reads in ms.
+    /// A stalled set/clear's p99 (tens of ms on a busy VM) reads in ms, as does
+    /// robustness's 'after'.
     #[test]
     fn long_times_read_in_their_unit() {
         assert_eq!(super::us(113_400), "113 µs");
         assert_eq!(super::us(9_870), "9.9 µs");
         assert_eq!(super::us(42_500_000), "42.50 ms");
+        // A robust futex handed on 1.8 ms after its holder was killed.
+        assert_eq!(super::us(1_841_000), "1.84 ms");
     }
 
     /// The atomic floor each case measures is one line (it was a line a case,

@@ -47,10 +47,19 @@ pub fn table_html(t: &Table) -> String {
         o.push_str("</tr></thead>\n");
     }
     o.push_str("<tbody>\n");
+    // Figures right-aligned, so their digits line up; words (a verdict, a
+    // reason) left-aligned, as they read.
+    let figures: Vec<bool> = (0..t.header.len())
+        .map(|i| i > 0 && numeric && figure_column(t.rows.iter().filter_map(|r| r.get(i))))
+        .collect();
     for r in &t.rows {
         o.push_str("<tr>");
         for (i, c) in r.iter().enumerate() {
-            let class = if i > 0 && numeric { " class=\"n\"" } else { "" };
+            let class = if figures.get(i) == Some(&true) {
+                " class=\"n\""
+            } else {
+                ""
+            };
             o.push_str(&format!("<td{class}>{}</td>", esc(c)));
         }
         o.push_str("</tr>\n");
@@ -60,6 +69,24 @@ pub fn table_html(t: &Table) -> String {
         o.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
     }
     o
+}
+
+/// Whether a column's cells are mostly figures (`1841 µs`, `-3.2%`, `< 0.001`,
+/// `2.00×`), placeholders (`-`, `n/a`, empty) left aside.
+fn figure_column<'a>(cells: impl Iterator<Item = &'a String>) -> bool {
+    let (mut figures, mut words) = (0, 0);
+    for c in cells.map(|c| c.trim()) {
+        if matches!(c, "" | "-" | "–" | "n/a") {
+            continue;
+        }
+        let body = c.trim_start_matches(['-', '+', '~', '<', '>', '≤', '≥', '±', '=', ' ']);
+        if body.starts_with(|ch: char| ch.is_ascii_digit() || ch == '.') {
+            figures += 1;
+        } else {
+            words += 1;
+        }
+    }
+    figures >= words && figures > 0
 }
 
 fn strs(v: &[&str]) -> Vec<String> {
@@ -464,7 +491,7 @@ fn limits_table(run: &RunRecord) -> Table {
 
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}\
-th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right}\
+th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right;white-space:nowrap}\
 .note{font-size:90%;color:#555;margin:.2em 0 1em}.chart svg{max-width:100%;height:auto;border:1px solid #ddd}\
 h2{border-bottom:2px solid #444;margin-top:2em}summary{cursor:pointer;margin:1em 0}";
 

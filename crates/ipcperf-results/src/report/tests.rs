@@ -177,3 +177,46 @@ fn the_page_says_which_to_use() {
     let html = html(&[("1".into(), testdata::run())]);
     assert!(html.contains("Which to use here: stream, 65536 B blocks"));
 }
+
+/// Figures are right-aligned, words left: the robustness table's "how" and
+/// "holder" read as text (every column after the first was right-aligned).
+#[test]
+fn figures_align_right_and_words_left() {
+    let t = crate::export::view::Table {
+        title: "robustness".into(),
+        header: vec![
+            "primitive".into(),
+            "holder".into(),
+            "after".into(),
+            "how".into(),
+        ],
+        rows: vec![
+            vec![
+                "sysv-sem".into(),
+                "SEM_UNDO".into(),
+                "1841 µs".into(),
+                "the kernel undid it".into(),
+            ],
+            vec![
+                "futex".into(),
+                "plain".into(),
+                "never".into(),
+                "nothing undoes it".into(),
+            ],
+            vec![
+                "flock".into(),
+                "plain".into(),
+                "763 µs".into(),
+                "closed at exit".into(),
+            ],
+        ],
+        notes: Vec::new(),
+    };
+    let html = table_html(&t);
+    let row = html.lines().find(|l| l.contains("sysv-sem")).unwrap();
+    assert_eq!(
+        row,
+        "<tr><td>sysv-sem</td><td>SEM_UNDO</td><td class=\"n\">1841 µs</td>\
+         <td>the kernel undid it</td></tr>"
+    );
+}
