@@ -514,6 +514,9 @@ pub fn render_tables(tables: &[super::cells::Table]) -> String {
 /// [`render_tables`] for a terminal `cols` wide (None: a pipe or a file).
 fn render_tables_at(tables: &[super::cells::Table], cols: Option<usize>) -> String {
     let mut out = String::new();
+    // A note word for word the same as one under an earlier table is said once
+    // (the default suite said what switches/msg is under each of its seven).
+    let mut said: Vec<String> = Vec::new();
     for t in tables {
         let (c, dropped) = fit(t, cols);
         out.push_str(&format!("\n{}\n{c}\n", fitted(&t.title, cols)));
@@ -527,9 +530,16 @@ fn render_tables_at(tables: &[super::cells::Table], cols: Option<usize>) -> Stri
             .iter()
             .filter(|n| !dropped.iter().any(|h| explains(n, h)))
         {
-            out.push_str(&note(n, cols));
+            if !said.contains(n) {
+                out.push_str(&note(n, cols));
+                said.push(n.clone());
+            }
         }
-        out.push_str(&left_out(&dropped, cols));
+        let gone = left_out(&dropped, cols);
+        if !said.contains(&gone) {
+            out.push_str(&gone);
+            said.push(gone);
+        }
     }
     out
 }

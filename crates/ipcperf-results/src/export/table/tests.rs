@@ -279,11 +279,21 @@ fn a_column_left_out_takes_its_note_with_it() {
         narrow.contains("MB/s = 10^6") && narrow.contains("is not this note's"),
         "{narrow}"
     );
-    let whole = render_tables_at(&[t], None);
+    let whole = render_tables_at(std::slice::from_ref(&t), None);
     assert!(
         whole.contains("CPUs busy = ") && whole.contains("said again"),
         "{whole}"
     );
+    // The same table twice (the default suite's seven mechanisms): each note,
+    // and the columns left out, said once, under the first; a note of its own
+    // under the second still said.
+    let mut second = t.clone();
+    second.notes.push("noisy: the second table's own".into());
+    let both = render_tables_at(&[t, second], Some(60));
+    assert_eq!(both.matches("MB/s = 10^6").count(), 1, "{both}");
+    assert_eq!(both.matches("left out to fit").count(), 1, "{both}");
+    assert_eq!(both.matches("the second table's own").count(), 1, "{both}");
+    assert_eq!(both.matches("│ sysv-msg").count(), 2, "{both}");
 }
 
 /// Two long columns share the cut: a sentence is not left a word a line beside
