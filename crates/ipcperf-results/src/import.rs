@@ -75,6 +75,32 @@ pub fn check_case(i: usize, c: &CaseRecord) -> Result<(), String> {
     Ok(())
 }
 
+/// A case's summary figures (median, min and max MB/s, blocks/s, CPUs busy) are
+/// its series' own, so they are taken again from them: a figure edited alone (or
+/// series edited without it) cannot show what no series gave. Figures with no
+/// series at all are refused: they come from nowhere.
+pub fn figures_from_series(i: usize, c: &mut CaseRecord) -> Result<(), String> {
+    if c.series.is_empty() {
+        for (k, v) in [
+            ("median_bytes_per_sec", c.median_bytes_per_sec),
+            ("min_bytes_per_sec", c.min_bytes_per_sec),
+            ("max_bytes_per_sec", c.max_bytes_per_sec),
+            ("median_blocks_per_sec", c.median_blocks_per_sec),
+            ("median_cpu_load", c.median_cpu_load),
+        ] {
+            if let Some(x) = v {
+                return Err(bad(
+                    format!("cases[{i}].{k}"),
+                    format_args!("{x}, with no series: a figure comes from the series it sums up"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    c.summarize();
+    Ok(())
+}
+
 /// The run's own fields, or the first that is not one ipcperf could have written.
 pub fn check_head(r: &RunRecord, now_ms: u64) -> Result<(), String> {
     let latest = now_ms.saturating_add(FUTURE_SLACK_MS);
@@ -284,8 +310,9 @@ pub fn read_run_as(
         ));
     }
     let mut n = 0usize;
-    let mut each = |c: CaseRecord| {
+    let mut each = |mut c: CaseRecord| {
         check_case(n, &c)?;
+        figures_from_series(n, &mut c)?;
         n += 1;
         on_case(c)
     };
@@ -463,5 +490,33 @@ mod tests {
             let e = read_run(&p, |_| Ok(())).unwrap_err();
             assert!(e.contains(field), "{field}: {e}");
         }
+    }
+
+    /// A case's figures are its series' own: a median edited alone is taken
+    /// again from the series (a table showed 5,000 MB/s that no series gave),
+    /// and a figure with no series at all is refused.
+    #[test]
+    fn figures_are_the_series_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = sample();
+        let kept = v["cases"][0]["median_bytes_per_sec"].as_f64().unwrap();
+        v["cases"][0]["median_bytes_per_sec"] = 5e9.into();
+        v["cases"][0]["max_bytes_per_sec"] = 6e9.into();
+        let p = write(dir.path(), "edited.json", &v);
+        let mut got = Vec::new();
+        read_run(&p, |c| {
+            got.push((c.median_bytes_per_sec, c.max_bytes_per_sec));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got[0].0, Some(kept));
+        assert!(got[0].1.unwrap() < 6e9, "{got:?}");
+        v["cases"][0]["series"] = serde_json::json!([]);
+        let p = write(dir.path(), "no-series.json", &v);
+        let e = read_run(&p, |_| Ok(())).unwrap_err();
+        assert!(
+            e.contains("cases[0].median_bytes_per_sec: 5000000000, with no series"),
+            "{e}"
+        );
     }
 }
