@@ -71,7 +71,7 @@ fn draw<DB: DrawingBackend>(
     if y_hi <= 0.0 {
         (y_lo, y_hi) = (100.0, 1e6);
     }
-    let (y_lo, y_hi) = ((y_lo / 2.0).max(10.0), y_hi * 3.0);
+    let (y_lo, (y_hi, bar_y)) = ((y_lo / 2.0).max(10.0), bar_rows(y_hi, cs.len()));
     let source = cs
         .first()
         .and_then(|c| c.replay.as_ref())
@@ -116,7 +116,7 @@ fn draw<DB: DrawingBackend>(
             col.mix(0.6).stroke_width(1),
         ))?;
         // Behind: a bar in its colour over the stretch, one row per mechanism.
-        let y = y_hi / (1.3f64).powi(i as i32 + 2);
+        let y = bar_y[i];
         for x in b.iter().filter(|x| x.late > 0) {
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(x.from_ns as f64 / 1e9, y), (x.to_ns as f64 / 1e9, y)],
@@ -125,6 +125,18 @@ fn draw<DB: DrawingBackend>(
         }
     }
     root.present()
+}
+
+/// The top of the latency axis over data reaching `data_hi` with `n` rows of
+/// "behind" bars above it, and each row's height: every row clear of the data
+/// (above 1.5× its highest p99; the rows sat within it past two mechanisms, a
+/// p99 peak drawn through them) and of the note at the top.
+fn bar_rows(data_hi: f64, n: usize) -> (f64, Vec<f64>) {
+    let top = data_hi * 1.5 * 1.3f64.powi(n as i32 + 1);
+    (
+        top,
+        (0..n).map(|i| top / 1.3f64.powi(i as i32 + 2)).collect(),
+    )
 }
 
 /// The timeline as an SVG document (None: the run replayed nothing).
@@ -162,4 +174,23 @@ pub fn write(run: &RunRecord, path: &Path) -> Result<(), Fail> {
         })
     };
     r.map_err(Fail::failure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bar_rows;
+
+    #[test]
+    fn behind_bars_sit_above_the_data_and_below_the_note() {
+        for n in 1..=8 {
+            let (top, rows) = bar_rows(3e6, n);
+            assert_eq!(rows.len(), n);
+            assert!(
+                rows.iter().all(|&y| y >= 3e6 * 1.5 * 0.999),
+                "{n}: {rows:?}"
+            );
+            assert!(rows.iter().all(|&y| y < top / 1.1), "{n}: {rows:?}");
+            assert!(rows.windows(2).all(|w| w[0] > w[1]), "{rows:?}");
+        }
+    }
 }
