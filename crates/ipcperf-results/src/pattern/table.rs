@@ -286,11 +286,15 @@ pub fn table(
                     }
                     _ => String::new(),
                 };
-                out.push_str(&format!(
-                    "  {} {way} fitted: {}{most}\n",
-                    c.number,
-                    fit.join(" ")
-                ));
+                let line = format!("  {} {way} fitted: {}", c.number, fit.join(" "));
+                // The options stay on one line, to be copied whole; the count
+                // goes under them where both would pass the width.
+                let sep = if line.chars().count() + most.chars().count() > width {
+                    "\n   "
+                } else {
+                    ""
+                };
+                out.push_str(&format!("{line}{sep}{most}\n"));
             }
         }
     }

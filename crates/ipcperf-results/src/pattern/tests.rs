@@ -396,6 +396,29 @@ fn the_table_fits_80_columns_off_a_terminal() {
     assert!(widest <= 80, "{widest} columns:\n{text}");
 }
 
+/// The fitted options with their count ("26 of 27 messages at that size")
+/// passed 80 columns: the count goes under them, the options kept on one line.
+#[test]
+fn a_fitted_line_and_its_count_fit_80_columns() {
+    let mut p = read(&fixture("app.csv")).unwrap();
+    let mut f = Flow::new();
+    for i in 0..27u64 {
+        f.add(i * 169_000, if i == 5 { 2_300 } else { 4_096 });
+    }
+    p.conversations[0].a_to_b = f;
+    let shown: Vec<&Conversation> = p.conversations.iter().collect();
+    let text = table::table(&p, &shown, "app.csv", 10, crate::export::Format::Table);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 80, "{widest} columns:\n{text}");
+    let at = text
+        .find("A→B fitted: --size-dist fixed:4096 --gaps poisson:")
+        .unwrap();
+    assert!(
+        text[at..].contains("\n    (26 of 27 messages at that size)"),
+        "{text}"
+    );
+}
+
 /// A way whose every message had one size is `fixed:` that size, and its
 /// figures are the size seen: 100,000,000-byte messages read `lognormal:…,1.00`
 /// and a max of 100,007,935 (the histogram bucket's edge, 0.1% wide).
