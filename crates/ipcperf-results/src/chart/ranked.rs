@@ -90,6 +90,8 @@ pub(crate) fn draw<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&area)
         .margin(16)
         .margin_bottom(40)
+        // Room for the last tick's label, centred on the axis's end.
+        .margin_right(36)
         .margin_left(NAMES)
         .x_label_area_size(48)
         .build_cartesian_2d((lo..hi).log_scale(), -0.5..(n as f64 - 0.5))?;

@@ -36,7 +36,12 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// A view table as HTML.
 pub fn table_html(t: &Table) -> String {
-    let mut o = format!("<table>\n<caption>{}</caption>\n", esc(&t.title));
+    // A table wider than the page (the latency table's 13 columns) scrolls in
+    // its own box: the whole page scrolled sideways.
+    let mut o = format!(
+        "<div class=\"wide\"><table>\n<caption>{}</caption>\n",
+        esc(&t.title)
+    );
     // A table without a header is a list of names and values, left-aligned.
     let numeric = !t.header.is_empty();
     if numeric {
@@ -60,15 +65,38 @@ pub fn table_html(t: &Table) -> String {
             } else {
                 ""
             };
-            o.push_str(&format!("<td{class}>{}</td>", esc(c)));
+            let text = if class.is_empty() {
+                esc(c)
+            } else {
+                unit_held(&esc(c))
+            };
+            o.push_str(&format!("<td{class}>{text}</td>"));
         }
         o.push_str("</tr>\n");
     }
-    o.push_str("</tbody>\n</table>\n");
+    o.push_str("</tbody>\n</table></div>\n");
     for n in &t.notes {
         o.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
     }
     o
+}
+
+/// A figure kept with its unit where a cell wraps: "1841 µs" broke between
+/// them; "124 (117–133)" may still break before its range.
+fn unit_held(cell: &str) -> String {
+    const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "ns", "µs", "ms", "s", "MB/s", "%"];
+    let mut out = String::with_capacity(cell.len());
+    let words: Vec<&str> = cell.split(' ').collect();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            let figure =
+                words[i - 1].ends_with(|c: char| c.is_ascii_digit() || c == '†' || c == ')');
+            let unit = UNITS.contains(&w.trim_end_matches([',', ';', ')', '†']));
+            out.push_str(if figure && unit { "&nbsp;" } else { " " });
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// Whether a column's cells are mostly figures (`1841 µs`, `-3.2%`, `< 0.001`,
@@ -491,7 +519,7 @@ fn limits_table(run: &RunRecord) -> Table {
 
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}\
-th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right;white-space:nowrap}\
+th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right}.wide{overflow-x:auto}\
 .note{font-size:90%;color:#555;margin:.2em 0 1em}.chart svg{max-width:100%;height:auto;border:1px solid #ddd}\
 h2{border-bottom:2px solid #444;margin-top:2em}summary{cursor:pointer;margin:1em 0}";
 
