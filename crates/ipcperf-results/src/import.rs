@@ -2,6 +2,10 @@
 //! as soon as it is parsed and handed on, so memory holds one case at a time; values
 //! no run of ipcperf can produce are refused with the field named.
 
+use hdrhistogram::Histogram;
+use ipcperf_core::latency::{
+    percentiles, HistogramRecord, HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS,
+};
 use ipcperf_core::machine::Machine;
 use ipcperf_core::record::{unix_ms, CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
@@ -98,7 +102,60 @@ pub fn figures_from_series(i: usize, c: &mut CaseRecord) -> Result<(), String> {
         return Ok(());
     }
     c.summarize();
+    latency_from_histogram(i, c)
+}
+
+/// A round-trip case's percentiles (and a one-way summary's) are its
+/// histogram's, so they are taken again from it as the rates are from the
+/// series: a p99 edited alone cannot show what no round trip took. A histogram
+/// is held to the bounds ipcperf writes (1 ns to 10 s, 2 or 3 digits), which
+/// also bounds what reading it back costs.
+fn latency_from_histogram(i: usize, c: &mut CaseRecord) -> Result<(), String> {
+    let Some(l) = c.latency.as_mut() else {
+        return Ok(());
+    };
+    let h = histogram_of(
+        &format!("cases[{i}].latency_histogram"),
+        &l.latency_histogram,
+    )?;
+    if h.len() != l.round_trips {
+        return Err(bad(
+            format!("cases[{i}].round_trips"),
+            format_args!(
+                "{}, where its histogram holds {} round trips",
+                l.round_trips,
+                h.len()
+            ),
+        ));
+    }
+    if !h.is_empty() {
+        let p = percentiles(&h);
+        (l.mean_ns, l.min_ns, l.max_ns) = (p.mean_ns, p.min_ns, p.max_ns);
+        (l.p50_ns, l.p90_ns, l.p99_ns) = (p.p50_ns, p.p90_ns, p.p99_ns);
+        (l.p999_ns, l.p9999_ns, l.beyond) = (p.p999_ns, p.p9999_ns, p.beyond);
+    }
+    if let Some(ow) = l.one_way.as_mut() {
+        let h = histogram_of(&format!("cases[{i}].one_way.histogram"), &ow.histogram)?;
+        ow.p = percentiles(&h);
+    }
     Ok(())
+}
+
+/// A kept histogram read back, or why it is not one ipcperf writes.
+fn histogram_of(field: &str, r: &HistogramRecord) -> Result<Histogram<u64>, String> {
+    if (r.lowest_ns, r.highest_ns) != (LOWEST_NS, HIGHEST_NS)
+        || !(2..=SIGNIFICANT_DIGITS).contains(&r.significant_digits)
+    {
+        return Err(bad(
+            field,
+            format_args!(
+                "bounds {}–{} ns at {} digits, where ipcperf keeps {LOWEST_NS}–{HIGHEST_NS} ns at 2 or {SIGNIFICANT_DIGITS}",
+                r.lowest_ns, r.highest_ns, r.significant_digits
+            ),
+        ));
+    }
+    r.to_histogram()
+        .ok_or_else(|| bad(field, "a count is past the histogram's bounds or overflows"))
 }
 
 /// The run's own fields, or the first that is not one ipcperf could have written.
@@ -518,5 +575,58 @@ mod tests {
             e.contains("cases[0].median_bytes_per_sec: 5000000000, with no series"),
             "{e}"
         );
+    }
+
+    /// A round trip's percentiles are its histogram's: a p99 edited alone is
+    /// taken again from the histogram, and a histogram ipcperf could not have
+    /// written (other bounds, fewer round trips than said) is refused.
+    #[test]
+    fn percentiles_are_the_histogram_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = ipcperf_core::latency::new_histogram();
+        for ns in 1_000..3_000u64 {
+            h.record(ns).unwrap();
+        }
+        let mut r = crate::testdata::run();
+        r.cases[0].latency = Some(ipcperf_core::latency::summarize(
+            &h,
+            1_000_000_000,
+            0,
+            20,
+            vec![2_000],
+            0,
+        ));
+        let kept = r.cases[0].latency.clone().unwrap();
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["cases"][0]["p99_ns"] = 50.into();
+        v["cases"][0]["max_ns"] = 9_000_000.into();
+        let p = write(dir.path(), "edited.json", &v);
+        let mut got = Vec::new();
+        read_run(&p, |c| {
+            got.push(c.latency);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got[0].as_ref(), Some(&kept));
+        type Edit = fn(&mut serde_json::Value);
+        let refused: [(&str, Edit); 3] = [
+            (
+                "cases[0].round_trips: 2001, where its histogram holds 2000",
+                |v| v["cases"][0]["round_trips"] = 2001.into(),
+            ),
+            ("cases[0].latency_histogram: bounds 1–", |v| {
+                v["cases"][0]["latency_histogram"]["highest_ns"] = u64::MAX.into()
+            }),
+            ("cases[0].latency_histogram: a count is past", |v| {
+                v["cases"][0]["latency_histogram"]["counts"][0][0] = 20_000_000_000u64.into()
+            }),
+        ];
+        for (said, edit) in refused {
+            let mut v = v.clone();
+            edit(&mut v);
+            let p = write(dir.path(), "bad.json", &v);
+            let e = read_run(&p, |_| Ok(())).unwrap_err();
+            assert!(e.contains(said), "{said}: {e}");
+        }
     }
 }
