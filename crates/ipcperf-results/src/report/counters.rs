@@ -54,7 +54,7 @@ pub fn section(run: &RunRecord) -> Option<String> {
     );
     for (c, p) in cases {
         o.push_str(&format!(
-            "<tr><td>{} {} {} {}</td><td>{}</td><td style=\"width:30%\">{}</td><td>{}</td>\
+            "<tr><td>{} {} {} {}</td><td class=\"n\">{}</td><td style=\"width:30%\">{}</td><td class=\"n\">{}</td>\
              <td style=\"width:30%\">{}</td></tr>\n",
             esc(&crate::export::cells::mechanism_label(c)),
             esc(c.mode.name()),
@@ -80,7 +80,8 @@ pub fn section(run: &RunRecord) -> Option<String> {
 #[cfg(test)]
 mod tests {
     /// A small figure keeps its digits: 0.012 switches a message read "0.00",
-    /// as a memcpy's CPU time a message did.
+    /// as a memcpy's CPU time a message did; figures align right, as the
+    /// report's other tables' do.
     #[test]
     fn small_counts_keep_their_digits() {
         let mut run = crate::testdata::run();
@@ -96,7 +97,7 @@ mod tests {
             });
         }
         let html = super::section(&run).expect("a counted case");
-        assert!(html.contains("<td>0.012</td>"), "{html}");
-        assert!(html.contains("<td>0.0021</td>"), "{html}");
+        assert!(html.contains("<td class=\"n\">0.012</td>"), "{html}");
+        assert!(html.contains("<td class=\"n\">0.0021</td>"), "{html}");
     }
 }
