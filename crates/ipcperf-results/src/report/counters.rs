@@ -7,7 +7,7 @@
 use ipcperf_core::counts::PerMessage;
 use ipcperf_core::record::{CaseRecord, RunRecord};
 
-use super::esc;
+use super::{esc, unit_held};
 
 const WRITER: &str = "#1f77b4";
 const READER: &str = "#ff7f0e";
@@ -49,16 +49,17 @@ pub fn section(run: &RunRecord) -> Option<String> {
          each series (the median of the series): <span style=\"color:#1f77b4\">■</span> the \
          writer or client, <span style=\"color:#ff7f0e\">■</span> the reader or server. A \
          sleeping wait switches; a spinning one does not, and keeps its CPU busy.</p>\n\
-         <table class=\"counters\"><tr><th>case</th><th>switches / message</th><th></th>\
+         <div class=\"wide\"><table class=\"counters\"><tr><th>case</th><th>switches / message</th><th></th>\
          <th>CPU µs / message</th><th></th></tr>\n",
     );
     for (c, p) in cases {
         o.push_str(&format!(
-            "<tr><td>{} {} {} {}</td><td class=\"n\">{}</td><td style=\"width:30%\">{}</td><td class=\"n\">{}</td>\
+            "<tr><td style=\"white-space:nowrap\">{} {} {} {}</td><td class=\"n\">{}</td><td style=\"width:30%\">{}</td><td class=\"n\">{}</td>\
              <td style=\"width:30%\">{}</td></tr>\n",
             esc(&crate::export::cells::mechanism_label(c)),
             esc(c.mode.name()),
-            esc(&crate::units::fmt_size(c.block_size)),
+            // "64 B" kept on one line where the case wraps.
+            unit_held(&crate::units::fmt_size(c.block_size)),
             esc(&c.placement.shown()),
             // Significant digits, as the run's table: 0.012 switches a
             // message read "0.00", a memcpy's CPU time "0.00".
@@ -73,7 +74,7 @@ pub fn section(run: &RunRecord) -> Option<String> {
             ),
         ));
     }
-    o.push_str("</table>\n");
+    o.push_str("</table></div>\n");
     Some(o)
 }
 
@@ -99,5 +100,6 @@ mod tests {
         let html = super::section(&run).expect("a counted case");
         assert!(html.contains("<td class=\"n\">0.012</td>"), "{html}");
         assert!(html.contains("<td class=\"n\">0.0021</td>"), "{html}");
+        assert!(html.contains(">pipe processes 64&nbsp;B "), "{html}");
     }
 }
