@@ -7,7 +7,8 @@
 use ipcperf_core::counts::PerMessage;
 use ipcperf_core::record::{CaseRecord, RunRecord};
 
-use super::{esc, unit_held};
+use super::esc;
+use super::table::unit_held;
 
 const WRITER: &str = "#1f77b4";
 const READER: &str = "#ff7f0e";

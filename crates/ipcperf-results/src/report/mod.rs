@@ -9,6 +9,7 @@ mod explain;
 pub mod fleet;
 mod stover;
 pub mod summary;
+mod table;
 
 use ipcperf_core::record::{CaseRecord, RunRecord};
 use ipcperf_core::workload::Workload;
@@ -18,6 +19,8 @@ use crate::export::view::Table;
 use crate::units::{fmt_mbps, fmt_size};
 
 pub use stover::stover;
+pub use table::table_html;
+use table::tables_html;
 
 pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -32,89 +35,6 @@ pub(crate) fn esc(s: &str) -> String {
         }
     }
     o
-}
-
-/// A view table as HTML.
-pub fn table_html(t: &Table) -> String {
-    // A table wider than the page (the latency table's 13 columns) scrolls in
-    // its own box: the whole page scrolled sideways.
-    let mut o = format!(
-        "<div class=\"wide\"><table>\n<caption>{}</caption>\n",
-        esc(&t.title)
-    );
-    // A table without a header is a list of names and values, left-aligned.
-    let numeric = !t.header.is_empty();
-    if numeric {
-        o.push_str("<thead><tr>");
-        for h in &t.header {
-            o.push_str(&format!("<th>{}</th>", esc(h)));
-        }
-        o.push_str("</tr></thead>\n");
-    }
-    o.push_str("<tbody>\n");
-    // Figures right-aligned, so their digits line up; words (a verdict, a
-    // reason) left-aligned, as they read.
-    let figures: Vec<bool> = (0..t.header.len())
-        .map(|i| i > 0 && numeric && figure_column(t.rows.iter().filter_map(|r| r.get(i))))
-        .collect();
-    for r in &t.rows {
-        o.push_str("<tr>");
-        for (i, c) in r.iter().enumerate() {
-            let class = if figures.get(i) == Some(&true) {
-                " class=\"n\""
-            } else {
-                ""
-            };
-            let text = if class.is_empty() {
-                esc(c)
-            } else {
-                unit_held(&esc(c))
-            };
-            o.push_str(&format!("<td{class}>{text}</td>"));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody>\n</table></div>\n");
-    for n in &t.notes {
-        o.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
-    }
-    o
-}
-
-/// A figure kept with its unit where a cell wraps: "1841 µs" broke between
-/// them; "124 (117–133)" may still break before its range.
-fn unit_held(cell: &str) -> String {
-    const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "ns", "µs", "ms", "s", "MB/s", "%"];
-    let mut out = String::with_capacity(cell.len());
-    let words: Vec<&str> = cell.split(' ').collect();
-    for (i, w) in words.iter().enumerate() {
-        if i > 0 {
-            let figure =
-                words[i - 1].ends_with(|c: char| c.is_ascii_digit() || c == '†' || c == ')');
-            let unit = UNITS.contains(&w.trim_end_matches([',', ';', ')', '†']));
-            out.push_str(if figure && unit { "&nbsp;" } else { " " });
-        }
-        out.push_str(w);
-    }
-    out
-}
-
-/// Whether a column's cells are mostly figures (`1841 µs`, `-3.2%`, `< 0.001`,
-/// `2.00×`), placeholders (`-`, `n/a`, empty) left aside.
-fn figure_column<'a>(cells: impl Iterator<Item = &'a String>) -> bool {
-    let (mut figures, mut words) = (0, 0);
-    for c in cells.map(|c| c.trim()) {
-        if matches!(c, "" | "-" | "–" | "n/a") {
-            continue;
-        }
-        let body = c.trim_start_matches(['-', '+', '~', '<', '>', '≤', '≥', '±', '=', ' ']);
-        if body.starts_with(|ch: char| ch.is_ascii_digit() || ch == '.') {
-            figures += 1;
-        } else {
-            words += 1;
-        }
-    }
-    figures >= words && figures > 0
 }
 
 fn strs(v: &[&str]) -> Vec<String> {
@@ -583,17 +503,14 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             o.push_str(&table_html(&t));
         }
         o.push_str("<h3>Tables</h3>\n");
-        for v in crate::export::views(run, None) {
-            for t in v.tables {
-                o.push_str(&table_html(&t));
-            }
-        }
-        for t in [stover(run), bradford_ratio(run), links(run), over_base(run)]
+        let views = crate::export::views(run, None);
+        let more: Vec<Table> = [stover(run), bradford_ratio(run), links(run), over_base(run)]
             .into_iter()
             .flatten()
-        {
-            o.push_str(&table_html(&t));
-        }
+            .collect();
+        o.push_str(&tables_html(
+            views.iter().flat_map(|v| &v.tables).chain(&more),
+        ));
         let limits = limits_table(run);
         if !limits.rows.is_empty() {
             o.push_str("<details>\n<summary>IPC limits and vulnerability mitigations</summary>\n");
@@ -619,9 +536,7 @@ pub fn html(runs: &[(String, RunRecord)]) -> String {
             for p in parts {
                 o.push_str(&format!("<p>{}</p>\n", esc(p)));
             }
-            for t in &v.tables {
-                o.push_str(&table_html(t));
-            }
+            o.push_str(&tables_html(&v.tables));
         }
         o.push_str("</section>\n");
     }

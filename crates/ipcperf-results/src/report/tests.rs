@@ -1,3 +1,4 @@
+use super::table::unit_held;
 use super::*;
 use crate::testdata;
 
@@ -221,7 +222,32 @@ fn figures_align_right_and_words_left() {
     );
     // A range may still break before its parenthesis; the table scrolls in
     // its own box where it is wider than the page.
-    assert_eq!(unit_held("124 (117–133) MB/s"), "124 (117–133)&nbsp;MB/s");
+    assert_eq!(
+        unit_held("124 (117–133) MB/s"),
+        "124 (117–\u{2060}133)&nbsp;MB/s"
+    );
     assert_eq!(unit_held("97.1 µs†"), "97.1&nbsp;µs†");
     assert!(html.starts_with("<div class=\"wide\"><table>") && html.contains("</table></div>"));
+}
+
+/// A block size in the first column is held whole ("64 KiB" broke into
+/// "64 / KiB"), and a note word for word as under an earlier table of the run
+/// is said once, a note of a table's own still said.
+#[test]
+fn sizes_held_and_a_note_said_once() {
+    let t = |note: &str| crate::export::view::Table {
+        title: "pipe".into(),
+        header: vec!["block".into(), "MB/s".into()],
+        rows: vec![vec!["64 KiB".into(), "2252 (2085–2468)".into()]],
+        notes: vec!["switches/msg: per block".into(), note.into()],
+    };
+    let (a, b) = (t("noisy: 64 KiB"), t("noisy: 1 MiB"));
+    let html = tables_html([&a, &b]);
+    assert!(html.contains("<td>64&nbsp;KiB</td>"), "{html}");
+    assert_eq!(html.matches("switches/msg: per block").count(), 1, "{html}");
+    assert!(
+        html.contains("noisy: 64 KiB") && html.contains("noisy: 1 MiB"),
+        "{html}"
+    );
+    assert_eq!(table_html(&b).matches("switches/msg").count(), 1);
 }
