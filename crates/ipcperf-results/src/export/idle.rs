@@ -71,7 +71,7 @@ pub fn round_trip_note(cases: &[&CaseRecord]) -> Option<String> {
         if poll < low {
             shares += 1;
             first.get_or_insert(format!(
-                "~{} of {name}'s {} µs",
+                "~{} µs of {name}'s {} µs p50",
                 us(l.p50_ns.saturating_sub(poll)),
                 us(l.p50_ns)
             ));
@@ -219,7 +219,7 @@ mod tests {
         });
         let n = round_trip_note(&[&*c]).unwrap();
         assert!(
-            n.contains("~40.0 of pipe 64 B shared-l3 0→1's 45.0 µs"),
+            n.contains("~40.0 µs of pipe 64 B shared-l3 0→1's 45.0 µs p50"),
             "{n}"
         );
         assert_eq!(poll_p50_cell(c), "5.00");
