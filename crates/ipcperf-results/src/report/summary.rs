@@ -122,11 +122,19 @@ pub fn headlines(run: &RunRecord) -> Vec<String> {
         .iter()
         .filter(|c| c.status == CaseStatus::Failed)
         .count();
-    if refused + failed > 0 {
-        v.push(format!(
-            "{refused} case{} refused and {failed} failed (each with its reason in the tables).",
-            if refused == 1 { "" } else { "s" }
-        ));
+    // Only what happened: "1 case refused and 0 failed" said a nothing.
+    let said: Vec<String> = [(refused, "refused"), (failed, "failed")]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, what)| format!("{n} case{} {what}", if n == 1 { "" } else { "s" }))
+        .collect();
+    if !said.is_empty() {
+        let each = if refused + failed == 1 {
+            "its reason"
+        } else {
+            "each with its reason"
+        };
+        v.push(format!("{} ({each} in the tables).", said.join(" and ")));
     }
     v
 }
@@ -254,7 +262,17 @@ mod tests {
             h[0].contains("slowest: tcp processes cross-cpu") && h[0].contains("4.0× apart"),
             "{h:?}"
         );
-        assert!(h[1].starts_with("1 case refused and 1 failed"), "{h:?}");
+        assert!(
+            h[1].starts_with("1 case refused and 1 case failed (each"),
+            "{h:?}"
+        );
+        let mut one = run.clone();
+        one.cases.retain(|c| c.status != CaseStatus::Failed);
+        let h1 = headlines(&one);
+        assert_eq!(
+            h1[1], "1 case refused (its reason in the tables).",
+            "{h1:?}"
+        );
         // A reference with one side, faster than any, is no stream between
         // processes: the headline is still pipe's.
         let mut with_null = run.clone();
