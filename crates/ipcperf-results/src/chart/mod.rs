@@ -9,6 +9,7 @@ pub mod matrix_table;
 pub mod png;
 mod ranked;
 pub mod replay;
+mod ring;
 #[cfg(test)]
 mod svg_text;
 mod ticks;
@@ -477,14 +478,13 @@ pub(crate) fn draw_latency<DB: DrawingBackend>(
                 color.stroke_width(2),
             ))?;
         }
-        chart.draw_series(pts.iter().enumerate().map(|(j, &p)| {
-            let style = if thin(j) {
-                color.stroke_width(2)
+        for (j, &p) in pts.iter().enumerate() {
+            if thin(j) {
+                chart.draw_series(ring::ring(p, 4, 2, &color))?;
             } else {
-                color.filled()
-            };
-            Circle::new(p, if thin(j) { 4 } else { 3 }, style)
-        }))?;
+                chart.draw_series(std::iter::once(Circle::new(p, 3, color.filled())))?;
+            }
+        }
     }
     if lines.iter().any(|l| l.thin.contains(&true)) {
         root.draw(&Text::new(

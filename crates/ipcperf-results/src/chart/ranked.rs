@@ -121,12 +121,8 @@ pub(crate) fn draw<DB: DrawingBackend>(
         if let Some(p999) = at(l, 0.999) {
             let hollow = thin(l, 0.999);
             any_thin |= hollow;
-            let style = if hollow {
-                ink.mix(0.5).stroke_width(1)
-            } else {
-                ink.stroke_width(2)
-            };
-            chart.draw_series(std::iter::once(Circle::new((p999, y), 5, style)))?;
+            let (color, width) = if hollow { (ink.mix(0.5), 1) } else { (ink, 2) };
+            chart.draw_series(super::ring::ring((p999, y), 5, width, &color))?;
         }
         let (_, py) = chart.backend_coord(&(lo, y));
         root.draw(&Text::new(

@@ -187,11 +187,7 @@ where
                 col.filled(),
             )))?;
             if p.change.step {
-                chart.draw_series(std::iter::once(Circle::new(
-                    (t(p), p.median * k),
-                    10,
-                    RED.stroke_width(3),
-                )))?;
+                chart.draw_series(super::ring::ring((t(p), p.median * k), 10, 3, &RED))?;
                 // The label above the ring, clear of the line.
                 chart.draw_series(std::iter::once(
                     EmptyElement::at((t(p), p.max * k))

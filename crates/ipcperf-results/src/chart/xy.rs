@@ -426,6 +426,9 @@ fn draw<DB: DrawingBackend>(
                 col.filled()
             };
             match m {
+                Marker::Circle if hollow => {
+                    chart.draw_series(super::ring::ring((x, y), 4, 2, &col))?
+                }
                 Marker::Circle => {
                     chart.draw_series(std::iter::once(Circle::new((x, y), 4, style)))?
                 }
