@@ -26,12 +26,17 @@ pub struct Flow {
     size_hi: u64,
     gap_lo: u64,
     gap_hi: u64,
-    /// Each size's count while there are at most [`DISTINCT`] sizes (None
-    /// past that): a way of one size but a short last write is that size.
-    distinct: Option<std::collections::BTreeMap<u64, u64>>,
+    /// The first [`DISTINCT`] sizes seen, each with its exact count: a way
+    /// of one size but a short last write is that size. Past them, sizes not
+    /// yet seen are left uncounted (`full`), those seen still counted, so a
+    /// size most messages have is found however many others there are.
+    distinct: std::collections::BTreeMap<u64, u64>,
+    /// Whether a size went uncounted (here, or in a way merged in).
+    full: bool,
 }
 
-/// The most sizes a way keeps counts of.
+/// The most sizes a way keeps counts of (a way merged from others may keep a
+/// few more, each still exact).
 const DISTINCT: usize = 64;
 
 /// The share of messages one size must have for the way to be fitted as that
@@ -55,7 +60,8 @@ impl Flow {
             size_hi: 0,
             gap_lo: u64::MAX,
             gap_hi: 0,
-            distinct: Some(Default::default()),
+            distinct: Default::default(),
+            full: false,
         }
     }
 
@@ -75,11 +81,12 @@ impl Flow {
         let _ = self.sizes.record(bytes);
         self.size_lo = self.size_lo.min(bytes);
         self.size_hi = self.size_hi.max(bytes);
-        if let Some(d) = self.distinct.as_mut() {
-            *d.entry(bytes).or_default() += 1;
-            if d.len() > DISTINCT {
-                self.distinct = None;
-            }
+        if let Some(n) = self.distinct.get_mut(&bytes) {
+            *n += 1;
+        } else if self.distinct.len() < DISTINCT {
+            self.distinct.insert(bytes, 1);
+        } else {
+            self.full = true;
         }
         let l = (bytes as f64).ln();
         self.ln_sum += l;
@@ -105,24 +112,32 @@ impl Flow {
         self.size_hi = self.size_hi.max(o.size_hi);
         self.gap_lo = self.gap_lo.min(o.gap_lo);
         self.gap_hi = self.gap_hi.max(o.gap_hi);
-        self.distinct = match (self.distinct.take(), &o.distinct) {
-            (Some(mut d), Some(e)) => {
-                for (size, n) in e {
-                    *d.entry(*size).or_default() += n;
-                }
-                (d.len() <= DISTINCT).then_some(d)
-            }
-            _ => None,
+        // A size's count stays exact where each side counted it, or has
+        // counted every size it saw (so it saw none of it); else it goes.
+        let (mine, full) = (std::mem::take(&mut self.distinct), self.full);
+        let known = |d: &std::collections::BTreeMap<u64, u64>, full: bool, size: &u64| {
+            d.get(size).copied().or((!full).then_some(0))
         };
+        for size in mine.keys().chain(o.distinct.keys()) {
+            if let (Some(a), Some(b)) = (known(&mine, full, size), known(&o.distinct, o.full, size))
+            {
+                self.distinct.insert(*size, a + b);
+            }
+        }
+        self.full = full || o.full;
     }
 
-    /// The commonest size and how many messages had it, where known (a way
-    /// of at most 64 sizes).
+    /// The commonest size and how many messages had it, where that is known:
+    /// every size was counted, or this one had more messages than all those
+    /// left uncounted together.
     pub fn commonest(&self) -> Option<(u64, u64)> {
-        let d = self.distinct.as_ref()?;
-        d.iter()
+        let (size, n) = self
+            .distinct
+            .iter()
             .max_by_key(|(size, n)| (**n, std::cmp::Reverse(**size)))
-            .map(|(s, n)| (*s, *n))
+            .map(|(s, n)| (*s, *n))?;
+        let uncounted = self.count.saturating_sub(self.distinct.values().sum());
+        (!self.full || n > uncounted).then_some((size, n))
     }
 
     /// The smallest and the largest message, as seen (0, 0 with none).

@@ -463,8 +463,8 @@ fn a_way_shows_the_size_that_differs() {
 
 /// A way of one size but a few others (a pipe's 4 KiB writes and a short last
 /// one) is fitted as that size, not a lognormal around it whose draws are
-/// never 4096 B; under 90% at one size it stays a lognormal, as does a way of
-/// more sizes than are counted.
+/// never 4096 B, however many other sizes there are; under 90% at one size it
+/// stays a lognormal, as does a way whose commonest size cannot be told.
 #[test]
 fn a_way_mostly_of_one_size_is_fitted_as_that_size() {
     let mut f = Flow::new();
@@ -483,12 +483,31 @@ fn a_way_mostly_of_one_size_is_fitted_as_that_size() {
     for i in 0..1000u64 {
         many.add(i, if i < 900 { 4096 } else { i });
     }
-    assert_eq!(many.commonest(), None, "more than 64 sizes: not counted");
-    assert!(many
+    // 100 other sizes, 37 of them past the 64 counted: 900 of 1000 is still
+    // more than every message left uncounted (it was a lognormal).
+    assert_eq!(many.commonest(), Some((4096, 900)));
+    assert_eq!(many.size_fit().unwrap().to_string(), "fixed:4096");
+    // 100 sizes first, each once, then 4096 half the time: what was left
+    // uncounted could be commoner than any size counted.
+    let mut late = Flow::new();
+    for i in 0..200u64 {
+        late.add(i, if i < 100 { 1000 + i } else { 4096 });
+    }
+    assert_eq!(late.commonest(), None);
+    assert!(late
         .size_fit()
         .unwrap()
         .to_string()
         .starts_with("lognormal:"));
+    // Merged, a size counted on one side only and left uncounted on the
+    // other is dropped, not undercounted.
+    let mut merged = late.clone();
+    merged.merge(&many);
+    assert_eq!(merged.commonest(), None);
+    let mut exact = Flow::new();
+    exact.add(0, 4096);
+    exact.merge(&many);
+    assert_eq!(exact.commonest(), Some((4096, 901)));
     // Merged ways add their counts.
     let mut a = Flow::new();
     a.add(0, 512);
