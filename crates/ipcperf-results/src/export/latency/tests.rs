@@ -238,6 +238,25 @@ fn noisy_rows_that_are_a_whole_placement_are_named_by_it() {
         note.contains("): every row at shared-l3 0→1 but unix-dgram 512 B, pipe 512 B same-cpu"),
         "{note}"
     );
+    // Twelve of sixteen: the four steady ones named instead.
+    let mut many = run_with(noisy(MechanismKind::Pipe, 1));
+    many.cases.clear();
+    for i in 0..16 {
+        let mut c = noisy(MechanismKind::Pipe, 1);
+        c.mechanism = format!("m{i}");
+        if i >= 12 {
+            c.latency.as_mut().unwrap().series_p50_ns = vec![4_000; 3];
+        }
+        many.cases.push(c);
+    }
+    let t = table(&many, false).unwrap();
+    let note = t.notes.iter().find(|n| n.starts_with("noisy")).unwrap();
+    assert!(
+        note.contains(
+            "): every row at shared-l3 0→1 but m12 512 B, m13 512 B, m14 512 B and m15 512 B;"
+        ),
+        "{note}"
+    );
 }
 
 #[test]
