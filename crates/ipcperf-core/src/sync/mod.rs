@@ -261,6 +261,54 @@ fn atomic_rmw(series: &[SyncSeries]) -> Option<f64> {
     median(&v)
 }
 
+/// A side's figures (net, gross, tare, cycles/s) and its note, from its series.
+fn figures(series: &[SyncSeries]) -> ([Option<f64>; 4], Option<String>) {
+    let sum = summarize(series);
+    let note = match sum {
+        None => Some("no time measured (a clock that did not move?)".into()),
+        Some(s) => tare_note(&s),
+    };
+    let f = |g: fn(&Summary) -> f64| sum.as_ref().map(g);
+    (
+        [
+            f(|s| s.net_ns),
+            f(|s| s.gross_ns),
+            f(|s| s.tare_ns),
+            f(|s| s.per_sec),
+        ],
+        note,
+    )
+}
+
+/// Request/release's figures, the atomic floor and the note, from its series.
+fn figure_request_release(sync: &mut SyncRecord) {
+    let ([net, gross, tare, per_sec], note) = figures(&sync.request_release_series);
+    (sync.request_release_ns, sync.request_release_gross_ns) = (net, gross);
+    (sync.request_release_tare_ns, sync.request_release_per_sec) = (tare, per_sec);
+    sync.atomic_rmw_ns = atomic_rmw(&sync.request_release_series);
+    sync.request_release_note = note;
+}
+
+/// Set/clear's figures and note, from its series.
+fn figure_set_clear(sync: &mut SyncRecord) {
+    let ([net, gross, tare, per_sec], note) = figures(&sync.set_clear_series);
+    (sync.set_clear_ns, sync.set_clear_gross_ns) = (net, gross);
+    (sync.set_clear_tare_ns, sync.set_clear_per_sec) = (tare, per_sec);
+    sync.set_clear_note = note;
+}
+
+/// A kept record's figures taken again from its series (an imported run), as
+/// the run took them: a figure edited alone shows what its series give. A
+/// side with no series is left as it is (its note says why it has none).
+pub fn refigure(sync: &mut SyncRecord) {
+    if !sync.request_release_series.is_empty() {
+        figure_request_release(sync);
+    }
+    if !sync.set_clear_series.is_empty() {
+        figure_set_clear(sync);
+    }
+}
+
 /// The note for a figure whose tare was left standing.
 fn tare_note(s: &Summary) -> Option<String> {
     (!s.subtracted).then(|| {
@@ -390,17 +438,8 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
             crate::with_lock!(&mut lock, |l| measure_request_release(l, spec))
                 .ok_or_else(|| Error::Invalid(format!("{} is not a lock", spec.primitive.name())))?
         })?;
-        let sum = summarize(&series);
-        sync.request_release_ns = sum.map(|s| s.net_ns);
-        sync.request_release_gross_ns = sum.map(|s| s.gross_ns);
-        sync.request_release_tare_ns = sum.map(|s| s.tare_ns);
-        sync.request_release_per_sec = sum.map(|s| s.per_sec);
-        sync.atomic_rmw_ns = atomic_rmw(&series);
-        sync.request_release_note = match sum {
-            None => Some("no time measured (a clock that did not move?)".into()),
-            Some(s) => tare_note(&s),
-        };
         sync.request_release_series = series;
+        figure_request_release(sync);
     }
     // Set/clear.
     if let Some(why) = info.no_set_clear {
@@ -435,16 +474,8 @@ fn run_inner(spec: &SyncSpec, rec: &mut CaseRecord) -> Result<()> {
         .expect("a channel")?;
         let p50 = lat.as_ref().map(|l| (l.p50_ns, l.p90_ns));
         peer.finish()?;
-        let sum = summarize(&series);
-        sync.set_clear_ns = sum.map(|s| s.net_ns);
-        sync.set_clear_gross_ns = sum.map(|s| s.gross_ns);
-        sync.set_clear_tare_ns = sum.map(|s| s.tare_ns);
-        sync.set_clear_per_sec = sum.map(|s| s.per_sec);
-        sync.set_clear_note = match sum {
-            None => Some("no time measured (a clock that did not move?)".into()),
-            Some(s) => tare_note(&s),
-        };
         sync.set_clear_series = series;
+        figure_set_clear(sync);
         sync.set_clear_latency = lat;
         explain::record(rec, x, p50);
     }

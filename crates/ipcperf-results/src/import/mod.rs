@@ -99,10 +99,52 @@ pub fn figures_from_series(i: usize, c: &mut CaseRecord) -> Result<(), String> {
                 ));
             }
         }
-        return Ok(());
+    } else {
+        c.summarize();
     }
-    c.summarize();
-    latency_from_histogram(i, c)
+    latency_from_histogram(i, c)?;
+    sync_from_series(i, c)
+}
+
+/// A sync case's figures (ns and cycles/s, each side) are its series', taken
+/// again from them as the run took them; a side's figure with no series is
+/// refused.
+fn sync_from_series(i: usize, c: &mut CaseRecord) -> Result<(), String> {
+    let Some(s) = c.sync.as_mut() else {
+        return Ok(());
+    };
+    let sides = [
+        (
+            "request_release",
+            s.request_release_series.is_empty(),
+            [
+                s.request_release_ns,
+                s.request_release_gross_ns,
+                s.request_release_tare_ns,
+                s.request_release_per_sec,
+            ],
+        ),
+        (
+            "set_clear",
+            s.set_clear_series.is_empty(),
+            [
+                s.set_clear_ns,
+                s.set_clear_gross_ns,
+                s.set_clear_tare_ns,
+                s.set_clear_per_sec,
+            ],
+        ),
+    ];
+    for (side, empty, figures) in sides {
+        if let Some(x) = figures.iter().flatten().next().filter(|_| empty) {
+            return Err(bad(
+                format!("cases[{i}].sync.{side}"),
+                format_args!("{x}, with no series: a figure comes from the series it sums up"),
+            ));
+        }
+    }
+    ipcperf_core::sync::refigure(s);
+    Ok(())
 }
 
 /// A round-trip case's percentiles (and a one-way summary's) are its

@@ -231,3 +231,46 @@ fn percentiles_are_the_histogram_own() {
         assert!(e.contains(said), "{said}: {e}");
     }
 }
+
+/// A sync case's figures are its series': a cycles/s edited alone is taken
+/// again from the series, and a figure of a side with no series is refused.
+#[test]
+fn sync_figures_are_the_series_own() {
+    use ipcperf_core::record::SyncSeries;
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = crate::testdata::run();
+    let mut c = crate::testdata::sync_case("futex", 1000, 1200, 2000, 5000);
+    let series = |ns: u64| SyncSeries {
+        cycles: 1_000_000,
+        elapsed_ns: ns,
+        tare_ns: 1_000_000,
+        atomic_ns: Some(10_000_000),
+        cost: None,
+        partner_cost: None,
+    };
+    let s = c.sync.as_mut().unwrap();
+    s.request_release_series = vec![series(40_000_000), series(41_000_000), series(39_000_000)];
+    ipcperf_core::sync::refigure(s);
+    let kept = s.clone();
+    // 40 ns gross, 1 ns of tare off: 39 ns a cycle.
+    assert_eq!(kept.request_release_ns, Some(39.0));
+    r.cases = vec![c];
+    let mut v = serde_json::to_value(&r).unwrap();
+    v["cases"][0]["sync"]["request_release_per_sec"] = 9e12.into();
+    v["cases"][0]["sync"]["request_release_ns"] = 0.0001.into();
+    let p = write(dir.path(), "edited.json", &v);
+    let mut got = Vec::new();
+    read_run(&p, |c| {
+        got.push(c.sync);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got[0].as_ref(), Some(&kept));
+    v["cases"][0]["sync"]["set_clear_per_sec"] = 5e6.into();
+    let p = write(dir.path(), "no-series.json", &v);
+    let e = read_run(&p, |_| Ok(())).unwrap_err();
+    assert!(
+        e.contains("cases[0].sync.set_clear: 5000000, with no series"),
+        "{e}"
+    );
+}
