@@ -3,10 +3,10 @@
 use plotters::element::Circle;
 use plotters::style::{Color, ShapeStyle};
 
-/// A ring `width` pixels thick drawn as that many one-pixel circles, one inside
-/// the other: plotters' bitmap backend draws a thicker stroke of a circle as a
-/// dotted ring (the PNG's firm p99.9 rings looked faint and broken), where its
-/// SVG backend draws either as a ring.
+/// A ring `width` pixels thick drawn as one-pixel circles, each half a pixel
+/// inside the last: plotters' bitmap backend draws a thicker stroke of a
+/// circle with holes (the PNG's firm p99.9 rings read dotted), where its SVG
+/// backend draws either as a ring.
 pub(crate) fn ring<C: Clone>(
     at: C,
     radius: i32,
@@ -14,8 +14,8 @@ pub(crate) fn ring<C: Clone>(
     color: &impl Color,
 ) -> impl Iterator<Item = Circle<C, f64>> {
     let style: ShapeStyle = color.stroke_width(1);
-    // Half a pixel apart, so an SVG viewer's anti-aliasing leaves no seam
-    // between them (whole pixels apart read as two rings there).
+    // Half a pixel apart: a whole pixel apart, an SVG viewer's anti-aliasing
+    // left a seam between them, two rings.
     (0..2 * width as i32 - 1)
         .map(move |k| Circle::new(at.clone(), f64::from(radius) - f64::from(k) / 2.0, style))
 }

@@ -30,13 +30,13 @@ pub struct Flow {
     /// of one size but a short last write is that size. Past them, sizes not
     /// yet seen are left uncounted (`full`), those seen still counted, so a
     /// size most messages have is found however many others there are.
-    distinct: std::collections::BTreeMap<u64, u64>,
+    pub(super) distinct: std::collections::BTreeMap<u64, u64>,
     /// Whether a size went uncounted (here, or in a way merged in).
     full: bool,
 }
 
-/// The most sizes a way keeps counts of (a way merged from others may keep a
-/// few more, each still exact).
+/// The most sizes a way keeps counts of (a way merged from others up to twice
+/// as many, each still exact).
 const DISTINCT: usize = 64;
 
 /// The share of messages one size must have for the way to be fitted as that
@@ -125,6 +125,15 @@ impl Flow {
             }
         }
         self.full = full || o.full;
+        // Ways of many sizes merged again and again: the commonest kept, the
+        // rest left uncounted, so a merged way stays small.
+        if self.distinct.len() > 2 * DISTINCT {
+            let mut v: Vec<(u64, u64)> = self.distinct.iter().map(|(s, n)| (*s, *n)).collect();
+            v.sort_by_key(|&(size, n)| (std::cmp::Reverse(n), size));
+            v.truncate(2 * DISTINCT);
+            self.distinct = v.into_iter().collect();
+            self.full = true;
+        }
     }
 
     /// The commonest size and how many messages had it, where that is known:

@@ -508,6 +508,24 @@ fn a_way_mostly_of_one_size_is_fitted_as_that_size() {
     exact.add(0, 4096);
     exact.merge(&many);
     assert_eq!(exact.commonest(), Some((4096, 901)));
+    // Ways of 61 sizes each, every one counted, merged: at most 128 kept,
+    // the commonest among them.
+    let mut all = Flow::new();
+    for w in 0..10u64 {
+        let mut f = Flow::new();
+        f.add(0, 512);
+        for i in 1..61u64 {
+            f.add(i, 10_000 + w * 64 + i);
+        }
+        all.merge(&f);
+    }
+    assert_eq!(all.distinct.len(), 128);
+    assert_eq!(all.distinct.get(&512), Some(&10));
+    assert_eq!(
+        all.commonest(),
+        None,
+        "10 of 610: the uncounted could outnumber it"
+    );
     // Merged ways add their counts.
     let mut a = Flow::new();
     a.add(0, 512);
