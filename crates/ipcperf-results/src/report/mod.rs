@@ -439,7 +439,7 @@ fn limits_table(run: &RunRecord) -> Table {
 
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}\
-th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right}.wide{overflow-x:auto}\
+th,td{border:1px solid #bbb;padding:.2em .6em}th{background:#eee}td.n{text-align:right}.wide{overflow-x:auto}.opt{white-space:nowrap}\
 .note{font-size:90%;color:#555;margin:.2em 0 1em}.chart svg{max-width:100%;height:auto;border:1px solid #ddd}\
 h2{border-bottom:2px solid #444;margin-top:2em}summary{cursor:pointer;margin:1em 0}";
 

@@ -58,7 +58,10 @@ fn noted_table<'a>(t: &'a Table, said: &mut HashSet<&'a str>) -> String {
     }
     o.push_str("</tbody>\n</table></div>\n");
     for n in t.notes.iter().filter(|n| said.insert(n.as_str())) {
-        o.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
+        o.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            options_held(&esc(n))
+        ));
     }
     o
 }
@@ -105,4 +108,20 @@ pub(super) fn figure_column<'a>(cells: impl Iterator<Item = &'a String>) -> bool
         }
     }
     figures >= words && figures > 0
+}
+
+/// A note's options kept whole where it wraps: "--repeat" broke after its
+/// dashes ("--" / "repeat"). A span, not joiners, so a copied option is the
+/// option.
+pub(super) fn options_held(note: &str) -> String {
+    note.split(' ')
+        .map(|w| {
+            if w.starts_with("--") && w.len() > 2 {
+                format!("<span class=\"opt\">{w}</span>")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

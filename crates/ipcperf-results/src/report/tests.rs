@@ -1,4 +1,4 @@
-use super::table::unit_held;
+use super::table::{options_held, unit_held};
 use super::*;
 use crate::testdata;
 
@@ -250,4 +250,9 @@ fn sizes_held_and_a_note_said_once() {
         "{html}"
     );
     assert_eq!(table_html(&b).matches("switches/msg").count(), 1);
+    // An option in a note stays whole, and reads as itself when copied.
+    assert_eq!(
+        options_held("-v says each, --repeat or a quieter machine; --"),
+        "-v says each, <span class=\"opt\">--repeat</span> or a quieter machine; --"
+    );
 }
