@@ -51,13 +51,7 @@ pub fn check_case(i: usize, c: &CaseRecord) -> Result<(), String> {
         return Err(bad(f("mechanism"), "empty or longer than 64 characters"));
     }
     no_control(&f("mechanism"), Some(&c.mechanism))?;
-    for (k, v) in [
-        ("median_bytes_per_sec", c.median_bytes_per_sec),
-        ("min_bytes_per_sec", c.min_bytes_per_sec),
-        ("max_bytes_per_sec", c.max_bytes_per_sec),
-        ("median_blocks_per_sec", c.median_blocks_per_sec),
-        ("median_cpu_load", c.median_cpu_load),
-    ] {
+    for (k, v) in summary_figures(c) {
         if let Some(x) = v.filter(|x| !(x.is_finite() && *x >= 0.0)) {
             return Err(bad(f(k), format_args!("{x} is not a rate")));
         }
@@ -79,24 +73,34 @@ pub fn check_case(i: usize, c: &CaseRecord) -> Result<(), String> {
     Ok(())
 }
 
+/// A case's summary figures, each with its field's name.
+fn summary_figures(c: &CaseRecord) -> [(&'static str, Option<f64>); 5] {
+    [
+        ("median_bytes_per_sec", c.median_bytes_per_sec),
+        ("min_bytes_per_sec", c.min_bytes_per_sec),
+        ("max_bytes_per_sec", c.max_bytes_per_sec),
+        ("median_blocks_per_sec", c.median_blocks_per_sec),
+        ("median_cpu_load", c.median_cpu_load),
+    ]
+}
+
+/// Why a figure kept without the series it sums up is refused.
+fn no_series(field: String, x: f64) -> String {
+    bad(
+        field,
+        format_args!("{x}, with no series: a figure comes from the series it sums up"),
+    )
+}
+
 /// A case's summary figures (median, min and max MB/s, blocks/s, CPUs busy) are
 /// its series' own, so they are taken again from them: a figure edited alone (or
 /// series edited without it) cannot show what no series gave. Figures with no
 /// series at all are refused: they come from nowhere.
 pub fn figures_from_series(i: usize, c: &mut CaseRecord) -> Result<(), String> {
     if c.series.is_empty() {
-        for (k, v) in [
-            ("median_bytes_per_sec", c.median_bytes_per_sec),
-            ("min_bytes_per_sec", c.min_bytes_per_sec),
-            ("max_bytes_per_sec", c.max_bytes_per_sec),
-            ("median_blocks_per_sec", c.median_blocks_per_sec),
-            ("median_cpu_load", c.median_cpu_load),
-        ] {
+        for (k, v) in summary_figures(c) {
             if let Some(x) = v {
-                return Err(bad(
-                    format!("cases[{i}].{k}"),
-                    format_args!("{x}, with no series: a figure comes from the series it sums up"),
-                ));
+                return Err(no_series(format!("cases[{i}].{k}"), x));
             }
         }
     } else {
@@ -137,10 +141,7 @@ fn sync_from_series(i: usize, c: &mut CaseRecord) -> Result<(), String> {
     ];
     for (side, empty, figures) in sides {
         if let Some(x) = figures.iter().flatten().next().filter(|_| empty) {
-            return Err(bad(
-                format!("cases[{i}].sync.{side}"),
-                format_args!("{x}, with no series: a figure comes from the series it sums up"),
-            ));
+            return Err(no_series(format!("cases[{i}].sync.{side}"), *x));
         }
     }
     ipcperf_core::sync::refigure(s);
