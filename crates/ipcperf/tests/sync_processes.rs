@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use ipcperf_core::mode::process::PeerCommand;
 use ipcperf_core::mode::Mode;
-use ipcperf_core::sync::{run_case, run_robustness, Primitive, SyncSpec, PRIMITIVES};
+use ipcperf_core::record::CaseStatus;
+use ipcperf_core::sync::{
+    robustness_case_count, run_case, run_robustness, Primitive, SyncSpec, PRIMITIVES,
+};
 
 fn spec(p: Primitive, mode: Mode) -> SyncSpec {
     SyncSpec {
@@ -136,8 +139,11 @@ fn processes_cycles_robustness_and_nothing_left() {
         .expect("ran");
     assert!(r.freed, "{r:?}");
     assert!(r.note.contains("EOWNERDEAD"), "{r:?}");
+    // The progress bar's count is the cases given (SysV: one per holder variant).
+    assert_eq!(m.len(), robustness_case_count(Primitive::Mutex));
 
     let s = run_robustness(&spec(Primitive::SysvSem, Mode::Processes));
+    assert_eq!(s.len(), robustness_case_count(Primitive::SysvSem));
     let undo = s[0]
         .sync
         .as_ref()
@@ -169,8 +175,14 @@ fn processes_cycles_robustness_and_nothing_left() {
         .expect("ran");
     assert!(!fr.freed);
 
-    for p in [Primitive::Flock, Primitive::Fcntl] {
+    for p in [Primitive::Flock, Primitive::Fcntl, Primitive::Pipe] {
         let v = run_robustness(&spec(p, Mode::Processes));
+        assert_eq!(v.len(), robustness_case_count(p), "{}", p.name());
+        if p == Primitive::Pipe {
+            // Not a lock: one refusal, nothing held.
+            assert_eq!(v[0].status, CaseStatus::Refused);
+            continue;
+        }
         let r = v[0]
             .sync
             .as_ref()

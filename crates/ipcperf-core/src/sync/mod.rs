@@ -566,6 +566,12 @@ fn robust_inner(spec: &SyncSpec, role: PeerRole, variant: &str) -> Result<Robust
     })
 }
 
+/// How many cases [`run_robustness`] gives for `p`: one per holder variant, or
+/// the one refusal of a primitive that is not a lock (a progress bar's count).
+pub fn robustness_case_count(p: Primitive) -> usize {
+    robustness_variants(p).len().max(1)
+}
+
 /// Robustness of one primitive: one case per holder variant.
 pub fn run_robustness(spec: &SyncSpec) -> Vec<CaseRecord> {
     let mut out = Vec::new();

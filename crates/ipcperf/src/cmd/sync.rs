@@ -217,7 +217,16 @@ pub fn run(a: SyncArgs) -> Result<i32, Fail> {
     let mut saver = crate::shared::db::Saver::start(&a.save, &mut run)?;
     // After every input check: bad input is one line.
     crate::console::machine_warnings(&run.machine);
-    let mut console = Console::new(specs.len());
+    // --robustness gives a case per holder variant (SysV's two), not per primitive.
+    let cases = if a.robustness {
+        specs
+            .iter()
+            .map(|s| sync::robustness_case_count(s.primitive))
+            .sum()
+    } else {
+        specs.len()
+    };
+    let mut console = Console::new(cases);
     // Tables: one per mode and placement, each printed as soon as its last case
     // has ended; the closing print adds nothing more.
     let streamed = std::rc::Rc::new(std::cell::Cell::new(false));
