@@ -252,21 +252,52 @@ fn switches_per_cycle(series: &[ipcperf_core::record::SyncSeries]) -> String {
 }
 
 fn robustness_table(cases: &[&CaseRecord]) -> Table {
+    let results: Vec<_> = cases
+        .iter()
+        .map(|c| c.sync.as_ref().and_then(|s| s.robustness.as_ref()))
+        .collect();
+    // A reason that several rows share ("not given back: nothing undoes…") is
+    // said once under the table, its head in each row; so is the wait's bound
+    // where every waiter not freed waited as long (a narrow terminal otherwise
+    // wraps the same four lines under each of them).
+    let shared = |note: &str| {
+        results
+            .iter()
+            .filter(|r| r.is_some_and(|r| r.note == note))
+            .count()
+            > 1
+    };
+    let mut bounds: Vec<u64> = results
+        .iter()
+        .flatten()
+        .filter(|r| !r.freed)
+        .map(|r| r.bound_ns)
+        .collect();
+    bounds.dedup();
+    let one_bound = (bounds.len() == 1).then(|| bounds[0]);
     let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    for c in cases {
+    let mut notes: Vec<String> = Vec::new();
+    for (c, r) in cases.iter().zip(&results) {
         let holder = c.options.get("holder").cloned().unwrap_or_default();
-        match c.sync.as_ref().and_then(|s| s.robustness.as_ref()) {
+        match r {
             Some(r) => rows.push(vec![
                 c.mechanism.clone(),
                 r.variant.clone(),
-                if r.freed {
-                    "yes".into()
-                } else {
-                    format!("no (not within {} ms)", r.bound_ns / 1_000_000)
+                match (r.freed, one_bound) {
+                    (true, _) => "yes".into(),
+                    (false, Some(_)) => "no".into(),
+                    (false, None) => format!("no (not within {} ms)", r.bound_ns / 1_000_000),
                 },
                 r.freed_after_ns.map(us).unwrap_or_else(|| "never".into()),
-                r.note.clone(),
+                match r.note.split_once(": ").filter(|_| shared(&r.note)) {
+                    Some((head, _)) => {
+                        if !notes.contains(&r.note) {
+                            notes.push(r.note.clone());
+                        }
+                        head.into()
+                    }
+                    None => r.note.clone(),
+                },
             ]),
             None => {
                 rows.push(vec![
@@ -283,11 +314,21 @@ fn robustness_table(cases: &[&CaseRecord]) -> Table {
             }
         }
     }
-    notes.push(
+    notes.insert(
+        0,
         "a holder process takes the primitive and is killed with SIGKILL; the waiter (this process) \
          then waits, bounded; 'after' runs from kill(2) to the waiter holding it"
             .into(),
     );
+    if let Some(b) = one_bound {
+        notes.insert(
+            1,
+            format!(
+                "no: not freed within {} ms (the waiter's bound)",
+                b / 1_000_000
+            ),
+        );
+    }
     Table {
         title: "Robustness: the holder dies; is a waiter freed?".into(),
         header: vec![
@@ -481,5 +522,64 @@ mod tests {
             "{:?}",
             t.notes
         );
+    }
+
+    /// A reason several dead holders share is said once under the table, its
+    /// head in their rows (at 80 columns the same four lines stood under five
+    /// rows); a reason of one row stays whole in it; the bound is a note where
+    /// every waiter not freed waited as long, and in the cell where not.
+    #[test]
+    fn a_shared_robustness_reason_is_said_once() {
+        use ipcperf_core::record::RobustnessRecord;
+        let gone = "not given back: nothing undoes a dead holder's take";
+        let case = |p: &str, freed: bool, bound_s: u64, note: &str| {
+            let mut c = testdata::sync_case(p, 1_000, 2_000, 3_000, 4_000);
+            c.sync.as_mut().unwrap().robustness = Some(RobustnessRecord {
+                variant: "plain".into(),
+                freed,
+                freed_after_ns: freed.then_some(50_000),
+                bound_ns: bound_s * 1_000_000_000,
+                note: note.into(),
+            });
+            c
+        };
+        let cases = [
+            case("futex", false, 1, gone),
+            case("eventfd", false, 1, gone),
+            case("mutex", true, 1, "EOWNERDEAD: made consistent"),
+        ];
+        let t = super::robustness_table(&cases.iter().collect::<Vec<_>>());
+        let how: Vec<&str> = t.rows.iter().map(|r| r[4].as_str()).collect();
+        assert_eq!(
+            how,
+            [
+                "not given back",
+                "not given back",
+                "EOWNERDEAD: made consistent"
+            ]
+        );
+        assert_eq!(
+            t.notes.iter().filter(|n| *n == gone).count(),
+            1,
+            "{:?}",
+            t.notes
+        );
+        assert_eq!(t.rows[0][2], "no");
+        assert!(
+            t.notes.iter().any(|n| n.contains("within 1000 ms")),
+            "{:?}",
+            t.notes
+        );
+
+        // One of each: whole in its row; bounds that differ stay in their cells.
+        let cases = [
+            case("futex", false, 1, gone),
+            case("eventfd", false, 2, "other"),
+        ];
+        let t = super::robustness_table(&cases.iter().collect::<Vec<_>>());
+        assert_eq!(t.rows[0][4], gone);
+        assert_eq!(t.rows[0][2], "no (not within 1000 ms)");
+        assert_eq!(t.rows[1][2], "no (not within 2000 ms)");
+        assert!(!t.notes.iter().any(|n| n.contains(gone)), "{:?}", t.notes);
     }
 }
