@@ -73,3 +73,75 @@ pub(super) fn counter_rows(a: &CaseRecord, b: &CaseRecord, min_change: f64) -> V
 pub fn is_counter(r: &Row) -> bool {
     r.unit == SWITCHES || r.unit == CPU_PER_MSG
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{compare, counters, moderated, view, History, Verdict};
+    use crate::testdata;
+
+    /// The summary counts cases; the note of rows that could not tell counts rows,
+    /// counters' among them, and says how many of each, so the two agree.
+    #[test]
+    fn the_rows_that_could_not_tell_say_whose_they_are() {
+        let a = testdata::run();
+        let b = testdata::run();
+        let mut rows = compare(&a, &b, 0.05);
+        let mut counter = rows[0].clone();
+        counter.case = format!("{} · switches/msg", counter.case);
+        counter.unit = counters::SWITCHES;
+        for r in rows.iter_mut().chain([&mut counter]) {
+            r.verdict = Verdict::CouldNotTell;
+        }
+        let cases = rows.len();
+        rows.push(counter);
+        let model = moderated::fit(&History::new());
+        let v = view::view_of_rows("1", &[a], "2", &b, 0.05, &model, (&rows, None));
+        let notes: Vec<&String> = v.tables.iter().flat_map(|t| &t.notes).collect();
+        let want = format!(
+            "{} rows could not tell a 5% change ({cases} of cases' figures, 1 of per-message \
+             counters)",
+            cases + 1
+        );
+        assert!(
+            notes.iter().any(|n| n.contains(&want)),
+            "{want}\n{notes:#?}"
+        );
+        assert!(
+            v.heading.contains(&format!("{cases} could not tell")),
+            "{}",
+            v.heading
+        );
+    }
+
+    /// A counter's row says fewer or more of it, a case's faster or slower: a
+    /// switches/msg row called "FASTER" read as if the switches had sped up.
+    #[test]
+    fn a_counter_row_is_fewer_or_more_not_faster() {
+        let a = testdata::run();
+        let b = testdata::run();
+        let mut rows = compare(&a, &b, 0.05);
+        let base = rows[0].clone();
+        let mut extra = Vec::new();
+        for (unit, verdict) in [
+            (counters::SWITCHES, Verdict::Faster),
+            (counters::SWITCHES, Verdict::Slower),
+            (counters::CPU_PER_MSG, Verdict::Faster),
+            (counters::CPU_PER_MSG, Verdict::Slower),
+        ] {
+            let mut r = base.clone();
+            r.case = format!("{} · {unit}", base.case);
+            r.unit = unit;
+            r.verdict = verdict;
+            extra.push(r);
+        }
+        rows[0].verdict = Verdict::Faster;
+        rows.truncate(1);
+        rows.extend(extra);
+        let model = moderated::fit(&History::new());
+        let v = view::view_of_rows("1", &[a], "2", &b, 0.05, &model, (&rows, None));
+        let t = &v.tables[0];
+        let col = t.header.iter().position(|h| h == "change").unwrap();
+        let marks: Vec<&str> = t.rows.iter().map(|r| r[col].as_str()).collect();
+        assert_eq!(marks, ["FASTER", "FEWER", "MORE", "LESS", "MORE"], "{t:?}");
+    }
+}

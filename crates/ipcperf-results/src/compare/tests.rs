@@ -614,37 +614,3 @@ fn traits_name_the_placement_and_a_robust_within_run_spread() {
     let sd = (q.within_var * 5.0 / std::f64::consts::FRAC_PI_2).sqrt() / 1.4826;
     assert!(sd > 0.004 && sd < 0.008, "{sd} {q:?}");
 }
-
-/// The summary counts cases; the note of rows that could not tell counts rows,
-/// counters' among them, and says how many of each, so the two agree.
-#[test]
-fn the_rows_that_could_not_tell_say_whose_they_are() {
-    let a = testdata::run();
-    let b = testdata::run();
-    let mut rows = compare(&a, &b, 0.05);
-    let mut counter = rows[0].clone();
-    counter.case = format!("{} · switches/msg", counter.case);
-    counter.unit = counters::SWITCHES;
-    for r in rows.iter_mut().chain([&mut counter]) {
-        r.verdict = Verdict::CouldNotTell;
-    }
-    let cases = rows.len();
-    rows.push(counter);
-    let model = moderated::fit(&History::new());
-    let v = view::view_of_rows("1", &[a], "2", &b, 0.05, &model, (&rows, None));
-    let notes: Vec<&String> = v.tables.iter().flat_map(|t| &t.notes).collect();
-    let want = format!(
-        "{} rows could not tell a 5% change ({cases} of cases' figures, 1 of per-message \
-         counters)",
-        cases + 1
-    );
-    assert!(
-        notes.iter().any(|n| n.contains(&want)),
-        "{want}\n{notes:#?}"
-    );
-    assert!(
-        v.heading.contains(&format!("{cases} could not tell")),
-        "{}",
-        v.heading
-    );
-}
