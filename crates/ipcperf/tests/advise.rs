@@ -230,7 +230,7 @@ fn from_history_ranks_kept_runs_without_measuring() {
         ],
     ));
     assert!(
-        out.contains("left out: uring-unix (io_uring): io_uring is Linux only"),
+        out.contains("left out: uring-unix: io_uring is Linux only"),
         "{out}"
     );
     let missing = out.split("not in any kept run").nth(1).unwrap_or_default();
@@ -592,10 +592,7 @@ fn what_a_constraint_leaves_out_is_not_measured() {
         out.contains("left out: pipe, pipe (busy), pipe (poll): a byte stream"),
         "{out}"
     );
-    assert!(
-        out.contains("uring-unix (io_uring): io_uring is Linux only"),
-        "{out}"
-    );
+    assert!(out.contains("uring-unix: io_uring is Linux only"), "{out}");
     let json = stdout(&mut cmd(&db, &["export", "last", "-f", "json"]));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let measured: Vec<String> = v["cases"].as_array().unwrap().iter().map(label).collect();

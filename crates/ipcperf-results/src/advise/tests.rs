@@ -122,10 +122,7 @@ fn posix_only_leaves_out_io_uring_and_epoll_waits() {
     posix.posix_only = true;
     let a = rank(&run, &posix);
     assert_eq!(ranked(&a), ["pipe", "posix-mq"]);
-    for (name, call) in [
-        ("uring-pipe (io_uring)", "io_uring"),
-        ("pipe (epoll)", "epoll"),
-    ] {
+    for (name, call) in [("uring-pipe", "io_uring"), ("pipe (epoll)", "epoll")] {
         assert!(
             a.excluded
                 .iter()
@@ -143,7 +140,7 @@ fn posix_only_leaves_out_io_uring_and_epoll_waits() {
             .why
             .clone()
     };
-    assert_eq!(why("uring-pipe (io_uring)"), "Linux only");
+    assert_eq!(why("uring-pipe"), "Linux only");
     assert_eq!(why("pipe (epoll)"), "Linux only");
     assert_eq!(why("pipe"), "");
 }
@@ -157,10 +154,7 @@ fn what_was_left_out_for_one_reason_is_one_line() {
         ex("pipe", "pipe is a byte stream (--messages)"),
         ex("cma", "cma is Linux only (--posix-only)"),
         ex("pipe (busy)", "pipe (busy) is a byte stream (--messages)"),
-        ex(
-            "uring-tcp (io_uring)",
-            "uring-tcp (io_uring): io_uring is Linux only",
-        ),
+        ex("uring-tcp", "uring-tcp: io_uring is Linux only"),
         ex("sysv-msg", "a SysV queue lives in its IPC namespace"),
         ex(
             "shm (spin)",
@@ -171,7 +165,7 @@ fn what_was_left_out_for_one_reason_is_one_line() {
     let want = [
         ("pipe, pipe (busy)", "a byte stream (--messages)"),
         ("cma", "Linux only (--posix-only)"),
-        ("uring-tcp (io_uring)", "io_uring is Linux only"),
+        ("uring-tcp", "io_uring is Linux only"),
         ("sysv-msg", "a SysV queue lives in its IPC namespace"),
         ("shm (spin)", "kept 2.00 CPUs busy, over the budget of 1"),
         ("pipes", "a name of its own"),

@@ -29,22 +29,27 @@ pub fn one_sided(c: &CaseRecord) -> bool {
 
 /// A case's mechanism, with its way of waiting where it has a choice (shm's
 /// wake-ups measured side by side would otherwise look alike), and io_uring's
-/// registered buffers.
+/// registered buffers. The uring-* mechanisms wait in io_uring and only there:
+/// "uring-pipe (io_uring)" said it twice (and wrapped at 80 columns).
 pub fn mechanism_label(c: &CaseRecord) -> String {
+    let wait = match c.wait.as_str() {
+        "io_uring" if c.mechanism.starts_with("uring-") => "",
+        w => w,
+    };
     if c.options.get("buffers").is_some_and(|v| v == "registered") {
-        return match c.wait.as_str() {
+        return match wait {
             "" => format!("{} (fixed buffers)", c.mechanism),
             w => format!("{} ({w}, fixed buffers)", c.mechanism),
         };
     }
     if let Some(p) = c.options.get("pattern") {
-        return match c.wait.as_str() {
+        return match wait {
             "" => format!("{} ({p})", c.mechanism),
             w => format!("{} ({w}, {p})", c.mechanism),
         };
     }
     let zero_copy = c.options.get("zero_copy").is_some_and(|v| v == "true");
-    match (c.wait.as_str(), zero_copy) {
+    match (wait, zero_copy) {
         ("" | "block", false) => c.mechanism.clone(),
         ("" | "block", true) => format!("{} (zero-copy)", c.mechanism),
         (w, false) => format!("{} ({w})", c.mechanism),
@@ -332,5 +337,32 @@ mod tests {
         assert_eq!(fmt_us(1234.0), "1.23");
         assert_eq!(fmt_us(15_500.0), "15.5");
         assert_eq!(fmt_us(149_600.0), "150");
+    }
+
+    /// A way of waiting is named where the mechanism has a choice, not where
+    /// its name says it (the uring-* mechanisms wait in io_uring only).
+    #[test]
+    fn a_label_names_the_wait_only_where_there_is_a_choice() {
+        let mut c = crate::testdata::case(
+            "uring-pipe",
+            ipcperf_core::mode::Mode::Processes,
+            512,
+            "same-cpu",
+            &[1.0],
+        );
+        let label = |c: &CaseRecord, wait: &str| {
+            let mut c = c.clone();
+            c.wait = wait.into();
+            mechanism_label(&c)
+        };
+        assert_eq!(label(&c, "io_uring"), "uring-pipe");
+        c.options.insert("buffers".into(), "registered".into());
+        assert_eq!(label(&c, "io_uring"), "uring-pipe (fixed buffers)");
+        c.mechanism = "shm".into();
+        c.options.clear();
+        assert_eq!(label(&c, "futex"), "shm (futex)");
+        c.mechanism = "pipe".into();
+        assert_eq!(label(&c, "block"), "pipe");
+        assert_eq!(label(&c, "epoll"), "pipe (epoll)");
     }
 }

@@ -117,7 +117,7 @@ fn a_layer_is_set_beside_its_base_in_the_same_run() {
     let fixed: Vec<_> = t
         .rows
         .iter()
-        .filter(|row| row[0] == "uring-unix (io_uring, fixed buffers)")
+        .filter(|row| row[0] == "uring-unix (fixed buffers)")
         .collect();
     assert_eq!(fixed.len() * 2, t.rows.len(), "{:?}", t.rows);
     assert!(fixed.iter().all(|row| row[8] == "4.00×"), "{fixed:?}");
@@ -125,7 +125,7 @@ fn a_layer_is_set_beside_its_base_in_the_same_run() {
     let names: Vec<&str> = st.rows.iter().map(|row| row[0].as_str()).collect();
     assert_eq!(
         names,
-        ["unix", "uring-unix", "uring-unix (io_uring, fixed buffers)"],
+        ["unix", "uring-unix", "uring-unix (fixed buffers)"],
         "{:?}",
         st.rows
     );
