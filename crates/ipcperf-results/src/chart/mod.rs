@@ -5,6 +5,7 @@
 
 pub mod ab;
 pub mod heatmap;
+mod labels;
 pub mod matrix_table;
 pub mod png;
 mod ranked;
@@ -315,10 +316,26 @@ impl ValueFormatter<f64> for NinesAxis {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyLine {
     pub label: String,
+    /// The label's parts (mechanism, mode, size, place, …): what every line
+    /// of a chart shares goes to its title ([`labels::shorten`]).
+    pub parts: Vec<String>,
     pub points: Vec<(f64, f64)>,
     /// For each point, whether fewer than [`FEW_BEYOND`] samples lie beyond it
     /// (the tables mark such a figure †): drawn hollow, its line dashed.
     pub thin: Vec<bool>,
+}
+
+impl LatencyLine {
+    /// A line labelled by its parts (an empty one left out).
+    pub fn new(parts: Vec<String>, points: Vec<(f64, f64)>, thin: Vec<bool>) -> LatencyLine {
+        let (_, label) = labels::shorten(std::slice::from_ref(&parts));
+        LatencyLine {
+            label: label.into_iter().next().unwrap_or_default(),
+            parts,
+            points,
+            thin,
+        }
+    }
 }
 
 /// The points of `pts` (percentile, ns) above zero, each with whether it
@@ -370,27 +387,27 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
             (0.9999, l.p9999_ns),
         ];
         let (points, thin) = percentile_points(&pts, l.beyond());
-        v.push(LatencyLine {
-            label: format!(
-                "{} {} {} {}{}",
+        let rate = crate::export::latency::offered(c)
+            .map(|r| {
+                let behind = crate::export::latency::saturated(c) == Some(true);
+                format!(
+                    "at {}/s{}",
+                    crate::units::fmt_rate(r as f64),
+                    if behind { " (saturated)" } else { "" }
+                )
+            })
+            .unwrap_or_default();
+        v.push(LatencyLine::new(
+            vec![
                 crate::export::view::mechanism_label(c),
-                c.mode.name(),
+                c.mode.name().into(),
                 fmt_size(c.block_size),
                 crate::export::cells::place(c, mixed),
-                crate::export::latency::offered(c)
-                    .map(|r| {
-                        let behind = crate::export::latency::saturated(c) == Some(true);
-                        format!(
-                            " at {}/s{}",
-                            crate::units::fmt_rate(r as f64),
-                            if behind { " (saturated)" } else { "" }
-                        )
-                    })
-                    .unwrap_or_default()
-            ),
+                rate,
+            ],
             points,
             thin,
-        });
+        ));
     }
     for c in &run.cases {
         let Some(l) = c.sync.as_ref().and_then(|s| s.set_clear_latency.as_ref()) else {
@@ -406,16 +423,16 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
             (0.999, l.p999_ns),
         ];
         let (points, thin) = percentile_points(&pts, l.beyond);
-        v.push(LatencyLine {
-            label: format!(
-                "{} {} {} set/clear",
-                c.mechanism,
-                c.mode.name(),
-                c.placement.shown()
-            ),
+        v.push(LatencyLine::new(
+            vec![
+                c.mechanism.clone(),
+                c.mode.name().into(),
+                c.placement.shown(),
+                "set/clear".into(),
+            ],
             points,
             thin,
-        });
+        ));
     }
     v.retain(|l| !l.points.is_empty());
     v
@@ -425,6 +442,7 @@ pub(crate) fn draw_latency<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     run: &RunRecord,
     lines: &[LatencyLine],
+    shared: &str,
 ) -> DrawResult<DB::ErrorType> {
     let root = canvas_with_legend(root, lines.iter().map(|l| l.label.clone()))?;
     let xs = lines
@@ -443,8 +461,10 @@ pub(crate) fn draw_latency<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!(
-                "Latency percentiles — {} (Linux {})",
-                run.machine.hostname, run.machine.kernel
+                "{} — {} (Linux {})",
+                labels::titled("Latency percentiles", shared),
+                run.machine.hostname,
+                run.machine.kernel
             ),
             (FAMILY, 22).into_font(),
         )

@@ -15,7 +15,8 @@ pub(crate) const MAX_LINES: usize = 12;
 /// Pixels a row, and what the plot needs above and below its rows.
 const ROW: u32 = 18;
 const FRAME: u32 = 150;
-/// The room the names take, left of the plot.
+/// The most room the names take, left of the plot (7 pixels a character, and
+/// a margin: short names, their common parts in the title, take less).
 const NAMES: u32 = 440;
 /// A name longer than this many characters is cut (with …).
 const NAME_CHARS: usize = 64;
@@ -87,12 +88,14 @@ pub(crate) fn draw<DB: DrawingBackend>(
     // The title over the whole image: over the plot alone, right of the
     // names, it ran off the image's edge.
     let area = root.titled(title, (FAMILY, 22).into_font())?;
+    let longest = rows.iter().map(|l| short(&l.label).chars().count()).max();
+    let names = (32 + 7 * longest.unwrap_or(0) as u32).clamp(120, NAMES);
     let mut chart = ChartBuilder::on(&area)
         .margin(16)
         .margin_bottom(40)
         // Room for the last tick's label, centred on the axis's end.
         .margin_right(36)
-        .margin_left(NAMES)
+        .margin_left(names)
         .x_label_area_size(48)
         .build_cartesian_2d((lo..hi).log_scale(), -0.5..(n as f64 - 0.5))?;
     chart
@@ -156,14 +159,24 @@ pub(crate) fn draw_any_latency<DB: DrawingBackend>(
     run: &RunRecord,
     lines: &[LatencyLine],
 ) -> DrawResult<DB::ErrorType> {
+    // What every line shares is said once, in the title.
+    let parts: Vec<Vec<String>> = lines.iter().map(|l| l.parts.clone()).collect();
+    let (shared, short) = super::labels::shorten(&parts);
+    let lines: Vec<LatencyLine> = lines
+        .iter()
+        .zip(short)
+        .map(|(l, label)| LatencyLine { label, ..l.clone() })
+        .collect();
     if lines.len() > MAX_LINES {
         let title = format!(
-            "Round trips, fastest p50 first — {} (Linux {})",
-            run.machine.hostname, run.machine.kernel
+            "{} — {} (Linux {})",
+            super::labels::titled("Round trips, fastest p50 first", &shared),
+            run.machine.hostname,
+            run.machine.kernel
         );
-        draw(root, &title, lines)
+        draw(root, &title, &lines)
     } else {
-        super::draw_latency(root, run, lines)
+        super::draw_latency(root, run, &lines, &shared)
     }
 }
 
@@ -173,11 +186,11 @@ mod tests {
     use crate::chart::svg_text::texts;
 
     fn line(label: &str, p50: f64) -> LatencyLine {
-        LatencyLine {
-            label: label.into(),
-            points: vec![(0.5, p50), (0.99, p50 * 3.0), (0.999, p50 * 9.0)],
-            thin: vec![false, false, true],
-        }
+        LatencyLine::new(
+            vec![label.into()],
+            vec![(0.5, p50), (0.99, p50 * 3.0), (0.999, p50 * 9.0)],
+            vec![false, false, true],
+        )
     }
 
     /// Every case named once, on its row, fastest first; none in a legend of

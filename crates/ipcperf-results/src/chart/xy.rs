@@ -304,10 +304,26 @@ pub fn pipeline_dots(run: &RunRecord) -> Option<crate::chart::ab::DotChart> {
 
 /// A sync run's cycle rates: set/clear and request/release, tare taken off.
 pub fn sync_dots(run: &RunRecord) -> Option<crate::chart::ab::DotChart> {
+    let cases: Vec<_> = run
+        .cases
+        .iter()
+        .filter(|c| c.is_ok())
+        .filter_map(|c| Some((c, c.sync.as_ref()?)))
+        .collect();
+    // Primitive, mode and place: what every case shares goes to the title.
+    let parts: Vec<Vec<String>> = cases
+        .iter()
+        .map(|(c, s)| {
+            vec![
+                s.primitive.clone(),
+                c.mode.name().into(),
+                c.placement.shown(),
+            ]
+        })
+        .collect();
+    let (shared, names) = crate::chart::labels::shorten(&parts);
     let mut dots = Vec::new();
-    for c in run.cases.iter().filter(|c| c.is_ok()) {
-        let Some(s) = &c.sync else { continue };
-        let at = format!("{} {} {}", s.primitive, c.mode.name(), c.placement.shown());
+    for ((_, s), at) in cases.iter().zip(names) {
         for (what, v, i) in [
             ("set/clear", s.set_clear_per_sec, 0),
             ("request/release", s.request_release_per_sec, 1),
@@ -324,8 +340,10 @@ pub fn sync_dots(run: &RunRecord) -> Option<crate::chart::ab::DotChart> {
     }
     (!dots.is_empty()).then(|| crate::chart::ab::DotChart {
         title: format!(
-            "Cycles per second — {} (Linux {})",
-            run.machine.hostname, run.machine.kernel
+            "{} — {} (Linux {})",
+            crate::chart::labels::titled("Cycles per second", &shared),
+            run.machine.hostname,
+            run.machine.kernel
         ),
         x_desc: "cycles/s, tare taken off (log); blue set/clear, orange request/release".into(),
         axis: crate::chart::ab::Axis::Values,

@@ -97,6 +97,27 @@ fn a_sync_run_draws_its_cycle_rates_before_its_latencies() {
         assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
     }
     assert!(!marks.iter().any(|t| t.contains(".62")), "{marks:?}");
+    // Two primitives at one mode and place: those said once, in the title.
+    let mut m = run.cases[0].clone();
+    m.sync.as_mut().unwrap().primitive = "mutex".into();
+    run.cases.push(m);
+    let d = sync_dots(&run).unwrap();
+    assert!(
+        d.title
+            .starts_with("Cycles per second · threads cross-cpu 0→1 — "),
+        "{}",
+        d.title
+    );
+    let labels: Vec<&str> = d.dots.iter().map(|d| d.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "futex set/clear",
+            "futex request/release",
+            "mutex set/clear",
+            "mutex request/release"
+        ]
+    );
 }
 
 /// The paced chart's load axis reads `1k`, `10k`, `100k` (not `100.0k`), its
