@@ -35,27 +35,9 @@ pub(super) fn caveats(
     }
     // A spinning wait whose sides shared a CPU: the scheduler's figure (one
     // line for all of them: every descriptor mechanism has a busy wait).
-    let mut one_cpu: Vec<(String, String)> = Vec::new();
-    for c in run.cases.iter().filter(|c| shaped(c, ask.pattern)) {
-        let name = crate::export::view::mechanism_label(c);
-        if let Some(line) = crate::export::view::spin_on_one_cpu(c) {
-            if !one_cpu.iter().any(|(n, _)| *n == name) {
-                one_cpu.push((name, line));
-            }
-        }
-    }
-    match one_cpu.as_slice() {
-        [] => {}
-        [(_, line)] => v.push(line.clone()),
-        many => v.push(format!(
-            "{} on one CPU: each side spins out its time slice before the other runs, so these \
-             are the scheduler's figures; a spinning wait needs a CPU per side",
-            many.iter()
-                .map(|(n, _)| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
+    v.extend(crate::export::view::spin_notes(
+        run.cases.iter().filter(|c| shaped(c, ask.pattern)),
+    ));
     // A spinning wait in the ranking, or left out by the budget. A sleeping
     // wait's busy CPUs are work (a stream keeps both sides at it), not waiting.
     let spinners: Vec<&Row> = ranked

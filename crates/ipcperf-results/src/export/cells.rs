@@ -121,33 +121,73 @@ pub fn name_cases(
     out.join(", ")
 }
 
+/// Whether `c` waits by spinning with both its sides on one CPU: each spins
+/// out its time slice before the other runs.
+fn spins_on_one_cpu(c: &CaseRecord) -> bool {
+    let p = &c.placement;
+    let (client, server) = c.wait.split_once('/').unwrap_or((&c.wait, &c.wait));
+    let one = matches!((p.writer_cpu, p.reader_cpu), (Some(w), Some(r)) if w == r);
+    one && c.mode != ipcperf_core::mode::Mode::Single && (spins(client) || spins(server))
+}
+
+fn spins(w: &str) -> bool {
+    matches!(w, "spin" | "busy-poll" | "busy")
+}
+
+/// What [`spin_on_one_cpu`] says of `names` (one case, or several of a table).
+fn one_cpu_line(names: &[String]) -> String {
+    let (these, figure) = if names.len() > 1 {
+        ("these are", "figures")
+    } else {
+        ("this is", "figure")
+    };
+    format!(
+        "{} on one CPU: each side spins out its time slice before the other runs, so {these} \
+         the scheduler's {figure}; a spinning wait needs a CPU per side",
+        names.join(", ")
+    )
+}
+
 /// The flag of a spinning wait whose two sides shared one CPU: each spins out
 /// its time slice before the other runs, so the figure is the scheduler's, not
 /// the mechanism's (None: not that case).
 pub fn spin_on_one_cpu(c: &CaseRecord) -> Option<String> {
-    let p = &c.placement;
-    let spins = |w: &str| matches!(w, "spin" | "busy-poll" | "busy");
-    // `CLIENT/SERVER` (`busy/epoll`), or one wait for both sides.
-    let (client, server) = c.wait.split_once('/').unwrap_or((&c.wait, &c.wait));
-    let one = matches!((p.writer_cpu, p.reader_cpu), (Some(w), Some(r)) if w == r);
-    if one && c.mode != ipcperf_core::mode::Mode::Single && (spins(client) || spins(server)) {
-        return Some(format!(
-            "{} on one CPU: each side spins out its time slice before the other runs, so \
-                 this is the scheduler's figure; a spinning wait needs a CPU per side",
-            mechanism_label(c)
-        ));
+    if spins_on_one_cpu(c) {
+        return Some(one_cpu_line(&[mechanism_label(c)]));
     }
     // Fan-in's clients all sit on the placement's first CPU.
     let clients = c.pairs.as_ref().filter(|r| r.fan_in).map_or(1, |r| r.count);
+    let client = c.wait.split_once('/').map_or(c.wait.as_str(), |w| w.0);
     (clients > 1 && spins(client)).then(|| {
         format!(
             "{}: its {clients} clients spin on one CPU ({}), each spinning out its time slice \
              while the others wait, so its tail is the scheduler's; spinning clients need a CPU \
              each",
             mechanism_label(c),
-            p.writer_cpu.map_or("-".into(), |w| w.to_string())
+            c.placement.writer_cpu.map_or("-".into(), |w| w.to_string())
         )
     })
+}
+
+/// [`spin_on_one_cpu`]'s notes for cases shown together: those whose sides
+/// shared a CPU in one line, their names together (a latency table of every
+/// mechanism said the same line eight times), a fan-in's each its own.
+pub fn spin_notes<'a>(cases: impl IntoIterator<Item = &'a CaseRecord>) -> Vec<String> {
+    let (mut one, mut out) = (Vec::<String>::new(), Vec::new());
+    for c in cases {
+        if spins_on_one_cpu(c) {
+            let name = mechanism_label(c);
+            if !one.contains(&name) {
+                one.push(name);
+            }
+        } else if let Some(n) = spin_on_one_cpu(c).filter(|n| !out.contains(n)) {
+            out.push(n);
+        }
+    }
+    if !one.is_empty() {
+        out.insert(0, one_cpu_line(&one));
+    }
+    out
 }
 
 /// Nanoseconds as microseconds: 3 significant figures or more.

@@ -149,9 +149,6 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         if paced {
             row.push(offered(c).map_or("-".into(), |r| fmt_rate(r as f64)));
         }
-        if let Some(n) = super::cells::spin_on_one_cpu(c).filter(|n| !notes.contains(n)) {
-            notes.push(n);
-        }
         match (&c.status, &c.latency) {
             (CaseStatus::Ok, Some(l)) => {
                 match offered(c) {
@@ -280,6 +277,7 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         }
         rows.push(row);
     }
+    notes.extend(super::cells::spin_notes(cases.iter().copied()));
     if !tares.is_empty() {
         notes.insert(
         0,

@@ -9,7 +9,7 @@ use ipcperf_core::workload::Workload;
 use crate::units::{fmt_mbps, fmt_rate, fmt_size};
 
 use super::cells::one_sided;
-pub use super::cells::{mechanism_label, spin_on_one_cpu, Table, View};
+pub use super::cells::{mechanism_label, spin_notes, spin_on_one_cpu, Table, View};
 
 fn group_key(c: &CaseRecord) -> (String, String, String, String) {
     (

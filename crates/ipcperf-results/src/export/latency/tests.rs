@@ -65,6 +65,36 @@ fn a_spinning_wait_on_one_cpu_is_flagged_and_only_that() {
     assert!(!note(&c));
 }
 
+/// Every descriptor mechanism has a busy wait: spinning on one CPU is one note
+/// naming them all (an advise run's table said the same line eight times).
+#[test]
+fn spinning_on_one_cpu_is_said_once_for_all() {
+    let mut run = run_with(case());
+    run.cases.clear();
+    for (m, w) in [
+        ("pipe", "busy"),
+        ("unix", "busy"),
+        ("shm", "spin"),
+        ("tcp", "block"),
+    ] {
+        let mut c = case();
+        c.mechanism = m.into();
+        c.wait = w.into();
+        run.cases.push(c);
+    }
+    let notes = table(&run, false).unwrap().notes;
+    let spin: Vec<&String> = notes
+        .iter()
+        .filter(|n| n.contains("spins out its time slice"))
+        .collect();
+    assert_eq!(spin.len(), 1, "{notes:#?}");
+    assert!(
+        spin[0].starts_with("pipe (busy), unix (busy), shm (spin) on one CPU:")
+            && spin[0].contains("these are the scheduler's figures"),
+        "{spin:?}"
+    );
+}
+
 /// A case refused at each of its placements says why once.
 #[test]
 fn a_refusal_repeated_at_each_placement_is_one_note() {
