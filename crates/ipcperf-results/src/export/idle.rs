@@ -152,8 +152,9 @@ pub fn poll_mbps(c: &CaseRecord) -> Option<f64> {
 /// whose MB/s there is outside its timed series' range, with the ratio:
 /// "1 MiB shared-l3 0→1: 553 → 2002 MB/s, 3.62×". Each block size's figures
 /// were a list under every mechanism's table (four sizes: 8 lines of 80
-/// columns, each figure beside itself in the table).
-pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
+/// columns, each figure beside itself in the table). Two notes: what the
+/// column is, the same under every table (so said once), then the table's own.
+pub fn stream_note(cases: &[&CaseRecord]) -> Vec<String> {
     // The example: the block size polling idle moved furthest, either way.
     let mut first: Option<(f64, String)> = None;
     let (mut beyond, mut all) = (0, 0);
@@ -182,19 +183,21 @@ pub fn stream_note(cases: &[&CaseRecord]) -> Option<String> {
             }
         }
     }
-    (all > 0).then(|| {
-        let mut s = format!(
+    if all == 0 {
+        return Vec::new();
+    }
+    let mut own = format!("idle=poll: outside the timed series' range in {beyond} of {all}");
+    if let Some((_, first)) = first {
+        own.push_str(&format!(" (the furthest: {first})"));
+    }
+    vec![
+        format!(
             "idle: each block size across CPUs took one more series with no idle state deeper \
              than polling (/dev/cpu_dma_latency held at 0), its MB/s there in the column \
-             '… {POLL_MBPS}'; \
-             outside the timed series' range in {beyond} of {all}"
-        );
-        if let Some((_, first)) = first {
-            s.push_str(&format!(" (the furthest: {first})"));
-        }
-        s.push_str("; --idle poll measures without wake-ups from idle");
-        s
-    })
+             '… {POLL_MBPS}'; --idle poll measures without wake-ups from idle"
+        ),
+        own,
+    ]
 }
 
 #[cfg(test)]
@@ -242,15 +245,18 @@ mod tests {
                 "1 of 1 (the furthest: 64 KiB shared-l3 0→1: 1000 → 2500 MB/s, 2.50×)",
             ),
             (0.5e9, ": 64 KiB shared-l3 0→1: 1000 → 500 MB/s, 0.50×)"),
-            (1.05e9, "range in 0 of 1;"),
+            (1.05e9, "range in 0 of 1"),
         ] {
             s.idle_probe = Some(ipcperf_core::record::IdleProbe::stream(
                 poll,
                 1_000_000_000,
                 1,
             ));
-            let n = stream_note(&[&s]).unwrap();
-            assert!(n.contains(want), "{poll}: {n}");
+            let n = stream_note(&[&s]);
+            assert_eq!(n.len(), 2, "{n:?}");
+            // What the column is, the same under every table, said apart.
+            assert!(!n[0].contains("range"), "{n:?}");
+            assert!(n[1].contains(want), "{poll}: {n:?}");
         }
     }
 }
