@@ -148,16 +148,40 @@ fn finish() {
 /// `fg`), which every clock we time with counts as time passed.
 static CONTINUES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
+/// Where SIGCONT is read (see [`count_continues`]); unset: a handler counts it.
+static CONTINUED: std::sync::OnceLock<nix::sys::signalfd::SignalFd> = std::sync::OnceLock::new();
+
 extern "C" fn on_continue(_: libc::c_int) {
     CONTINUES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 }
 
-/// Count this process's stops: a SIGCONT handler (SA_RESTART) that adds one to
-/// [`continues`]. A bounded wait that a stop ran out then waits again instead of
-/// calling a live peer dead, and a series that held a stop is taken again.
-/// (SIGCONT continues a stopped process whatever its handler; the default
-/// disposition only does nothing more.)
+/// Count this process's stops, so that a bounded wait that a stop ran out
+/// waits again instead of calling a live peer dead, and a series that held a
+/// stop is taken again. Call it in `main` before any other thread exists.
+///
+/// SIGCONT is blocked in this thread, and so in every thread started after it
+/// (a child `std::process::Command` starts gets an empty mask again), and read
+/// from a signalfd by [`continues`]: it is pending from the moment the stop
+/// ends, before any thread of ours runs again. A handler, which ran in
+/// whichever thread the kernel picked, could run after the thread that timed
+/// a series had already found the count unchanged (a pipeline round that held
+/// a stop of 3 s was kept). SIGCONT continues a process whatever its mask.
+/// Where no signalfd can be had, the handler (SA_RESTART) counts them.
 pub fn count_continues() {
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGCONT);
+    if set.thread_block().is_ok() {
+        match SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC) {
+            Ok(fd) => {
+                let _ = CONTINUED.set(fd);
+                return;
+            }
+            Err(_) => {
+                let _ = set.thread_unblock();
+            }
+        }
+    }
     use nix::sys::signal::{SaFlags, SigAction, SigHandler};
     let act = SigAction::new(
         SigHandler::Handler(on_continue),
@@ -172,16 +196,27 @@ pub fn count_continues() {
 /// How many times this process has been continued after a stop (see
 /// [`count_continues`]); a mark to give [`continued_since`].
 pub fn continues() -> u32 {
+    if let Some(fd) = CONTINUED.get() {
+        // A SIGCONT pending is taken here (one at most: a signal of the
+        // standard kind does not queue, and two stops unread read as one).
+        while let Ok(Some(_)) = fd.read_signal() {
+            CONTINUES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
     CONTINUES.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Whether this process was stopped and continued since `mark` (a value of
-/// [`continues`]). The handler runs in whichever thread the kernel picks, which
-/// may not yet have run when a wait that the stop ran out returns in another: a
-/// wait's timeout asks this, and it looks again 20 ms later before saying no.
+/// [`continues`]). Read from the signalfd, the answer is there at once; a
+/// handler runs in whichever thread the kernel picks, which may not yet have
+/// run when a wait that the stop ran out returns in another, so without the
+/// signalfd this looks again 20 ms later before saying no.
 pub fn continued_since(mark: u32) -> bool {
     if continues() != mark {
         return true;
+    }
+    if CONTINUED.get().is_some() {
+        return false;
     }
     std::thread::sleep(std::time::Duration::from_millis(20));
     continues() != mark
