@@ -206,6 +206,16 @@ pub fn continues() -> u32 {
     CONTINUES.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// A mark for [`continued_since`] taken without a system call, for a wait in a
+/// timed loop: [`continues`] reads the signalfd, a `read(2)` that would add a
+/// failed call to each round trip. A stop not yet read when the mark is taken
+/// counts as one after it, so a wait that ran out waits once more; it never
+/// hides one.
+#[inline]
+pub fn continues_mark() -> u32 {
+    CONTINUES.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Whether this process was stopped and continued since `mark` (a value of
 /// [`continues`]). Read from the signalfd, the answer is there at once; a
 /// handler runs in whichever thread the kernel picks, which may not yet have

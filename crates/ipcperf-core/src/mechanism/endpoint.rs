@@ -238,7 +238,7 @@ impl FdStream {
     /// instance for that direction.
     #[inline]
     fn wait(&self, write: bool) -> Result<()> {
-        let mut mark = ipcperf_sys::signal::continues();
+        let mut mark = ipcperf_sys::signal::continues_mark();
         loop {
             let ready = match &self.wait {
                 FdWait::Ready {

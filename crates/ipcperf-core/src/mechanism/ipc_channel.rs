@@ -57,7 +57,7 @@ fn recv_bounded<T>(rx: &IpcReceiver<T>, what: &str) -> Result<T>
 where
     T: for<'de> serde::Deserialize<'de> + serde::Serialize,
 {
-    let mut mark = ipcperf_sys::signal::continues();
+    let mut mark = ipcperf_sys::signal::continues_mark();
     loop {
         match rx.try_recv_timeout(Duration::from_millis(WAIT_MS as u64)) {
             Ok(v) => return Ok(v),

@@ -83,7 +83,7 @@ impl ShmRing {
             }
         }
         let mut start = Instant::now();
-        let mut mark = ipcperf_sys::signal::continues();
+        let mut mark = ipcperf_sys::signal::continues_mark();
         let flag = self.mem.atomic_u32(OFF_WAITING[what]);
         let seq = self.mem.atomic_u32(OFF_SEQ[what]);
         loop {
