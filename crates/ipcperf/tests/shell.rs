@@ -268,7 +268,8 @@ fn bad_input_is_one_line_and_exit_2() {
 /// A seed that is no whole number says what a seed is ("invalid digit found
 /// in string" was all `--seed -1` got); a read that fails says its errno as
 /// every system call's error does, "Is a directory (EISDIR)", not
-/// "EISDIR: Is a directory".
+/// "EISDIR: Is a directory"; a directory given as the input is bad input
+/// (exit 2), as a directory named to --out is.
 #[test]
 fn a_bad_seed_and_a_failed_read_are_said_plainly() {
     for args in [
@@ -289,7 +290,7 @@ fn a_bad_seed_and_a_failed_read_are_said_plainly() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("sink: read from stdin: Is a directory (EISDIR)"),
         "{err}"

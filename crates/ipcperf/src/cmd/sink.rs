@@ -56,8 +56,15 @@ pub fn run(a: SinkArgs) -> Result<i32, Fail> {
     let (mut bytes, mut reads) = (0u64, 0u64);
     let t0 = now_ns();
     loop {
-        let n = ipcperf_sys::fd::read(input, &mut buf)
-            .map_err(|e| Fail::failure(format!("sink: read from stdin: {} ({e:?})", e.desc())))?;
+        let n = ipcperf_sys::fd::read(input, &mut buf).map_err(|e| {
+            let line = format!("sink: read from stdin: {} ({e:?})", e.desc());
+            // A directory given as the input is bad input, nothing read yet.
+            if e == ipcperf_sys::error::Errno::EISDIR {
+                Fail::usage(line)
+            } else {
+                Fail::failure(line)
+            }
+        })?;
         if n == 0 {
             break;
         }
