@@ -15,12 +15,17 @@ impl Default for CsvOut {
 
 impl CsvOut {
     /// One record: a header or a row. Writing text into memory does not fail.
+    /// A text cell a spreadsheet would take for a formula (one that begins
+    /// `=`, `+`, `-`, `@`, a tab or a carriage return and is no number: a
+    /// label or a name from an imported run) is written with a `'` before it,
+    /// as OWASP's CSV-injection advice says; numbers keep their sign.
     pub fn row<I, C>(&mut self, cells: I)
     where
         I: IntoIterator<Item = C>,
         C: AsRef<[u8]>,
     {
-        let _ = self.0.write_record(cells);
+        let cells: Vec<C> = cells.into_iter().collect();
+        let _ = self.0.write_record(cells.iter().map(|c| inert(c.as_ref())));
     }
 
     /// One row from a struct's fields (the header from the first row's names).
@@ -31,6 +36,26 @@ impl CsvOut {
     /// The text written, a newline after each record.
     pub fn text(self) -> String {
         String::from_utf8(self.0.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+/// `cell` as a spreadsheet reads it as text (see [`CsvOut::row`]).
+fn inert(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    // A lone "-" (no value) is no formula.
+    let formula = cell.len() > 1 && matches!(cell[0], b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r');
+    let number = || {
+        std::str::from_utf8(cell)
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some()
+    };
+    if formula && !number() {
+        let mut quoted = Vec::with_capacity(cell.len() + 1);
+        quoted.push(b'\'');
+        quoted.extend_from_slice(cell);
+        quoted.into()
+    } else {
+        cell.into()
     }
 }
 
@@ -275,6 +300,25 @@ pub fn render(run: &RunRecord) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A name that reads as a formula is text; a negative number stays one,
+    /// and a lone "-" (no value) as it is.
+    #[test]
+    fn a_formula_is_written_as_text_and_a_number_as_it_is() {
+        let mut w = super::CsvOut::default();
+        w.row([
+            "=HYPERLINK(\"http://x\")",
+            "-1.5",
+            "+cmd|' /C calc'!A0",
+            "@SUM(A1)",
+            "pipe",
+            "-",
+        ]);
+        assert_eq!(
+            w.text(),
+            "\"'=HYPERLINK(\"\"http://x\"\")\",-1.5,'+cmd|' /C calc'!A0,'@SUM(A1),pipe,-\n"
+        );
+    }
+
     /// The series at polling idle the table shows is in the CSV too, in the
     /// last columns (those before keep their places).
     #[test]
