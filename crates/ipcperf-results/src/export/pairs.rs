@@ -168,7 +168,7 @@ pub fn table(run: &RunRecord) -> Option<Table> {
          the series)"
             .into(),
     );
-    let header = [
+    let mut header: Vec<String> = [
         "mechanism",
         "mode",
         "block",
@@ -185,16 +185,92 @@ pub fn table(run: &RunRecord) -> Option<Table> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    let title = said_once(&mut header, &mut rows);
     Some(Table {
-        title: "Many pairs at once: scaling and fairness".into(),
+        title,
         header,
         rows,
         notes,
     })
 }
 
+/// The title, with the mode, block and placement every row shares said in it
+/// once, their columns gone; a "× 1 pair" column gone where no row has one
+/// pair to scale by. At 80 columns the twelve columns of a fan-in table
+/// broke every name a letter a line ("p" over "r" over "o"…).
+fn said_once(header: &mut Vec<String>, rows: &mut [Vec<String>]) -> String {
+    let mut title = "Many pairs at once: scaling and fairness".to_string();
+    let Some(first) = rows.first().cloned() else {
+        return title;
+    };
+    let (mode, block, placement, scale) = (1, 2, 4, 8);
+    let shared = |i: usize| rows.iter().all(|r| r[i] == first[i]);
+    let said: Vec<usize> = [mode, block, placement]
+        .into_iter()
+        .filter(|&i| shared(i))
+        .collect();
+    for &i in &said {
+        title.push_str(&format!(" · {}", first[i]));
+    }
+    let mut gone = said;
+    if rows.iter().all(|r| r[scale] == "-") {
+        gone.push(scale);
+    }
+    // From the right, so that each index still names its column.
+    gone.sort_unstable();
+    for &i in gone.iter().rev() {
+        header.remove(i);
+        rows.iter_mut().for_each(|r| {
+            r.remove(i);
+        });
+    }
+    title
+}
+
 #[cfg(test)]
 mod tests {
+    use crate::testdata;
+
+    fn table_of(cases: Vec<ipcperf_core::record::CaseRecord>) -> super::Table {
+        let mut run = testdata::run();
+        run.cases = cases;
+        super::table(&run).unwrap()
+    }
+
+    /// What every row shares goes to the title, and a "× 1 pair" column no row
+    /// fills goes: at 80 columns a fan-in table of eight clients put every
+    /// name a letter a line. What differs stays a column.
+    #[test]
+    fn what_every_row_shares_is_said_once_and_the_table_fits_80_columns() {
+        let t = table_of(vec![
+            testdata::pairs_case("pipe", 1, 1000.0),
+            testdata::pairs_case("pipe", 2, 1800.0),
+        ]);
+        assert_eq!(
+            t.title,
+            "Many pairs at once: scaling and fairness · processes · 4 KiB · shared-l3"
+        );
+        for h in ["mode", "block", "placement"] {
+            assert!(!t.header.iter().any(|x| x == h), "{:?}", t.header);
+        }
+        let scale = t.header.iter().position(|h| h == "× 1 pair").unwrap();
+        assert_eq!(t.rows[1][scale], "1.80×");
+
+        let mut mq = testdata::pairs_case("posix-mq", 8, 900.0);
+        mq.mode = ipcperf_core::mode::Mode::Threads;
+        let t = table_of(vec![testdata::pairs_case("unix", 8, 1000.0), mq]);
+        assert!(!t.header.iter().any(|h| h == "× 1 pair"), "{:?}", t.header);
+        assert!(t.header.iter().any(|h| h == "mode"), "{:?}", t.header);
+        assert!(t.title.ends_with("· 4 KiB · shared-l3"), "{}", t.title);
+        let (c, _) = crate::export::table::fit(&t, Some(80));
+        let text = c.to_string();
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        // Under the header's rule: a line a row (no name broken), a border.
+        let body = text.lines().skip_while(|l| !l.starts_with('╞')).count();
+        assert_eq!(body, 1 + t.rows.len() + 1, "{text}");
+        assert!(text.contains("│ mechanism ┆"), "{text}");
+    }
+
     /// CPU time per 16 MiB block runs to ms: not "5000.0 µs".
     #[test]
     fn cpu_per_message_reads_in_its_unit() {

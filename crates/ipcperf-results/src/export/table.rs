@@ -27,6 +27,8 @@ const SPARE: &[&str] = &[
     "peers",
     // sync's: the empty loop's cost, already taken off the figures.
     "tare ns/cycle (r/r / s/c)",
+    // the pairs table's: CPU/msg over the block size.
+    "CPU/byte",
 ];
 
 fn spare(header: &str, name: &str) -> bool {
@@ -438,13 +440,17 @@ fn column_widths(t: &Table) -> Vec<usize> {
         .collect()
 }
 
-/// A word's pieces a header may break after: each slash ("switches/", "msg"),
-/// but not before a piece too short to stand alone ("MB/s" stays whole).
+/// A word's pieces a header may break after: each slash ("switches/", "msg")
+/// or dash of a range ("(slowest–", "fastest)": the pairs table's 80 columns
+/// held it whole only by breaking "mechanis" over "m"), but not before a piece
+/// too short to stand alone ("MB/s" stays whole).
 fn slash_pieces(word: &str) -> Vec<String> {
     let mut pieces: Vec<String> = Vec::new();
-    for piece in word.split_inclusive('/') {
+    for piece in word.split_inclusive(['/', '–']) {
         match pieces.last_mut() {
-            Some(last) if piece.trim_end_matches('/').chars().count() < 3 => last.push_str(piece),
+            Some(last) if piece.trim_end_matches(['/', '–']).chars().count() < 3 => {
+                last.push_str(piece)
+            }
             _ => pieces.push(piece.to_string()),
         }
     }
