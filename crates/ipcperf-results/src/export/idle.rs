@@ -62,9 +62,10 @@ pub fn round_trip_note(cases: &[&CaseRecord]) -> Option<String> {
         };
         let Some(poll) = p.p50_ns else { continue };
         let low = l.series_p50_ns.iter().copied().min().unwrap_or(l.p50_ns);
+        // Named as its row is: "shm (futex)", not "shm" beside "shm (spin)".
         let name = format!(
             "{} {} {}",
-            c.mechanism,
+            super::cells::mechanism_label(c),
             fmt_size(c.block_size),
             c.placement.shown()
         );
@@ -230,6 +231,13 @@ mod tests {
         let n = round_trip_note(&[&*c]).unwrap();
         assert!(
             n.contains("no share beyond") && !n.contains("of 45.0"),
+            "{n}"
+        );
+        // Each case named as its row is: the wait beside the mechanism.
+        c.wait = "futex".into();
+        let n = round_trip_note(&[&*c]).unwrap();
+        assert!(
+            n.contains("beyond the series' spread: pipe (futex) 64 B"),
             "{n}"
         );
         c.idle_probe = None;
