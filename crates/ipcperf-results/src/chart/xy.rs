@@ -76,18 +76,25 @@ pub fn scaling(run: &RunRecord) -> Option<XyChart> {
         .filter(|c| c.pairs.is_some() && c.is_ok())
         .collect();
     let trips = cases.iter().any(|c| c.workload == Workload::RoundTrip);
+    let cases: Vec<(&CaseRecord, &ipcperf_core::record::PairsRecord, f64)> = cases
+        .iter()
+        .filter_map(|c| Some((*c, c.pairs.as_ref()?, crate::export::pairs::total(c)?)))
+        .collect();
+    // Mechanism, mode and size: what every line shares goes to the title.
+    let parts: Vec<Vec<String>> = cases
+        .iter()
+        .map(|(c, _, _)| {
+            vec![
+                mechanism_label(c),
+                c.mode.name().to_string(),
+                fmt_size(c.block_size),
+            ]
+        })
+        .collect();
+    let (shared, labels) = crate::chart::labels::shorten(&parts);
     let mut lines = Vec::new();
-    for c in &cases {
-        let (Some(p), Some(t)) = (&c.pairs, crate::export::pairs::total(c)) else {
-            continue;
-        };
-        let y = if trips { t } else { t / 1e6 };
-        let label = format!(
-            "{} {} {}",
-            mechanism_label(c),
-            c.mode.name(),
-            fmt_size(c.block_size)
-        );
+    for ((_, p, t), label) in cases.iter().zip(labels) {
+        let y = if trips { *t } else { t / 1e6 };
         let n = lines.len();
         push(
             &mut lines,
@@ -103,8 +110,10 @@ pub fn scaling(run: &RunRecord) -> Option<XyChart> {
     }
     Some(XyChart {
         title: format!(
-            "Many pairs at once — {} (Linux {})",
-            run.machine.hostname, run.machine.kernel
+            "{} — {} (Linux {})",
+            crate::chart::labels::titled("Many pairs at once", &shared),
+            run.machine.hostname,
+            run.machine.kernel
         ),
         x_desc: "pairs running at once (log)".into(),
         y_desc: if trips {
@@ -388,8 +397,21 @@ fn draw<DB: DrawingBackend>(
         let (a, b) = decades(x_lo, x_hi);
         ((a, b), ticks::log_points(a, b))
     } else {
-        // Marks only where there is data: no 0.8 pairs.
-        ((x_lo / 1.3, x_hi * 1.3), ticks::log_points(x_lo, x_hi))
+        // Marks only where there is data: no 0.8 pairs, nor 1.2 and 1.5
+        // between 1 and 2 (a few values: each its own mark).
+        let mut at: Vec<f64> = c
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+            .collect();
+        at.sort_by(f64::total_cmp);
+        at.dedup();
+        let keys = if at.len() <= 8 {
+            at
+        } else {
+            ticks::log_points(x_lo, x_hi)
+        };
+        ((x_lo / 1.3, x_hi * 1.3), keys)
     };
     let (y0, y1) = decades(y_lo, y_hi);
     let root = match &c.note {

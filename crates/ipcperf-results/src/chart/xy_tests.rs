@@ -18,11 +18,34 @@ fn scaling_draws_one_line_per_case_over_its_pair_counts() {
     ]);
     let c = scaling(&run).unwrap();
     assert_eq!(c.lines.len(), 2);
-    assert_eq!(c.lines[0].label, "pipe processes 4 KiB");
+    // Mode and size, the same on every line, are said once in the title.
+    assert_eq!(c.lines[0].label, "pipe");
+    assert!(
+        c.title
+            .starts_with("Many pairs at once · processes 4 KiB — "),
+        "{}",
+        c.title
+    );
     let xs: Vec<(f64, f64)> = c.lines[0].points.iter().map(|p| (p.0, p.1)).collect();
     assert_eq!(xs, vec![(1.0, 1000.0), (2.0, 1800.0), (4.0, 2000.0)]);
     let svg = svg(&c).unwrap();
-    assert!(svg.contains("pairs running at once") && svg.contains("unix processes 4 KiB"));
+    // Every text the SVG draws, trimmed.
+    let texts: Vec<&str> = svg
+        .split("</text>")
+        .filter_map(|t| t.rsplit_once('>').map(|(_, w)| w.trim()))
+        .collect();
+    assert!(
+        svg.contains("pairs running at once") && texts.contains(&"unix"),
+        "{texts:?}"
+    );
+    // The x axis is marked at the counts measured, not between them: no
+    // "1.5" pairs (nor "3", which did not run).
+    for mark in ["1", "2", "4"] {
+        assert!(texts.contains(&mark), "{mark}: {texts:?}");
+    }
+    for mark in ["1.2", "1.5", "3"] {
+        assert!(!texts.contains(&mark), "{mark}: {texts:?}");
+    }
     // One count of pairs only: no line to draw.
     assert!(scaling(&run_of(vec![testdata::pairs_case("pipe", 2, 1.0)])).is_none());
     assert!(scaling(&testdata::run()).is_none());
