@@ -42,6 +42,26 @@ fn one_pair<'a>(run: &'a RunRecord, c: &CaseRecord) -> Option<&'a CaseRecord> {
     })
 }
 
+/// `v` ns in the unit the column's largest, `top`, is said in: a column of
+/// "9476 ns" beside "10.9 µs" read as two scales. A figure over 100 times
+/// smaller (another block size) keeps its own, not "0.00 ms".
+fn ns_in(v: f64, top: f64) -> String {
+    if top > 100.0 * v {
+        ns(v)
+    } else if top >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if top >= 10_000.0 {
+        let us = v / 1e3;
+        if us >= 10.0 {
+            format!("{us:.1} µs")
+        } else {
+            format!("{us:.2} µs")
+        }
+    } else {
+        ns(v)
+    }
+}
+
 fn ns(v: f64) -> String {
     if v >= 1e6 {
         crate::units::fmt_time_ns(v)
@@ -84,6 +104,11 @@ pub fn table(run: &RunRecord) -> Option<Table> {
         Workload::RoundTrip => fmt_rate(v),
         _ => fmt_mbps(v),
     };
+    // Each CPU column in the unit of its largest figure.
+    let (top_msg, top_byte) = cases
+        .iter()
+        .filter_map(|c| cpu_per(c))
+        .fold((0f64, 0f64), |(a, b), (m, y)| (a.max(m), b.max(y)));
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for c in &cases {
@@ -133,8 +158,8 @@ pub fn table(run: &RunRecord) -> Option<Table> {
                 );
                 match cpu_per(c) {
                     Some((m, b)) => {
-                        row.push(ns(m));
-                        row.push(ns(b));
+                        row.push(ns_in(m, top_msg));
+                        row.push(ns_in(b, top_byte));
                     }
                     None => row.extend(["-".into(), "-".into()]),
                 }
@@ -278,5 +303,11 @@ mod tests {
         assert_eq!(super::ns(812.0), "812 ns");
         assert_eq!(super::ns(46_270.0), "46.3 µs");
         assert_eq!(super::ns(5_000_000.0), "5.00 ms");
+        // In a column whose largest is in µs, every figure is.
+        assert_eq!(super::ns_in(9_476.0, 10_900.0), "9.48 µs");
+        assert_eq!(super::ns_in(10_900.0, 10_900.0), "10.9 µs");
+        assert_eq!(super::ns_in(812.0, 5_000_000.0), "812 ns");
+        assert_eq!(super::ns_in(900_000.0, 5_000_000.0), "0.90 ms");
+        assert_eq!(super::ns_in(9_476.0, 9_476.0), "9476 ns");
     }
 }
