@@ -331,12 +331,15 @@ pub fn table(run: &RunRecord, half_rtt: bool) -> Option<Table> {
         );
     }
     let payload = cases[0].payload.name();
-    Some(Table {
+    let mut t = Table {
         title: format!("Round-trip latency · payload {payload}"),
         header,
         rows,
         notes,
-    })
+    };
+    // The mode and placement, where every row has the same.
+    t.say_shared_once(&[1, 2]);
+    Some(t)
 }
 
 pub fn build(run: &RunRecord, half_rtt: bool) -> View {

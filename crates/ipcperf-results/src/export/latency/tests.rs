@@ -376,3 +376,34 @@ fn the_polling_idle_p50_is_a_column_and_the_note_says_it_once() {
     let plain = table(&run_with(case()), false).unwrap();
     assert!(!plain.header.iter().any(|h| h.contains("idle")));
 }
+
+/// A mode and placement every row shares are said once, in the title; a
+/// column stays where rows differ, and a table of one row keeps its columns.
+#[test]
+fn a_mode_and_placement_every_row_shares_are_in_the_title() {
+    let mut unix = case();
+    unix.mechanism = "unix".into();
+    let mut run = run_with(case());
+    run.cases.push(unix.clone());
+    let t = table(&run, false).unwrap();
+    assert_eq!(
+        t.title,
+        format!(
+            "Round-trip latency · payload {} · processes · {}",
+            run.cases[0].payload.name(),
+            run.cases[0].placement.shown()
+        )
+    );
+    assert_eq!(&t.header[..3], ["mechanism", "message", "round trips/s"]);
+    assert_eq!(t.rows[1][0], "unix");
+    // Another placement: that column stays, the mode goes.
+    unix.placement.label = "shared-l3".into();
+    unix.placement.reader_cpu = Some(1);
+    run.cases[1] = unix;
+    let t = table(&run, false).unwrap();
+    assert!(t.title.ends_with("· processes"), "{}", t.title);
+    assert_eq!(&t.header[..2], ["mechanism", "placement"]);
+    // One row: nothing repeats.
+    let t = table(&run_with(case()), false).unwrap();
+    assert_eq!(&t.header[..3], ["mechanism", "mode", "placement"]);
+}
