@@ -210,6 +210,20 @@ pub fn fmt_small(v: f64) -> String {
     format!("{v:.places$}")
 }
 
+/// A figure to four significant digits at most, small ones as [`fmt_small`]:
+/// "2327", "145.0", "14.90", "0.050". Compare's CPU time per 1 MiB message read
+/// "2326.55 µs", a width that wrapped the case column at 80 columns.
+pub fn fmt_figure(v: f64) -> String {
+    if !v.is_finite() {
+        return fmt_small(v);
+    }
+    match v.abs() {
+        a if a >= 999.95 => format!("{v:.0}"),
+        a if a >= 99.995 => format!("{v:.1}"),
+        _ => fmt_small(v),
+    }
+}
+
 /// Nanoseconds in the unit that reads best, two decimals: "812 ns", "46.27 µs",
 /// "8.00 ms", "1.50 s" (fleet's 8 ms round trip read "8004.46 µs").
 pub fn fmt_time_ns(ns: f64) -> String {
@@ -410,6 +424,12 @@ mod tests {
         assert_eq!(fmt_small(0.17), "0.17");
         assert_eq!(fmt_small(0.05), "0.050");
         assert_eq!(fmt_small(0.000213), "0.00021");
+        use super::fmt_figure;
+        assert_eq!(fmt_figure(2326.55), "2327");
+        assert_eq!(fmt_figure(144.96), "145.0");
+        assert_eq!(fmt_figure(99.999), "100.0");
+        assert_eq!(fmt_figure(14.9), "14.90");
+        assert_eq!(fmt_figure(0.05), "0.050");
         assert_eq!(fmt_mbps(4_000.0), "0.0040");
         assert_eq!(fmt_mbps(5.5e6), "5.50");
     }

@@ -271,9 +271,9 @@ fn fmt_value(unit: &str, v: f64) -> String {
         // Significant digits below 0.1 µs: a memcpy's CPU time per message
         // printed "0.00 µs" on both sides of a 1.00× ratio.
         "µs p50" | "µs p99" | PART | CPU_PER_MSG => {
-            format!("{} µs", crate::units::fmt_small(v / 1e3))
+            format!("{} µs", crate::units::fmt_figure(v / 1e3))
         }
-        SWITCHES => crate::units::fmt_small(v),
+        SWITCHES => crate::units::fmt_figure(v),
         _ => format!("{}/s", crate::units::fmt_rate(v)),
     }
 }

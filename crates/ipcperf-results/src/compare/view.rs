@@ -627,5 +627,22 @@ mod tests {
             ("0", "not judged"),
             "{sw:?}"
         );
+        // A large one to four digits at most: "2326.55 µs" (a 1 MiB block's)
+        // widened both figure columns and wrapped every case at 80 columns.
+        for s in a.cases[0].series.iter_mut() {
+            s.blocks = 1_000;
+            s.writer_cpu_ns = 2_326_550;
+        }
+        let v = view("1", &a, "2", &a.clone(), DEFAULT_MIN_CHANGE);
+        let rows = &v.tables[0].rows;
+        let cpu = rows.iter().find(|r| r[0] == "· CPU µs/msg").unwrap();
+        assert_eq!(cpu[1], "2.33 µs", "{cpu:?}");
+        for s in a.cases[0].series.iter_mut() {
+            s.blocks = 1;
+        }
+        let v = view("1", &a, "2", &a.clone(), DEFAULT_MIN_CHANGE);
+        let rows = &v.tables[0].rows;
+        let cpu = rows.iter().find(|r| r[0] == "· CPU µs/msg").unwrap();
+        assert_eq!(cpu[1], "2327 µs", "{cpu:?}");
     }
 }
