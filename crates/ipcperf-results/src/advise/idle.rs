@@ -74,6 +74,24 @@ pub fn section(asis: &Answer, poll: &Answer, ask: &Ask) -> String {
             ]
         })
         .collect();
+    // Rows whose worst was on one CPU: no case of theirs was held at polling
+    // idle, and their as-is figure stands (the 8.02 ms of a spinning wait
+    // on one CPU stood in the polling column, unexplained).
+    let one_cpu: Vec<&str> = poll
+        .ranked
+        .iter()
+        .filter(|r| r.placement.starts_with("same-cpu"))
+        .map(|r| r.name.as_str())
+        .collect();
+    let notes = if one_cpu.is_empty() {
+        vec![]
+    } else {
+        vec![format!(
+            "worst on one CPU, where no wake-up crosses CPUs (no series held at polling \
+             idle: the as-is figure stands in both columns): {}",
+            one_cpu.join(", ")
+        )]
+    };
     // A stream ranks MB/s (was headed "p99 polling" over MB/s figures).
     let fig = super::table::figure_column(ask);
     let t = crate::export::view::Table {
@@ -89,7 +107,7 @@ pub fn section(asis: &Answer, poll: &Answer, ask: &Ask) -> String {
         .map(|s| s.to_string())
         .collect(),
         rows,
-        notes: vec![],
+        notes,
     };
     out.push_str(crate::export::table::render_tables(&[t]).trim_start_matches('\n'));
     let (tp, ta) = (ties_with_first(poll), ties_with_first(asis));

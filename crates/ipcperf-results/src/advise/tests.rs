@@ -196,6 +196,14 @@ fn the_polling_section_names_the_figure_ranked() {
     let a = rank(&run, &rr);
     let s = idle::section(&a, &a, &rr);
     assert!(s.contains("p99 polling") && s.contains("p99 as-is"), "{s}");
+    assert!(!s.contains("worst on one CPU"), "{s}");
+    // A row whose worst is on one CPU is said to carry its figure over.
+    let one_cpu = self::rr("unix", "block", "same-cpu", 10_000, 20_000, 0.6);
+    let run = run_of(vec![rr_case("pipe"), one_cpu]);
+    let a = rank(&run, &rr);
+    let s = idle::section(&a, &a, &rr);
+    assert!(s.contains("worst on one CPU"), "{s}");
+    assert!(s.contains("both columns): unix"), "{s}");
 }
 
 fn rr_case(mech: &str) -> CaseRecord {
