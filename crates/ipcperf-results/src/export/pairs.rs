@@ -210,46 +210,25 @@ pub fn table(run: &RunRecord) -> Option<Table> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let title = said_once(&mut header, &mut rows);
-    Some(Table {
-        title,
+    // A "× 1 pair" column no row fills (no one-pair case to scale by) goes.
+    let scale = 8;
+    if rows.iter().all(|r| r[scale] == "-") {
+        header.remove(scale);
+        rows.iter_mut().for_each(|r| {
+            r.remove(scale);
+        });
+    }
+    let mut t = Table {
+        title: "Many pairs at once: scaling and fairness".into(),
         header,
         rows,
         notes,
-    })
-}
-
-/// The title, with the mode, block and placement every row shares said in it
-/// once, their columns gone; a "× 1 pair" column gone where no row has one
-/// pair to scale by. At 80 columns the twelve columns of a fan-in table
-/// broke every name a letter a line ("p" over "r" over "o"…).
-fn said_once(header: &mut Vec<String>, rows: &mut [Vec<String>]) -> String {
-    let mut title = "Many pairs at once: scaling and fairness".to_string();
-    let Some(first) = rows.first().cloned() else {
-        return title;
     };
-    let (mode, block, placement, scale) = (1, 2, 4, 8);
-    let shared = |i: usize| rows.iter().all(|r| r[i] == first[i]);
-    let said: Vec<usize> = [mode, block, placement]
-        .into_iter()
-        .filter(|&i| shared(i))
-        .collect();
-    for &i in &said {
-        title.push_str(&format!(" · {}", first[i]));
-    }
-    let mut gone = said;
-    if rows.iter().all(|r| r[scale] == "-") {
-        gone.push(scale);
-    }
-    // From the right, so that each index still names its column.
-    gone.sort_unstable();
-    for &i in gone.iter().rev() {
-        header.remove(i);
-        rows.iter_mut().for_each(|r| {
-            r.remove(i);
-        });
-    }
-    title
+    // The mode, block and placement every row shares: at 80 columns the
+    // twelve columns of a fan-in table broke every name a letter a line ("p"
+    // over "r" over "o"…).
+    t.say_shared_once(&[1, 2, 4]);
+    Some(t)
 }
 
 #[cfg(test)]
