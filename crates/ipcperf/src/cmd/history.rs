@@ -47,8 +47,16 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
         .iter()
         .map(|r| {
             let mut r = r.clone();
+            // To the minute: the id tells two runs of a minute apart, and at
+            // 80 columns the seconds broke every row's time over two lines.
             if let Some(t) = r[started].strip_suffix(" UTC") {
-                r[started] = t.to_string();
+                r[started] = match t.rsplit_once(':') {
+                    Some((minute, _)) if minute.len() == 16 => minute.to_string(),
+                    _ => t.to_string(),
+                };
+            }
+            if let Some(took) = r[STATUS].strip_prefix("complete, ") {
+                r[STATUS] = format!("done, {took}");
             }
             r[MEASURED] = few(&r[MEASURED]);
             r
@@ -88,17 +96,29 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
 
 /// The `measured` column of the history's row.
 const MEASURED: usize = 7;
+/// The `status` column of the history's row.
+const STATUS: usize = 8;
 
-/// The names a terminal shows of what a run measured: up to five, else the
-/// first four and how many more (a default latency run's 18 names took seven
-/// lines of an 80-column table, a sync run's ten six).
+/// The names a terminal shows of what a run measured: all of them where they
+/// take [`FEW`] characters or fewer, else as many of the first as fit with how
+/// many more (at least one). A default latency run's 18 names took seven lines
+/// of an 80-column table; "pipe fifo unix tcp +3 more" still took two.
 fn few(names: &str) -> String {
     let all: Vec<&str> = names.split(' ').filter(|n| !n.is_empty()).collect();
-    if all.len() <= 5 {
-        return names.to_string();
+    if all.join(" ").chars().count() <= FEW {
+        return all.join(" ");
     }
-    format!("{} +{} more", all[..4].join(" "), all.len() - 4)
+    let cut = |n: usize| format!("{} +{} more", all[..n].join(" "), all.len() - n);
+    (1..all.len())
+        .rev()
+        .map(cut)
+        .find(|s| s.chars().count() <= FEW)
+        .unwrap_or_else(|| cut(1))
 }
+
+/// The most characters [`few`] gives a row's names: what an 80-column table
+/// holds on one line beside the other columns.
+const FEW: usize = 20;
 
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     a.format.refuse_metrics("the run history")?;
@@ -162,8 +182,10 @@ mod tests {
     #[test]
     fn a_long_list_of_names_is_cut_to_four_and_a_count() {
         assert_eq!(few("pipe unix"), "pipe unix");
-        assert_eq!(few("a b c d e"), "a b c d e");
-        assert_eq!(few("a b c d e f g"), "a b c d +3 more");
+        assert_eq!(few("a b c d e f g h i j"), "a b c d e f g h i j");
+        assert_eq!(few("pipe fifo unix tcp udp shm"), "pipe fifo +4 more");
+        let one = "sysv-sem-onecall posix-sem-named";
+        assert_eq!(few(one), "sysv-sem-onecall +1 more");
         let rows = vec![vec![
             "1".into(),
             "latency".into(),
@@ -179,7 +201,7 @@ mod tests {
             "id", "kind", "label", "started", "host", "kernel", "cases", "measured", "status",
         ];
         let text = console_table("h.db", &header, &rows);
-        assert!(text.contains("pipe fifo unix tcp +2 more"), "{text}");
+        assert!(text.contains("pipe fifo +4 more"), "{text}");
         assert!(text.contains("note: measured:"), "{text}");
     }
 }
