@@ -92,7 +92,8 @@ pub enum Command {
     /// kernel): each host's newest figures, outliers beyond the noise first.
     Fleet(cmd::fleet::FleetArgs),
     /// One case across runs in time (a host, a label, a group of hosts), each
-    /// run with its spread; a step beyond the noise marked.
+    /// run with its spread; a step beyond the noise marked, the newest run judged
+    /// against the runs before it.
     Trend(cmd::trend::TrendArgs),
     /// What an application's traffic looks like, from an strace trace or a CSV:
     /// its conversations, sizes, gaps and rates, and a fitted pattern.

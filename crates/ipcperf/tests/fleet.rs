@@ -357,3 +357,71 @@ fn two_nights_of_pods_on_one_node_are_one_host_in_trend() {
     let last: serde_json::Value = serde_json::from_str(&shown).unwrap();
     assert_eq!(last["machine"]["hostname"], "suite-xyz34");
 }
+
+/// A trend's newest night against the nights before it (as `compare` judges a
+/// run against the mean of several): nine nights of ±2% jitter, the last at
+/// the others' speed, 3% slower (under the 5% threshold) or 30% slower. Only the
+/// 30% is called, the day it ran, where a step needs three nights after it; a
+/// history of one night before it is not judged, and says why.
+#[test]
+fn the_newest_night_is_judged_against_the_nights_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = real_run(dir.path());
+    for (last, called) in [(1.0, "unchanged"), (1.03, "unchanged"), (1.3, "slower")] {
+        let db = dir.path().join(format!("nights-{last}.db"));
+        let mut jitter = jitter_from(0x5851_f42d_4c95_7f2d);
+        let runs: Vec<serde_json::Value> = (0..9u64)
+            .map(|n| {
+                let slowdown = if n == 8 { last } else { 1.0 };
+                host_run(
+                    &run,
+                    "night",
+                    None,
+                    (9 - n) * 86_400_000,
+                    slowdown,
+                    &mut jitter,
+                )
+            })
+            .collect();
+        import(dir.path(), &db, &runs);
+        let args = ["trend", "pipe", "--host", "night", "--format", "json"];
+        let text = common::stdout(&mut common::cmd(&db, &args));
+        let pts: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        assert_eq!(pts.len(), 9, "{text}");
+        let newest = &pts[8]["newest"];
+        assert_eq!(newest["verdict"], called, "{last}: {newest:#}");
+        assert_eq!(newest["earlier_runs"], 8, "{newest:#}");
+        let could = newest["could_call"].as_f64().unwrap();
+        assert!(
+            could >= 0.05 && could >= newest["limit"].as_f64().unwrap(),
+            "{newest:#}"
+        );
+        assert!(pts[..8].iter().all(|p| p.get("newest").is_none()), "{text}");
+        let table = common::stdout(&mut common::cmd(&db, &["trend", "pipe", "--host", "night"]));
+        assert!(table.contains(&format!("1 {called}")), "{table}");
+        assert_eq!(
+            table.contains("NEWEST SLOWER"),
+            called == "slower",
+            "{table}"
+        );
+    }
+    let db = dir.path().join("two.db");
+    let mut jitter = jitter_from(3);
+    let two: Vec<serde_json::Value> = (0..2u64)
+        .map(|n| host_run(&run, "night", None, (2 - n) * 86_400_000, 1.0, &mut jitter))
+        .collect();
+    import(dir.path(), &db, &two);
+    let args = ["trend", "pipe", "--host", "night", "--format", "csv"];
+    let csv = common::stdout(&mut common::cmd(&db, &args));
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",could_call,limit,newest_why"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("not judged") && csv.contains("1 run before it"),
+        "{csv}"
+    );
+}

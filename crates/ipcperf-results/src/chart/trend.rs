@@ -254,6 +254,7 @@ mod tests {
             series: 5,
             change: Default::default(),
             lower_better,
+            newest: None,
         }
     }
 

@@ -18,7 +18,7 @@ mod names;
 use names::{elsewhere, placement_key, shown};
 pub mod moderated;
 mod parts;
-mod runs;
+pub(crate) mod runs;
 #[cfg(test)]
 mod simulate;
 pub(crate) mod stats;

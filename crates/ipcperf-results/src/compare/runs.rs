@@ -67,7 +67,7 @@ pub(super) fn across(c: &ipcperf_core::record::CaseRecord) -> bool {
 /// robustly: (1.4826·MAD)² · π/2 / n (a median's variance against the mean's
 /// σ²/n; the MAD so that a lone wild series does not make a case look loud).
 /// None under three values or with a value not positive.
-fn median_var(xs: &[f64]) -> Option<f64> {
+pub(crate) fn median_var(xs: &[f64]) -> Option<f64> {
     if xs.len() < 3 || xs.iter().any(|x| *x <= 0.0 || !x.is_finite()) {
         return None;
     }

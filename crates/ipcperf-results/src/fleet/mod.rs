@@ -486,6 +486,10 @@ pub struct TrendPoint {
     #[serde(flatten)]
     pub change: Change,
     pub lower_better: bool,
+    /// Where it is its case's newest run: judged against the runs before it
+    /// ([`newest::judge`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest: Option<newest::Newest>,
 }
 
 /// Runs after a change point that confirm it (and before it): a step is called
@@ -542,6 +546,7 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
                 series: f.values.len(),
                 change: Change::default(),
                 lower_better: f.workload == "round-trip",
+                newest: None,
             };
             if i > 0 && medians[i - 1] > 0.0 {
                 pt.change.ratio = Some(med / medians[i - 1]);
@@ -595,6 +600,7 @@ pub fn trend(figs: &[CaseFigures], min_change: f64) -> Vec<TrendPoint> {
 }
 
 mod changes;
+pub mod newest;
 
 pub mod output;
 #[cfg(test)]

@@ -41,27 +41,37 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 "p",
                 "step",
                 "why",
+                "newest_verdict",
+                "newest_ratio",
+                "newest_p",
+                "could_call",
+                "limit",
+                "newest_why",
             ]);
             for p in points {
-                w.row([
-                    p.case.clone(),
-                    p.run_id.to_string(),
-                    p.started_ms.to_string(),
-                    p.host.clone(),
-                    p.label.clone().unwrap_or_default(),
-                    p.median.to_string(),
-                    p.min.to_string(),
-                    p.max.to_string(),
-                    p.series.to_string(),
-                    p.change.ratio.map(|v| v.to_string()).unwrap_or_default(),
-                    p.change
-                        .step_ratio
-                        .map(|v| v.to_string())
-                        .unwrap_or_default(),
-                    p.change.p.map(|v| v.to_string()).unwrap_or_default(),
-                    p.change.step.to_string(),
-                    p.change.why.clone(),
-                ]);
+                w.row(
+                    [
+                        p.case.clone(),
+                        p.run_id.to_string(),
+                        p.started_ms.to_string(),
+                        p.host.clone(),
+                        p.label.clone().unwrap_or_default(),
+                        p.median.to_string(),
+                        p.min.to_string(),
+                        p.max.to_string(),
+                        p.series.to_string(),
+                        p.change.ratio.map(|v| v.to_string()).unwrap_or_default(),
+                        p.change
+                            .step_ratio
+                            .map(|v| v.to_string())
+                            .unwrap_or_default(),
+                        p.change.p.map(|v| v.to_string()).unwrap_or_default(),
+                        p.change.step.to_string(),
+                        p.change.why.clone(),
+                    ]
+                    .into_iter()
+                    .chain(newest_cells(p)),
+                );
             }
             Ok(w.text().trim_end().to_string())
         }
@@ -113,9 +123,30 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 _ => s,
             };
             let mut out = format!("{}\n", crate::console::fit_line(&md(head), 2));
+            if let Some(line) = newest_line(points) {
+                out.push_str(&format!("{}\n", crate::console::fit_line(&md(line), 2)));
+            }
             // The step's size is its segments' (in the reason), not the run
             // before's: "1.10× the run before" was runs 8–14 against 1–7,
             // where run 8 was 1.19× run 7.
+            let moved = points.iter().filter(|p| {
+                p.newest
+                    .as_ref()
+                    .is_some_and(|n| matches!(n.verdict.as_str(), "slower" | "faster"))
+            });
+            for p in moved {
+                let (verdict, why) = p.newest.as_ref().map_or((String::new(), ""), |n| {
+                    (n.verdict.to_uppercase(), n.why.as_str())
+                });
+                let line = md(format!(
+                    "  newest, run {} ({}, {}): {}, {verdict}: {why}",
+                    p.run_id,
+                    when(p.started_ms),
+                    p.host,
+                    p.case,
+                ));
+                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+            }
             for p in &steps {
                 let line = md(format!(
                     "  run {} ({}, {}): {}, {}",
@@ -163,7 +194,7 @@ fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) 
     ];
     // On a terminal an empty verdict column (no point judged: too few runs,
     // or nothing said) is left out; markdown keeps its columns.
-    let said = markdown || points.iter().any(|p| !p.change.why.is_empty());
+    let said = markdown || points.iter().any(|p| !verdict_of(p).is_empty());
     let rows = points
         .iter()
         .map(|p| {
@@ -175,12 +206,92 @@ fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) 
                 figure(p, p.median),
                 range(&figure(p, p.min), &figure(p, p.max)),
                 p.change.ratio_cell(),
-                p.change.verdict_cell(),
+                verdict_of(p),
             ]
         })
         .collect();
     let keep = |i: usize| (case || i != 0) && (host || i != 3) && (said || i != 7);
     crate::export::table::plain_columns(markdown, &head, rows, keep)
+}
+
+/// A point's verdict: the step's, and where it is its case's newest run, how it
+/// stands against the runs before it (in capitals where it moved).
+fn verdict_of(p: &TrendPoint) -> String {
+    let step = p.change.verdict_cell();
+    let Some(n) = &p.newest else {
+        return step;
+    };
+    // The reason whole is in the first lines (a case that moved) and in JSON
+    // and CSV: in a column it made the newest row fourteen lines tall.
+    let pct = |v: Option<f64>| v.map_or(String::new(), |v| format!("{:.1}%", v * 100.0));
+    let said = match (n.verdict.as_str(), n.ratio) {
+        (v @ ("slower" | "faster"), Some(r)) => format!(
+            "NEWEST {}: {r:.2}× its {} runs before, p {}",
+            v.to_uppercase(),
+            n.earlier_runs,
+            super::fmt_p(n.p.unwrap_or(1.0))
+        ),
+        ("not judged", _) => format!("newest: not judged ({} runs before it)", n.earlier_runs),
+        (v, _) => format!(
+            "newest: {v} (could call {}, limit {})",
+            pct(n.could_call),
+            pct(n.limit)
+        ),
+    };
+    if step.is_empty() {
+        said
+    } else {
+        format!("{step}; {said}")
+    }
+}
+
+/// The newest runs' verdicts counted, for the first lines (None where no case
+/// has a newest run judged or refused).
+fn newest_line(points: &[TrendPoint]) -> Option<String> {
+    let all: Vec<&str> = points
+        .iter()
+        .filter_map(|p| p.newest.as_ref().map(|n| n.verdict.as_str()))
+        .collect();
+    if all.is_empty() {
+        return None;
+    }
+    let count = |v: &str| all.iter().filter(|w| **w == v).count();
+    let judged = all.len() - count("not judged");
+    let parts: Vec<String> = [
+        "slower",
+        "faster",
+        "unchanged",
+        "could not tell",
+        "not judged",
+    ]
+    .into_iter()
+    .filter(|v| count(v) > 0)
+    .map(|v| format!("{} {v}", count(v)))
+    .collect();
+    Some(format!(
+        "newest run of each case against the runs before it (since its last step): {}{}",
+        parts.join(", "),
+        match judged {
+            0 | 1 => String::new(),
+            m => format!(" (Holm over the {m} cases judged)"),
+        }
+    ))
+}
+
+/// The CSV's cells of a point's newest-run verdict (empty where it has none).
+fn newest_cells(p: &TrendPoint) -> Vec<String> {
+    let Some(n) = &p.newest else {
+        return vec![String::new(); 6];
+    };
+    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    vec![
+        n.verdict.clone(),
+        num(n.ratio),
+        num(n.p),
+        num(n.could_call),
+        num(n.limit),
+        n.why.clone(),
+    ]
 }
 
 /// A trend as one document for [`crate::export::emit::emit`].

@@ -1,6 +1,7 @@
 //! `ipcperf trend MECH`: one case across runs in time (a host's nightly runs, a
 //! label, a group of hosts), each run with its spread; a step from one run to the
-//! next called only beyond the noise, by compare's rules.
+//! next called only beyond the noise, by compare's rules; each case's newest run
+//! judged against its runs before it, as compare judges B against several runs.
 
 use std::path::PathBuf;
 
@@ -41,7 +42,8 @@ pub struct TrendArgs {
     /// Only hosts running this kernel.
     #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub kernel: Option<String>,
-    /// Smallest change from one run to the next called a step, beyond the noise.
+    /// Smallest change called, beyond the noise: a step, or the newest run
+    /// against the runs before it.
     #[arg(long, default_value = "5%", value_parser = crate::units::parse_percent)]
     pub threshold: f64,
     /// Output format: table, markdown, json or csv (one record per run and case).
@@ -142,7 +144,19 @@ pub fn run(a: TrendArgs) -> Result<i32, Fail> {
             a.db.location()?.display()
         )));
     }
-    let points = fleet::trend(&figs, a.threshold);
+    let mut points = fleet::trend(&figs, a.threshold);
+    // Every case of the same hosts' runs: their spreads lend the newest run's
+    // verdict its prior.
+    let all = store
+        .figures(&FigureFilter {
+            label: a.label.as_deref(),
+            host: host.as_deref(),
+            cpu_model: a.cpu_model.as_deref(),
+            kernel: a.kernel.as_deref(),
+            ..FigureFilter::default()
+        })
+        .map_err(|e| Fail::failure(format!("run history: {e}")))?;
+    fleet::newest::judge(&mut points, &all, a.threshold);
     if let Some(p) = &a.output {
         let title = format!(
             "{}{}",
