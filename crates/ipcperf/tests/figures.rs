@@ -27,12 +27,13 @@ fn unsourced(text: &str, dir: &std::path::Path) -> Vec<String> {
         let number = figure.starts_with(|c: char| c.is_ascii_digit())
             && figure
                 .chars()
-                .all(|c| c.is_ascii_digit() || ".,()–- ".contains(c));
+                .all(|c| c.is_ascii_digit() || ".,()–- /".contains(c));
         if !target.contains("figures/") || !number {
             continue;
         }
         let file = target.split('#').next().unwrap_or_default();
         let source = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        // A count of trials ("148/150") is one figure, whole.
         let numbers = figure
             .split(|c: char| "()–- ".contains(c))
             .map(|n| n.trim_end_matches(|c| ".,".contains(c)))
@@ -75,6 +76,13 @@ fn quoted_figures_are_in_their_sources() {
     );
     let right = "On one CPU ipcperf runs [1.081](figures/peers-2vcpu.md)× dd.";
     assert!(unsourced(right, &src).is_empty());
+    // A count of trials is checked whole (it was not checked at all).
+    let trials = |n: &str| format!("called in [{n}](figures/verdicts-newest-2vcpu.md) trials");
+    assert!(unsourced(&trials("512/525"), &src).is_empty());
+    assert_eq!(
+        unsourced(&trials("513/525"), &src),
+        ["513/525: not in figures/verdicts-newest-2vcpu.md"]
+    );
     let mut bad = Vec::new();
     let mut quoted = 0;
     let mut pages = vec![(root().join("README.md"), root())];
