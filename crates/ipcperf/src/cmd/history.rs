@@ -55,9 +55,6 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
                     _ => t.to_string(),
                 };
             }
-            if let Some(took) = r[STATUS].strip_prefix("complete, ") {
-                r[STATUS] = format!("done, {took}");
-            }
             r[MEASURED] = few(&r[MEASURED]);
             r
         })
@@ -96,8 +93,6 @@ fn console_table(location: &str, header: &[&str], rows: &[Vec<String>]) -> Strin
 
 /// The `measured` column of the history's row.
 const MEASURED: usize = 7;
-/// The `status` column of the history's row.
-const STATUS: usize = 8;
 
 /// The names a terminal shows of what a run measured: all of them where they
 /// take [`FEW`] characters or fewer, else as many of the first as fit with how
@@ -118,7 +113,7 @@ fn few(names: &str) -> String {
 
 /// The most characters [`few`] gives a row's names: what an 80-column table
 /// holds on one line beside the other columns.
-const FEW: usize = 20;
+const FEW: usize = 17;
 
 pub fn run(a: HistoryArgs) -> Result<i32, Fail> {
     a.format.refuse_metrics("the run history")?;
@@ -182,7 +177,7 @@ mod tests {
     #[test]
     fn a_long_list_of_names_is_cut_to_four_and_a_count() {
         assert_eq!(few("pipe unix"), "pipe unix");
-        assert_eq!(few("a b c d e f g h i j"), "a b c d e f g h i j");
+        assert_eq!(few("a b c d e f g h i"), "a b c d e f g h i");
         assert_eq!(few("pipe fifo unix tcp udp shm"), "pipe fifo +4 more");
         let one = "sysv-sem-onecall posix-sem-named";
         assert_eq!(few(one), "sysv-sem-onecall +1 more");
