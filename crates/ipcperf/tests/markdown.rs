@@ -94,3 +94,112 @@ fn names_an_import_brought_are_text_in_markdown_and_control_characters_are_refus
     let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
     assert_eq!(runs.as_array().map(Vec::len), Some(4), "{runs}");
 }
+
+/// The rows of every table `md` holds, as a markdown reader (mdBook's) parses it,
+/// and the text of its paragraphs and list items.
+fn parsed(md: &str) -> (usize, Vec<String>) {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut rows = 0;
+    let mut texts = Vec::new();
+    let mut text: Option<String> = None;
+    for e in Parser::new_ext(md, Options::ENABLE_TABLES) {
+        match e {
+            Event::Start(Tag::TableHead | Tag::TableRow) => rows += 1,
+            Event::Start(Tag::Paragraph | Tag::Item) => text = Some(String::new()),
+            Event::End(TagEnd::Paragraph | TagEnd::Item) => texts.extend(text.take()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(s) = text.as_mut() {
+                    s.push_str(&t);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(s) = text.as_mut() {
+                    s.push('\n');
+                }
+            }
+            _ => {}
+        }
+    }
+    (rows, texts)
+}
+
+/// A line said above a table (trend's and fleet's counts, the newest run's
+/// verdicts) is a paragraph or a list item of its own, never the table's header:
+/// every `|` line is a row of a table as mdBook reads it, and no two lines said
+/// above it run together into one paragraph.
+#[test]
+fn markdown_lines_above_a_table_are_their_own_and_every_row_is_a_table_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    for _ in 0..3 {
+        stdout(&mut cmd(
+            &db,
+            &[
+                "run", "pipe", "--sizes", "64", "-r", "2", "-d", "20ms", "--pin", "0,0", "-q",
+            ],
+        ));
+    }
+    for args in [
+        &["trend", "pipe", "--format", "markdown"][..],
+        &["fleet", "--all-cases", "--format", "markdown"],
+        &["history", "--format", "markdown"],
+        &["compare", "1", "3", "--format", "markdown"],
+        &[
+            "compare",
+            "2",
+            "3",
+            "--baseline-runs",
+            "2",
+            "--format",
+            "markdown",
+        ],
+        &["export", "1", "--format", "markdown"],
+    ] {
+        let md = stdout(&mut cmd(&db, args));
+        let lines = md.lines().filter(|l| l.starts_with('|')).count();
+        let rules = md
+            .lines()
+            .filter(|l| l.starts_with("|--") || l.starts_with("|:-"))
+            .count();
+        let (rows, texts) = parsed(&md);
+        assert!(lines > 0, "{args:?}: a table\n{md}");
+        assert_eq!(
+            rows + rules,
+            lines,
+            "{args:?}: a | line outside a table\n{md}"
+        );
+        for t in &texts {
+            assert!(
+                !t.contains('|'),
+                "{args:?}: a table row read as text: {t:?}\n{md}"
+            );
+        }
+        if args[0] == "trend" {
+            // The count of runs and the newest run's verdicts: two, not one.
+            let head = texts
+                .iter()
+                .filter(|t| t.contains("runs of"))
+                .collect::<Vec<_>>();
+            assert_eq!(head.len(), 1, "{texts:?}\n{md}");
+            assert!(!head[0].contains("newest"), "{texts:?}\n{md}");
+            assert!(
+                texts
+                    .iter()
+                    .any(|t| t.starts_with("newest run of each case")),
+                "{texts:?}"
+            );
+        }
+        if args[0] == "fleet" {
+            assert!(
+                texts.iter().any(|t| t.starts_with("1 host,")),
+                "{texts:?}\n{md}"
+            );
+            assert!(
+                !texts
+                    .iter()
+                    .any(|t| t.starts_with("1 host,") && t.contains("not judged")),
+                "{texts:?}\n{md}"
+            );
+        }
+    }
+}

@@ -57,13 +57,18 @@ pub(crate) fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fai
             let hosts: std::collections::BTreeSet<&str> =
                 rows.iter().map(|r| r.host.as_str()).collect();
             let outliers: Vec<&HostRow> = rows.iter().filter(|r| r.outlier).collect();
-            let mut out = format!(
-                "{} host{}, {} host-and-case figures; {} outlier{}\n",
-                hosts.len(),
-                if hosts.len() == 1 { "" } else { "s" },
-                rows.len(),
-                outliers.len(),
-                if outliers.len() == 1 { "" } else { "s" }
+            let mut out = String::new();
+            said(
+                &mut out,
+                &format!(
+                    "{} host{}, {} host-and-case figures; {} outlier{}",
+                    hosts.len(),
+                    if hosts.len() == 1 { "" } else { "s" },
+                    rows.len(),
+                    outliers.len(),
+                    if outliers.len() == 1 { "" } else { "s" }
+                ),
+                format,
             );
             // Markdown: a host name an imported run brought, as its cells show it.
             let md = |s: String| match format {
@@ -71,8 +76,11 @@ pub(crate) fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fai
                 _ => s,
             };
             for r in &outliers {
-                let line = md(format!("  {}", fleet::outlier_line(r)));
-                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+                said(
+                    &mut out,
+                    &md(format!("  {}", fleet::outlier_line(r))),
+                    format,
+                );
             }
             // Said once, not on every row (a fleet of three hosts read the same
             // sentence in each of its 36 rows).
@@ -83,7 +91,7 @@ pub(crate) fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fai
                      their CPU model and kernel measured the case, too few to know their spread",
                     fleet::MIN_PEERS
                 );
-                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+                said(&mut out, &line, format);
             }
             let groups = by_case(rows, |r| r.case.as_str());
             if format == Format::Table && groups.len() > 1 && hosts.len() > 1 {
@@ -96,10 +104,39 @@ pub(crate) fn hosts_text(rows: &[HostRow], format: Format) -> Result<String, Fai
                 }
             } else {
                 let all: Vec<&HostRow> = rows.iter().collect();
+                if format == Format::Markdown {
+                    above_table(&mut out);
+                }
                 out.push_str(&hosts_table(&all, true, format == Format::Markdown));
             }
             Ok(out.to_string())
         }
+    }
+}
+
+/// A line said above the table. On a terminal, wrapped to it under an indent.
+/// In markdown, a paragraph of its own, an indented line a list item, and a
+/// blank line before the table: lines one under the other ran together into one
+/// paragraph where the page is read (trend's count of runs and its newest run's
+/// verdicts read as one sentence).
+pub(crate) fn said(out: &mut String, line: &str, format: Format) {
+    if format != Format::Markdown {
+        out.push_str(&format!("{}\n", crate::console::fit_line(line, 2)));
+        return;
+    }
+    let text = line.trim_start_matches(' ');
+    if text.len() < line.len() {
+        out.push_str(&format!("- {text}\n"));
+    } else {
+        above_table(out);
+        out.push_str(&format!("{text}\n\n"));
+    }
+}
+
+/// In markdown, a blank line between what is said above and what comes next.
+pub(crate) fn above_table(out: &mut String) {
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
     }
 }
 

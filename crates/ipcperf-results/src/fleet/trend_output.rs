@@ -122,9 +122,10 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 Format::Markdown => crate::export::markdown::escape(&s),
                 _ => s,
             };
-            let mut out = format!("{}\n", crate::console::fit_line(&md(head), 2));
+            let mut out = String::new();
+            super::output::said(&mut out, &md(head), format);
             if let Some(line) = newest_line(points) {
-                out.push_str(&format!("{}\n", crate::console::fit_line(&md(line), 2)));
+                super::output::said(&mut out, &md(line), format);
             }
             // The step's size is its segments' (in the reason), not the run
             // before's: "1.10× the run before" was runs 8–14 against 1–7,
@@ -145,7 +146,7 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                     p.host,
                     p.case,
                 ));
-                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+                super::output::said(&mut out, &line, format);
             }
             for p in &steps {
                 let line = md(format!(
@@ -156,7 +157,7 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                     p.case,
                     p.change.why
                 ));
-                out.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+                super::output::said(&mut out, &line, format);
             }
             if format == Format::Table && !one {
                 // On a terminal, a table for each case under its name: the
@@ -167,6 +168,9 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 }
             } else {
                 let all: Vec<&TrendPoint> = points.iter().collect();
+                if format == Format::Markdown {
+                    super::output::above_table(&mut out);
+                }
                 out.push_str(&points_table(
                     &all,
                     !one,
