@@ -9,7 +9,7 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use assert_cmd::prelude::*;
 
 mod common;
-use common::bad_input;
+use common::{bad_input, fits_80_columns, on_80_columns};
 
 fn ipcperf() -> assert_cmd::Command {
     let mut c = cargo_bin_cmd!("ipcperf");
@@ -78,23 +78,6 @@ fn export_files_during_the_run() {
     assert!(t0.elapsed() < Duration::from_secs(2), "it measured first");
 }
 
-/// `ipcperf ARGS` (a shell line) on an 80-column pseudo-terminal made by
-/// `script`; None (said) where `script` is not installed.
-fn on_80_columns(args: &str) -> Option<std::process::Output> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
-        return None;
-    }
-    let bin = env!("CARGO_BIN_EXE_ipcperf");
-    let out = Command::new("script")
-        .args(["-q", "-e", "-c"])
-        .arg(format!("stty rows 40 cols 80; {bin} {args}"))
-        .arg("/dev/null")
-        .output()
-        .unwrap();
-    Some(out)
-}
-
 /// On an 80-column terminal (a pseudo-terminal made by `script`), the tables fit:
 /// spare columns go first (named in a note), then cells wrap. Through a pipe,
 /// every column stays.
@@ -156,34 +139,14 @@ fn every_line_fits_an_80_column_terminal_and_no_word_is_split() {
     assert!(text.contains("switches/"), "{text}");
 }
 
-/// What a terminal shows of `out` (colour and cursor codes take no room; the
-/// progress bar, which redraws itself, left out), each line asserted to fit 80
-/// columns.
-fn fits_80_columns(out: &std::process::Output) -> String {
-    let mut text = String::new();
-    let mut codes = false;
-    for ch in String::from_utf8_lossy(&out.stdout).chars() {
-        match (codes, ch) {
-            (false, '\x1b') => codes = true,
-            (true, c) if c.is_ascii_alphabetic() => codes = false,
-            (true, _) | (false, '\r') => {}
-            (false, c) => text.push(c),
-        }
-    }
-    let lines: Vec<&str> = text.lines().filter(|l| !l.contains(['░', '█'])).collect();
-    for l in &lines {
-        assert!(
-            l.chars().count() <= 80,
-            "{} columns: {l}\n{text}",
-            l.chars().count()
-        );
-    }
-    lines.join("\n")
-}
-
 /// Two short runs (`run ARGS -d 20ms -q`) kept in `db`.
 fn two_runs(db: &std::path::Path, args: &[&str]) {
-    for _ in 0..2 {
+    runs(db, args, 2)
+}
+
+/// `n` short runs (`run ARGS -d 20ms -q`) kept in `db`.
+fn runs(db: &std::path::Path, args: &[&str], n: usize) {
+    for _ in 0..n {
         let ok = Command::new(env!("CARGO_BIN_EXE_ipcperf"))
             .arg("run")
             .args(args)
@@ -220,16 +183,18 @@ fn a_comparison_s_heading_fits_an_80_column_terminal() {
 fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    two_runs(
+    // Three: the newest run judged, its verdict said.
+    runs(
         &db,
         &["pipe", "--sizes", "64,64k", "-r", "2", "--pin", "0,0"],
+        3,
     );
     let Some(out) = on_80_columns(&format!("trend pipe --db {}", db.display())) else {
         return;
     };
     assert!(out.status.success(), "{out:?}");
     let text = fits_80_columns(&out);
-    assert!(text.starts_with("2 runs of 2 cases on "), "{text}");
+    assert!(text.starts_with("3 runs of 2 cases on "), "{text}");
     let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
     assert!(text.contains(&today), "{today}:\n{text}");
     assert!(!text.contains("host"), "{text}");
@@ -241,8 +206,24 @@ fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
         .count();
     assert_eq!(names, 2, "{text}");
     let dated: Vec<&str> = text.lines().filter(|l| l.contains(&today)).collect();
-    assert_eq!(dated.len(), 4, "{text}");
-    assert!(dated.iter().all(|l| l.contains(" MB/s")), "{text}");
+    assert_eq!(dated.len(), 6, "{text}");
+    // The date, its time and the figures on one line (the newest run's verdict
+    // in a column wrapped every row's time under its date).
+    let timed = |l: &&&str| {
+        let at = l.find(&today).unwrap() + today.len();
+        let t = &l.as_bytes()[at..];
+        t.len() > 6 && t[0] == b' ' && t[3] == b':' && t[1..3].iter().all(u8::is_ascii_digit)
+    };
+    assert!(
+        dated.iter().all(|l| timed(&l) && l.contains(" MB/s")),
+        "{text}"
+    );
+    // Each case's newest run judged, on a line of its own above its table.
+    let newest = text
+        .lines()
+        .filter(|l| l.starts_with("newest, run 3: "))
+        .count();
+    assert_eq!(newest, 2, "{text}");
     let out = on_80_columns(&format!(
         "trend pipe --format markdown --db {}",
         db.display()
@@ -251,7 +232,7 @@ fn a_trend_on_a_terminal_counts_runs_and_keeps_its_markdown_whole() {
     let md = String::from_utf8_lossy(&out.stdout).replace('\r', "");
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
     // A header, its rule, and a row for each case in each run.
-    assert_eq!(rows.len(), 2 + 4, "{md}");
+    assert_eq!(rows.len(), 2 + 6, "{md}");
     assert!(rows.iter().skip(2).all(|r| r.contains(&today)), "{md}");
 }
 

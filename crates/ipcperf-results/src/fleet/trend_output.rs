@@ -130,12 +130,7 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
             // The step's size is its segments' (in the reason), not the run
             // before's: "1.10× the run before" was runs 8–14 against 1–7,
             // where run 8 was 1.19× run 7.
-            let moved = points.iter().filter(|p| {
-                p.newest
-                    .as_ref()
-                    .is_some_and(|n| matches!(n.verdict.as_str(), "slower" | "faster"))
-            });
-            for p in moved {
+            for p in points.iter().filter(|p| moved(p)) {
                 let (verdict, why) = p.newest.as_ref().map_or((String::new(), ""), |n| {
                     (n.verdict.to_uppercase(), n.why.as_str())
                 });
@@ -159,12 +154,28 @@ fn points_text(points: &[TrendPoint], format: Format) -> Result<String, Fail> {
                 ));
                 super::output::said(&mut out, &line, format);
             }
-            if format == Format::Table && !one {
+            if format == Format::Table {
                 // On a terminal, a table for each case under its name: the
                 // name on every row made each row six lines tall at 80 columns.
+                // The newest run's verdict is a line above its table: in the
+                // verdict column it wrapped every row's date at 80 columns.
                 for (case, of_case) in super::output::by_case(points, |p| p.case.as_str()) {
-                    let table = points_table(&of_case, false, one_host.is_none(), false);
-                    super::output::named(&mut out, case, &table);
+                    let mut table = String::new();
+                    // A run that moved is said in the first lines, whole.
+                    for p in of_case.iter().filter(|p| p.newest.is_some() && !moved(p)) {
+                        let host = match one_host {
+                            Some(_) => String::new(),
+                            None => format!(" on {}", p.host),
+                        };
+                        let line = format!("newest{host}, run {}: {}", p.run_id, newest_said(p));
+                        table.push_str(&format!("{}\n", crate::console::fit_line(&line, 2)));
+                    }
+                    table.push_str(&points_table(&of_case, false, one_host.is_none(), false));
+                    if one {
+                        out.push_str(&table);
+                    } else {
+                        super::output::named(&mut out, case, &table);
+                    }
                 }
             } else {
                 let all: Vec<&TrendPoint> = points.iter().collect();
@@ -198,19 +209,36 @@ fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) 
     ];
     // On a terminal an empty verdict column (no point judged: too few runs,
     // or nothing said) is left out; markdown keeps its columns.
-    let said = markdown || points.iter().any(|p| !verdict_of(p).is_empty());
+    // On a terminal the step's, and a newest run that moved marked: the
+    // reasons are in the lines above.
+    let verdict = |p: &TrendPoint| {
+        let step = p.change.verdict_cell();
+        match (markdown, p.newest.as_ref().filter(|_| moved(p))) {
+            (true, _) => verdict_of(p),
+            (false, None) => step,
+            (false, Some(n)) if step.is_empty() => format!("NEWEST {}", n.verdict.to_uppercase()),
+            (false, Some(n)) => format!("{step}; NEWEST {}", n.verdict.to_uppercase()),
+        }
+    };
+    let said = markdown || points.iter().any(|p| !verdict(p).is_empty());
     let rows = points
         .iter()
         .map(|p| {
             vec![
                 p.case.clone(),
                 p.run_id.to_string(),
-                when(p.started_ms),
+                // On a terminal to the minute, as history shows a run: the
+                // seconds wrapped the date at 80 columns.
+                if markdown {
+                    when(p.started_ms)
+                } else {
+                    when(p.started_ms).chars().take(16).collect()
+                },
                 p.host.clone(),
                 figure(p, p.median),
                 range(&figure(p, p.min), &figure(p, p.max)),
                 p.change.ratio_cell(),
-                verdict_of(p),
+                verdict(p),
             ]
         })
         .collect();
@@ -222,30 +250,46 @@ fn points_table(points: &[&TrendPoint], case: bool, host: bool, markdown: bool) 
 /// stands against the runs before it (in capitals where it moved).
 fn verdict_of(p: &TrendPoint) -> String {
     let step = p.change.verdict_cell();
-    let Some(n) = &p.newest else {
+    if p.newest.is_none() {
         return step;
-    };
-    // The reason whole is in the first lines (a case that moved) and in JSON
-    // and CSV: in a column it made the newest row fourteen lines tall.
-    let pct = |v: Option<f64>| v.map_or(String::new(), |v| format!("{:.1}%", v * 100.0));
-    let said = match (n.verdict.as_str(), n.ratio) {
-        (v @ ("slower" | "faster"), Some(r)) => format!(
-            "NEWEST {}: {r:.2}× its {} runs before, p {}",
-            v.to_uppercase(),
-            n.earlier_runs,
-            super::fmt_p(n.p.unwrap_or(1.0))
-        ),
-        ("not judged", _) => format!("newest: not judged ({} runs before it)", n.earlier_runs),
-        (v, _) => format!(
-            "newest: {v} (could call {}, limit {})",
-            pct(n.could_call),
-            pct(n.limit)
-        ),
-    };
+    }
+    let said = format!("newest: {}", newest_said(p));
     if step.is_empty() {
         said
     } else {
         format!("{step}; {said}")
+    }
+}
+
+/// Whether a point is its case's newest run and moved (slower or faster).
+fn moved(p: &TrendPoint) -> bool {
+    p.newest
+        .as_ref()
+        .is_some_and(|n| matches!(n.verdict.as_str(), "slower" | "faster"))
+}
+
+/// How the newest run of a case stands against the runs before it, in short
+/// ("" where it is not its case's newest run).
+fn newest_said(p: &TrendPoint) -> String {
+    let Some(n) = &p.newest else {
+        return String::new();
+    };
+    // The reason whole is in the first lines (a case that moved) and in JSON
+    // and CSV: in a column it made the newest row fourteen lines tall.
+    let pct = |v: Option<f64>| v.map_or(String::new(), |v| format!("{:.1}%", v * 100.0));
+    match (n.verdict.as_str(), n.ratio) {
+        (v @ ("slower" | "faster"), Some(r)) => format!(
+            "{}: {r:.2}× its {} runs before, p {}",
+            v.to_uppercase(),
+            n.earlier_runs,
+            super::fmt_p(n.p.unwrap_or(1.0))
+        ),
+        ("not judged", _) => format!("not judged ({} runs before it)", n.earlier_runs),
+        (v, _) => format!(
+            "{v} (could call {}, limit {})",
+            pct(n.could_call),
+            pct(n.limit)
+        ),
     }
 }
 

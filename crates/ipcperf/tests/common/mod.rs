@@ -245,3 +245,45 @@ pub fn can_trace() -> bool {
         None => true,
     }
 }
+
+/// `ipcperf ARGS` (a shell line) on an 80-column pseudo-terminal made by
+/// `script`; None (said) where `script` is not installed.
+pub fn on_80_columns(args: &str) -> Option<std::process::Output> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: no pseudo-terminal to test in");
+        return None;
+    }
+    let bin = env!("CARGO_BIN_EXE_ipcperf");
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!("stty rows 40 cols 80; {bin} {args}"))
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    Some(out)
+}
+
+/// What a terminal shows of `out` (colour and cursor codes take no room; the
+/// progress bar, which redraws itself, left out), each line asserted to fit 80
+/// columns.
+pub fn fits_80_columns(out: &std::process::Output) -> String {
+    let mut text = String::new();
+    let mut codes = false;
+    for ch in String::from_utf8_lossy(&out.stdout).chars() {
+        match (codes, ch) {
+            (false, '\x1b') => codes = true,
+            (true, c) if c.is_ascii_alphabetic() => codes = false,
+            (true, _) | (false, '\r') => {}
+            (false, c) => text.push(c),
+        }
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.contains(['░', '█'])).collect();
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}\n{text}",
+            l.chars().count()
+        );
+    }
+    lines.join("\n")
+}
