@@ -18,6 +18,7 @@ pub mod fd;
 pub mod fdpass;
 pub mod ftrace;
 pub mod futex;
+pub mod hint;
 pub mod idle;
 pub mod lock;
 pub mod mqueue;

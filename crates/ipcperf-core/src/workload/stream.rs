@@ -120,15 +120,6 @@ pub fn recv_exact<S: ByteStream>(s: &mut S, buf: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// One thread copying `src` into `dst`, `blocks` times: the ceiling of every copy.
-#[inline(never)]
-pub fn copy_blocks(src: &[u8], dst: &mut [u8], blocks: u64) {
-    for _ in 0..blocks {
-        dst.copy_from_slice(src);
-        std::hint::black_box(&mut *dst);
-    }
-}
-
 /// [`write_blocks`] with the payload treatment chosen at run time.
 pub fn write_stream<S: ByteStream>(
     p: Payload,
