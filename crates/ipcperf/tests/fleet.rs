@@ -404,6 +404,14 @@ fn the_newest_night_is_judged_against_the_nights_before_it() {
             called == "slower",
             "{table}"
         );
+        // Markdown keeps the reason in the newest row's verdict.
+        let args = ["trend", "pipe", "--host", "night", "--format", "markdown"];
+        let md = common::stdout(&mut common::cmd(&db, &args));
+        assert_eq!(
+            md.contains("| NEWEST SLOWER: 0.") && md.contains(" runs before, p "),
+            called == "slower",
+            "{md}"
+        );
     }
     let db = dir.path().join("two.db");
     let mut jitter = jitter_from(3);

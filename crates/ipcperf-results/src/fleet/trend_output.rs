@@ -253,7 +253,11 @@ fn verdict_of(p: &TrendPoint) -> String {
     if p.newest.is_none() {
         return step;
     }
-    let said = format!("newest: {}", newest_said(p));
+    let said = if moved(p) {
+        format!("NEWEST {}", newest_said(p))
+    } else {
+        format!("newest: {}", newest_said(p))
+    };
     if step.is_empty() {
         said
     } else {
