@@ -13,15 +13,19 @@ pub mod replay;
 mod ring;
 #[cfg(test)]
 mod svg_text;
+mod throughput;
 mod ticks;
 pub mod trend;
+pub use throughput::{
+    stroke, throughput_lines, throughput_png, throughput_svg, title, Line, Mark, Stroke,
+};
 pub mod xy;
 
 use std::path::Path;
 use std::sync::Once;
 
 use ipcperf_core::latency::FEW_BEYOND;
-use ipcperf_core::record::{CaseRecord, RunRecord};
+use ipcperf_core::record::RunRecord;
 use ipcperf_core::workload::Workload;
 use std::ops::Range;
 
@@ -99,170 +103,7 @@ pub(crate) fn color(i: usize) -> RGBAColor {
     }
 }
 
-/// One line of the throughput chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Line {
-    pub label: String,
-    /// (block size, MB/s), by size.
-    pub points: Vec<(u64, f64)>,
-    /// (block size, min MB/s, max MB/s) over the series, by size: drawn as a band.
-    pub band: Vec<(u64, f64, f64)>,
-}
-
-/// The lines of the throughput chart: every case that ran, grouped by mechanism,
-/// mode, placement (and payload treatment when the run used several).
-pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
-    let payloads: Vec<_> = run.cases.iter().map(|c| c.payload).collect();
-    let many_payloads = payloads.iter().any(|p| *p != payloads[0]);
-    let streams = run.cases.iter().filter(|c| c.workload == Workload::Stream);
-    let mixed = crate::export::cells::idle_mixed(streams);
-    let label = |c: &CaseRecord| {
-        // shm's wake-ups and zero-copy are lines of their own: "shm (spin, zero-copy)".
-        let mut s = format!(
-            "{} {} {}",
-            crate::export::view::mechanism_label(c),
-            c.mode.name(),
-            crate::export::cells::place(c, mixed)
-        );
-        if many_payloads {
-            s.push_str(&format!(" {}", c.payload.name()));
-        }
-        s
-    };
-    let mut lines: Vec<Line> = Vec::new();
-    for c in run.cases.iter().filter(|c| c.workload == Workload::Stream) {
-        // A point needs a size on the log axis and a finite rate (an imported or
-        // hand-edited record may carry neither).
-        let Some(m) = c.median_bytes_per_sec.filter(|m| *m > 0.0 && m.is_finite()) else {
-            continue;
-        };
-        if c.block_size == 0 {
-            continue;
-        }
-        let l = label(c);
-        let i = match lines.iter().position(|x| x.label == l) {
-            Some(i) => i,
-            None => {
-                lines.push(Line {
-                    label: l,
-                    points: Vec::new(),
-                    band: Vec::new(),
-                });
-                lines.len() - 1
-            }
-        };
-        lines[i].points.push((c.block_size, m / 1e6));
-        if let (Some(lo), Some(hi)) = (c.min_bytes_per_sec, c.max_bytes_per_sec) {
-            if lo > 0.0 && hi.is_finite() && lo <= hi {
-                lines[i].band.push((c.block_size, lo / 1e6, hi / 1e6));
-            }
-        }
-    }
-    for l in &mut lines {
-        l.points.sort_by_key(|p| p.0);
-        l.band.sort_by_key(|p| p.0);
-    }
-    lines
-}
-
-/// The chart's title: what, where.
-pub fn title(run: &RunRecord) -> String {
-    format!(
-        "MB/s against block size — {} (Linux {})",
-        run.machine.hostname, run.machine.kernel
-    )
-}
-
 type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
-
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
-    run: &RunRecord,
-) -> DrawResult<DB::ErrorType> {
-    let lines = throughput_lines(run);
-    let root = canvas_with_legend(root, lines.iter().map(|l| l.label.clone()))?;
-    if lines.is_empty() {
-        root.draw(&Text::new(
-            "no case in this run moved any data",
-            (40, 40),
-            (FAMILY, 20).into_font(),
-        ))?;
-        return root.present();
-    }
-    let sizes = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-    let (lo, hi) = sizes.fold((u64::MAX, 0), |(a, b), s| (a.min(s), b.max(s)));
-    let (x0, x1) = (
-        (lo as f64).log2().floor(),
-        (hi as f64)
-            .log2()
-            .ceil()
-            .max((lo as f64).log2().floor() + 1.0),
-    );
-    let rates = lines.iter().flat_map(|l| {
-        l.points
-            .iter()
-            .map(|p| p.1)
-            .chain(l.band.iter().flat_map(|b| [b.1, b.2]))
-    });
-    let (ymin, ymax) = rates.fold((f64::MAX, 0f64), |(a, b), r| (a.min(r), b.max(r)));
-    // Whole decades around the data, so the log axis has labelled ticks.
-    let (y0, y1) = (
-        10f64.powf(ymin.log10().floor()),
-        10f64
-            .powf(ymax.log10().ceil())
-            .max(10f64.powf(ymin.log10().floor() + 1.0)),
-    );
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title(run), (FAMILY, 22).into_font())
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(80)
-        .build_cartesian_2d(Log2Axis(x0, x1), (y0..y1).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("block size (log₂)")
-        .y_desc("MB/s (10⁶ bytes/s, log)")
-        .label_style((FAMILY, 14).into_font())
-        .axis_desc_style((FAMILY, 16).into_font())
-        .x_labels(16)
-        .y_label_formatter(&|y| ticks::value(*y))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
-    for (i, l) in lines.iter().enumerate() {
-        let color = color(i);
-        let pts: Vec<(f64, f64)> = l
-            .points
-            .iter()
-            .map(|&(s, m)| ((s as f64).log2(), m))
-            .collect();
-        // The series' min–max as a band behind the median line (a single size:
-        // a bar at that size).
-        if l.band.len() > 1 {
-            let mut poly: Vec<(f64, f64)> =
-                l.band.iter().map(|b| ((b.0 as f64).log2(), b.2)).collect();
-            poly.extend(l.band.iter().rev().map(|b| ((b.0 as f64).log2(), b.1)));
-            chart.draw_series(std::iter::once(Polygon::new(
-                poly,
-                color.mix(0.18).filled(),
-            )))?;
-        } else if let Some(b) = l.band.first() {
-            let x = (b.0 as f64).log2();
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, b.1), (x, b.2)],
-                color.mix(0.5).stroke_width(6),
-            )))?;
-        }
-        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-    }
-    // What the band is, under the axis title.
-    root.draw(&Text::new(
-        "line: median of the series; band: their min–max",
-        (SIZE.0 as i32 - 330, SIZE.1 as i32 - 24),
-        (FAMILY, 13).into_font(),
-    ))?;
-    root.present()
-}
 
 /// A percentile axis in "nines": x = −log10(1 − p), so p50, p90, p99, p99.9 and
 /// p99.99 are evenly spaced and the tail gets the room it deserves.
@@ -582,20 +423,43 @@ pub(crate) fn legend_below<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     entries: &[(String, RGBAColor)],
 ) -> Result<DrawingArea<DB, plotters::coord::Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let solid = stroke(0);
+    let styled: Vec<_> = entries
+        .iter()
+        .map(|(l, c)| (l.clone(), *c, solid))
+        .collect();
+    legend_styled(root, &styled)
+}
+
+/// [`legend_below`] with each entry's own stroke: its swatch dashed and marked
+/// as its line is.
+pub(crate) fn legend_styled<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(String, RGBAColor, Stroke)],
+) -> Result<DrawingArea<DB, plotters::coord::Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
     if entries.is_empty() {
         return Ok(root);
     }
     let (top, bottom) = root.split_vertically(SIZE.1);
     let col_w = (SIZE.0 as i32 - 40) / LEGEND_COLUMNS as i32;
-    for (i, (label, c)) in entries.iter().enumerate() {
+    // Lines of several strokes show theirs, marker and all; lines of one, a bar.
+    let marked = entries.iter().any(|e| e.2 != entries[0].2);
+    for (i, (label, c, st)) in entries.iter().enumerate() {
         let (row, col) = ((i / LEGEND_COLUMNS) as i32, (i % LEGEND_COLUMNS) as i32);
         let (x, y) = (20 + col * col_w, 6 + row * LEGEND_ROW as i32);
-        bottom.draw(&PathElement::new(
-            vec![(x, y + 8), (x + 24, y + 8)],
-            c.stroke_width(3),
-        ))?;
+        let text_x = if marked {
+            throughput::draw_path(&bottom, &[(x, y + 8), (x + 42, y + 8)], *c, *st)?;
+            throughput::draw_mark(&bottom, (x + 21, y + 8), *c, st.marker)?;
+            x + 50
+        } else {
+            bottom.draw(&PathElement::new(
+                vec![(x, y + 8), (x + 24, y + 8)],
+                c.stroke_width(3),
+            ))?;
+            x + 32
+        };
         // Long labels are cut to their column, never drawn over the next one.
-        let max_chars = ((col_w - 40) * 10 / 68).max(10) as usize;
+        let max_chars = ((col_w - 8 - (text_x - x)) * 10 / 68).max(10) as usize;
         let text: String = if label.chars().count() > max_chars {
             let mut t: String = label.chars().take(max_chars - 1).collect();
             t.push('…');
@@ -603,7 +467,7 @@ pub(crate) fn legend_below<DB: DrawingBackend>(
         } else {
             label.clone()
         };
-        bottom.draw(&Text::new(text, (x + 32, y), (FAMILY, 13).into_font()))?;
+        bottom.draw(&Text::new(text, (text_x, y), (FAMILY, 13).into_font()))?;
     }
     Ok(top)
 }
@@ -620,25 +484,6 @@ pub(crate) fn fmt_ns_tick(v: f64) -> String {
         (v, "ns")
     };
     format!("{} {unit}", ticks::figures(x))
-}
-
-/// The throughput chart as an SVG document.
-pub fn throughput_svg(run: &RunRecord) -> Result<String, String> {
-    let mut out = String::new();
-    {
-        let size = size_with_legend(throughput_lines(run).len());
-        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        draw(root, run).map_err(|e| format!("cannot draw the chart: {e}"))?;
-    }
-    Ok(out)
-}
-
-/// The throughput chart as a PNG file at `path`.
-pub fn throughput_png(run: &RunRecord, path: &Path) -> Result<(), String> {
-    let size = size_with_legend(throughput_lines(run).len());
-    png::write(path, size, |root| {
-        draw(root, run).map_err(|e| e.to_string())
-    })
 }
 
 #[cfg(test)]

@@ -232,3 +232,37 @@ fn legends_sit_below_the_plot_and_latency_reads_in_time_units() {
     let h = ranked::size(16).1;
     assert!(svg.contains(&format!("height=\"{h}\"")) && svg.contains("fastest p50 first"));
 }
+
+/// A mechanism keeps its colour over its placements, a placement its stroke over
+/// the mechanisms: six lines read as three colours by two strokes, the dashed
+/// ones drawn in dashes (each a short path of the line's colour) so a line under
+/// another shows between them.
+#[test]
+fn a_mechanism_keeps_its_colour_and_a_placement_its_stroke() {
+    let run = testdata::run();
+    let lines = throughput_lines(&run);
+    let colors: Vec<usize> = lines.iter().map(|l| l.color).collect();
+    let strokes: Vec<usize> = lines.iter().map(|l| l.stroke).collect();
+    assert_eq!(colors, [0, 0, 1, 1, 2, 2]);
+    assert_eq!(strokes, [0, 1, 0, 1, 0, 1]);
+    assert_ne!(stroke(0), stroke(1));
+    assert!(stroke(0).dash.is_none() && stroke(1).dash.is_some());
+    assert_ne!(stroke(0).marker, stroke(1).marker);
+    let svg = throughput_svg(&run).unwrap();
+    let lines_drawn: Vec<&str> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next())
+        .collect();
+    let mut distinct = lines_drawn.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "one colour per mechanism: {distinct:?}");
+    // Three solid lines are three paths; the dashed ones, many each.
+    assert!(
+        lines_drawn.len() > 3 + 3 * 10,
+        "{} paths",
+        lines_drawn.len()
+    );
+}
