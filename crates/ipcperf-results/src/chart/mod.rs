@@ -164,6 +164,9 @@ pub struct LatencyLine {
     /// For each point, whether fewer than [`FEW_BEYOND`] samples lie beyond it
     /// (the tables mark such a figure †): drawn hollow, its line dashed.
     pub thin: Vec<bool>,
+    /// Which of `parts` is the placement: the lines of a mechanism share a
+    /// colour and those of a placement a marker ([`latency_styles`]).
+    pub place: Option<usize>,
 }
 
 impl LatencyLine {
@@ -175,8 +178,42 @@ impl LatencyLine {
             parts,
             points,
             thin,
+            place: None,
         }
     }
+
+    /// The line with its placement at `parts[i]`.
+    pub fn placed_at(self, i: usize) -> LatencyLine {
+        LatencyLine {
+            place: Some(i),
+            ..self
+        }
+    }
+}
+
+/// Each line's (colour, marker) index: a colour per mechanism, mode, size and
+/// the rest (every part but the placement), a marker per placement, each in the
+/// order first met. Lines of one placement are as before: a colour each, circles.
+pub fn latency_styles(lines: &[LatencyLine]) -> Vec<(usize, usize)> {
+    let (mut whats, mut places) = (Vec::<Vec<&String>>::new(), Vec::<Option<&String>>::new());
+    let mut v = Vec::new();
+    for l in lines {
+        let place = l.place.and_then(|i| l.parts.get(i));
+        let what: Vec<&String> = (0..l.parts.len())
+            .filter(|&i| Some(i) != l.place)
+            .map(|i| &l.parts[i])
+            .collect();
+        let c = whats.iter().position(|y| *y == what).unwrap_or_else(|| {
+            whats.push(what);
+            whats.len() - 1
+        });
+        let m = places.iter().position(|y| *y == place).unwrap_or_else(|| {
+            places.push(place);
+            places.len() - 1
+        });
+        v.push((c, m));
+    }
+    v
 }
 
 /// The points of `pts` (percentile, ns) above zero, each with whether it
@@ -238,17 +275,20 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
                 )
             })
             .unwrap_or_default();
-        v.push(LatencyLine::new(
-            vec![
-                crate::export::view::mechanism_label(c),
-                c.mode.name().into(),
-                fmt_size(c.block_size),
-                crate::export::cells::place(c, mixed),
-                rate,
-            ],
-            points,
-            thin,
-        ));
+        v.push(
+            LatencyLine::new(
+                vec![
+                    crate::export::view::mechanism_label(c),
+                    c.mode.name().into(),
+                    fmt_size(c.block_size),
+                    crate::export::cells::place(c, mixed),
+                    rate,
+                ],
+                points,
+                thin,
+            )
+            .placed_at(3),
+        );
     }
     for c in &run.cases {
         let Some(l) = c.sync.as_ref().and_then(|s| s.set_clear_latency.as_ref()) else {
@@ -264,16 +304,19 @@ pub fn latency_lines(run: &RunRecord) -> Vec<LatencyLine> {
             (0.999, l.p999_ns),
         ];
         let (points, thin) = percentile_points(&pts, l.beyond);
-        v.push(LatencyLine::new(
-            vec![
-                c.mechanism.clone(),
-                c.mode.name().into(),
-                c.placement.shown(),
-                "set/clear".into(),
-            ],
-            points,
-            thin,
-        ));
+        v.push(
+            LatencyLine::new(
+                vec![
+                    c.mechanism.clone(),
+                    c.mode.name().into(),
+                    c.placement.shown(),
+                    "set/clear".into(),
+                ],
+                points,
+                thin,
+            )
+            .placed_at(2),
+        );
     }
     v.retain(|l| !l.points.is_empty());
     v
@@ -285,7 +328,15 @@ pub(crate) fn draw_latency<DB: DrawingBackend>(
     lines: &[LatencyLine],
     shared: &str,
 ) -> DrawResult<DB::ErrorType> {
-    let root = canvas_with_legend(root, lines.iter().map(|l| l.label.clone()))?;
+    let styles = latency_styles(lines);
+    fonts();
+    root.fill(&WHITE)?;
+    let entries: Vec<_> = lines
+        .iter()
+        .zip(&styles)
+        .map(|(l, &(c, m))| (l.label.clone(), color(c), solid(m)))
+        .collect();
+    let root = legend_styled(root, &entries)?;
     let xs = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| nines(p.0)));
@@ -322,8 +373,8 @@ pub(crate) fn draw_latency<DB: DrawingBackend>(
         .y_label_formatter(&|y| fmt_ns_tick(*y))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    for (i, l) in lines.iter().enumerate() {
-        let color = color(i);
+    for (l, &(c, m)) in lines.iter().zip(&styles) {
+        let (color, mark) = (color(c), solid(m).marker);
         let pts: Vec<(f64, f64)> = l.points.iter().map(|&(p, v)| (nines(p), v)).collect();
         let thin = |j: usize| l.thin.get(j).copied().unwrap_or(false);
         // Solid up to the last firm point; from there, dashed to the thin ones
@@ -340,11 +391,7 @@ pub(crate) fn draw_latency<DB: DrawingBackend>(
             ))?;
         }
         for (j, &p) in pts.iter().enumerate() {
-            if thin(j) {
-                chart.draw_series(ring::ring(p, 4, 2, &color))?;
-            } else {
-                chart.draw_series(std::iter::once(Circle::new(p, 3, color.filled())))?;
-            }
+            throughput::draw_mark(chart.plotting_area(), p, color, mark, thin(j))?;
         }
     }
     if lines.iter().any(|l| l.thin.contains(&true)) {
@@ -382,6 +429,15 @@ pub fn latency_png(run: &RunRecord, path: &Path) -> Option<Result<(), String>> {
     Some(png::write(path, ranked::latency_size(&lines), |root| {
         ranked::draw_any_latency(root, run, &lines).map_err(|e| e.to_string())
     }))
+}
+
+/// A placement's stroke with its dash left out: solid, its marker alone
+/// telling it (a latency line's dash says its figures rest on few samples).
+fn solid(i: usize) -> Stroke {
+    Stroke {
+        dash: None,
+        ..stroke(i)
+    }
 }
 
 /// Chart size in pixels (the plot itself; a legend below adds to the height).
@@ -449,7 +505,7 @@ pub(crate) fn legend_styled<DB: DrawingBackend>(
         let (x, y) = (20 + col * col_w, 6 + row * LEGEND_ROW as i32);
         let text_x = if marked {
             throughput::draw_path(&bottom, &[(x, y + 8), (x + 42, y + 8)], *c, *st)?;
-            throughput::draw_mark(&bottom, (x + 21, y + 8), *c, st.marker)?;
+            throughput::draw_mark(&bottom, (x + 21, y + 8), *c, st.marker, false)?;
             x + 50
         } else {
             bottom.draw(&PathElement::new(

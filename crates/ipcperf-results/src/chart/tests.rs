@@ -266,3 +266,36 @@ fn a_mechanism_keeps_its_colour_and_a_placement_its_stroke() {
         lines_drawn.len()
     );
 }
+
+/// Latency curves, as the throughput chart: a primitive keeps its colour over
+/// its placements and a placement its marker (a dash there says few samples,
+/// so the lines stay solid); one placement only draws as before, a colour a line.
+#[test]
+fn latency_curves_colour_a_mechanism_and_mark_a_placement() {
+    let mut run = testdata::run();
+    run.cases.clear();
+    for p in ["futex", "sysv-sem"] {
+        let across = testdata::sync_case(p, 900, 1_500, 6_000, 40_000);
+        let mut same = across.clone();
+        same.placement.label = "same-cpu".into();
+        same.placement.reader_cpu = same.placement.writer_cpu;
+        run.cases.extend([same, across]);
+    }
+    let lines = latency_lines(&run);
+    assert_eq!(latency_styles(&lines), [(0, 0), (0, 1), (1, 0), (1, 1)]);
+    let svg = latency_svg(&run).unwrap().unwrap();
+    let mut drawn: Vec<&str> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next())
+        .collect();
+    drawn.sort();
+    drawn.dedup();
+    assert_eq!(drawn.len(), 2, "one colour per primitive: {drawn:?}");
+    // A diamond marks the second placement's points: a filled four-cornered polygon.
+    assert!(svg.contains("<polygon"), "no diamond marker");
+    // One placement: a colour and a circle each.
+    run.cases.retain(|c| c.placement.label == "cross-cpu");
+    assert_eq!(latency_styles(&latency_lines(&run)), [(0, 0), (1, 0)]);
+}

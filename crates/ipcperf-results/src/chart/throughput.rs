@@ -176,23 +176,39 @@ where
     }
 }
 
-/// A point's marker, in backend pixels around `at`.
+/// A point's marker around `at`: filled, or `hollow` (a figure on few samples).
 pub(crate) fn draw_mark<DB: DrawingBackend, CT: plotters::coord::CoordTranslate>(
     area: &DrawingArea<DB, CT>,
     at: CT::From,
     col: RGBAColor,
     mark: Mark,
+    hollow: bool,
 ) -> DrawResult<DB::ErrorType>
 where
     CT::From: Clone + 'static,
 {
-    let fill = col.filled();
+    let style = if hollow {
+        col.stroke_width(2)
+    } else {
+        col.filled()
+    };
     match mark {
-        Mark::Circle => area.draw(&Circle::new(at, 4, fill)),
-        Mark::Diamond => area.draw(
-            &(EmptyElement::at(at) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], fill)),
-        ),
-        Mark::Triangle => area.draw(&TriangleMarker::new(at, 6, fill)),
+        Mark::Circle if hollow => {
+            for c in super::ring::ring(at, 4, 2, &col) {
+                area.draw(&c)?;
+            }
+            Ok(())
+        }
+        Mark::Circle => area.draw(&Circle::new(at, 4, style)),
+        Mark::Diamond if hollow => {
+            let edge = vec![(0, -6), (6, 0), (0, 6), (-6, 0), (0, -6)];
+            area.draw(&(EmptyElement::at(at) + PathElement::new(edge, style)))
+        }
+        Mark::Diamond => {
+            let edge = vec![(0, -6), (6, 0), (0, 6), (-6, 0)];
+            area.draw(&(EmptyElement::at(at) + Polygon::new(edge, style)))
+        }
+        Mark::Triangle => area.draw(&TriangleMarker::new(at, 6, style)),
         Mark::Cross => area.draw(&Cross::new(at, 5, col.stroke_width(2))),
     }
 }
@@ -283,7 +299,7 @@ fn draw<DB: DrawingBackend>(
             .collect();
         draw_path(area, &pts, col, st)?;
         for &p in &pts {
-            draw_mark(area, p, col, st.marker)?;
+            draw_mark(area, p, col, st.marker, false)?;
         }
     }
     // What the colours, strokes and bands are, either side of the axis title.
