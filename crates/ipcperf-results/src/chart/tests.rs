@@ -299,3 +299,34 @@ fn latency_curves_colour_a_mechanism_and_mark_a_placement() {
     run.cases.retain(|c| c.placement.label == "cross-cpu");
     assert_eq!(latency_styles(&latency_lines(&run)), [(0, 0), (1, 0)]);
 }
+
+/// Where a run used several payloads, a payload is a colour of its own and its
+/// name still ends the line's label, after the placement.
+#[test]
+fn a_payload_of_its_own_is_a_colour_of_its_own() {
+    let mut run = testdata::run();
+    run.cases.retain(|c| c.mechanism == "pipe");
+    let untouched: Vec<_> = run
+        .cases
+        .iter()
+        .cloned()
+        .map(|mut c| {
+            c.payload = ipcperf_core::payload::Payload::NoTouch;
+            c
+        })
+        .collect();
+    run.cases.extend(untouched);
+    let lines = throughput_lines(&run);
+    let names: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "pipe processes same-cpu 0→0 touch",
+            "pipe processes cross-cpu 0→1 touch",
+            "pipe processes same-cpu 0→0 no-touch",
+            "pipe processes cross-cpu 0→1 no-touch"
+        ]
+    );
+    let styles: Vec<(usize, usize)> = lines.iter().map(|l| (l.color, l.stroke)).collect();
+    assert_eq!(styles, [(0, 0), (0, 1), (1, 0), (1, 1)]);
+}

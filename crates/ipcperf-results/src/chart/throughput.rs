@@ -78,20 +78,27 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
     let many_payloads = payloads.iter().any(|p| *p != payloads[0]);
     let streams = run.cases.iter().filter(|c| c.workload == Workload::Stream);
     let mixed = crate::export::cells::idle_mixed(streams);
-    // What a line's colour follows, and what its stroke follows.
-    let what = |c: &CaseRecord| {
+    // A line's name ("pipe processes same-cpu 0→0 touch"), what its colour
+    // follows (all of it but the placement) and what its stroke follows.
+    let named = |c: &CaseRecord| {
         // shm's wake-ups and zero-copy are lines of their own: "shm (spin, zero-copy)".
-        let mut s = format!(
+        let what = format!(
             "{} {}",
             crate::export::view::mechanism_label(c),
             c.mode.name()
         );
-        if many_payloads {
-            s.push_str(&format!(" · {}", c.payload.name()));
-        }
-        s
+        let place = crate::export::cells::place(c, mixed);
+        let payload = if many_payloads {
+            format!(" {}", c.payload.name())
+        } else {
+            String::new()
+        };
+        (
+            format!("{what} {place}{payload}"),
+            format!("{what}{payload}"),
+            place,
+        )
     };
-    let place = |c: &CaseRecord| crate::export::cells::place(c, mixed);
     let (mut whats, mut places) = (Vec::<String>::new(), Vec::<String>::new());
     let index = |v: &mut Vec<String>, s: String| match v.iter().position(|x| *x == s) {
         Some(i) => i,
@@ -110,8 +117,7 @@ pub fn throughput_lines(run: &RunRecord) -> Vec<Line> {
         if c.block_size == 0 {
             continue;
         }
-        let (w, p) = (what(c), place(c));
-        let l = format!("{w} {p}");
+        let (l, w, p) = named(c);
         let i = match lines.iter().position(|x| x.label == l) {
             Some(i) => i,
             None => {
