@@ -231,15 +231,19 @@ pub fn dot_png(c: &DotChart, path: &std::path::Path) -> Result<(), String> {
 }
 
 /// Run B against run A, case by case, as SVG.
+/// What every row's name holds is said once, in the title.
 pub fn svg(title: &str, rows: &[&Row]) -> Result<String, String> {
+    let names: Vec<String> = rows.iter().map(|r| r.case.clone()).collect();
+    let (shared, names) = crate::chart::labels::shorten_words(&names);
     dot_svg(&DotChart {
-        title: title.into(),
+        title: crate::chart::labels::titled(title, &shared),
         x_desc: "how much faster B is (B/A of a rate, A/B of a latency; log)".into(),
         axis: Axis::Ratio,
         dots: rows
             .iter()
-            .map(|r| Dot {
-                label: r.case.clone(),
+            .zip(names)
+            .map(|(r, label)| Dot {
+                label,
                 x: speedup(r).unwrap_or(0.0),
                 range: speedup_interval(r),
                 color: verdict_color(r.verdict).to_rgba(),
@@ -309,6 +313,39 @@ mod tests {
         // Ratios from 0.5 to 1.49: round ones marked, as they read (`2×`, not `2.00×`).
         let marks = texts(&s);
         for want in ["0.5×", "0.8×", "1×", "1.25×", "2×"] {
+            assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
+        }
+    }
+
+    /// What every row's name holds is said once, in the title: the rows were
+    /// cut at 52 characters, which left "stream pipe processes 64 B shared-l3
+    /// 0→1 touch · swi…", the one word that told the row apart cut off.
+    #[test]
+    fn words_every_row_holds_are_said_once_in_the_title() {
+        let rows = [
+            row(
+                "stream pipe processes 64 B shared-l3 0→1 touch · switches/msg",
+                0.2,
+                Verdict::Unchanged,
+            ),
+            row(
+                "stream pipe processes 64 B shared-l3 0→1 touch · CPU µs/msg",
+                1.1,
+                Verdict::Unchanged,
+            ),
+            row(
+                "stream unix processes 4 KiB shared-l3 0→1 touch",
+                1.0,
+                Verdict::Unchanged,
+            ),
+        ];
+        let marks = texts(&svg("Run 2 against run 1", &rows.iter().collect::<Vec<_>>()).unwrap());
+        for want in [
+            "Run 2 against run 1 · stream processes shared-l3 0→1 touch",
+            "pipe 64 B · switches/msg",
+            "pipe 64 B · CPU µs/msg",
+            "unix 4 KiB",
+        ] {
             assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
         }
     }

@@ -36,6 +36,47 @@ pub(crate) fn shorten(labels: &[Vec<String>]) -> (String, Vec<String>) {
     (common, short)
 }
 
+/// For labels that are not made of parts (a comparison's case names, of
+/// several shapes): the words every label holds (in the first label's order,
+/// for a title) and each label without them ("pipe 64 B · switches/msg" where
+/// every row ran in processes, shared-l3 0→1, touch). Nothing is taken where a
+/// label would be left empty or two would read alike.
+pub(crate) fn shorten_words(labels: &[String]) -> (String, Vec<String>) {
+    let unchanged = || (String::new(), labels.to_vec());
+    let Some(first) = labels.first() else {
+        return unchanged();
+    };
+    if labels.len() < 2 {
+        return unchanged();
+    }
+    let shared: Vec<&str> = first
+        .split_whitespace()
+        .filter(|w| labels.iter().all(|l| l.split_whitespace().any(|x| x == *w)))
+        .collect();
+    let short: Vec<String> = labels
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|w| !shared.contains(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let mut seen = short.clone();
+    seen.sort();
+    seen.dedup();
+    if short.iter().any(String::is_empty) || seen.len() < short.len() {
+        return unchanged();
+    }
+    let mut title: Vec<&str> = Vec::new();
+    for w in shared {
+        if !title.contains(&w) {
+            title.push(w);
+        }
+    }
+    (title.join(" "), short)
+}
+
 /// `title` with what every line shares after its first clause: "Round trips,
 /// fastest p50 first · processes 512 B".
 pub(crate) fn titled(title: &str, shared: &str) -> String {
@@ -65,6 +106,32 @@ mod tests {
         let (common, short) = shorten(&l);
         assert_eq!(common, "processes 512 B");
         assert_eq!(short, ["pipe same-cpu 0→0", "unix (epoll) shared-l3 0→1"]);
+    }
+
+    #[test]
+    fn words_every_case_name_holds_go_to_the_title() {
+        let names: Vec<String> = [
+            "stream pipe processes 64 B shared-l3 0→1 touch · switches/msg",
+            "stream pipe processes 64 B shared-l3 0→1 touch",
+            "stream unix processes 4 KiB shared-l3 0→1 touch · CPU µs/msg",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (title, short) = shorten_words(&names);
+        assert_eq!(title, "stream processes shared-l3 0→1 touch");
+        assert_eq!(
+            short,
+            [
+                "pipe 64 B · switches/msg",
+                "pipe 64 B",
+                "unix 4 KiB · CPU µs/msg"
+            ]
+        );
+        // A name that would be left empty, or two that would read alike: as they were.
+        let alike: Vec<String> = ["a b", "b a"].map(String::from).to_vec();
+        assert_eq!(shorten_words(&alike), (String::new(), alike.clone()));
+        let one: Vec<String> = vec!["pipe 64 B".into()];
+        assert_eq!(shorten_words(&one), (String::new(), one.clone()));
     }
 
     #[test]

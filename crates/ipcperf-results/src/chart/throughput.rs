@@ -308,12 +308,15 @@ fn draw<DB: DrawingBackend>(
             draw_mark(area, p, col, st.marker, false)?;
         }
     }
-    // What the colours, strokes and bands are, either side of the axis title.
-    root.draw(&Text::new(
-        "colour: mechanism and mode; stroke and marker: placement",
-        (16, SIZE.1 as i32 - 24),
-        (FAMILY, 13).into_font(),
-    ))?;
+    // What the colours and strokes are (where placements differ) and the bands,
+    // either side of the axis title.
+    if lines.iter().any(|l| l.stroke != 0) {
+        root.draw(&Text::new(
+            "colour: mechanism and mode; stroke and marker: placement",
+            (16, SIZE.1 as i32 - 24),
+            (FAMILY, 13).into_font(),
+        ))?;
+    }
     root.draw(&Text::new(
         "line: median of the series; band: their min–max",
         (SIZE.0 as i32 - 330, SIZE.1 as i32 - 24),
