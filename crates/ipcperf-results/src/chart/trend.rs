@@ -58,7 +58,15 @@ fn draw<DB: DrawingBackend>(
     points: &[TrendPoint],
 ) -> DrawResult<DB::ErrorType> {
     let names = cases(points);
-    let root = canvas_with_legend(root, names.iter().map(|n| n.to_string()))?;
+    // What every case's name holds is said once, in the title.
+    let (shared, short) =
+        super::labels::shorten_words(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>());
+    let shared: Vec<&str> = shared
+        .split_whitespace()
+        .filter(|w| !title.split_whitespace().any(|t| t == *w))
+        .collect();
+    let title = &super::labels::titled(title, &shared.join(" "));
+    let root = canvas_with_legend(root, short)?;
     let t = |p: &TrendPoint| p.started_ms as f64;
     let (x_lo, x_hi) = points
         .iter()
@@ -283,6 +291,34 @@ mod tests {
         // One kind of figure: one axis, as before.
         let one = svg("vm: pipe", &points[1..]).unwrap();
         assert!(!one.contains("round trip") && one.contains("MB/s (bar"));
+    }
+
+    /// What every case's name holds is said once, in the title (but for the
+    /// words the title has already): the legend names what tells them apart.
+    #[test]
+    fn the_legend_names_what_tells_the_cases_apart() {
+        let points = [
+            point(
+                "stream pipe processes 64 B shared-l3 touch",
+                1,
+                1.4e8,
+                false,
+            ),
+            point(
+                "stream pipe processes 4 KiB shared-l3 touch",
+                1,
+                2.9e9,
+                false,
+            ),
+        ];
+        let t = texts(&svg("vm: pipe", &points).unwrap());
+        for want in [
+            "vm: pipe · stream processes shared-l3 touch",
+            "64 B",
+            "4 KiB",
+        ] {
+            assert!(t.iter().any(|x| x == want), "{want}: {t:?}");
+        }
     }
 
     /// Figures far apart share a log axis: a paced case that fell behind
