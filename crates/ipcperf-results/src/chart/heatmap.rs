@@ -9,6 +9,7 @@ use std::path::Path;
 use ipcperf_core::record::{CaseStatus, RunRecord};
 use ipcperf_core::topology::Topology;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{fonts, FAMILY};
 use crate::units::fmt_size;
@@ -260,6 +261,50 @@ fn draw<DB: DrawingBackend>(
             ))?;
         }
     }
+    // Each cell's p50 in it, where cells are wide enough to hold it.
+    if cell >= 32 {
+        let mut p50s: Vec<u64> = m.cells.values().map(|v| v.0).collect();
+        p50s.sort_unstable();
+        let unit = if p50s.get(p50s.len() / 2).is_some_and(|&v| v >= 1000) {
+            1e3
+        } else {
+            1.0
+        };
+        for (&(w, r), &(p50, _)) in &m.cells {
+            let (Some(i), Some(j)) = (
+                m.cpus.iter().position(|&c| c == w),
+                m.cpus.iter().position(|&c| c == r),
+            ) else {
+                continue;
+            };
+            let f = ((p50.max(1) as f64).ln() - lo) / span;
+            // Light on the dark (fast) end of the scale, dark on the bright.
+            let ink = if f < 0.6 { WHITE } else { BLACK };
+            let style = TextStyle::from((FAMILY, (cell / 4).clamp(10, 14)).into_font())
+                .color(&ink)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            let at = (
+                x0 + j as i32 * cell + cell / 2,
+                y0 + i as i32 * cell + cell / 2,
+            );
+            let text = if unit > 1.0 {
+                figure(p50 as f64 / unit)
+            } else {
+                p50.to_string()
+            };
+            root.draw(&Text::new(text, at, style))?;
+        }
+        let what = if unit > 1.0 {
+            "figures: p50, µs"
+        } else {
+            "figures: p50, ns"
+        };
+        root.draw(&Text::new(
+            what,
+            (x0, y0 + n as i32 * cell + 10),
+            (FAMILY, 14).into_font(),
+        ))?;
+    }
     // Cells far from their class: outlined.
     for &(w, r) in &m.outlined {
         let (Some(i), Some(j)) = (
@@ -329,6 +374,15 @@ fn draw<DB: DrawingBackend>(
         root.draw(&Text::new("median of its class", (sx, y0 + sh + 68), small))?;
     }
     root.present()
+}
+
+/// A cell's figure in µs, three significant digits at most: 47.0, 1.25, 312.
+fn figure(v: f64) -> String {
+    match v {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 10.0 => format!("{v:.1}"),
+        v => format!("{v:.2}"),
+    }
 }
 
 /// The heatmap as an SVG document.
@@ -577,6 +631,11 @@ mod tests {
         assert!(w < 700 && h < 360, "{w} × {h}");
         let svg = svg(&m).unwrap();
         assert!(svg.contains(&format!("width=\"{w}\"")), "{}", &svg[..200]);
+        // Cells this wide carry their p50, in the unit the key names.
+        let t = crate::chart::svg_text::texts(&svg);
+        for want in ["50.0", "70.0", "figures: p50, µs"] {
+            assert!(t.iter().any(|x| x == want), "{want}: {t:?}");
+        }
     }
 
     /// Sub-NUMA clusters (recorded in a QEMU guest: an L3 per socket, two nodes
