@@ -350,9 +350,13 @@ fn a_traced_program_replayed_over_pipe_and_unix_with_every_byte_checked() {
     // Plotted from the history, and in the report: the timeline.
     let svg = dir.path().join("t.svg");
     ok(&["plot", "1", "--db", db_s, "-o", svg.to_str().unwrap()]);
-    assert!(std::fs::read_to_string(&svg)
-        .unwrap()
-        .contains("latency against time in the trace"));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("latency against time in the trace"));
+    // What both cases share is in the title, once; the legend names each mechanism.
+    assert!(
+        drawn.contains("in the trace · processes") && drawn.contains(">\npipe\n</text>"),
+        "{drawn}"
+    );
     let html = dir.path().join("r.html");
     ok(&["report", "1", "--db", db_s, "-o", html.to_str().unwrap()]);
     let page = std::fs::read_to_string(&html).unwrap();

@@ -35,13 +35,13 @@ fn cases(run: &RunRecord) -> Vec<&CaseRecord> {
         .collect()
 }
 
-fn label(c: &CaseRecord) -> String {
-    format!(
-        "{} {} {}",
+/// A case's name in parts: mechanism, mode, placement.
+fn parts(c: &CaseRecord) -> Vec<String> {
+    vec![
         mechanism_label(c),
-        c.mode.name(),
-        c.placement.shown()
-    )
+        c.mode.name().to_string(),
+        c.placement.shown(),
+    ]
 }
 
 fn draw<DB: DrawingBackend>(
@@ -49,7 +49,9 @@ fn draw<DB: DrawingBackend>(
     run: &RunRecord,
 ) -> DrawResult<DB::ErrorType> {
     let cs = cases(run);
-    let root = canvas_with_legend(root, cs.iter().map(|c| label(c)))?;
+    // What every case shares is said once, in the title; the legend names the rest.
+    let (shared, names) = super::labels::shorten(&cs.iter().map(|c| parts(c)).collect::<Vec<_>>());
+    let root = canvas_with_legend(root, names)?;
     let bins = |c: &CaseRecord| {
         c.replay
             .as_ref()
@@ -79,7 +81,10 @@ fn draw<DB: DrawingBackend>(
         .unwrap_or_default();
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("Replay of {source}: latency against time in the trace"),
+            super::labels::titled(
+                &format!("Replay of {source}: latency against time in the trace"),
+                &shared,
+            ),
             (FAMILY, 20).into_font(),
         )
         .margin(16)
