@@ -132,17 +132,26 @@ pub fn scaling(run: &RunRecord) -> Option<XyChart> {
 pub fn load(run: &RunRecord) -> Option<XyChart> {
     let mut lines = Vec::new();
     let mut colors: Vec<String> = Vec::new();
-    for c in run.cases.iter().filter(|c| c.is_ok()) {
-        let (Some(r), Some(l)) = (crate::export::latency::offered(c), &c.latency) else {
-            continue;
-        };
-        let key = format!(
-            "{} {} {} {}",
-            mechanism_label(c),
-            c.mode.name(),
-            fmt_size(c.block_size),
-            c.placement.shown()
-        );
+    let paced: Vec<_> = run
+        .cases
+        .iter()
+        .filter(|c| c.is_ok())
+        .filter_map(|c| Some((c, crate::export::latency::offered(c)?, c.latency.as_ref()?)))
+        .collect();
+    // Mechanism, mode, size and place: what every line shares goes to the title.
+    let parts: Vec<Vec<String>> = paced
+        .iter()
+        .map(|(c, _, _)| {
+            vec![
+                mechanism_label(c),
+                c.mode.name().to_string(),
+                fmt_size(c.block_size),
+                c.placement.shown(),
+            ]
+        })
+        .collect();
+    let (shared, keys) = crate::chart::labels::shorten(&parts);
+    for ((c, r, l), key) in paced.into_iter().zip(keys) {
         let color = match colors.iter().position(|k| *k == key) {
             Some(i) => i,
             None => {
@@ -175,8 +184,10 @@ pub fn load(run: &RunRecord) -> Option<XyChart> {
     }
     Some(XyChart {
         title: format!(
-            "Round trips under a paced load — {} (Linux {})",
-            run.machine.hostname, run.machine.kernel
+            "{} — {} (Linux {})",
+            crate::chart::labels::titled("Round trips under a paced load", &shared),
+            run.machine.hostname,
+            run.machine.kernel
         ),
         x_desc: "offered load, round trips/s (log)".into(),
         y_desc: "round trip, from when it was due (log)".into(),
@@ -367,6 +378,26 @@ fn decades(lo: f64, hi: f64) -> (f64, f64) {
     (a, b)
 }
 
+/// The nearest of 1, 2, 5 × 10ⁿ at or above `v` (`up`), or at or below it.
+fn step_125(v: f64, up: bool) -> f64 {
+    let d = 10f64.powf(v.log10().floor());
+    let steps = [1.0, 2.0, 5.0, 10.0].map(|m| m * d);
+    // A hair's tolerance: 20000 computed as 19999.999… is 20k, not 50k.
+    let near = |x: f64| (x - v).abs() <= v * 1e-9;
+    if up {
+        steps
+            .into_iter()
+            .find(|&x| x >= v || near(x))
+            .unwrap_or(10.0 * d)
+    } else {
+        steps
+            .into_iter()
+            .rev()
+            .find(|&x| x <= v || near(x))
+            .unwrap_or(d)
+    }
+}
+
 /// Microseconds as a time: 10 µs, 1 ms, 1 s.
 fn micros(v: f64) -> String {
     if v >= 1e6 {
@@ -394,7 +425,9 @@ fn draw<DB: DrawingBackend>(
     // x: whole decades over a wide range (so its ends are labelled), else a little
     // room either side of the data (counts of pairs are small numbers).
     let ((x0, x1), x_keys) = if x_hi / x_lo >= 10.0 {
-        let (a, b) = decades(x_lo, x_hi);
+        // From the 1-2-5 step at or below the data to the one at or above it:
+        // loads of 1k to 20k drew an empty half decade out to 100k.
+        let (a, b) = (step_125(x_lo, false), step_125(x_hi, true));
         ((a, b), ticks::log_points(a, b))
     } else {
         // Marks only where there is data: no 0.8 pairs, nor 1.2 and 1.5

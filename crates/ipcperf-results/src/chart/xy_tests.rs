@@ -165,3 +165,39 @@ fn log_axes_read_as_round_short_values() {
         assert!(marks.iter().any(|t| t == want), "{want}: {marks:?}");
     }
 }
+
+/// The load axis ends at the 1-2-5 step at or beyond the highest load (loads of
+/// 1k to 20k drew an empty stretch out to 100k), and what every line shares is
+/// in the title, the legend naming each mechanism.
+#[test]
+fn the_load_axis_ends_near_the_data_and_the_title_says_what_is_shared() {
+    let run = run_of(vec![
+        testdata::paced_case("unix", 1000, 1000.0, 20_000, 40_000, 90_000),
+        testdata::paced_case("unix", 20_000, 19_990.0, 25_000, 60_000, 200_000),
+        testdata::paced_case("pipe", 1000, 1000.0, 18_000, 40_000, 90_000),
+        testdata::paced_case("pipe", 20_000, 19_990.0, 22_000, 60_000, 200_000),
+    ]);
+    let c = load(&run).unwrap();
+    assert!(
+        c.title.starts_with("Round trips under a paced load · "),
+        "{}",
+        c.title
+    );
+    let names: Vec<&str> = c
+        .lines
+        .iter()
+        .filter(|l| l.marker == Marker::Circle)
+        .map(|l| l.label.as_str())
+        .collect();
+    assert_eq!(names, ["unix", "pipe"]);
+    let marks = crate::chart::svg_text::texts(&svg(&c).unwrap());
+    assert!(marks.iter().any(|t| t == "20k"), "{marks:?}");
+    assert!(
+        !marks.iter().any(|t| t == "50k" || t == "100k"),
+        "{marks:?}"
+    );
+    assert_eq!(step_125(20_000.0, true), 20_000.0);
+    assert_eq!(step_125(21_000.0, true), 50_000.0);
+    assert_eq!(step_125(1_500.0, false), 1_000.0);
+    assert_eq!(step_125(3_000.0, false), 2_000.0);
+}
