@@ -233,6 +233,16 @@ fn legends_sit_below_the_plot_and_latency_reads_in_time_units() {
     assert!(svg.contains(&format!("height=\"{h}\"")) && svg.contains("fastest p50 first"));
 }
 
+/// The stroke colour of every 2-pixel path of an SVG chart: its data lines (and
+/// the legend's swatches drawn in their lines' strokes, of the same colours).
+fn line_colours(svg: &str) -> Vec<&str> {
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next())
+        .collect()
+}
+
 /// A mechanism keeps its colour over its placements, a placement its stroke over
 /// the mechanisms: six lines read as three colours by two strokes, the dashed
 /// ones drawn in dashes (each a short path of the line's colour) so a line under
@@ -249,12 +259,7 @@ fn a_mechanism_keeps_its_colour_and_a_placement_its_stroke() {
     assert!(stroke(0).dash.is_none() && stroke(1).dash.is_some());
     assert_ne!(stroke(0).marker, stroke(1).marker);
     let svg = throughput_svg(&run).unwrap();
-    let lines_drawn: Vec<&str> = svg
-        .split("<polyline")
-        .skip(1)
-        .filter(|p| p.contains("stroke-width=\"2\""))
-        .filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next())
-        .collect();
+    let lines_drawn = line_colours(&svg);
     let mut distinct = lines_drawn.clone();
     distinct.sort();
     distinct.dedup();
@@ -284,12 +289,7 @@ fn latency_curves_colour_a_mechanism_and_mark_a_placement() {
     let lines = latency_lines(&run);
     assert_eq!(latency_styles(&lines), [(0, 0), (0, 1), (1, 0), (1, 1)]);
     let svg = latency_svg(&run).unwrap().unwrap();
-    let mut drawn: Vec<&str> = svg
-        .split("<polyline")
-        .skip(1)
-        .filter(|p| p.contains("stroke-width=\"2\""))
-        .filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next())
-        .collect();
+    let mut drawn = line_colours(&svg);
     drawn.sort();
     drawn.dedup();
     assert_eq!(drawn.len(), 2, "one colour per primitive: {drawn:?}");
